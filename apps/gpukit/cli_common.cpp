@@ -1,0 +1,77 @@
+#include "cli_common.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "gpukit/core/error.hpp"
+
+namespace gpukit::cli {
+
+void add_device_options(CLI::App& command, DeviceOptions& options) {
+  command.add_option("--device", options.device, "auto | cpu | cuda | cuda:N")
+      ->capture_default_str();
+  command.add_option("--threads", options.threads, "CPU threads (0 = all cores)")
+      ->capture_default_str();
+}
+
+Context resolve_context(const DeviceOptions& options) {
+  const DeviceSelection selection = select_device(options.device, options.threads);
+  if (!selection.notice.empty()) std::cerr << selection.notice << '\n';
+  return selection.context;
+}
+
+void write_output_atomically(const std::string& path,
+                             const std::function<void(std::ostream&)>& write) {
+  if (path == "-") {
+    std::ostringstream buffer;
+    write(buffer);
+    std::cout << buffer.str();
+    std::cout.flush();
+    if (!std::cout) throw IoError("<stdout>: write failed");
+    return;
+  }
+  const std::filesystem::path target(path);
+  const std::filesystem::path temporary =
+      target.parent_path() / ("." + target.filename().string() + ".gpukit-tmp-" + std::to_string(::getpid()));
+  try {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    if (!file) throw IoError(fmt::format("{}: cannot open for writing", path));
+    write(file);
+    file.flush();
+    if (!file) throw IoError(fmt::format("{}: write failed (disk full?)", path));
+    file.close();
+    std::error_code ec;
+    std::filesystem::rename(temporary, target, ec);
+    if (ec) throw IoError(fmt::format("{}: cannot move into place: {}", path, ec.message()));
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
+  }
+}
+
+namespace {
+std::string& command_line_storage() {
+  static std::string line;
+  return line;
+}
+}  // namespace
+
+const std::string& command_line() { return command_line_storage(); }
+
+void set_command_line(int argc, char** argv) {
+  std::string& line = command_line_storage();
+  for (int i = 0; i < argc; ++i) {
+    if (i) line += ' ';
+    line += argv[i];
+  }
+}
+
+}  // namespace gpukit::cli

@@ -1,0 +1,186 @@
+// gpukit bs: price a CSV option book with Black-Scholes, or run the seed's demo.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli_common.hpp"
+#include "gpukit/bench/black_scholes_seed_demo.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpukit/core/verify.hpp"
+#include "gpukit/finance/european_book.hpp"
+#include "gpukit/io/csv.hpp"
+#include "gpukit/io/option_book.hpp"
+
+namespace gpukit::cli {
+
+namespace {
+
+struct BsArgs {
+  std::string input, output;
+  bool greeks = false;
+  bool check = false;
+  std::string precision = "double";
+  std::string cdf = "erfc";
+  std::string variant;
+  std::optional<double> rate, volatility, dividend;
+  std::int64_t generate = -1;
+  std::uint64_t seed = 2008;
+  DeviceOptions device;
+};
+
+finance::EuropeanBookView view_of(const io::OptionBook& book) {
+  auto parameter = [](const std::vector<double>& values, double scalar) {
+    return finance::PerOption<double>{values.empty() ? nullptr : values.data(), scalar};
+  };
+  return {static_cast<std::int64_t>(book.size()),
+          book.is_put.data(),
+          book.spot.data(),
+          book.strike.data(),
+          book.maturity.data(),
+          parameter(book.rate, book.rate_scalar),
+          parameter(book.volatility, book.volatility_scalar),
+          parameter(book.dividend, book.dividend_scalar)};
+}
+
+io::OptionBook read_book(const BsArgs& args) {
+  // A progress line only where a person watches (stderr is a terminal) and the book is large.
+  const bool show_progress = ::isatty(2) != 0;
+  std::int64_t total_bytes = -1;
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  std::string name = "<stdin>";
+  if (args.input != "-") {
+    file.open(args.input, std::ios::binary);
+    if (!file) throw IoError(fmt::format("{}: cannot open for reading", args.input));
+    std::error_code ec;
+    total_bytes = static_cast<std::int64_t>(std::filesystem::file_size(args.input, ec));
+    in = &file;
+    name = args.input;
+  }
+  io::ProgressCallback progress;
+  if (show_progress) {
+    progress = [total_bytes](std::int64_t bytes, std::int64_t rows) {
+      if (total_bytes > 0)
+        fmt::print(stderr, "\rgpukit bs: reading {:.0f}% ({} options)", 100.0 * bytes / total_bytes, rows);
+      else
+        fmt::print(stderr, "\rgpukit bs: reading ({} options)", rows);
+    };
+  }
+  const io::BookDefaults defaults{args.rate, args.volatility, args.dividend};
+  io::OptionBook book = io::read_option_book(*in, name, defaults, progress);
+  if (show_progress && book.size() >= (std::size_t{1} << 20)) fmt::print(stderr, "\n");
+  return book;
+}
+
+void price_file(const BsArgs& args, const Context& context) {
+  if (args.output.empty()) throw InvalidInput("bs: --output is required with --input");
+  const io::OptionBook book = read_book(args);
+  const finance::Precision precision =
+      args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
+  finance::BlackScholesOptions options;
+  options.cdf = args.cdf == "hull" ? finance::NormalCdf::hull_polynomial : finance::NormalCdf::erfc;
+  options.variant = args.variant;
+  const finance::EuropeanBookView view = view_of(book);
+  const finance::EuropeanBookResult result =
+      finance::price_european_book(context, view, precision, args.greeks, options);
+
+  if (args.check) {
+    const finance::EuropeanBookResult reference =
+        finance::price_european_book(Context::cpu(context.cpu_threads), view,
+                                     finance::Precision::float64, false, {});
+    const ErrorMetrics e = compare<double, double>(reference.price, result.price);
+    const double bound = precision == finance::Precision::float32 ? 1e-4 : 1e-9;
+    fmt::print(stderr, "check: {} {} vs CPU double reference: L1 norm {:E}, max abs error {:E}\n",
+               context.describe(), args.precision, e.relative_l1, e.max_abs);
+    if (!(e.max_abs <= bound))
+      throw Error(ErrorKind::check_failed,
+                  fmt::format("bs --check: max abs error {:E} exceeds {:E}", e.max_abs, bound));
+  }
+
+  const bool as_float = precision == finance::Precision::float32;
+  std::vector<io::OutputColumn> columns = {{"price", result.price, as_float}};
+  if (args.greeks) {
+    columns.push_back({"delta", result.delta, as_float});
+    columns.push_back({"gamma", result.gamma, as_float});
+    columns.push_back({"vega", result.vega, as_float});
+    columns.push_back({"theta", result.theta, as_float});
+    columns.push_back({"rho", result.rho, as_float});
+  }
+  write_output_atomically(args.output,
+                          [&](std::ostream& out) { io::write_priced_book(out, book, columns); });
+}
+
+void generate(const BsArgs& args, const Context& context) {
+  if (args.generate < 0) throw InvalidInput("bs: --generate needs a count >= 0");
+  if (!args.output.empty()) {
+    // The seed's random book as an input book (calls and puts alternating), priced.
+    const bench::GeneratedBook g = bench::generate_seed_book(args.generate, args.seed);
+    const auto n = static_cast<std::size_t>(args.generate);
+    std::vector<std::uint8_t> is_put(n);
+    for (std::size_t i = 0; i < n; ++i) is_put[i] = static_cast<std::uint8_t>(i % 2);
+    const double rate = args.rate.value_or(g.rate), vol = args.volatility.value_or(g.volatility);
+    const finance::EuropeanBookView view{static_cast<std::int64_t>(n), is_put.data(),
+                                         g.spot.data(), g.strike.data(), g.maturity.data(),
+                                         {nullptr, rate}, {nullptr, vol},
+                                         {nullptr, args.dividend.value_or(0.0)}};
+    const finance::EuropeanBookResult r = finance::price_european_book(
+        context, view,
+        args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64,
+        false);
+    write_output_atomically(args.output, [&](std::ostream& out) {
+      out << "id,type,spot,strike,maturity,rate,volatility,price\n";
+      for (std::size_t i = 0; i < n; ++i) {
+        out << fmt::format("{},{},{},{},{},{},{},{}\n", i, is_put[i] ? "put" : "call", g.spot[i],
+                           g.strike[i], g.maturity[i], rate, vol, r.price[i]);
+      }
+    });
+  }
+  if (args.check || args.output.empty()) {
+    if (!print_black_scholes_demo(bench::run_black_scholes_seed_demo(context, args.generate, args.seed)))
+      throw Error(ErrorKind::check_failed, "bs --check: GPU results differ from the CPU reference");
+  }
+}
+
+}  // namespace
+
+void register_bs(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "bs", "Price European options with Black-Scholes (CSV book, or --generate the seed's demo)");
+  auto args = std::make_shared<BsArgs>();
+  auto* input = command->add_option("--input", args->input, "Option book CSV ('-' for stdin)");
+  command->add_option("--output", args->output, "Priced book CSV ('-' for stdout)");
+  auto* gen = command->add_option("--generate", args->generate,
+                                  "Generate the seed's random book of N options instead");
+  input->excludes(gen);
+  command->add_option("--seed", args->seed, "Seed for --generate")->capture_default_str();
+  command->add_flag("--greeks", args->greeks, "Add delta, gamma, vega, theta, rho columns");
+  command->add_flag("--check", args->check, "Compare with the CPU double reference (stderr)");
+  command->add_option("--precision", args->precision, "double | float")
+      ->check(CLI::IsMember({"double", "float"}))
+      ->capture_default_str();
+  command->add_option("--cdf", args->cdf, "erfc (accurate) | hull (the seed's polynomial)")
+      ->check(CLI::IsMember({"erfc", "hull"}))
+      ->capture_default_str();
+  command->add_option("--variant", args->variant, "CUDA kernel variant (default: the fastest)");
+  command->add_option("--rate", args->rate, "Risk-free rate for the whole book");
+  command->add_option("--volatility", args->volatility, "Volatility for the whole book");
+  command->add_option("--dividend", args->dividend, "Dividend yield for the whole book");
+  add_device_options(*command, args->device);
+  command->callback([args, input, gen] {
+    if (input->count() == 0 && gen->count() == 0)
+      throw InvalidInput("bs: give --input FILE (with --output FILE) or --generate N");
+    const Context context = resolve_context(args->device);
+    if (gen->count() > 0) {
+      generate(*args, context);
+    } else {
+      price_file(*args, context);
+    }
+  });
+}
+
+}  // namespace gpukit::cli

@@ -1,0 +1,39 @@
+// gpukit: the command-line tool. Each subcommand parses, calls one library function and prints;
+// errors become one line on stderr and a distinct exit code (see gpukit::exit_code).
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <new>
+
+#include "cli_common.hpp"
+#include "gpukit/core/error.hpp"
+
+int main(int argc, char** argv) {
+  gpukit::cli::set_command_line(argc, argv);
+  CLI::App app{"gpukit: GPU case studies (Black-Scholes, ...) on the CPU and NVIDIA GPUs"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  gpukit::cli::register_info(app);
+  gpukit::cli::register_demo(app);
+  gpukit::cli::register_bs(app);
+  gpukit::cli::register_bench(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const gpukit::Error& e) {
+    std::cerr << "gpukit: " << gpukit::kind_name(e.kind()) << ": " << e.what() << '\n';
+    return gpukit::exit_code(e.kind());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "gpukit: out of memory: a host allocation failed\n";
+    return gpukit::exit_code(gpukit::ErrorKind::out_of_memory);
+  } catch (const std::exception& e) {
+    std::cerr << "gpukit: internal error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

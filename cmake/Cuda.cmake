@@ -1,0 +1,27 @@
+# GPUKIT_CUDA=AUTO builds the CUDA backend when nvcc is found; ON requires it; OFF never builds it.
+set(GPUKIT_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO, ON or OFF")
+set_property(CACHE GPUKIT_CUDA PROPERTY STRINGS AUTO ON OFF)
+
+set(GPUKIT_HAVE_CUDA OFF)
+if(NOT GPUKIT_CUDA STREQUAL "OFF")
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    # Default: sm_90 machine code plus compute_90 PTX (the H200); override with
+    # -DCMAKE_CUDA_ARCHITECTURES=... for other GPUs.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(GPUKIT_HAVE_CUDA ON)
+  elseif(GPUKIT_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "GPUKIT_CUDA=ON but no CUDA compiler (nvcc) was found")
+  endif()
+endif()
+message(STATUS "gpukit: CUDA backend ${GPUKIT_HAVE_CUDA} (architectures: ${CMAKE_CUDA_ARCHITECTURES})")

@@ -1,0 +1,42 @@
+#pragma once
+// The seed's Black-Scholes demo (seed 000, slides 12 and 15): a random book, transfers from
+// pageable and pinned memory, the kernel, the CPU reference and the seeds' error metrics.
+
+#include <cstdint>
+#include <vector>
+
+#include "gpukit/core/context.hpp"
+#include "gpukit/core/verify.hpp"
+
+namespace gpukit::bench {
+
+/// The seed's random book (slide 12): S in [5, 30], X in [1, 100], T in [0.25, 10], with the
+/// book-wide r = 0.02 and v = 0.30. Deterministic in (count, seed) on every platform.
+struct GeneratedBook {
+  std::vector<double> spot, strike, maturity;
+  double rate = 0.02;
+  double volatility = 0.30;
+};
+GeneratedBook generate_seed_book(std::int64_t count, std::uint64_t seed);
+
+struct BlackScholesSeedDemo {
+  std::int64_t options = 0;
+  bool on_gpu = false;
+  std::string device;  // context description
+  // GPU only: blocking copies of the 3 input / 2 output float arrays, as on slides 12 and 15.
+  double h2d_pageable_ms = 0, d2h_pageable_ms = 0, h2d_pinned_ms = 0, d2h_pinned_ms = 0;
+  double kernel_seed_ms = 0;     // the seed's kernel (median)
+  double kernel_default_ms = 0;  // the default variant (median), or the CPU float time
+  double cpu_reference_ms = 0;   // double-precision CPU reference on all threads
+  int cpu_threads = 0;
+  ErrorMetrics error;            // float call + put of the default variant vs the reference
+  double options_per_second() const { return options / (kernel_default_ms * 1e-3); }
+  double kernel_gbps() const { return 20.0 * options / (kernel_default_ms * 1e6); }
+};
+
+/// Runs the demo on `context` (GPU: float kernels vs the double CPU reference; CPU: the float
+/// CPU path vs the same reference).
+BlackScholesSeedDemo run_black_scholes_seed_demo(const Context& context, std::int64_t options,
+                                                 std::uint64_t seed);
+
+}  // namespace gpukit::bench

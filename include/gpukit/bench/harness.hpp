@@ -1,0 +1,91 @@
+#pragma once
+// The benchmark harness behind `gpukit bench <case>`: timing (CUDA events on the device, steady
+// clock on the CPU), rows that carry the bytes they move, and the derived columns of the seeds'
+// tables (GB/s, % of the measured limit, step and cumulative speedup, ratio to the vendor row).
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpukit/core/bandwidth.hpp"
+#include "gpukit/core/context.hpp"
+#include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/core/device.hpp"
+
+namespace gpukit::bench {
+
+struct BenchConfig {
+  Context context;
+  std::int64_t size = 0;              // elements; 0 = the case's default
+  std::vector<std::string> variants;  // empty = every registered variant
+  std::string precision = "both";     // float | double | both
+  int warmup = 3;
+  int repeat = 20;
+};
+
+/// Milliseconds of each of `repeat` calls of `work` (which queues work on `stream`), timed with
+/// CUDA events after `warmup` untimed calls.
+std::vector<double> time_on_stream(StreamHandle stream, int warmup, int repeat,
+                                   const std::function<void()>& work);
+/// The same for host work (blocking), timed with std::chrono::steady_clock.
+std::vector<double> time_on_host(int warmup, int repeat, const std::function<void()>& work);
+
+double median(std::vector<double> samples);
+
+struct Row {
+  std::string variant;
+  std::string description;
+  std::string seed_reference;
+  double elements = 0;  // elements processed per run
+  double bytes = 0;     // bytes read once + written once per run
+  std::vector<double> samples_ms;
+  bool ladder = true;   // takes part in the step / cumulative speedup columns
+  bool vendor = false;  // the vendor library's row (the "vs vendor" column divides by it)
+  std::string note;     // e.g. the verification result
+
+  double median_ms() const;
+};
+
+struct Table {
+  std::string title;
+  std::string element_name = "elem";  // unit of elements/s, e.g. "options"
+  double limit_gbps = 0;              // the measured limit the "% limit" column divides by
+  std::string limit_name;             // e.g. "D2D copy"
+  std::vector<Row> rows;
+};
+
+struct Report {
+  std::string case_name;
+  std::string command_line;
+  Context context;
+  std::optional<DeviceInfo> device;
+  CurrentClocks clocks;
+  double copy_bandwidth_gbps = 0;  // measured at the start of the run
+  std::optional<TransferBandwidth> transfer;
+  std::vector<Table> tables;
+
+  /// The tables as text, one line a row.
+  void print(std::ostream& out) const;
+  /// Everything, every sample included, plus device, clocks, git revision and command line.
+  void write_json(const std::string& path) const;
+};
+
+/// Measures the device's ceilings into `report` (no-op for a CPU context).
+void measure_limits(Report& report, bool with_transfers);
+
+/// A benchmarkable case study: `gpukit bench <name>`.
+struct BenchCase {
+  std::string name;
+  std::string description;
+  std::function<void(const BenchConfig&, Report&)> run;
+};
+std::span<const BenchCase> bench_cases();
+
+/// The git revision the binary was built from ("unknown" outside a checkout).
+const char* git_revision() noexcept;
+
+}  // namespace gpukit::bench

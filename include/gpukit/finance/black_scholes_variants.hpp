@@ -1,0 +1,44 @@
+#pragma once
+// The registry of CUDA Black-Scholes kernels: the seed's kernel and each optimization step after
+// it. Tests and `gpukit bench bs` iterate over it, so a new entry is tested and measured with no
+// new test or bench code.
+
+#include <span>
+#include <string_view>
+
+#include "gpukit/finance/black_scholes.hpp"
+
+namespace gpukit::finance {
+
+struct BlackScholesVariant {
+  template <class Real>
+  using Launcher = void (*)(const BlackScholesInputs<Real>&, const BlackScholesOutputs<Real>&,
+                            NormalCdf, StreamHandle);
+
+  std::string_view name;
+  std::string_view description;
+  std::string_view seed_reference;  // the slide it reproduces, or "beyond the seed"
+  Launcher<float> launch_float;
+  Launcher<double> launch_double;
+
+  template <class Real>
+  void launch(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+              NormalCdf cdf, StreamHandle stream) const {
+    if constexpr (sizeof(Real) == sizeof(float)) {
+      launch_float(in, out, cdf, stream);
+    } else {
+      launch_double(in, out, cdf, stream);
+    }
+  }
+};
+
+/// Every variant in ladder order (seed first); empty in a CPU-only build.
+std::span<const BlackScholesVariant> black_scholes_variants();
+
+/// The variant the API uses when none is named (the fastest measured on the H200).
+const BlackScholesVariant& default_black_scholes_variant();
+
+/// Looks a variant up by name; InvalidInput listing the names when there is none.
+const BlackScholesVariant& find_black_scholes_variant(std::string_view name);
+
+}  // namespace gpukit::finance

@@ -1,0 +1,14 @@
+#include "bench/black_scholes_bench.hpp"
+#include "gpukit/bench/harness.hpp"
+
+namespace gpukit::bench {
+
+std::span<const BenchCase> bench_cases() {
+  // One entry per case study; a case's variants come from its own registry.
+  static const BenchCase cases[] = {
+      {"bs", "Black-Scholes European options (seed 000, slides 3-15)", run_black_scholes_bench},
+  };
+  return cases;
+}
+
+}  // namespace gpukit::bench

@@ -1,0 +1,270 @@
+#include "bench/black_scholes_bench.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "gpukit/bench/black_scholes_seed_demo.hpp"
+#include "gpukit/core/memory.hpp"
+#include "gpukit/core/stream.hpp"
+#include "gpukit/core/verify.hpp"
+#include "gpukit/finance/black_scholes.hpp"
+#include "gpukit/finance/black_scholes_variants.hpp"
+
+namespace gpukit::bench {
+
+namespace {
+
+using finance::BlackScholesInputs;
+using finance::BlackScholesOutputs;
+using finance::NormalCdf;
+
+constexpr std::int64_t kDefaultOptions = std::int64_t{1} << 26;
+constexpr std::int64_t kMaxCpuOptions = std::int64_t{1} << 24;
+
+bool selected(const BenchConfig& config, std::string_view name) {
+  return config.variants.empty() ||
+         std::find(config.variants.begin(), config.variants.end(), name) != config.variants.end();
+}
+
+const char* cdf_name(NormalCdf cdf) {
+  return cdf == NormalCdf::erfc ? "erfc" : "hull-polynomial";
+}
+
+// A book in one precision, with its double-precision CPU reference prices.
+template <class Real>
+struct Workload {
+  std::int64_t n = 0;
+  std::vector<Real> spot, strike, maturity;
+  Real rate = 0, volatility = 0;
+  std::vector<double> reference_call, reference_put;
+  double price_scale = 0;  // max(S) + max(X): the magnitude rounding errors scale with
+
+  BlackScholesInputs<Real> inputs(const Real* s, const Real* x, const Real* t) const {
+    return {n, s, x, t, {nullptr, rate}, {nullptr, volatility}, {}};
+  }
+};
+
+template <class Real>
+Workload<Real> make_workload(std::int64_t n, const Context& context) {
+  const GeneratedBook book = generate_seed_book(n, 20081001);
+  Workload<Real> w;
+  w.n = n;
+  w.spot.assign(book.spot.begin(), book.spot.end());
+  w.strike.assign(book.strike.begin(), book.strike.end());
+  w.maturity.assign(book.maturity.begin(), book.maturity.end());
+  w.rate = static_cast<Real>(book.rate);
+  w.volatility = static_cast<Real>(book.volatility);
+  // The reference prices the very (rounded) inputs the kernels see.
+  const std::vector<double> s(w.spot.begin(), w.spot.end()), x(w.strike.begin(), w.strike.end()),
+      t(w.maturity.begin(), w.maturity.end());
+  w.reference_call.resize(static_cast<std::size_t>(n));
+  w.reference_put.resize(static_cast<std::size_t>(n));
+  finance::price_black_scholes(
+      Context::cpu(context.cpu_threads),
+      BlackScholesInputs<double>{n, s.data(), x.data(), t.data(), {nullptr, double(w.rate)},
+                                 {nullptr, double(w.volatility)}, {}},
+      BlackScholesOutputs<double>{w.reference_call.data(), w.reference_put.data()});
+  w.price_scale = 30.0 + 100.0;
+  return w;
+}
+
+// Verification note: the max error against the reference and whether it is within the bound
+// derived for this precision and CND (a few dozen roundings of the price's magnitude, plus the
+// polynomial's 7.5e-8 absolute error in N for each of the two CND terms).
+template <class Real>
+std::string verify(const Workload<Real>& w, const std::vector<Real>& call,
+                   const std::vector<Real>& put, NormalCdf cdf) {
+  const ErrorMetrics ec = compare<double, Real>(w.reference_call, call);
+  const ErrorMetrics ep = compare<double, Real>(w.reference_put, put);
+  const double max_abs = std::max(ec.max_abs, ep.max_abs);
+  const double bound = 64 * std::numeric_limits<Real>::epsilon() * w.price_scale +
+                       (cdf == NormalCdf::hull_polynomial ? 2 * 7.5e-8 * w.price_scale : 0.0);
+  const bool ok = max_abs <= bound;  // false for NaN
+  return fmt::format("{} max|err| {:.2e} L1 {:.2e}", ok ? "ok" : "MISMATCH", max_abs,
+                     std::max(ec.relative_l1, ep.relative_l1));
+}
+
+template <class Real>
+void device_tables(const BenchConfig& config, Report& report, const Workload<Real>& w,
+                   const char* precision) {
+  const std::int64_t n = w.n;
+  const auto un = static_cast<std::size_t>(n);
+  cuda::DeviceBuffer<Real> d_spot(un), d_strike(un), d_maturity(un), d_call(un), d_put(un);
+  d_spot.copy_from_host(w.spot);
+  d_strike.copy_from_host(w.strike);
+  d_maturity.copy_from_host(w.maturity);
+  const BlackScholesInputs<Real> d_in = w.inputs(d_spot.data(), d_strike.data(), d_maturity.data());
+  const BlackScholesOutputs<Real> d_out{d_call.data(), d_put.data()};
+  cuda::Stream stream;
+  std::vector<Real> call(un), put(un);
+
+  for (NormalCdf cdf : {NormalCdf::erfc, NormalCdf::hull_polynomial}) {
+    Table table;
+    table.title = fmt::format(
+        "Black-Scholes {}: {} options in device memory, call + put, CND {} ({} bytes/option)",
+        precision, n, cdf_name(cdf), 5 * sizeof(Real));
+    table.element_name = "options";
+    table.limit_gbps = report.copy_bandwidth_gbps;
+    table.limit_name = "D2D copy";
+    for (const finance::BlackScholesVariant& v : finance::black_scholes_variants()) {
+      if (!selected(config, v.name)) continue;
+      // Poisoned outputs (0xFF bytes are NaN) catch any option a kernel fails to write.
+      cuda::fill_bytes_async(d_call.data(), 0xFF, un * sizeof(Real), stream.handle());
+      cuda::fill_bytes_async(d_put.data(), 0xFF, un * sizeof(Real), stream.handle());
+      v.launch(d_in, d_out, cdf, stream.handle());
+      stream.synchronize();
+      d_call.copy_to_host(call);
+      d_put.copy_to_host(put);
+      Row row;
+      row.variant = std::string(v.name);
+      row.description = std::string(v.description);
+      row.seed_reference = std::string(v.seed_reference);
+      row.elements = static_cast<double>(n);
+      row.bytes = static_cast<double>(finance::black_scholes_bytes_moved(d_in, d_out));
+      row.note = verify(w, call, put, cdf);
+      row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat,
+                                      [&] { v.launch(d_in, d_out, cdf, stream.handle()); });
+      table.rows.push_back(std::move(row));
+    }
+    report.tables.push_back(std::move(table));
+  }
+}
+
+template <class Real>
+void host_table(const BenchConfig& config, Report& report, const Workload<Real>& w,
+                const char* precision) {
+  const std::int64_t n = w.n;
+  const auto un = static_cast<std::size_t>(n);
+  const std::size_t bytes = un * sizeof(Real);
+  const int repeat = std::min(config.repeat, 5);
+  Table table;
+  table.title = fmt::format(
+      "Black-Scholes {}: {} options host to host (slides 12-15 and the chunked pipeline)",
+      precision, n);
+  table.element_name = "options";
+  const TransferBandwidth& tb = *report.transfer;
+  // Inputs travel host-to-device and outputs device-to-host, each at its measured pinned rate,
+  // in parallel at best: that is the PCIe limit of a host-to-host pass.
+  const double seconds_per_option = std::max(3.0 * sizeof(Real) / (tb.host_to_device_pinned_gbps * 1e9),
+                                              2.0 * sizeof(Real) / (tb.device_to_host_pinned_gbps * 1e9));
+  table.limit_gbps = 5.0 * sizeof(Real) / seconds_per_option / 1e9;
+  table.limit_name = "PCIe limit";
+
+  cuda::DeviceBuffer<Real> d_spot(un), d_strike(un), d_maturity(un), d_call(un), d_put(un);
+  const BlackScholesInputs<Real> d_in = w.inputs(d_spot.data(), d_strike.data(), d_maturity.data());
+  const BlackScholesOutputs<Real> d_out{d_call.data(), d_put.data()};
+  std::vector<Real> call(un), put(un);
+  cuda::Stream stream;
+
+  auto synchronous_pass = [&](const Real* s, const Real* x, const Real* t, Real* c, Real* p) {
+    cuda::copy_to_device(d_spot.data(), s, bytes);
+    cuda::copy_to_device(d_strike.data(), x, bytes);
+    cuda::copy_to_device(d_maturity.data(), t, bytes);
+    finance::price_black_scholes_on_device(d_in, d_out, stream.handle());
+    stream.synchronize();
+    cuda::copy_to_host(c, d_call.data(), bytes);
+    cuda::copy_to_host(p, d_put.data(), bytes);
+  };
+
+  auto add_row = [&](std::string name, std::string description, std::string seed_ref,
+                     std::vector<double> samples) {
+    Row row;
+    row.variant = std::move(name);
+    row.description = std::move(description);
+    row.seed_reference = std::move(seed_ref);
+    row.elements = static_cast<double>(n);
+    row.bytes = 5.0 * static_cast<double>(bytes);
+    row.samples_ms = std::move(samples);
+    row.note = verify(w, call, put, NormalCdf::erfc);
+    table.rows.push_back(std::move(row));
+  };
+
+  add_row("pageable-sync", "blocking copies from pageable memory, kernel, copies back",
+          "000 slide 12", time_on_host(1, repeat, [&] {
+            synchronous_pass(w.spot.data(), w.strike.data(), w.maturity.data(), call.data(),
+                             put.data());
+          }));
+  {
+    cuda::PinnedBuffer<Real> pinned(5 * un);
+    std::copy(w.spot.begin(), w.spot.end(), pinned.data());
+    std::copy(w.strike.begin(), w.strike.end(), pinned.data() + un);
+    std::copy(w.maturity.begin(), w.maturity.end(), pinned.data() + 2 * un);
+    const auto samples = time_on_host(1, repeat, [&] {
+      synchronous_pass(pinned.data(), pinned.data() + un, pinned.data() + 2 * un,
+                       pinned.data() + 3 * un, pinned.data() + 4 * un);
+    });
+    std::copy(pinned.data() + 3 * un, pinned.data() + 4 * un, call.begin());
+    std::copy(pinned.data() + 4 * un, pinned.data() + 5 * un, put.begin());
+    add_row("pinned-sync", "the same blocking copies from page-locked memory", "000 slide 15",
+            samples);
+  }
+  std::fill(call.begin(), call.end(), std::numeric_limits<Real>::quiet_NaN());
+  add_row("chunked-pipeline",
+          "pageable arrays staged through pinned double buffers, copies overlapped with compute",
+          "beyond the seed", time_on_host(1, repeat, [&] {
+            finance::price_black_scholes(
+                config.context, w.inputs(w.spot.data(), w.strike.data(), w.maturity.data()),
+                BlackScholesOutputs<Real>{call.data(), put.data()});
+          }));
+  report.tables.push_back(std::move(table));
+}
+
+template <class Real>
+Row cpu_row(const BenchConfig& config, const Workload<Real>& w, const char* precision) {
+  const auto un = static_cast<std::size_t>(w.n);
+  std::vector<Real> call(un), put(un);
+  const Context cpu = Context::cpu(config.context.cpu_threads);
+  Row row;
+  row.variant = fmt::format("cpu-openmp-{}", precision);
+  row.description = "OpenMP over options, the shared arithmetic, erfc CND";
+  row.seed_reference = "000 slide 12 (CPU)";
+  row.elements = static_cast<double>(w.n);
+  row.bytes = 5.0 * static_cast<double>(un * sizeof(Real));
+  row.ladder = false;
+  row.samples_ms = time_on_host(1, std::min(config.repeat, 5), [&] {
+    finance::price_black_scholes(cpu, w.inputs(w.spot.data(), w.strike.data(), w.maturity.data()),
+                                 BlackScholesOutputs<Real>{call.data(), put.data()});
+  });
+  const int threads = cpu.effective_cpu_threads();
+  row.note = fmt::format("{:.1f} M options/s per core ({} threads); {}",
+                         w.n / (row.median_ms() * 1e-3) / threads / 1e6, threads,
+                         verify(w, call, put, NormalCdf::erfc));
+  return row;
+}
+
+}  // namespace
+
+void run_black_scholes_bench(const BenchConfig& config, Report& report) {
+  const std::int64_t n = config.size > 0 ? config.size : kDefaultOptions;
+  const bool want_float = config.precision != "double";
+  const bool want_double = config.precision != "float";
+  const bool gpu = config.context.backend == Backend::cuda;
+  measure_limits(report, /*with_transfers=*/true);
+
+  if (gpu) {
+    cuda::set_device(config.context.cuda_device);
+    if (want_float) {
+      const Workload<float> w = make_workload<float>(n, config.context);
+      device_tables(config, report, w, "float");
+      host_table(config, report, w, "float");
+    }
+    if (want_double) {
+      const Workload<double> w = make_workload<double>(n, config.context);
+      device_tables(config, report, w, "double");
+      host_table(config, report, w, "double");
+    }
+  }
+  const std::int64_t cpu_n = std::min(n, kMaxCpuOptions);
+  Table cpu_table;
+  cpu_table.title = fmt::format("Black-Scholes on the CPU backend: {} options, call + put", cpu_n);
+  cpu_table.element_name = "options";
+  if (want_float) cpu_table.rows.push_back(cpu_row(config, make_workload<float>(cpu_n, config.context), "float"));
+  if (want_double)
+    cpu_table.rows.push_back(cpu_row(config, make_workload<double>(cpu_n, config.context), "double"));
+  report.tables.push_back(std::move(cpu_table));
+}
+
+}  // namespace gpukit::bench

@@ -1,0 +1,210 @@
+#include "gpukit/bench/harness.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "gpukit/core/error.hpp"
+#include "gpukit/core/stream.hpp"
+
+namespace gpukit::bench {
+
+std::vector<double> time_on_stream(StreamHandle stream, int warmup, int repeat,
+                                   const std::function<void()>& work) {
+  cuda::Event start, stop;
+  for (int i = 0; i < warmup; ++i) work();
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(repeat));
+  for (int i = 0; i < repeat; ++i) {
+    start.record(stream);
+    work();
+    stop.record(stream);
+    stop.synchronize();
+    samples.push_back(cuda::Event::elapsed_ms(start, stop));
+  }
+  return samples;
+}
+
+std::vector<double> time_on_host(int warmup, int repeat, const std::function<void()>& work) {
+  for (int i = 0; i < warmup; ++i) work();
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(repeat));
+  for (int i = 0; i < repeat; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    work();
+    const auto t1 = std::chrono::steady_clock::now();
+    samples.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return samples;
+}
+
+double median(std::vector<double> samples) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+}
+
+double Row::median_ms() const { return median(samples_ms); }
+
+void measure_limits(Report& report, bool with_transfers) {
+  if (report.context.backend != Backend::cuda) return;
+  report.device = query_device(report.context.cuda_device);
+  report.copy_bandwidth_gbps = measure_device_copy_bandwidth_gbps(report.context.cuda_device);
+  if (with_transfers) report.transfer = measure_transfer_bandwidth(report.context.cuda_device);
+  report.clocks = read_current_clocks(*report.device);
+}
+
+namespace {
+
+struct Derived {
+  double median_ms, min_ms, max_ms, elements_per_s, gbps, percent_of_limit;
+  std::optional<double> step, cumulative, vs_vendor;
+};
+
+std::vector<Derived> derive(const Table& table) {
+  std::vector<Derived> d;
+  const Row* first_ladder = nullptr;
+  const Row* previous_ladder = nullptr;
+  const Row* vendor = nullptr;
+  for (const Row& r : table.rows)
+    if (r.vendor) vendor = &r;
+  for (const Row& r : table.rows) {
+    Derived x{};
+    x.median_ms = r.median_ms();
+    x.min_ms = r.samples_ms.empty() ? 0 : *std::min_element(r.samples_ms.begin(), r.samples_ms.end());
+    x.max_ms = r.samples_ms.empty() ? 0 : *std::max_element(r.samples_ms.begin(), r.samples_ms.end());
+    const double seconds = x.median_ms * 1e-3;
+    x.elements_per_s = seconds > 0 ? r.elements / seconds : 0;
+    x.gbps = seconds > 0 ? r.bytes / seconds / 1e9 : 0;
+    x.percent_of_limit = table.limit_gbps > 0 ? 100.0 * x.gbps / table.limit_gbps : 0;
+    if (r.ladder) {
+      if (previous_ladder) x.step = previous_ladder->median_ms() / x.median_ms;
+      if (first_ladder) x.cumulative = first_ladder->median_ms() / x.median_ms;
+      if (!first_ladder) first_ladder = &r, x.step = 1.0, x.cumulative = 1.0;
+      previous_ladder = &r;
+    }
+    if (vendor) x.vs_vendor = vendor->median_ms() / x.median_ms;
+    d.push_back(x);
+  }
+  return d;
+}
+
+std::string optional_ratio(const std::optional<double>& v) {
+  return v ? fmt::format("{:.2f}x", *v) : std::string("-");
+}
+
+std::string si(double value) {
+  if (value >= 1e12) return fmt::format("{:.2f} T", value / 1e12);
+  if (value >= 1e9) return fmt::format("{:.2f} G", value / 1e9);
+  if (value >= 1e6) return fmt::format("{:.2f} M", value / 1e6);
+  return fmt::format("{:.0f} ", value);
+}
+
+}  // namespace
+
+void Report::print(std::ostream& out) const {
+  fmt::print(out, "gpukit bench {}  (git {})\n", case_name, git_revision());
+  if (device) {
+    fmt::print(out, "device: {} ({} SMs, {:.1f} GiB, theoretical {:.0f} GB/s)", device->name,
+               device->sm_count, device->total_memory_bytes / double(1u << 30),
+               device->theoretical_bandwidth_gbps());
+    if (clocks.sm_mhz > 0) fmt::print(out, ", clocks SM {} / memory {} MHz", clocks.sm_mhz, clocks.memory_mhz);
+    fmt::print(out, "\nmeasured device-to-device copy: {:.0f} GB/s (read + write)\n",
+               copy_bandwidth_gbps);
+    if (transfer)
+      fmt::print(out,
+                 "measured PCIe: H2D pinned {:.1f} GB/s, D2H pinned {:.1f} GB/s, H2D pageable "
+                 "{:.1f} GB/s, D2H pageable {:.1f} GB/s\n",
+                 transfer->host_to_device_pinned_gbps, transfer->device_to_host_pinned_gbps,
+                 transfer->host_to_device_pageable_gbps, transfer->device_to_host_pageable_gbps);
+  }
+  fmt::print(out, "cpu: {} threads\n", context.effective_cpu_threads());
+  for (const Table& t : tables) {
+    const std::vector<Derived> d = derive(t);
+    fmt::print(out, "\n{}\n", t.title);
+    fmt::print(out, "{:<26} {:>10} {:>19} {:>13} {:>9} {:>7} {:>7} {:>7} {:>7}  {}\n", "variant",
+               "median ms", "min-max ms", fmt::format("{}/s", t.element_name), "GB/s",
+               fmt::format("%{}", t.limit_name.empty() ? "limit" : t.limit_name.substr(0, 6)),
+               "step", "cumul", "vendor", "note");
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+      const Row& r = t.rows[i];
+      const Derived& x = d[i];
+      fmt::print(out, "{:<26} {:>10.4f} {:>19} {:>13} {:>9.1f} {:>6.1f}% {:>7} {:>7} {:>7}  {}\n",
+                 r.variant, x.median_ms, fmt::format("{:.4f}-{:.4f}", x.min_ms, x.max_ms),
+                 si(x.elements_per_s), x.gbps, x.percent_of_limit, optional_ratio(x.step),
+                 optional_ratio(x.cumulative), optional_ratio(x.vs_vendor), r.note);
+    }
+    if (!t.limit_name.empty())
+      fmt::print(out, "(% of {} = {:.0f} GB/s)\n", t.limit_name, t.limit_gbps);
+  }
+}
+
+void Report::write_json(const std::string& path) const {
+  using nlohmann::json;
+  json j;
+  j["case"] = case_name;
+  j["command_line"] = command_line;
+  j["git_revision"] = git_revision();
+  j["backend"] = context.backend == Backend::cuda ? "cuda" : "cpu";
+  j["cpu_threads"] = context.effective_cpu_threads();
+  if (device) {
+    j["device"] = {{"name", device->name},
+                   {"ordinal", device->ordinal},
+                   {"pci_bus_id", device->pci_bus_id},
+                   {"compute_capability", fmt::format("{}.{}", device->compute_major, device->compute_minor)},
+                   {"sm_count", device->sm_count},
+                   {"total_memory_bytes", device->total_memory_bytes},
+                   {"l2_cache_bytes", device->l2_cache_bytes},
+                   {"theoretical_bandwidth_gbps", device->theoretical_bandwidth_gbps()}};
+    j["clocks"] = {{"sm_peak_khz", device->sm_clock_khz},
+                   {"memory_peak_khz", device->memory_clock_khz},
+                   {"sm_current_mhz", clocks.sm_mhz},
+                   {"memory_current_mhz", clocks.memory_mhz}};
+    j["copy_bandwidth_gbps"] = copy_bandwidth_gbps;
+  }
+  if (transfer) {
+    j["transfer_bandwidth_gbps"] = {{"h2d_pinned", transfer->host_to_device_pinned_gbps},
+                                    {"d2h_pinned", transfer->device_to_host_pinned_gbps},
+                                    {"h2d_pageable", transfer->host_to_device_pageable_gbps},
+                                    {"d2h_pageable", transfer->device_to_host_pageable_gbps}};
+  }
+  j["tables"] = json::array();
+  for (const Table& t : tables) {
+    const std::vector<Derived> d = derive(t);
+    json jt = {{"title", t.title}, {"limit_name", t.limit_name}, {"limit_gbps", t.limit_gbps},
+               {"rows", json::array()}};
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+      const Row& r = t.rows[i];
+      const Derived& x = d[i];
+      json jr = {{"variant", r.variant},       {"description", r.description},
+                 {"seed_reference", r.seed_reference}, {"elements", r.elements},
+                 {"bytes", r.bytes},           {"samples_ms", r.samples_ms},
+                 {"median_ms", x.median_ms},   {"min_ms", x.min_ms},
+                 {"max_ms", x.max_ms},         {"elements_per_s", x.elements_per_s},
+                 {"gbps", x.gbps},             {"percent_of_limit", x.percent_of_limit},
+                 {"note", r.note},             {"vendor", r.vendor}};
+      jr["step_speedup"] = x.step ? json(*x.step) : json(nullptr);
+      jr["cumulative_speedup"] = x.cumulative ? json(*x.cumulative) : json(nullptr);
+      jr["vs_vendor"] = x.vs_vendor ? json(*x.vs_vendor) : json(nullptr);
+      jt["rows"].push_back(jr);
+    }
+    j["tables"].push_back(jt);
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    if (!f) throw IoError(fmt::format("{}: cannot open for writing", tmp));
+    f << j.dump(2) << '\n';
+    if (!f) throw IoError(fmt::format("{}: write failed", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw IoError(fmt::format("{}: cannot rename into place", path));
+}
+
+}  // namespace gpukit::bench

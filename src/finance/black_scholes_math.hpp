@@ -1,0 +1,151 @@
+#pragma once
+// Internal: the Black-Scholes-Merton arithmetic for one option, shared verbatim by the CPU loop
+// and every CUDA kernel, so the backends differ only in their math libraries.
+
+#include <math.h>
+
+#include "core/host_device.hpp"
+#include "gpukit/finance/black_scholes.hpp"
+
+namespace gpukit::finance::detail {
+
+// Overloads that pick the float or double library function on both host and device.
+GPUKIT_HD_INLINE float math_exp(float x) { return expf(x); }
+GPUKIT_HD_INLINE double math_exp(double x) { return exp(x); }
+GPUKIT_HD_INLINE float math_log(float x) { return logf(x); }
+GPUKIT_HD_INLINE double math_log(double x) { return log(x); }
+GPUKIT_HD_INLINE float math_sqrt(float x) { return sqrtf(x); }
+GPUKIT_HD_INLINE double math_sqrt(double x) { return sqrt(x); }
+GPUKIT_HD_INLINE float math_erfc(float x) { return erfcf(x); }
+GPUKIT_HD_INLINE double math_erfc(double x) { return erfc(x); }
+GPUKIT_HD_INLINE float math_abs(float x) { return fabsf(x); }
+GPUKIT_HD_INLINE double math_abs(double x) { return fabs(x); }
+
+inline constexpr double kInvSqrt2Pi = 0.39894228040143267793994605993438;
+inline constexpr double kInvSqrt2 = 0.70710678118654752440084436210485;
+
+/// N(d) and N(-d).
+template <class Real>
+struct NormalTails {
+  Real lower;  // N(d)
+  Real upper;  // N(-d) = 1 - N(d)
+};
+
+/// Both tails from one evaluation on the small tail N(-|d|), so neither loses relative accuracy
+/// to the cancellation in 1 - N(d).
+template <class Real, NormalCdf Cdf>
+GPUKIT_HD_INLINE NormalTails<Real> normal_tails(Real d) {
+  Real small_tail;
+  if constexpr (Cdf == NormalCdf::erfc) {
+    small_tail = Real(0.5) * math_erfc(math_abs(d) * Real(kInvSqrt2));
+  } else {
+    // The seed's CND (Hull): six decimal places from a 5th-degree polynomial.
+    const Real k = Real(1) / (Real(1) + Real(0.2316419) * math_abs(d));
+    small_tail = Real(kInvSqrt2Pi) * math_exp(Real(-0.5) * d * d) *
+                 (k * (Real(0.31938153) +
+                       k * (Real(-0.356563782) +
+                            k * (Real(1.781477937) +
+                                 k * (Real(-1.821255978) + k * Real(1.330274429))))));
+  }
+  const Real large_tail = Real(1) - small_tail;
+  return d > 0 ? NormalTails<Real>{large_tail, small_tail}
+               : NormalTails<Real>{small_tail, large_tail};
+}
+
+template <class Real>
+struct OptionResult {
+  Real call, put;
+  Real call_delta, put_delta, gamma, vega, call_theta, put_theta, call_rho, put_rho;
+};
+
+/// max(x, 0) that keeps a NaN (and never returns -0).
+template <class Real>
+GPUKIT_HD_INLINE Real max_zero(Real x) {
+  return x > Real(0) ? x : (x != x ? x : Real(0));
+}
+
+/// Prices one option; Greeks only when `kGreeks` (the compiler drops them otherwise).
+template <class Real, NormalCdf Cdf, bool kGreeks>
+GPUKIT_HD_INLINE OptionResult<Real> price_option(Real spot, Real strike, Real maturity, Real rate,
+                                                 Real volatility, Real dividend) {
+  const Real sqrt_t = math_sqrt(maturity);
+  const Real vol_sqrt_t = volatility * sqrt_t;
+  const Real rate_discount = math_exp(-rate * maturity);
+  const Real dividend_discount = math_exp(-dividend * maturity);
+  const Real fwd_spot = spot * dividend_discount;  // S e^{-qT}
+  const Real pv_strike = strike * rate_discount;   // X e^{-rT}
+  OptionResult<Real> r{};
+  // `!= 0` rather than `> 0` so a NaN input takes the formula path and gives NaN.
+  if (vol_sqrt_t != Real(0) && strike != Real(0)) {
+    const Real d1 = math_log(fwd_spot / pv_strike) / vol_sqrt_t + Real(0.5) * vol_sqrt_t;
+    const Real d2 = d1 - vol_sqrt_t;
+    const NormalTails<Real> n1 = normal_tails<Real, Cdf>(d1);
+    const NormalTails<Real> n2 = normal_tails<Real, Cdf>(d2);
+    r.call = max_zero(fwd_spot * n1.lower - pv_strike * n2.lower);
+    r.put = max_zero(pv_strike * n2.upper - fwd_spot * n1.upper);
+    if constexpr (kGreeks) {
+      const Real density = Real(kInvSqrt2Pi) * math_exp(Real(-0.5) * d1 * d1);
+      const Real time_decay = -fwd_spot * density * volatility / (Real(2) * sqrt_t);
+      r.call_delta = dividend_discount * n1.lower;
+      r.put_delta = -dividend_discount * n1.upper;
+      r.gamma = dividend_discount * density / (spot * vol_sqrt_t);
+      r.vega = fwd_spot * density * sqrt_t;
+      r.call_theta = time_decay - rate * pv_strike * n2.lower + dividend * fwd_spot * n1.lower;
+      r.put_theta = time_decay + rate * pv_strike * n2.upper - dividend * fwd_spot * n1.upper;
+      r.call_rho = maturity * pv_strike * n2.lower;
+      r.put_rho = -maturity * pv_strike * n2.upper;
+    }
+  } else {
+    // No diffusion left (or a zero strike): the discounted intrinsic value of the forward.
+    const bool call_in_the_money = fwd_spot > pv_strike;
+    const bool put_in_the_money = pv_strike > fwd_spot;
+    r.call = max_zero(fwd_spot - pv_strike);
+    r.put = max_zero(pv_strike - fwd_spot);
+    if constexpr (kGreeks) {
+      r.call_delta = call_in_the_money ? dividend_discount : Real(0);
+      r.put_delta = put_in_the_money ? -dividend_discount : Real(0);
+      r.gamma = Real(0);
+      r.vega = Real(0);
+      r.call_theta = call_in_the_money ? dividend * fwd_spot - rate * pv_strike : Real(0);
+      r.put_theta = put_in_the_money ? rate * pv_strike - dividend * fwd_spot : Real(0);
+      r.call_rho = call_in_the_money ? maturity * pv_strike : Real(0);
+      r.put_rho = put_in_the_money ? -maturity * pv_strike : Real(0);
+    }
+  }
+  return r;
+}
+
+template <class Real>
+GPUKIT_HD_INLINE Real parameter_at(const PerOption<Real>& p, std::int64_t i) {
+  return p.values != nullptr ? p.values[i] : p.scalar;
+}
+
+/// Writes the requested outputs of option `i`.
+template <class Real, bool kGreeks>
+GPUKIT_HD_INLINE void store_result(const BlackScholesOutputs<Real>& out, std::int64_t i,
+                                   const OptionResult<Real>& r) {
+  if (out.call) out.call[i] = r.call;
+  if (out.put) out.put[i] = r.put;
+  if constexpr (kGreeks) {
+    if (out.call_delta) out.call_delta[i] = r.call_delta;
+    if (out.put_delta) out.put_delta[i] = r.put_delta;
+    if (out.gamma) out.gamma[i] = r.gamma;
+    if (out.vega) out.vega[i] = r.vega;
+    if (out.call_theta) out.call_theta[i] = r.call_theta;
+    if (out.put_theta) out.put_theta[i] = r.put_theta;
+    if (out.call_rho) out.call_rho[i] = r.call_rho;
+    if (out.put_rho) out.put_rho[i] = r.put_rho;
+  }
+}
+
+/// Loads, prices and stores option `i` (the scalar path of every backend).
+template <class Real, NormalCdf Cdf, bool kGreeks>
+GPUKIT_HD_INLINE void price_and_store(const BlackScholesInputs<Real>& in,
+                                      const BlackScholesOutputs<Real>& out, std::int64_t i) {
+  const OptionResult<Real> r = price_option<Real, Cdf, kGreeks>(
+      in.spot[i], in.strike[i], in.maturity[i], parameter_at(in.rate, i),
+      parameter_at(in.volatility, i), parameter_at(in.dividend, i));
+  store_result<Real, kGreeks>(out, i, r);
+}
+
+}  // namespace gpukit::finance::detail

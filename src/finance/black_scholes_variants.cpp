@@ -1,0 +1,69 @@
+#include "gpukit/finance/black_scholes_variants.hpp"
+
+#include <string>
+
+#include "gpukit/core/error.hpp"
+
+#if GPUKIT_HAVE_CUDA
+#include "finance/cuda/black_scholes_launchers.hpp"
+#endif
+
+namespace gpukit::finance {
+
+namespace {
+
+#if GPUKIT_HAVE_CUDA
+using namespace cuda_detail;
+#define GPUKIT_BS_LAUNCHERS(name) &name<float>, &name<double>
+
+// Ladder order: each row is the previous one plus one idea.
+constexpr BlackScholesVariant kVariants[] = {
+    {"seed", "the seed's kernel: grid-stride loop, 128 blocks x 256 threads, scalar loads",
+     "000 slides 8-11", GPUKIT_BS_LAUNCHERS(launch_seed)},
+    {"sm-count-grid", "the same loop with the grid sized to fill every SM (occupancy x SMs)",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_sm_count_grid)},
+    {"vector-io", "16-byte vector loads and stores (float4 / double2), scalar tail",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_vector_io)},
+    {"vector-io-ilp", "two 16-byte vectors per array per thread, all loads issued before use",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_vector_io_ilp)},
+    {"streaming", "as vector-io-ilp with evict-first loads and stores (__ldcs/__stcs)",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_streaming)},
+    {"exact-grid", "as streaming, one tile per block: an exact grid instead of a grid-stride loop",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_exact_grid)},
+};
+#undef GPUKIT_BS_LAUNCHERS
+constexpr std::string_view kDefaultVariant = "exact-grid";
+#endif
+
+}  // namespace
+
+std::span<const BlackScholesVariant> black_scholes_variants() {
+#if GPUKIT_HAVE_CUDA
+  return kVariants;
+#else
+  return {};
+#endif
+}
+
+const BlackScholesVariant& default_black_scholes_variant() {
+#if GPUKIT_HAVE_CUDA
+  return find_black_scholes_variant(kDefaultVariant);
+#else
+  throw DeviceUnavailable("Black-Scholes CUDA variants: this gpukit was built without CUDA");
+#endif
+}
+
+const BlackScholesVariant& find_black_scholes_variant(std::string_view name) {
+  std::string names;
+  for (const BlackScholesVariant& v : black_scholes_variants()) {
+    if (v.name == name) return v;
+    names += names.empty() ? "" : ", ";
+    names += v.name;
+  }
+  if (names.empty())
+    throw DeviceUnavailable("Black-Scholes CUDA variants: this gpukit was built without CUDA");
+  throw InvalidInput("unknown Black-Scholes variant '" + std::string(name) + "' (known: " + names +
+                     ")");
+}
+
+}  // namespace gpukit::finance

@@ -1,0 +1,325 @@
+// The CUDA Black-Scholes ladder: the seed's kernel (slide 11) and the steps that take it to the
+// HBM limit on an H200. Every kernel prices with detail::price_option, the CPU's arithmetic.
+//
+// Napkin math (float, call + put, rate/volatility given once): 12 bytes read + 8 written per
+// option; at the H200's ~4.3 TB/s copy bandwidth that is ~215 G options/s, i.e. ~150 issue slots
+// per option across 132 SMs at 1.98 GHz, so the kernel must keep transcendental work lean and
+// many loads in flight.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/cuda/check.hpp"
+#include "finance/black_scholes_math.hpp"
+#include "finance/cuda/black_scholes_launchers.hpp"
+
+namespace gpukit::finance::cuda_detail {
+
+using detail::OptionResult;
+using detail::price_and_store;
+using detail::price_option;
+
+namespace {
+
+constexpr int kThreadsPerBlock = 256;
+
+// ---------------------------------------------------------------------------------------------
+// Scalar grid-stride kernel: the seed's shape (slide 11), one option per thread per iteration.
+template <class Real, NormalCdf Cdf, bool kGreeks>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    black_scholes_grid_stride_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < in.count; i += stride) {
+    price_and_store<Real, Cdf, kGreeks>(in, out, i);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 16-byte vector kernel: each thread loads kVectorsPerThread 16-byte vectors of every input
+// array before computing, so up to 6 x kVectorsPerThread loads are in flight per thread.
+template <class Real>
+struct Vector16;
+template <>
+struct Vector16<float> {
+  using type = float4;
+  static constexpr int kWidth = 4;
+};
+template <>
+struct Vector16<double> {
+  using type = double2;
+  static constexpr int kWidth = 2;
+};
+
+template <class Real, bool kStreaming>
+__device__ __forceinline__ typename Vector16<Real>::type load_vector(const Real* base,
+                                                                     std::int64_t index) {
+  const auto* p = reinterpret_cast<const typename Vector16<Real>::type*>(base) + index;
+  // Streaming loads (evict-first) keep read-once data from displacing anything useful in L2.
+  if constexpr (kStreaming) {
+    return __ldcs(p);
+  } else {
+    return *p;
+  }
+}
+
+template <class Real, bool kStreaming>
+__device__ __forceinline__ void store_vector(Real* base, std::int64_t index,
+                                             const Real (&values)[Vector16<Real>::kWidth]) {
+  using V = typename Vector16<Real>::type;
+  V v;
+  if constexpr (Vector16<Real>::kWidth == 4) {
+    v = V{values[0], values[1], values[2], values[3]};
+  } else {
+    v = V{values[0], values[1]};
+  }
+  auto* p = reinterpret_cast<V*>(base) + index;
+  if constexpr (kStreaming) {
+    __stcs(p, v);
+  } else {
+    *p = v;
+  }
+}
+
+template <class Real>
+__device__ __forceinline__ void unpack(const typename Vector16<Real>::type& v,
+                                       Real (&out)[Vector16<Real>::kWidth]) {
+  if constexpr (Vector16<Real>::kWidth == 4) {
+    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+  } else {
+    out[0] = v.x, out[1] = v.y;
+  }
+}
+
+template <class Real, bool kStreaming>
+__device__ __forceinline__ void load_parameter(const PerOption<Real>& p, std::int64_t index,
+                                               Real (&out)[Vector16<Real>::kWidth]) {
+  if (p.values != nullptr) {
+    unpack<Real>(load_vector<Real, kStreaming>(p.values, index), out);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vector16<Real>::kWidth; ++k) out[k] = p.scalar;
+  }
+}
+
+template <class Real, NormalCdf Cdf, bool kGreeks, int kVectorsPerThread, bool kStreaming>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    black_scholes_vector_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
+  constexpr int W = Vector16<Real>::kWidth;
+  const std::int64_t vector_count = in.count / W;
+  const std::int64_t tile = static_cast<std::int64_t>(blockDim.x) * kVectorsPerThread;
+  for (std::int64_t base = blockIdx.x * tile; base < vector_count;
+       base += static_cast<std::int64_t>(gridDim.x) * tile) {
+    Real spot[kVectorsPerThread][W], strike[kVectorsPerThread][W], maturity[kVectorsPerThread][W];
+    Real rate[kVectorsPerThread][W], volatility[kVectorsPerThread][W];
+    Real dividend[kVectorsPerThread][W];
+    // All loads first: the memory system sees every request before the first dependent use.
+#pragma unroll
+    for (int u = 0; u < kVectorsPerThread; ++u) {
+      const std::int64_t v = base + u * blockDim.x + threadIdx.x;
+      if (v < vector_count) {
+        unpack<Real>(load_vector<Real, kStreaming>(in.spot, v), spot[u]);
+        unpack<Real>(load_vector<Real, kStreaming>(in.strike, v), strike[u]);
+        unpack<Real>(load_vector<Real, kStreaming>(in.maturity, v), maturity[u]);
+        load_parameter<Real, kStreaming>(in.rate, v, rate[u]);
+        load_parameter<Real, kStreaming>(in.volatility, v, volatility[u]);
+        load_parameter<Real, kStreaming>(in.dividend, v, dividend[u]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kVectorsPerThread; ++u) {
+      const std::int64_t v = base + u * blockDim.x + threadIdx.x;
+      if (v >= vector_count) continue;
+      Real call[W], put[W];
+      Real call_delta[W], put_delta[W], gamma[W], vega[W];
+      Real call_theta[W], put_theta[W], call_rho[W], put_rho[W];
+#pragma unroll
+      for (int k = 0; k < W; ++k) {
+        const OptionResult<Real> r = price_option<Real, Cdf, kGreeks>(
+            spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k],
+            dividend[u][k]);
+        call[k] = r.call, put[k] = r.put;
+        if constexpr (kGreeks) {
+          call_delta[k] = r.call_delta, put_delta[k] = r.put_delta;
+          gamma[k] = r.gamma, vega[k] = r.vega;
+          call_theta[k] = r.call_theta, put_theta[k] = r.put_theta;
+          call_rho[k] = r.call_rho, put_rho[k] = r.put_rho;
+        }
+      }
+      if (out.call) store_vector<Real, kStreaming>(out.call, v, call);
+      if (out.put) store_vector<Real, kStreaming>(out.put, v, put);
+      if constexpr (kGreeks) {
+        if (out.call_delta) store_vector<Real, kStreaming>(out.call_delta, v, call_delta);
+        if (out.put_delta) store_vector<Real, kStreaming>(out.put_delta, v, put_delta);
+        if (out.gamma) store_vector<Real, kStreaming>(out.gamma, v, gamma);
+        if (out.vega) store_vector<Real, kStreaming>(out.vega, v, vega);
+        if (out.call_theta) store_vector<Real, kStreaming>(out.call_theta, v, call_theta);
+        if (out.put_theta) store_vector<Real, kStreaming>(out.put_theta, v, put_theta);
+        if (out.call_rho) store_vector<Real, kStreaming>(out.call_rho, v, call_rho);
+        if (out.put_rho) store_vector<Real, kStreaming>(out.put_rho, v, put_rho);
+      }
+    }
+  }
+  // The last count % W options, one per thread of the first block(s).
+  const std::int64_t tail_begin = vector_count * W;
+  for (std::int64_t i = tail_begin + static_cast<std::int64_t>(blockIdx.x) * blockDim.x +
+                        threadIdx.x;
+       i < in.count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    price_and_store<Real, Cdf, kGreeks>(in, out, i);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch plumbing: one dispatcher over (cdf, greeks) instead of a switch ladder per variant.
+
+bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
+template <class Real>
+bool all_aligned16(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out) {
+  const void* pointers[] = {in.spot,           in.strike,         in.maturity,    in.rate.values,
+                            in.volatility.values, in.dividend.values, out.call,   out.put,
+                            out.call_delta,    out.put_delta,     out.gamma,      out.vega,
+                            out.call_theta,    out.put_theta,     out.call_rho,   out.put_rho};
+  for (const void* p : pointers) {
+    if (!aligned16(p)) return false;  // nullptr is aligned
+  }
+  return true;
+}
+
+int current_sm_count() {
+  int device = 0, sm_count = 0;
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  return sm_count;
+}
+
+// Enough resident blocks to fill every SM once (the "launch sized from the SM count" step).
+template <class Kernel>
+int sm_filling_grid(Kernel kernel) {
+  int blocks_per_sm = 0;
+  GPUKIT_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kThreadsPerBlock, 0));
+  return current_sm_count() * (blocks_per_sm > 0 ? blocks_per_sm : 1);
+}
+
+enum class GridPolicy { seed_fixed, sm_filling, exact };
+
+template <class Kernel, class Real>
+void launch_kernel(Kernel kernel, GridPolicy policy, std::int64_t work_items,
+                   const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                   StreamHandle stream) {
+  std::int64_t blocks = 0;
+  switch (policy) {
+    case GridPolicy::seed_fixed: blocks = 128; break;  // the seed's <<<128, 256>>>
+    case GridPolicy::sm_filling: blocks = sm_filling_grid(kernel); break;
+    case GridPolicy::exact:
+      blocks = (work_items + kThreadsPerBlock - 1) / kThreadsPerBlock;
+      if (blocks < 1) blocks = 1;
+      if (blocks > 0x7fffffff) blocks = 0x7fffffff;  // the kernels stride past the grid
+      break;
+  }
+  kernel<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(in, out);
+  GPUKIT_CUDA_CHECK_LAUNCH("black_scholes kernel");
+}
+
+// Calls `launch(std::integral_constant<NormalCdf>, std::bool_constant<greeks>)`.
+template <class F>
+void dispatch(NormalCdf cdf, bool greeks, F&& launch) {
+  auto with_cdf = [&](auto cdf_constant) {
+    if (greeks) {
+      launch(cdf_constant, std::true_type{});
+    } else {
+      launch(cdf_constant, std::false_type{});
+    }
+  };
+  if (cdf == NormalCdf::erfc) {
+    with_cdf(std::integral_constant<NormalCdf, NormalCdf::erfc>{});
+  } else {
+    with_cdf(std::integral_constant<NormalCdf, NormalCdf::hull_polynomial>{});
+  }
+}
+
+template <class Real>
+void launch_grid_stride(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                        NormalCdf cdf, StreamHandle stream, GridPolicy policy) {
+  if (in.count <= 0) return;
+  dispatch(cdf, out.has_greeks(), [&](auto cdf_c, auto greeks_c) {
+    launch_kernel(black_scholes_grid_stride_kernel<Real, decltype(cdf_c)::value,
+                                                   decltype(greeks_c)::value>,
+                  policy, in.count, in, out, stream);
+  });
+}
+
+template <class Real, int kVectorsPerThread, bool kStreaming>
+void launch_vectorized(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                       NormalCdf cdf, StreamHandle stream, GridPolicy policy) {
+  if (in.count <= 0) return;
+  if (!all_aligned16(in, out)) {
+    // 16-byte vectors need 16-byte aligned arrays; a misaligned view takes the scalar path.
+    launch_grid_stride(in, out, cdf, stream, GridPolicy::sm_filling);
+    return;
+  }
+  const std::int64_t vectors = in.count / Vector16<Real>::kWidth;
+  const std::int64_t threads_needed =
+      (vectors + kVectorsPerThread - 1) / kVectorsPerThread + in.count % Vector16<Real>::kWidth;
+  dispatch(cdf, out.has_greeks(), [&](auto cdf_c, auto greeks_c) {
+    launch_kernel(black_scholes_vector_kernel<Real, decltype(cdf_c)::value,
+                                              decltype(greeks_c)::value, kVectorsPerThread,
+                                              kStreaming>,
+                  policy, threads_needed, in, out, stream);
+  });
+}
+
+}  // namespace
+
+template <class Real>
+void launch_seed(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                 NormalCdf cdf, StreamHandle stream) {
+  launch_grid_stride(in, out, cdf, stream, GridPolicy::seed_fixed);
+}
+
+template <class Real>
+void launch_sm_count_grid(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                          NormalCdf cdf, StreamHandle stream) {
+  launch_grid_stride(in, out, cdf, stream, GridPolicy::sm_filling);
+}
+
+template <class Real>
+void launch_vector_io(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                      NormalCdf cdf, StreamHandle stream) {
+  launch_vectorized<Real, 1, false>(in, out, cdf, stream, GridPolicy::sm_filling);
+}
+
+template <class Real>
+void launch_vector_io_ilp(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                          NormalCdf cdf, StreamHandle stream) {
+  launch_vectorized<Real, 2, false>(in, out, cdf, stream, GridPolicy::sm_filling);
+}
+
+template <class Real>
+void launch_streaming(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                      NormalCdf cdf, StreamHandle stream) {
+  launch_vectorized<Real, 2, true>(in, out, cdf, stream, GridPolicy::sm_filling);
+}
+
+template <class Real>
+void launch_exact_grid(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                       NormalCdf cdf, StreamHandle stream) {
+  launch_vectorized<Real, 2, true>(in, out, cdf, stream, GridPolicy::exact);
+}
+
+#define GPUKIT_INSTANTIATE_BS_LAUNCHER(name)                                                \
+  template void name<float>(const BlackScholesInputs<float>&,                               \
+                            const BlackScholesOutputs<float>&, NormalCdf, StreamHandle);    \
+  template void name<double>(const BlackScholesInputs<double>&,                             \
+                             const BlackScholesOutputs<double>&, NormalCdf, StreamHandle);
+
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_seed)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_sm_count_grid)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_vector_io)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_vector_io_ilp)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_streaming)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_exact_grid)
+
+}  // namespace gpukit::finance::cuda_detail

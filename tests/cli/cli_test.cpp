@@ -1,0 +1,146 @@
+// The gpukit binary end to end: exit codes, messages, files left (or not) behind.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gpukit/core/device.hpp"
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string out, err;
+};
+
+const std::filesystem::path& scratch() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::path(::testing::TempDir()) / ("gpukit_cli_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+Result run(const std::string& args, const std::string& stdin_text = "") {
+  const auto in = scratch() / "stdin.txt", out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
+  std::ofstream(in, std::ios::binary) << stdin_text;
+  const std::string command = std::string(GPUKIT_BINARY) + " " + args + " <" + in.string() + " >" +
+                              out.string() + " 2>" + err.string();
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const auto p = scratch() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+TEST(Cli, PricesABookWithPassThroughColumnsAndGreeks) {
+  const std::string book = write_file("book.csv",
+                                      "id,Type,spot,strike,maturity,volatility\r\n"
+                                      "A1,call,100,100,1,0.2\r\n"
+                                      "\"B,2\",P,100,110,0.5,0.3\r\n");
+  const auto out = (scratch() / "prices.csv").string();
+  const Result r = run("bs --device cpu --input " + book + " --output " + out + " --rate 0.05 --greeks");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = slurp(out);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "id,Type,spot,strike,maturity,volatility,price,delta,gamma,vega,theta,rho");
+  EXPECT_NE(text.find("\"B,2\",P,100,110,0.5,0.3,"), std::string::npos) << text;
+  // Hull's textbook value: S=K=100, T=1, r=5%, sigma=20% call = 10.4506.
+  EXPECT_NE(text.find("A1,call,100,100,1,0.2,10.4505"), std::string::npos) << text;
+}
+
+TEST(Cli, BadRowNamesFileLineColumnAndLeavesNoOutput) {
+  const std::string book = write_file("bad.csv",
+                                      "type,spot,strike,maturity,rate,volatility\n"
+                                      "call,100,100,1,0.05,0.2\n"
+                                      "put,100,-5,1,0.05,0.2\n");
+  const auto out = scratch() / "never.csv";
+  const Result r = run("bs --device cpu --input " + book + " --output " + out.string());
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("bad.csv:3:3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("strike"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  for (const auto& entry : std::filesystem::directory_iterator(scratch()))
+    EXPECT_EQ(entry.path().filename().string().find(".gpukit-tmp"), std::string::npos);
+}
+
+TEST(Cli, EmptyBookGivesAHeaderOnlyOutputOnStdout) {
+  const Result r = run("bs --device cpu --input - --output - --rate 0.01 --volatility 0.2",
+                       "type,spot,strike,maturity\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "type,spot,strike,maturity,price\n");
+}
+
+TEST(Cli, MissingInputFileIsAnIoError) {
+  const Result r = run("bs --device cpu --input /nonexistent/book.csv --output -");
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/book.csv"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UsageErrorsExitWith2) {
+  EXPECT_EQ(run("bs --precision quad --input x --output y").exit_code, 2);
+  EXPECT_EQ(run("no-such-command").exit_code, 2);
+}
+
+TEST(Cli, DeviceCudaWithoutAGpuFailsClearly) {
+  if (gpukit::cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  const Result r = run("bs --device cuda --generate 10");
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  EXPECT_NE(r.err.find("device unavailable"), std::string::npos) << r.err;
+}
+
+TEST(Cli, AutoFallsBackToTheCpuWithOneLine) {
+  if (gpukit::cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  const Result r = run("bs --generate 1000 --check");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("using the CPU"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("check: PASS"), std::string::npos) << r.out;
+}
+
+TEST(Cli, InfoListsTheBackends) {
+  const Result r = run("info");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu"), std::string::npos);
+  EXPECT_NE(r.out.find("cuda"), std::string::npos);
+}
+
+TEST(Cli, DemoRunsAndPasses) {
+  const Result r = run("demo --device cpu");
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("check: PASS"), std::string::npos) << r.out;
+}
+
+TEST(Cli, GeneratedBookRoundTripsThroughBs) {
+  const auto generated = (scratch() / "generated.csv").string();
+  ASSERT_EQ(run("bs --device cpu --generate 100 --seed 3 --output " + generated).exit_code, 0);
+  const auto repriced = (scratch() / "repriced.csv").string();
+  const Result r = run("bs --device cpu --input " + generated + " --output " + repriced + " --check");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("check:"), std::string::npos) << r.err;
+}
+
+TEST(Cli, BenchWritesJson) {
+  const auto json = (scratch() / "bench.json").string();
+  const Result r = run("bench bs --device cpu --size 2000 --repeat 2 --json " + json);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu-openmp-float"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(json).find("\"samples_ms\""), std::string::npos);
+}
+
+}  // namespace

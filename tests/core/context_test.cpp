@@ -1,0 +1,54 @@
+#include "gpukit/core/context.hpp"
+
+#include <gtest/gtest.h>
+
+#include "gpukit/core/device.hpp"
+#include "gpukit/core/error.hpp"
+
+namespace gpukit {
+namespace {
+
+TEST(SelectDevice, CpuIsAlwaysAvailable) {
+  const DeviceSelection s = select_device("cpu", 3);
+  EXPECT_EQ(s.context.backend, Backend::cpu);
+  EXPECT_EQ(s.context.cpu_threads, 3);
+  EXPECT_EQ(s.context.effective_cpu_threads(), 3);
+  EXPECT_TRUE(s.notice.empty());
+}
+
+TEST(SelectDevice, AutoPicksTheGpuOrFallsBackWithOneLine) {
+  const DeviceSelection s = select_device("auto");
+  ASSERT_FALSE(s.notice.empty());
+  EXPECT_EQ(s.notice.find('\n'), std::string::npos);
+  if (cuda_device_count() > 0) {
+    EXPECT_EQ(s.context.backend, Backend::cuda);
+    EXPECT_EQ(s.context.cuda_device, 0);
+  } else {
+    EXPECT_EQ(s.context.backend, Backend::cpu);
+    EXPECT_NE(s.notice.find("using the CPU"), std::string::npos) << s.notice;
+  }
+}
+
+TEST(SelectDevice, CudaWithoutAGpuIsAClearError) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  EXPECT_THROW(select_device("cuda"), DeviceUnavailable);
+  EXPECT_THROW(select_device("cuda:0"), DeviceUnavailable);
+}
+
+TEST(SelectDevice, OrdinalPastTheLastDeviceIsUnavailable) {
+  EXPECT_THROW(select_device("cuda:4096"), DeviceUnavailable);
+}
+
+TEST(SelectDevice, MalformedSpecsAreInvalidInput) {
+  for (const char* spec : {"", "gpu", "cuda:", "cuda:-1", "cuda:x", "cuda:1x", "CPU"}) {
+    EXPECT_THROW(select_device(spec), InvalidInput) << spec;
+  }
+  EXPECT_THROW(select_device("cpu", -1), InvalidInput);
+}
+
+TEST(Device, QueryOfAMissingDeviceThrows) {
+  EXPECT_THROW(query_device(cuda_device_count()), DeviceUnavailable);
+}
+
+}  // namespace
+}  // namespace gpukit

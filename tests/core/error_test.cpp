@@ -1,0 +1,43 @@
+#include "gpukit/core/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace gpukit {
+namespace {
+
+TEST(Error, EveryKindHasItsOwnExitCodeAndName) {
+  const ErrorKind kinds[] = {ErrorKind::invalid_input, ErrorKind::io, ErrorKind::out_of_memory,
+                             ErrorKind::cuda, ErrorKind::device_unavailable,
+                             ErrorKind::check_failed};
+  std::set<int> codes;
+  std::set<std::string> names;
+  for (ErrorKind k : kinds) {
+    EXPECT_GT(exit_code(k), 2) << "0-2 are success, unexpected and usage";
+    codes.insert(exit_code(k));
+    names.insert(kind_name(k));
+  }
+  EXPECT_EQ(codes.size(), std::size(kinds));
+  EXPECT_EQ(names.size(), std::size(kinds));
+}
+
+TEST(Error, OutOfMemoryCarriesTheBytesRequested) {
+  const OutOfMemory e("cudaMalloc", 3u << 20);
+  EXPECT_EQ(e.bytes_requested(), 3u << 20);
+  EXPECT_EQ(e.kind(), ErrorKind::out_of_memory);
+  EXPECT_NE(std::string(e.what()).find("3145728 bytes"), std::string::npos) << e.what();
+}
+
+TEST(Error, CudaErrorNamesCallFileAndLine) {
+  const CudaError e("cudaMemcpy(a, b, n)", "invalid argument", "memory.cpp", 42);
+  EXPECT_EQ(e.kind(), ErrorKind::cuda);
+  EXPECT_EQ(e.call(), "cudaMemcpy(a, b, n)");
+  const std::string what = e.what();
+  EXPECT_NE(what.find("cudaMemcpy(a, b, n)"), std::string::npos);
+  EXPECT_NE(what.find("memory.cpp:42"), std::string::npos);
+  EXPECT_NE(what.find("invalid argument"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpukit

@@ -1,0 +1,217 @@
+// Every registered CUDA variant against the double CPU reference: both precisions, both CNDs,
+// awkward sizes, per-option and book-wide parameters, Greeks, misaligned views, and the chunked
+// host path. Outputs are poisoned (NaN) before every run and every element is checked.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "finance/black_scholes_test_support.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpu_test_support.hpp"
+#include "gpukit/core/memory.hpp"
+#include "gpukit/core/stream.hpp"
+#include "gpukit/finance/black_scholes.hpp"
+#include "gpukit/finance/black_scholes_variants.hpp"
+
+namespace gpukit::finance {
+namespace {
+
+using testing::Book;
+
+constexpr int kOutputs = 10;
+constexpr std::size_t kSizes[] = {0, 1, 31, 32, 33, 1023, 1025, (std::size_t{1} << 20) + 3};
+
+// CPU double reference: all ten outputs for the (rounded) inputs the device sees.
+template <class Real>
+std::vector<std::vector<double>> reference(const Book& b, NormalCdf cdf, bool per_option) {
+  const std::size_t n = b.size();
+  auto round = [](const std::vector<double>& v) {
+    std::vector<double> r(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) r[i] = static_cast<Real>(v[i]);
+    return r;
+  };
+  const auto s = round(b.spot), x = round(b.strike), t = round(b.maturity), r = round(b.rate),
+             v = round(b.volatility), q = round(b.dividend);
+  std::vector<std::vector<double>> out(kOutputs, std::vector<double>(n));
+  BlackScholesInputs<double> in{static_cast<std::int64_t>(n), s.data(), x.data(), t.data(),
+                                {r.data()}, {v.data()}, {q.data()}};
+  if (!per_option) {
+    in.rate = {nullptr, static_cast<Real>(0.02)};
+    in.volatility = {nullptr, static_cast<Real>(0.30)};
+    in.dividend = {nullptr, 0};
+  }
+  BlackScholesOutputs<double> o{out[0].data(), out[1].data(), out[2].data(), out[3].data(),
+                                out[4].data(), out[5].data(), out[6].data(), out[7].data(),
+                                out[8].data(), out[9].data()};
+  BlackScholesOptions options;
+  options.cdf = cdf;
+  price_black_scholes(Context::cpu(), in, o, options);
+  return out;
+}
+
+// Device copies of a book in precision Real, placed `offset` elements past an aligned start so
+// the vector variants can be given misaligned views.
+template <class Real>
+struct DeviceBook {
+  std::size_t n, offset;
+  cuda::DeviceBuffer<Real> storage;  // 6 inputs + 10 outputs
+  DeviceBook(const Book& b, std::size_t offset_elements)
+      : n(b.size()), offset(offset_elements), storage(16 * (b.size() + offset_elements) + 1) {
+    const std::vector<double>* fields[] = {&b.spot, &b.strike, &b.maturity,
+                                           &b.rate, &b.volatility, &b.dividend};
+    for (int f = 0; f < 6; ++f) {
+      std::vector<Real> v(fields[f]->begin(), fields[f]->end());
+      cuda::copy_to_device(array(f), v.data(), n * sizeof(Real));
+    }
+  }
+  Real* array(int k) { return storage.data() + k * (n + offset) + offset; }
+  BlackScholesInputs<Real> inputs(bool per_option) {
+    BlackScholesInputs<Real> in{static_cast<std::int64_t>(n), array(0), array(1), array(2),
+                                {array(3)}, {array(4)}, {array(5)}};
+    if (!per_option) in.rate = {nullptr, Real(0.02)}, in.volatility = {nullptr, Real(0.30)}, in.dividend = {};
+    return in;
+  }
+  BlackScholesOutputs<Real> outputs(bool greeks) {
+    BlackScholesOutputs<Real> o{array(6), array(7)};
+    if (greeks) {
+      o.call_delta = array(8), o.put_delta = array(9), o.gamma = array(10), o.vega = array(11);
+      o.call_theta = array(12), o.put_theta = array(13), o.call_rho = array(14), o.put_rho = array(15);
+    }
+    return o;
+  }
+  void poison() { cuda::fill_bytes_async(array(6), 0xFF, 10 * (n + offset) * sizeof(Real), nullptr); }
+  std::vector<Real> download(int output) {
+    std::vector<Real> v(n);
+    cuda::copy_to_host(v.data(), array(6 + output), n * sizeof(Real));
+    return v;
+  }
+};
+
+// Greeks are checked with the same relative-to-scale bound, scaled by each Greek's own size.
+template <class Real>
+void expect_matches(const Book& b, const std::vector<std::vector<double>>& ref,
+                    const std::vector<std::vector<Real>>& got, bool per_option,
+                    const std::string& what) {
+  const double eps = std::numeric_limits<Real>::epsilon();
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      const double r = per_option ? b.rate[i] : 0.02, q = per_option ? b.dividend[i] : 0.0;
+      // The reference uses the same CND, so only rounding separates the two: the erfc bound.
+      double tol =
+          testing::price_tolerance<Real>(b.spot[i], b.strike[i], b.maturity[i], r, q, NormalCdf::erfc);
+      // Greeks: a few dozen roundings of terms no larger than the Greek plus one unit (theta and
+      // rho are sums of terms of the price's size, hence the absolute floor).
+      if (k >= 2) tol = 256 * eps * (1 + std::abs(ref[k][i]));
+      const double g = static_cast<double>(got[k][i]);
+      ASSERT_TRUE(std::abs(g - ref[k][i]) <= tol)
+          << what << " output " << k << " option " << i << ": got " << g << ", reference "
+          << ref[k][i] << ", tolerance " << tol;
+    }
+  }
+}
+
+template <class Real>
+void check_every_variant(std::size_t offset) {
+  for (std::size_t n : kSizes) {
+    const std::uint64_t seed = 7919 * n + offset;
+    const Book b = testing::seed_like_book(n, seed);
+    DeviceBook<Real> d(b, offset);
+    for (NormalCdf cdf : {NormalCdf::erfc, NormalCdf::hull_polynomial}) {
+      for (bool per_option : {true, false}) {
+        const auto ref = reference<Real>(b, cdf, per_option);
+        for (bool greeks : {false, true}) {
+          for (const BlackScholesVariant& v : black_scholes_variants()) {
+            d.poison();
+            v.launch(d.inputs(per_option), d.outputs(greeks), cdf, nullptr);
+            cuda::synchronize_device();
+            std::vector<std::vector<Real>> got;
+            for (int k = 0; k < (greeks ? kOutputs : 2); ++k) got.push_back(d.download(k));
+            expect_matches<Real>(b, ref, got, per_option,
+                                 ::testing::PrintToString(v.name) + " n=" + std::to_string(n) +
+                                     " seed=" + std::to_string(seed) + " offset=" +
+                                     std::to_string(offset) + (per_option ? " per-option" : " book-wide") +
+                                     (cdf == NormalCdf::erfc ? " erfc" : " hull") +
+                                     (greeks ? " greeks" : ""));
+            if (::testing::Test::HasFatalFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(BlackScholesGpu, RegistryIsNonEmptyAndHasTheSeedFirst) {
+  GPUKIT_REQUIRE_GPU();
+  ASSERT_FALSE(black_scholes_variants().empty());
+  EXPECT_EQ(black_scholes_variants().front().name, "seed");
+  EXPECT_NO_THROW(default_black_scholes_variant());
+  EXPECT_THROW(find_black_scholes_variant("no-such-variant"), InvalidInput);
+}
+
+TEST(BlackScholesGpu, EveryVariantFloatMatchesTheReference) {
+  GPUKIT_REQUIRE_GPU();
+  check_every_variant<float>(0);
+}
+
+TEST(BlackScholesGpu, EveryVariantDoubleMatchesTheReference) {
+  GPUKIT_REQUIRE_GPU();
+  check_every_variant<double>(0);
+}
+
+TEST(BlackScholesGpu, MisalignedViewsFallBackAndStayCorrect) {
+  GPUKIT_REQUIRE_GPU();
+  check_every_variant<float>(1);
+  check_every_variant<double>(1);
+}
+
+TEST(BlackScholesGpu, ChunkedHostPathMatchesTheCpuAcrossManyChunks) {
+  GPUKIT_REQUIRE_GPU();
+  const Book b = testing::seed_like_book((1 << 20) + 3, 99);
+  const auto n = static_cast<std::int64_t>(b.size());
+  for (std::int64_t chunk : {std::int64_t{0}, std::int64_t{1000}, std::int64_t{65537}}) {
+    std::vector<double> call(b.size(), NAN), put(b.size(), NAN), delta(b.size(), NAN);
+    std::vector<double> cpu_call(b.size()), cpu_put(b.size()), cpu_delta(b.size());
+    const BlackScholesInputs<double> in{n, b.spot.data(), b.strike.data(), b.maturity.data(),
+                                        {b.rate.data()}, {b.volatility.data()}, {b.dividend.data()}};
+    BlackScholesOptions options;
+    options.chunk_options = chunk;
+    BlackScholesOutputs<double> gpu_out{call.data(), put.data()};
+    gpu_out.call_delta = delta.data();
+    BlackScholesOutputs<double> cpu_out{cpu_call.data(), cpu_put.data()};
+    cpu_out.call_delta = cpu_delta.data();
+    price_black_scholes(Context::cuda(0), in, gpu_out, options);
+    price_black_scholes(Context::cpu(), in, cpu_out, options);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      const double tol = testing::price_tolerance<double>(b.spot[i], b.strike[i], b.maturity[i], b.rate[i], b.dividend[i], NormalCdf::erfc);
+      ASSERT_NEAR(call[i], cpu_call[i], tol) << "chunk " << chunk << " option " << i;
+      ASSERT_NEAR(put[i], cpu_put[i], tol) << "chunk " << chunk << " option " << i;
+      ASSERT_NEAR(delta[i], cpu_delta[i], 1e-13) << "chunk " << chunk << " option " << i;
+    }
+  }
+}
+
+TEST(BlackScholesGpu, GpuAndCpuAgreeToTheLastBitsOnly) {
+  GPUKIT_REQUIRE_GPU();
+  // The accurate double path: GPU and CPU differ only by their erfc/exp/log implementations.
+  const Book b = testing::extreme_book(100000, 2024);
+  const auto n = static_cast<std::int64_t>(b.size());
+  std::vector<double> gpu_call(b.size()), cpu_call(b.size());
+  const BlackScholesInputs<double> in{n, b.spot.data(), b.strike.data(), b.maturity.data(),
+                                      {b.rate.data()}, {b.volatility.data()}, {b.dividend.data()}};
+  price_black_scholes(Context::cuda(0), in, BlackScholesOutputs<double>{gpu_call.data()});
+  price_black_scholes(Context::cpu(), in, BlackScholesOutputs<double>{cpu_call.data()});
+  double max_abs = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const auto ref = testing::closed_form(b.spot[i], b.strike[i], b.maturity[i], b.rate[i],
+                                          b.volatility[i], b.dividend[i]);
+    ASSERT_NEAR(gpu_call[i], double(ref.call), 1e-9) << "option " << i;
+    max_abs = std::max(max_abs, std::abs(gpu_call[i] - cpu_call[i]));
+  }
+  RecordProperty("max_abs_gpu_minus_cpu", std::to_string(max_abs));
+  std::printf("max |GPU - CPU| over %zu extreme double options: %.3e\n", b.size(), max_abs);
+}
+
+}  // namespace
+}  // namespace gpukit::finance

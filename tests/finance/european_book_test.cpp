@@ -1,0 +1,51 @@
+#include "gpukit/finance/european_book.hpp"
+
+#include <gtest/gtest.h>
+
+#include "finance/black_scholes_test_support.hpp"
+
+namespace gpukit::finance {
+namespace {
+
+TEST(EuropeanBook, EachRowTakesItsOwnSideAndGreeks) {
+  const testing::Book b = testing::seed_like_book(1001, 31);
+  std::vector<std::uint8_t> is_put(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) is_put[i] = static_cast<std::uint8_t>((i * 7) % 3 == 0);
+  const EuropeanBookView view{static_cast<std::int64_t>(b.size()), is_put.data(), b.spot.data(),
+                              b.strike.data(), b.maturity.data(), {b.rate.data()},
+                              {b.volatility.data()}, {b.dividend.data()}};
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    const EuropeanBookResult r = price_european_book(Context::cpu(), view, precision, true);
+    ASSERT_EQ(r.price.size(), b.size());
+    ASSERT_EQ(r.rho.size(), b.size());
+    const double eps = precision == Precision::float32 ? 1.2e-7 : 2.3e-16;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      const auto ref = testing::closed_form(b.spot[i], b.strike[i], b.maturity[i], b.rate[i],
+                                            b.volatility[i], b.dividend[i]);
+      const double scale = b.spot[i] + b.strike[i];
+      // float rounds the inputs too: a relative eps in S moves the price by up to eps * S.
+      ASSERT_NEAR(r.price[i], double(is_put[i] ? ref.put : ref.call), 128 * eps * scale) << i;
+      if (is_put[i]) {
+        EXPECT_LE(r.delta[i], 0.0) << i;
+        EXPECT_LE(r.rho[i], 0.0) << i;
+      } else {
+        EXPECT_GE(r.delta[i], 0.0) << i;
+        EXPECT_GE(r.rho[i], 0.0) << i;
+      }
+      EXPECT_GE(r.gamma[i], 0.0) << i;  // underflows to 0 deep out of the money
+    }
+  }
+}
+
+TEST(EuropeanBook, WithoutGreeksOnlyPricesAreReturned) {
+  const testing::Book b = testing::seed_like_book(10, 3);
+  std::vector<std::uint8_t> is_put(b.size(), 0);
+  const EuropeanBookView view{10, is_put.data(), b.spot.data(), b.strike.data(),
+                              b.maturity.data(), {nullptr, 0.02}, {nullptr, 0.3}, {}};
+  const EuropeanBookResult r = price_european_book(Context::cpu(), view, Precision::float64, false);
+  EXPECT_EQ(r.price.size(), 10u);
+  EXPECT_TRUE(r.delta.empty());
+}
+
+}  // namespace
+}  // namespace gpukit::finance
