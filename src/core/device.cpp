@@ -38,7 +38,11 @@ int cuda_device_count() noexcept {
 std::string cuda_unavailable_reason() {
   int count = 0;
   const cudaError_t status = device_count_status(count);
-  if (status != cudaSuccess) return fmt::format("no usable CUDA device ({})", cudaGetErrorString(status));
+  if (status == cudaErrorInsufficientDriver)
+    return "no usable CUDA driver (none installed, or older than this CUDA 13 build)";
+  if (status == cudaErrorNoDevice) return "no CUDA device found";
+  if (status != cudaSuccess)
+    return fmt::format("no usable CUDA device ({})", cudaGetErrorString(status));
   if (count == 0) return "no CUDA device found";
   return "";
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The GPU check, run on the H200 machine through the device tool:
+#   builds for sm_90 with all cores, runs the whole ctest (GPU tests included), runs the GPU
+#   tests under compute-sanitizer memcheck, runs `gpukit bench bs`, and ends with a summary.
+# Logs go to $OUT (the device tool's output folder) or ./out/gpu-check.
+# Libraries missing on that machine (libcsv) can be carried unpacked under .deps/root (README).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/out/gpu-check}
+mkdir -p "$out"
+build=${GPUKIT_GPU_BUILD:-build/gpu}
+[ -d .deps/root/usr ] && export CMAKE_PREFIX_PATH=$PWD/.deps/root/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+declare -A status
+
+step() {  # step NAME LOGFILE COMMAND...
+  local name=$1 log=$2; shift 2
+  local t0=$SECONDS
+  echo "== $name: $*"
+  "$@" >"$out/$log" 2>&1
+  status[$name]=$?
+  echo "   exit ${status[$name]} after $((SECONDS - t0)) s (log: $log)"
+  return ${status[$name]}
+}
+
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
+step build build.log bash -c "cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGPUKIT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build $build -j$(nproc)" || {
+  tail -40 "$out/build.log"; exit 1; }
+gpukit=$build/apps/gpukit/gpukit
+# CPU tests in parallel; GPU tests one at a time so they do not share the device.
+step ctest-cpu ctest-cpu.log ctest --test-dir "$build" -L cpu -j8 --output-on-failure
+step ctest-gpu ctest-gpu.log ctest --test-dir "$build" -L gpu -j1 --output-on-failure
+gpu_tests=$(find "$build/tests" -name '*_gpu_tests' -type f -executable | sort)
+: >"$out/memcheck.log"
+status[memcheck]=0
+for t in $gpu_tests; do
+  echo "== memcheck $(basename "$t")"
+  compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full "$t" \
+    >>"$out/memcheck.log" 2>&1 || status[memcheck]=1
+done
+step info info.txt "$gpukit" info --measure
+step demo demo.txt "$gpukit" demo --device cuda
+step bench-bs bench-bs.txt "$gpukit" bench bs --device cuda --json "$out/bench-bs.json"
+
+echo
+echo "== summary"
+grep -E "tests passed|tests failed" "$out"/ctest-*.log
+grep -E "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
+cat "$out/info.txt"
+cat "$out/bench-bs.txt"
+failed=0
+for k in "${!status[@]}"; do
+  printf '%-10s %s\n' "$k" "$([ "${status[$k]}" = 0 ] && echo PASS || echo "FAIL (${status[$k]})")"
+  [ "${status[$k]}" = 0 ] || failed=1
+done
+exit $failed
