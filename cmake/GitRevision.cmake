@@ -4,7 +4,11 @@ execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SOURCE
                 OUTPUT_VARIABLE revision OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
                 RESULT_VARIABLE status)
 if(NOT status EQUAL 0 OR revision STREQUAL "")
-  set(revision "unknown")
+  if(DEFINED ENV{GPUKIT_GIT_REVISION})
+    set(revision "$ENV{GPUKIT_GIT_REVISION}")
+  else()
+    set(revision "unknown")
+  endif()
 endif()
 execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${SOURCE_DIR}
                 OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

@@ -11,6 +11,9 @@ mkdir -p "$out"
 build=${GPUKIT_GPU_BUILD:-build/gpu}
 [ -d .deps/root/usr ] && export CMAKE_PREFIX_PATH=$PWD/.deps/root/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
 declare -A status
+# The device machine gets a copy of the tree without .git; before sending it, write the revision
+# with `git describe --always --dirty > .deps/REVISION` so the benchmark records name it.
+[ -f .deps/REVISION ] && export GPUKIT_GIT_REVISION=$(cat .deps/REVISION)
 
 step() {  # step NAME LOGFILE COMMAND...
   local name=$1 log=$2; shift 2
@@ -35,8 +38,9 @@ gpu_tests=$(find "$build/tests" -name '*_gpu_tests' -type f -executable | sort)
 status[memcheck]=0
 for t in $gpu_tests; do
   echo "== memcheck $(basename "$t")"
+  # The out-of-memory test provokes a failing cudaMalloc on purpose; memcheck would count it.
   compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full "$t" \
-    >>"$out/memcheck.log" 2>&1 || status[memcheck]=1
+    --gtest_filter='-*ImpossibleAllocation*' >>"$out/memcheck.log" 2>&1 || status[memcheck]=1
 done
 step info info.txt "$gpukit" info --measure
 step demo demo.txt "$gpukit" demo --device cuda

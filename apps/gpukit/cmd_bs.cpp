@@ -83,7 +83,9 @@ void price_file(const BsArgs& args, const Context& context) {
   const finance::Precision precision =
       args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
   finance::BlackScholesOptions options;
-  options.cdf = args.cdf == "hull" ? finance::NormalCdf::hull_polynomial : finance::NormalCdf::erfc;
+  options.cdf = args.cdf == "erfc"   ? finance::NormalCdf::erfc
+                : args.cdf == "hull" ? finance::NormalCdf::hull_polynomial
+                                     : finance::NormalCdf::hull_polynomial_fast_math;
   options.variant = args.variant;
   const finance::EuropeanBookView view = view_of(book);
   const finance::EuropeanBookResult result =
@@ -163,8 +165,10 @@ void register_bs(CLI::App& app) {
   command->add_option("--precision", args->precision, "double | float")
       ->check(CLI::IsMember({"double", "float"}))
       ->capture_default_str();
-  command->add_option("--cdf", args->cdf, "erfc (accurate) | hull (the seed's polynomial)")
-      ->check(CLI::IsMember({"erfc", "hull"}))
+  command->add_option("--cdf", args->cdf,
+                      "erfc (accurate) | hull (the seed's polynomial) | hull-fast (with the "
+                      "seed SDK's fast float intrinsics)")
+      ->check(CLI::IsMember({"erfc", "hull", "hull-fast"}))
       ->capture_default_str();
   command->add_option("--variant", args->variant, "CUDA kernel variant (default: the fastest)");
   command->add_option("--rate", args->rate, "Risk-free rate for the whole book");

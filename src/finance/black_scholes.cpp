@@ -32,6 +32,7 @@ void price_on_cpu(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<
     greeks ? price_on_cpu<Real, NormalCdf::erfc, true>(in, out, threads)
            : price_on_cpu<Real, NormalCdf::erfc, false>(in, out, threads);
   } else {
+    // The CPU has no fast-math variant: both Hull modes use the accurate functions here.
     greeks ? price_on_cpu<Real, NormalCdf::hull_polynomial, true>(in, out, threads)
            : price_on_cpu<Real, NormalCdf::hull_polynomial, false>(in, out, threads);
   }

@@ -49,6 +49,11 @@ inline Book extreme_book(std::size_t n, std::uint64_t seed) {
   return b;
 }
 
+template <class Real>
+double fast_math_error(NormalCdf cdf) {
+  return cdf == NormalCdf::hull_polynomial_fast_math && sizeof(Real) == 4 ? 64 * 0x1p-21 : 0.0;
+}
+
 struct ClosedForm {
   long double call, put;
 };
@@ -73,11 +78,13 @@ inline ClosedForm closed_form(long double S, long double X, long double T, long 
 /// (erfc <= 4 ulp, exp/log <= 2 ulp) perturbs a term of size S e^{-qT} or X e^{-rT} by a few
 /// ulps; 64 ulps of their sum covers them. The seed's polynomial adds its 7.5e-8 absolute error
 /// in each N, weighted by the same two terms.
+/// Float fast math (GPU only) adds a few dozen of the intrinsics' 2^-21 relative errors.
 template <class Real>
 double price_tolerance(double S, double X, double T, double r, double q, NormalCdf cdf) {
   const double scale = S * std::exp(-q * T) + X * std::exp(-r * T);
-  const double cdf_error = cdf == NormalCdf::hull_polynomial ? 7.5e-8 : 0.0;
-  return 64 * std::numeric_limits<Real>::epsilon() * scale + cdf_error * scale;
+  const double cdf_error = cdf != NormalCdf::erfc ? 7.5e-8 : 0.0;
+  return 64 * std::numeric_limits<Real>::epsilon() * scale + cdf_error * scale +
+         fast_math_error<Real>(cdf) * scale;
 }
 
 }  // namespace gpukit::finance::testing

@@ -35,6 +35,10 @@ namespace gpukit::finance {
 enum class NormalCdf {
   erfc,             // accurate: 0.5 erfc(|d| / sqrt 2) on the small tail
   hull_polynomial,  // the seed's CND (Hull's 5th-degree polynomial)
+  /// The CUDA SDK's fast path behind the seed's timings: Hull's polynomial with the hardware
+  /// approximations __expf, __logf and __fdividef (each about 2^-21 relative error) in float
+  /// kernels. Double precision and the CPU use the accurate functions for it.
+  hull_polynomial_fast_math,
 };
 
 /// A market parameter given per option (`values` non-null, `count` entries) or once for the book.

@@ -233,10 +233,16 @@ void dispatch(NormalCdf cdf, bool greeks, F&& launch) {
       launch(cdf_constant, std::false_type{});
     }
   };
-  if (cdf == NormalCdf::erfc) {
-    with_cdf(std::integral_constant<NormalCdf, NormalCdf::erfc>{});
-  } else {
-    with_cdf(std::integral_constant<NormalCdf, NormalCdf::hull_polynomial>{});
+  switch (cdf) {
+    case NormalCdf::erfc:
+      with_cdf(std::integral_constant<NormalCdf, NormalCdf::erfc>{});
+      break;
+    case NormalCdf::hull_polynomial:
+      with_cdf(std::integral_constant<NormalCdf, NormalCdf::hull_polynomial>{});
+      break;
+    case NormalCdf::hull_polynomial_fast_math:
+      with_cdf(std::integral_constant<NormalCdf, NormalCdf::hull_polynomial_fast_math>{});
+      break;
   }
 }
 

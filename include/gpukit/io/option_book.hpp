@@ -1,0 +1,100 @@
+#pragma once
+// A European option book read from CSV, kept as structure-of-arrays ready for the pricers, plus the
+// text of every input field so that the priced book can be written with the input columns
+// unchanged.
+//
+// Input format: a header line, then one option per line. Known columns, matched case-insensitively
+// after trimming spaces, in any order:
+//   type       call | put | c | p (any case)                          required
+//   spot       > 0                                                      required
+//   strike     >= 0                                                     required
+//   maturity   >= 0, in years                                           required
+//   rate       any finite number, continuously compounded              column or BookDefaults::rate
+//   volatility >= 0, annualized                                         column or
+//   BookDefaults::volatility dividend   any finite number, continuous yield column,
+//   BookDefaults::dividend, or 0
+// Any other column is carried through untouched. Numbers are read with std::from_chars: independent
+// of the locale, '.' as decimal point, surrounding spaces and one leading '+' allowed, the whole
+// field must be a number; NaN, infinities and magnitudes outside a double's range (1e999, and
+// 1e-400, which would round to zero) are rejected; subnormal values are accepted.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpukit::io {
+
+/// Book-wide values given on the command line (--rate, --volatility, --dividend). Each may be given
+/// only when the book has no column of that name.
+struct BookDefaults {
+  std::optional<double> rate, volatility, dividend;
+};
+
+struct OptionBook {
+  std::string source;                // file name for messages
+  std::vector<std::string> columns;  // header names as given, in input order
+  std::vector<std::uint8_t> is_put;  // 0 call, 1 put
+  std::vector<double> spot, strike, maturity;
+  // Per-option values when the column exists, else empty and the scalar holds the book-wide value.
+  std::vector<double> rate, volatility, dividend;
+  double rate_scalar = 0, volatility_scalar = 0, dividend_scalar = 0;
+  // Every input field's text, row-major (rows x columns.size()), kept to pass columns through
+  // unchanged: field (r, c) is field_text[field_offsets[r * cols + c], field_offsets[r * cols + c +
+  // 1]).
+  std::string field_text;
+  std::vector<std::uint64_t> field_offsets;  // size rows*cols+1
+
+  /// Number of options (rows after the header).
+  std::size_t size() const;
+  /// Text of input field `col` (0-based, header order) of option `row`, as read (unquoted).
+  /// Precondition: row < size(), col < columns.size().
+  std::string_view field(std::size_t row, std::size_t col) const;
+};
+
+/// Called with the bytes read so far and the options parsed so far.
+using ProgressCallback = std::function<void(std::int64_t bytes_read, std::int64_t rows)>;
+
+/// Reads an option book (format above) from `in`.
+///
+/// Contract:
+///   - every error is a gpukit::InvalidInput shaped "<source>:<line>:<col>: <column>: <what>"
+///     (line: physical 1-based line, col: 1-based field index, column: header name as given), e.g.
+///     `book.csv:7:3: strike: must be >= 0, got "-1"`; errors about a whole row (wrong number of
+///     fields) or a missing column omit col (and the column for row errors); an empty input gives
+///     "<source>: empty file, expected a header line". Errors of the CSV layer come from CsvReader
+///     (InvalidInput "<source>:<line>: ..."; IoError on a failed read); running out of memory
+///     throws gpukit::OutOfMemory (bytes: about what the book held, the size of the failed growth);
+///   - required: type, spot, strike, maturity; rate and volatility as a column or a default, not
+///     both; dividend as a column or a default (not both), else 0; a known column given twice is
+///     an error. Defaults are checked like column values (finite; volatility >= 0);
+///   - every row has as many fields as the header; a header-only input gives an empty book;
+///   - `progress`, when set, is called every 2^20 rows and once at the end;
+///   - cost: one pass, no per-field heap allocation once the first rows have sized the buffers.
+/// Tested in tests/io/option_book_test.cpp and fuzzed by fuzz/option_book_fuzz.cpp.
+OptionBook read_option_book(std::istream& in, const std::string& source_name,
+                            const BookDefaults& defaults, const ProgressCallback& progress = {});
+
+/// Extra output column: name + values; as_float formats each value as the shortest text that
+/// round-trips a float (the value is first rounded to float), else a double (std::to_chars).
+/// NaN and infinities are written as "nan", "-nan", "inf", "-inf".
+struct OutputColumn {
+  std::string name;
+  std::span<const double> values;
+  bool as_float = false;
+};
+
+/// Writes the header (input columns, then extra columns), then each row: input fields unchanged
+/// (quoted only where CSV requires it, so read_option_book or CsvReader give back the same text),
+/// then the extra values. LF line ends. Locale-independent.
+/// Throws gpukit::InvalidInput when an extra column's size differs from book.size(), and
+/// gpukit::IoError when the stream fails. Output is written in blocks of about 1 MiB.
+void write_priced_book(std::ostream& out, const OptionBook& book,
+                       std::span<const OutputColumn> extra);
+
+}  // namespace gpukit::io

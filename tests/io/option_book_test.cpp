@@ -1,0 +1,540 @@
+// read_option_book / write_priced_book: column matching in any order, defaults vs columns, every
+// validation error with its exact file:line:col message, strict numbers, locale independence,
+// pass-through columns, float/double output formatting, progress reporting.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <charconv>
+#include <clocale>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <locale>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpukit/core/error.hpp"
+#include "gpukit/io/csv.hpp"
+#include "gpukit/io/option_book.hpp"
+
+namespace gpukit::io {
+namespace {
+
+OptionBook read_book(const std::string& text, const BookDefaults& defaults = {}) {
+  std::istringstream in(text);
+  return read_option_book(in, "book.csv", defaults);
+}
+
+// Message of the gpukit::InvalidInput thrown by reading `text`; fails the test when nothing or
+// something else is thrown.
+std::string book_error(const std::string& text, const BookDefaults& defaults = {}) {
+  try {
+    read_book(text, defaults);
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InvalidInput thrown for:\n" << text;
+  return {};
+}
+
+// BookDefaults{rate, volatility, dividend}, spelled out (GCC 12 warns on partial designated
+// initializers).
+BookDefaults defaults(std::optional<double> rate, std::optional<double> volatility,
+                      std::optional<double> dividend) {
+  return BookDefaults{rate, volatility, dividend};
+}
+
+const std::string kFullHeader = "type,spot,strike,maturity,rate,volatility,dividend\n";
+
+TEST(OptionBook, ReadsAFullBook) {
+  OptionBook book = read_book(kFullHeader +
+                              "call,100,95,0.5,0.01,0.2,0.02\n"
+                              "put,50.5,60,2,-0.005,0.35,0\n");
+  ASSERT_EQ(book.size(), 2u);
+  EXPECT_EQ(book.source, "book.csv");
+  EXPECT_EQ(book.is_put, (std::vector<std::uint8_t>{0, 1}));
+  EXPECT_EQ(book.spot, (std::vector<double>{100, 50.5}));
+  EXPECT_EQ(book.strike, (std::vector<double>{95, 60}));
+  EXPECT_EQ(book.maturity, (std::vector<double>{0.5, 2}));
+  EXPECT_EQ(book.rate, (std::vector<double>{0.01, -0.005}));
+  EXPECT_EQ(book.volatility, (std::vector<double>{0.2, 0.35}));
+  EXPECT_EQ(book.dividend, (std::vector<double>{0.02, 0}));
+  EXPECT_EQ(book.field_offsets.size(), 2 * 7 + 1u);
+  EXPECT_EQ(book.field(1, 1), "50.5");
+  EXPECT_EQ(book.field(1, 4), "-0.005");
+}
+
+TEST(OptionBook, ReadsEveryColumnOrder) {
+  // Seven columns (six known, one passed through): all 5040 orders give the same options.
+  const std::array<std::string, 7> names = {"type", "spot",       "strike", "maturity",
+                                            "rate", "volatility", "id"};
+  const std::array<std::array<std::string, 7>, 3> rows = {{
+      {"call", "100", "90", "0.25", "0.01", "0.2", "first"},
+      {"p", "101.5", "110", "1.5", "0.02", "0.3", "second"},
+      {"PUT", "7", "0", "0", "-0.01", "0", "third"},
+  }};
+  std::array<std::size_t, 7> order;
+  std::iota(order.begin(), order.end(), 0);
+  int permutations = 0;
+  do {
+    std::string text;
+    for (std::size_t i = 0; i < order.size(); ++i) text += (i ? "," : "") + names[order[i]];
+    text += '\n';
+    for (const auto& row : rows) {
+      for (std::size_t i = 0; i < order.size(); ++i) text += (i ? "," : "") + row[order[i]];
+      text += '\n';
+    }
+    SCOPED_TRACE(text);
+    OptionBook book = read_book(text);
+    ASSERT_EQ(book.size(), 3u);
+    ASSERT_EQ(book.is_put, (std::vector<std::uint8_t>{0, 1, 1}));
+    ASSERT_EQ(book.spot, (std::vector<double>{100, 101.5, 7}));
+    ASSERT_EQ(book.strike, (std::vector<double>{90, 110, 0}));
+    ASSERT_EQ(book.maturity, (std::vector<double>{0.25, 1.5, 0}));
+    ASSERT_EQ(book.rate, (std::vector<double>{0.01, 0.02, -0.01}));
+    ASSERT_EQ(book.volatility, (std::vector<double>{0.2, 0.3, 0}));
+    ASSERT_TRUE(book.dividend.empty());
+    ASSERT_EQ(book.dividend_scalar, 0.0);
+    std::size_t id_column =
+        static_cast<std::size_t>(std::find(order.begin(), order.end(), 6) - order.begin());
+    ASSERT_EQ(book.columns[id_column], "id");
+    for (std::size_t r = 0; r < rows.size(); ++r) ASSERT_EQ(book.field(r, id_column), rows[r][6]);
+    ++permutations;
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(permutations, 5040);
+}
+
+TEST(OptionBook, HeaderNamesAreTrimmedAndMatchedIgnoringCase) {
+  OptionBook book = read_book(" TYPE ,Spot,\" strike\t\",MaTuRiTy,Volatility\nc,1,2,3,0.5\n",
+                              defaults(0.01, {}, {}));
+  ASSERT_EQ(book.size(), 1u);
+  // Names are kept as given (libcsv drops the blanks around unquoted ones; quoted ones keep them).
+  EXPECT_EQ(book.columns,
+            (std::vector<std::string>{"TYPE", "Spot", " strike\t", "MaTuRiTy", "Volatility"}));
+  EXPECT_EQ(book.strike, (std::vector<double>{2}));
+  EXPECT_EQ(book.volatility, (std::vector<double>{0.5}));
+}
+
+TEST(OptionBook, TypeAcceptsCallPutCAndPInAnyCase) {
+  const std::vector<std::pair<std::string, std::uint8_t>> types = {
+      {"call", 0}, {"CALL", 0}, {"Call", 0}, {"c", 0}, {"C", 0},         {"put", 1},
+      {"PUT", 1},  {"pUt", 1},  {"p", 1},    {"P", 1}, {"\" put \"", 1}, {"\"\tc\"", 0}};
+  std::string text = "type,spot,strike,maturity\n";
+  std::vector<std::uint8_t> expected;
+  for (const auto& [type, is_put] : types) {
+    text += type + ",100,100,1\n";
+    expected.push_back(is_put);
+  }
+  OptionBook book = read_book(text, defaults(0, 0.2, {}));
+  EXPECT_EQ(book.is_put, expected);
+}
+
+TEST(OptionBook, BadTypeNamesLineColumnAndValue) {
+  for (std::string type : {"cal", "puts", "1", "call put", "\"\"", "x"}) {
+    SCOPED_TRACE(type);
+    std::string message =
+        book_error(kFullHeader + "call,1,1,1,0,0,0\n\n" + type + ",1,1,1,0,0,0\n");
+    EXPECT_EQ(message.rfind("book.csv:4:1: type: expected call, put, c or p, got \"", 0), 0u)
+        << message;
+  }
+}
+
+TEST(OptionBook, DefaultsStandInForMissingColumns) {
+  OptionBook book =
+      read_book("type,spot,strike,maturity\nc,100,100,1\np,100,90,2\n", defaults(0.03, 0.25, {}));
+  ASSERT_EQ(book.size(), 2u);
+  EXPECT_TRUE(book.rate.empty());
+  EXPECT_TRUE(book.volatility.empty());
+  EXPECT_TRUE(book.dividend.empty());
+  EXPECT_EQ(book.rate_scalar, 0.03);
+  EXPECT_EQ(book.volatility_scalar, 0.25);
+  EXPECT_EQ(book.dividend_scalar, 0.0);
+
+  OptionBook with_dividend =
+      read_book("type,spot,strike,maturity\nc,100,100,1\n", defaults(0.03, 0.25, 0.015));
+  EXPECT_EQ(with_dividend.dividend_scalar, 0.015);
+  EXPECT_TRUE(with_dividend.dividend.empty());
+}
+
+TEST(OptionBook, ColumnAndDefaultTogetherIsAnError) {
+  EXPECT_EQ(book_error(kFullHeader + "c,1,1,1,0,0,0\n", defaults(0.01, {}, {})),
+            "book.csv:1:5: rate: rate is both a column and --rate; give one");
+  EXPECT_EQ(book_error(kFullHeader + "c,1,1,1,0,0,0\n", defaults({}, 0.2, {})),
+            "book.csv:1:6: volatility: volatility is both a column and --volatility; give one");
+  EXPECT_EQ(book_error(kFullHeader + "c,1,1,1,0,0,0\n", defaults({}, {}, 0.0)),
+            "book.csv:1:7: dividend: dividend is both a column and --dividend; give one");
+}
+
+TEST(OptionBook, RateAndVolatilityNeedAColumnOrADefault) {
+  EXPECT_EQ(book_error("type,spot,strike,maturity,volatility\n", {}),
+            "book.csv:1: rate: required column is missing (or give --rate)");
+  EXPECT_EQ(book_error("type,spot,strike,maturity,rate\n", {}),
+            "book.csv:1: volatility: required column is missing (or give --volatility)");
+}
+
+TEST(OptionBook, BadDefaultsAreErrors) {
+  const std::string header = "type,spot,strike,maturity\n";
+  EXPECT_EQ(book_error(header, defaults(0, -0.1, {})),
+            "book.csv: --volatility: must be >= 0, got -0.1");
+  EXPECT_EQ(book_error(header, defaults(std::numeric_limits<double>::quiet_NaN(), 0, {})),
+            "book.csv: --rate: must be finite, got nan");
+  EXPECT_EQ(book_error(header, defaults(0, 0, std::numeric_limits<double>::infinity())),
+            "book.csv: --dividend: must be finite, got inf");
+}
+
+TEST(OptionBook, MissingRequiredColumnIsNamed) {
+  const BookDefaults rate_and_volatility = defaults(0, 0.2, {});
+  EXPECT_EQ(book_error("type,spot,strike\n", rate_and_volatility),
+            "book.csv:1: maturity: required column is missing");
+  EXPECT_EQ(book_error("spot,strike,maturity\n", rate_and_volatility),
+            "book.csv:1: type: required column is missing");
+  EXPECT_EQ(book_error("\n\ntype,strike,maturity,id\n", rate_and_volatility),
+            "book.csv:3: spot: required column is missing");
+}
+
+TEST(OptionBook, DuplicateKnownColumnIsAnError) {
+  EXPECT_EQ(book_error("type,spot,Strike,maturity, STRIKE\n", defaults(0, 0, {})),
+            "book.csv:1:5: STRIKE: duplicate column (also column 3)");
+}
+
+TEST(OptionBook, DuplicatePassThroughColumnsAreKept) {
+  OptionBook book = read_book("id,type,spot,strike,maturity,id\nx,c,1,1,1,y\n", defaults(0, 0, {}));
+  ASSERT_EQ(book.size(), 1u);
+  EXPECT_EQ(book.field(0, 0), "x");
+  EXPECT_EQ(book.field(0, 5), "y");
+}
+
+TEST(OptionBook, EmptyInputIsAnError) {
+  for (const std::string& text :
+       {std::string(""), std::string("\n\r\n  \n"), std::string("\xEF\xBB\xBF")}) {
+    EXPECT_EQ(book_error(text), "book.csv: empty file, expected a header line");
+  }
+}
+
+TEST(OptionBook, HeaderOnlyIsAnEmptyBook) {
+  for (const std::string& text : {kFullHeader, std::string("type,spot,strike,maturity,rate,"
+                                                           "volatility,dividend")}) {
+    OptionBook book = read_book(text);
+    EXPECT_EQ(book.size(), 0u);
+    EXPECT_EQ(book.columns.size(), 7u);
+    EXPECT_TRUE(book.spot.empty());
+    EXPECT_EQ(book.field_offsets, (std::vector<std::uint64_t>{0}));
+    std::ostringstream out;
+    std::vector<double> none;
+    std::vector<OutputColumn> extra = {{"price", none, false}};
+    write_priced_book(out, book, extra);
+    EXPECT_EQ(out.str(), "type,spot,strike,maturity,rate,volatility,dividend,price\n");
+  }
+}
+
+TEST(OptionBook, RowWithWrongFieldCountNamesTheLine) {
+  EXPECT_EQ(book_error(kFullHeader + "c,1,1,1,0,0,0\r\n\r\nc,1,1,1,0,0\r\n"),
+            "book.csv:4: row has 6 fields, the header has 7");
+  EXPECT_EQ(book_error(kFullHeader + "c,1,1,1,0,0,0,extra\n"),
+            "book.csv:2: row has 8 fields, the header has 7");
+}
+
+// One bad value in an otherwise valid book: the exact message, with file:line:col and column name.
+struct BadValueCase {
+  std::size_t column;  // 0-based, in kFullHeader's order
+  std::string text;    // as written in the CSV
+  std::string expected_message;
+};
+
+TEST(OptionBook, EachValidationErrorHasFileLineColumnAndName) {
+  const std::vector<BadValueCase> cases = {
+      {1, "0", "book.csv:3:2: spot: must be > 0, got \"0\""},
+      {1, "-2", "book.csv:3:2: spot: must be > 0, got \"-2\""},
+      {1, "-0", "book.csv:3:2: spot: must be > 0, got \"-0\""},
+      {2, "-1", "book.csv:3:3: strike: must be >= 0, got \"-1\""},
+      {3, "-0.5", "book.csv:3:4: maturity: must be >= 0, got \"-0.5\""},
+      {5, "-0.2", "book.csv:3:6: volatility: must be >= 0, got \"-0.2\""},
+      {4, "abc", "book.csv:3:5: rate: expected a number, got \"abc\""},
+      {6, "", "book.csv:3:7: dividend: empty field, expected a number"},
+      {6, "\"  \"", "book.csv:3:7: dividend: empty field, expected a number"},
+      {2, "1e999", "book.csv:3:3: strike: out of the range of a double, got \"1e999\""},
+      {3, "nan", "book.csv:3:4: maturity: must be finite, got \"nan\""},
+      {4, "-inf", "book.csv:3:5: rate: must be finite, got \"-inf\""},
+      {2, "\"1\n2\"", "book.csv:4:3: strike: expected a number, got \"1\\x0a2\""},
+  };
+  for (const BadValueCase& bad : cases) {
+    std::array<std::string, 7> row = {"put", "100", "100", "1", "0.01", "0.2", "0"};
+    row[bad.column] = bad.text;
+    std::string text = kFullHeader + "call,100,100,1,0.01,0.2,0\n";
+    for (std::size_t i = 0; i < row.size(); ++i) text += (i ? "," : "") + row[i];
+    text += "\n";
+    SCOPED_TRACE(text);
+    EXPECT_EQ(book_error(text), bad.expected_message);
+  }
+}
+
+TEST(OptionBook, ErrorNamesTheColumnAsGivenInTheHeader) {
+  EXPECT_EQ(book_error("Type,SPOT,Strike,Maturity\nc,1,-1,1\n", defaults(0, 0, {})),
+            "book.csv:2:3: Strike: must be >= 0, got \"-1\"");
+}
+
+TEST(OptionBook, NonNumbersAreRejected) {
+  for (std::string text :
+       {"nan", "NaN",  "-nan",    "nan(123)", "inf",     "-inf", "Infinity", "1e",        "1e+",
+        "1e-", "abc",  "1.5x",    "x1.5",     "+-1",     "-+1",  "++1",      "+",         "-",
+        ".",   "0x10", "\"1,5\"", "1 5",      "\"+ 1\"", "1..2", "1e5.5",    "\"1\t\t2\""}) {
+    SCOPED_TRACE(text);
+    std::string message = book_error(kFullHeader + "c,100," + text + ",1,0,0.2,0\n");
+    EXPECT_EQ(message.rfind("book.csv:2:3: strike: ", 0), 0u) << message;
+  }
+}
+
+TEST(OptionBook, NumberFormsThatAreAccepted) {
+  const std::vector<std::pair<std::string, double>> numbers = {
+      {"+1.5", 1.5},     {"\" 2 \"", 2},
+      {"\"\t+3\t\"", 3}, {"1e2", 100},
+      {"1E-2", 0.01},    {".5", 0.5},
+      {"5.", 5},         {"-0", 0},
+      {"007", 7},        {"1.0000000000000002", 1.0000000000000002}};
+  for (const auto& [text, value] : numbers) {
+    SCOPED_TRACE(text);
+    OptionBook book = read_book(kFullHeader + "c,100," + text + ",1,0,0.2,0\n");
+    ASSERT_EQ(book.size(), 1u);
+    EXPECT_EQ(book.strike[0], value);
+  }
+}
+
+// Restores the global C++ and C locales on scope exit.
+class GlobalLocaleGuard {
+ public:
+  GlobalLocaleGuard() : saved_(std::locale()) {}
+  ~GlobalLocaleGuard() { std::locale::global(saved_); }
+  GlobalLocaleGuard(const GlobalLocaleGuard&) = delete;
+  GlobalLocaleGuard& operator=(const GlobalLocaleGuard&) = delete;
+
+ private:
+  std::locale saved_;
+};
+
+TEST(OptionBook, ReadingAndWritingIgnoreTheLocale) {
+  GlobalLocaleGuard guard;
+  bool comma_locale = false;
+  for (const char* name : {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "de_DE"}) {
+    try {
+      std::locale::global(std::locale(name));
+      comma_locale = true;
+      break;
+    } catch (const std::runtime_error&) {
+    }
+  }
+  if (!comma_locale) GTEST_SKIP() << "no comma-decimal locale installed (e.g. de_DE.UTF-8)";
+  // Guard against a vacuous pass: the C and C++ locales really use a decimal comma now.
+  ASSERT_EQ(std::strtod("1,5", nullptr), 1.5);
+  std::ostringstream probe;
+  probe << 1.5;
+  ASSERT_EQ(probe.str(), "1,5");
+
+  OptionBook book = read_book(kFullHeader + "c,1234.5,100.25,0.5,0.01,0.2,0\n");
+  ASSERT_EQ(book.size(), 1u);
+  EXPECT_EQ(book.spot[0], 1234.5);
+  EXPECT_EQ(book.strike[0], 100.25);
+  std::string message = book_error(kFullHeader + "c,100,\"100,25\",0.5,0.01,0.2,0\n");
+  EXPECT_EQ(message, "book.csv:2:3: strike: expected a number, got \"100,25\"");
+
+  std::vector<double> price = {1234.5};
+  std::vector<OutputColumn> extra = {{"price", price, false}, {"price32", price, true}};
+  std::ostringstream out;
+  write_priced_book(out, book, extra);
+  EXPECT_EQ(out.str(), kFullHeader.substr(0, kFullHeader.size() - 1) +
+                           ",price,price32\nc,1234.5,100.25,0.5,0.01,0.2,0,1234.5,1234.5\n");
+}
+
+TEST(OptionBook, PassThroughColumnsArePreservedByteForByte) {
+  const std::string input =
+      "\xEF\xBB\xBFid,Type,note,spot,strike,maturity,rate,volatility,\"weird, \"\"name\"\"\"\r\n"
+      "\"A-1\",call,\"has, comma\",100,95,0.5,0.01,0.2,\" spaced \"\r\n"
+      "B2,p,\"multi\r\nline\",100,105,1,0.01,0.2,\"x\"\"y\"\r\n"
+      "\xC3\xA9t\xC3\xA9,C,,1e2,0,0,0,0,\"\xEF\xBB\xBF\"\r\n";
+  OptionBook book = read_book(input);
+  ASSERT_EQ(book.size(), 3u);
+  std::vector<double> price = {12.5, 7.125, 100};
+  std::vector<double> delta = {0.25, -0.75, 1};
+  std::vector<OutputColumn> extra = {{"price", price, false}, {"delta", delta, true}};
+  std::ostringstream out;
+  write_priced_book(out, book, extra);
+  EXPECT_EQ(
+      out.str(),
+      "id,Type,note,spot,strike,maturity,rate,volatility,\"weird, \"\"name\"\"\",price,delta\n"
+      "A-1,call,\"has, comma\",100,95,0.5,0.01,0.2,\" spaced \",12.5,0.25\n"
+      "B2,p,\"multi\r\nline\",100,105,1,0.01,0.2,\"x\"\"y\",7.125,-0.75\n"
+      "\xC3\xA9t\xC3\xA9,C,,1e2,0,0,0,0,\"\xEF\xBB\xBF\",100,1\n");
+
+  // Read back: every input field comes out with the same bytes, then the extra columns.
+  std::istringstream written(out.str());
+  CsvReader reader(written, "out.csv");
+  CsvRecord record;
+  ASSERT_TRUE(reader.next(record));
+  std::vector<std::string> header = book.columns;
+  header.push_back("price");
+  header.push_back("delta");
+  EXPECT_EQ(record.fields, header);
+  for (std::size_t row = 0; row < book.size(); ++row) {
+    ASSERT_TRUE(reader.next(record));
+    ASSERT_EQ(record.fields.size(), book.columns.size() + 2);
+    for (std::size_t col = 0; col < book.columns.size(); ++col) {
+      EXPECT_EQ(record.fields[col], book.field(row, col)) << "row " << row << " col " << col;
+    }
+  }
+  EXPECT_FALSE(reader.next(record));
+}
+
+TEST(OptionBook, ExtraColumnOfWrongSizeIsAnError) {
+  OptionBook book = read_book(kFullHeader + "c,1,1,1,0,0,0\n");
+  std::vector<double> two = {1, 2};
+  std::vector<OutputColumn> extra = {{"price", two, false}};
+  std::ostringstream out;
+  EXPECT_THROW(write_priced_book(out, book, extra), InvalidInput);
+  EXPECT_TRUE(out.str().empty());  // nothing written on failure
+}
+
+TEST(OptionBook, WriteToFailedStreamIsAnIoError) {
+  OptionBook book = read_book(kFullHeader + "c,1,1,1,0,0,0\n");
+  std::ostringstream out;
+  out.setstate(std::ios::badbit);
+  EXPECT_THROW(write_priced_book(out, book, {}), IoError);
+}
+
+// Output text of `values` written as one extra column of a book with as many rows.
+std::vector<std::string> formatted(const std::vector<double>& values, bool as_float) {
+  std::string text = "type,spot,strike,maturity\n";
+  for (std::size_t i = 0; i < values.size(); ++i) text += "c,1,1,1\n";
+  OptionBook book = read_book(text, defaults(0, 0, {}));
+  std::vector<OutputColumn> extra = {{"v", values, as_float}};
+  std::ostringstream out;
+  write_priced_book(out, book, extra);
+  std::istringstream in(out.str());
+  CsvReader reader(in, "out.csv");
+  CsvRecord record;
+  std::vector<std::string> texts;
+  reader.next(record);  // header
+  while (reader.next(record)) texts.push_back(record.fields.back());
+  return texts;
+}
+
+TEST(OptionBook, FloatAndDoubleOutputAreShortestRoundTrips) {
+  const std::vector<double> values = {0.1, 1.0 / 3.0, 100, -2.5, 0, 1e-300, 123456789.123};
+  EXPECT_EQ(formatted(values, false),
+            (std::vector<std::string>{"0.1", "0.3333333333333333", "100", "-2.5", "0", "1e-300",
+                                      "123456789.123"}));
+  EXPECT_EQ(formatted(values, true),
+            (std::vector<std::string>{"0.1", "0.33333334", "100", "-2.5", "0", "0", "123456792"}));
+  EXPECT_EQ(formatted({std::numeric_limits<double>::infinity(), 1e300}, true),
+            (std::vector<std::string>{"inf", "inf"}));
+}
+
+TEST(OptionBook, RandomValuesRoundTripAsFloatAndDouble) {
+  const std::uint32_t seed = 1234567u;
+  SCOPED_TRACE("random seed " + std::to_string(seed));
+  std::mt19937_64 random(seed);
+  std::vector<double> values;
+  while (values.size() < 2000) {
+    // Random bit patterns cover every exponent and mantissa; keep the finite ones.
+    double value = std::bit_cast<double>(random());
+    if (std::isfinite(value)) values.push_back(values.size() % 2 ? value : value * 1e-300 * 1e300);
+  }
+  std::vector<std::string> as_double = formatted(values, false);
+  std::vector<std::string> as_float = formatted(values, true);
+  ASSERT_EQ(as_double.size(), values.size());
+  ASSERT_EQ(as_float.size(), values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    double parsed_double = 0;
+    auto [end_d, error_d] = std::from_chars(
+        as_double[i].data(), as_double[i].data() + as_double[i].size(), parsed_double);
+    ASSERT_EQ(error_d, std::errc{}) << as_double[i];
+    ASSERT_EQ(end_d, as_double[i].data() + as_double[i].size());
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(parsed_double), std::bit_cast<std::uint64_t>(values[i]))
+        << "value " << i << " written as " << as_double[i];
+
+    auto expected_float = static_cast<float>(values[i]);
+    if (std::isinf(expected_float)) {
+      ASSERT_EQ(as_float[i], expected_float > 0 ? "inf" : "-inf");
+      continue;
+    }
+    float parsed_float = 0;
+    auto [end_f, error_f] =
+        std::from_chars(as_float[i].data(), as_float[i].data() + as_float[i].size(), parsed_float);
+    ASSERT_EQ(error_f, std::errc{}) << as_float[i];
+    ASSERT_EQ(end_f, as_float[i].data() + as_float[i].size());
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(parsed_float),
+              std::bit_cast<std::uint32_t>(expected_float))
+        << "value " << i << " written as " << as_float[i];
+    // A float's shortest text never needs more than 9 significant digits.
+    EXPECT_LE(as_float[i].size(), 15u) << as_float[i];
+  }
+}
+
+// A stream buffer that cannot seek and hands out a few bytes at a time, as a pipe does.
+class PipeLikeBuffer : public std::streambuf {
+ public:
+  explicit PipeLikeBuffer(std::string data) : data_(std::move(data)) {}
+
+ protected:
+  int_type underflow() override {
+    if (next_ == data_.size()) return traits_type::eof();
+    std::size_t count = std::min<std::size_t>(7, data_.size() - next_);
+    char* begin = data_.data() + next_;
+    setg(begin, begin, begin + count);
+    next_ += count;
+    return traits_type::to_int_type(*begin);
+  }
+
+ private:
+  std::string data_;
+  std::size_t next_ = 0;
+};
+
+TEST(OptionBook, ReadsFromANonSeekableStream) {
+  std::string text = kFullHeader;
+  for (int i = 0; i < 20000; ++i)
+    text += (i % 2 ? "c," : "p,") + std::to_string(i + 1) + ",1,1,0,0,0\n";
+  PipeLikeBuffer buffer(text);
+  std::istream in(&buffer);
+  OptionBook book = read_option_book(in, "<stdin>", {});
+  ASSERT_EQ(book.size(), 20000u);
+  EXPECT_EQ(book.spot.front(), 1);
+  EXPECT_EQ(book.spot.back(), 20000);
+  EXPECT_EQ(book.is_put.back(), 0);
+}
+
+TEST(OptionBook, ProgressIsReportedEveryMillionRowsAndAtTheEnd) {
+  const std::int64_t rows = (std::int64_t{1} << 20) + 5;
+  std::string text = "type,spot,strike,maturity\n";
+  text.reserve(text.size() + static_cast<std::size_t>(rows) * 8);
+  for (std::int64_t i = 0; i < rows; ++i) text += "c,1,1,1\n";
+  std::istringstream in(text);
+  std::vector<std::pair<std::int64_t, std::int64_t>> calls;
+  OptionBook book = read_option_book(
+      in, "big.csv", defaults(0, 0.2, {}),
+      [&](std::int64_t bytes, std::int64_t done) { calls.emplace_back(bytes, done); });
+  EXPECT_EQ(book.size(), static_cast<std::size_t>(rows));
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].second, std::int64_t{1} << 20);
+  EXPECT_GT(calls[0].first, 0);
+  EXPECT_LE(calls[0].first, static_cast<std::int64_t>(text.size()));
+  EXPECT_EQ(calls[1], std::make_pair(static_cast<std::int64_t>(text.size()), rows));
+}
+
+TEST(OptionBook, ProgressOnSmallBookIsCalledOnceAtTheEnd) {
+  std::string text = kFullHeader + "c,1,1,1,0,0,0\np,1,1,1,0,0,0\n";
+  std::istringstream in(text);
+  std::vector<std::pair<std::int64_t, std::int64_t>> calls;
+  read_option_book(in, "small.csv", {},
+                   [&](std::int64_t bytes, std::int64_t done) { calls.emplace_back(bytes, done); });
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0], std::make_pair(static_cast<std::int64_t>(text.size()), std::int64_t{2}));
+}
+}  // namespace
+}  // namespace gpukit::io
