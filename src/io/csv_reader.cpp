@@ -40,14 +40,16 @@ bool is_blank_byte(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '
 }  // namespace
 
 struct CsvReader::Impl {
-  Impl(std::istream& input, std::string name) : in(input), source_name(std::move(name)) {
+  Impl(std::istream& input, std::string name)
+      : in(input),
+        source_name(std::move(name)),
+        buffer(std::make_unique_for_overwrite<char[]>(kFirstBlockBytes)) {
     // CSV_STRICT: a quote inside an unquoted field or text after a closing quote is an error
     // instead of being taken literally. CSV_STRICT_FINI: an unterminated quoted field at the end of
     // the input is an error instead of a silently truncated record.
     if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI) != 0) {
       throw OutOfMemory(source_name + ": CSV parser", sizeof(csv_parser));
     }
-    buffer = std::make_unique_for_overwrite<char[]>(kFirstBlockBytes);
   }
   ~Impl() { csv_free(&parser); }
   Impl(const Impl&) = delete;

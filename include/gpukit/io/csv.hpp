@@ -44,7 +44,7 @@ struct CsvRecord {
 ///     to read (badbit, or already failed when passed in) throws gpukit::IoError; a record too
 ///     large for memory throws gpukit::OutOfMemory. After a throw the reader must not be used
 ///     again.
-///   - not copyable; movable.
+///   - not copyable; movable (a moved-from reader may only be destroyed or assigned to).
 /// Tested in tests/io/csv_test.cpp (quoting, CR LF vs LF, blank lines, BOM, errors, a record larger
 /// than a block, a random writer -> reader round trip).
 class CsvReader {

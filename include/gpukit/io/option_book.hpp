@@ -45,8 +45,8 @@ struct OptionBook {
   std::vector<double> rate, volatility, dividend;
   double rate_scalar = 0, volatility_scalar = 0, dividend_scalar = 0;
   // Every input field's text, row-major (rows x columns.size()), kept to pass columns through
-  // unchanged: field (r, c) is field_text[field_offsets[r * cols + c], field_offsets[r * cols + c +
-  // 1]).
+  // unchanged: with i = r * cols + c, field (r, c) is field_text[field_offsets[i],
+  // field_offsets[i+1]).
   std::string field_text;
   std::vector<std::uint64_t> field_offsets;  // size rows*cols+1
 
