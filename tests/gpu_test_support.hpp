@@ -5,8 +5,8 @@
 
 #include "gpukit/core/device.hpp"
 
-#define GPUKIT_REQUIRE_GPU()                                                        \
-  do {                                                                              \
-    if (::gpukit::cuda_device_count() == 0)                                         \
-      GTEST_SKIP() << "no CUDA device: " << ::gpukit::cuda_unavailable_reason();    \
+#define GPUKIT_REQUIRE_GPU()                                                     \
+  do {                                                                           \
+    if (::gpukit::cuda_device_count() == 0)                                      \
+      GTEST_SKIP() << "no CUDA device: " << ::gpukit::cuda_unavailable_reason(); \
   } while (0)

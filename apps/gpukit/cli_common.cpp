@@ -39,7 +39,8 @@ void write_output_atomically(const std::string& path,
   }
   const std::filesystem::path target(path);
   const std::filesystem::path temporary =
-      target.parent_path() / ("." + target.filename().string() + ".gpukit-tmp-" + std::to_string(::getpid()));
+      target.parent_path() /
+      ("." + target.filename().string() + ".gpukit-tmp-" + std::to_string(::getpid()));
   try {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     if (!file) throw IoError(fmt::format("{}: cannot open for writing", path));

@@ -22,7 +22,8 @@ void register_bench(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   std::string cases;
-  for (const bench::BenchCase& c : bench::bench_cases()) cases += (cases.empty() ? "" : ", ") + c.name;
+  for (const bench::BenchCase& c : bench::bench_cases())
+    cases += (cases.empty() ? "" : ", ") + c.name;
   command->add_option("case", args->case_name, "Case study: " + cases)->required();
   add_device_options(*command, args->device);
   command->add_option("--size", args->config.size, "Elements (0 = the case's default)");
@@ -41,7 +42,8 @@ void register_bench(CLI::App& app) {
     const bench::BenchCase* chosen = nullptr;
     for (const bench::BenchCase& c : bench::bench_cases())
       if (c.name == args->case_name) chosen = &c;
-    if (chosen == nullptr) throw InvalidInput(fmt::format("bench: unknown case '{}'", args->case_name));
+    if (chosen == nullptr)
+      throw InvalidInput(fmt::format("bench: unknown case '{}'", args->case_name));
     if (args->config.size < 0) throw InvalidInput("--size must be >= 0");
     args->config.context = resolve_context(args->device);
     std::stringstream list(args->variants);

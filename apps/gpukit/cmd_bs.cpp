@@ -66,7 +66,8 @@ io::OptionBook read_book(const BsArgs& args) {
   if (show_progress) {
     progress = [total_bytes](std::int64_t bytes, std::int64_t rows) {
       if (total_bytes > 0)
-        fmt::print(stderr, "\rgpukit bs: reading {:.0f}% ({} options)", 100.0 * bytes / total_bytes, rows);
+        fmt::print(stderr, "\rgpukit bs: reading {:.0f}% ({} options)", 100.0 * bytes / total_bytes,
+                   rows);
       else
         fmt::print(stderr, "\rgpukit bs: reading ({} options)", rows);
     };
@@ -92,9 +93,8 @@ void price_file(const BsArgs& args, const Context& context) {
       finance::price_european_book(context, view, precision, args.greeks, options);
 
   if (args.check) {
-    const finance::EuropeanBookResult reference =
-        finance::price_european_book(Context::cpu(context.cpu_threads), view,
-                                     finance::Precision::float64, false, {});
+    const finance::EuropeanBookResult reference = finance::price_european_book(
+        Context::cpu(context.cpu_threads), view, finance::Precision::float64, false, {});
     const ErrorMetrics e = compare<double, double>(reference.price, result.price);
     const double bound = precision == finance::Precision::float32 ? 1e-4 : 1e-9;
     fmt::print(stderr, "check: {} {} vs CPU double reference: L1 norm {:E}, max abs error {:E}\n",
@@ -126,9 +126,13 @@ void generate(const BsArgs& args, const Context& context) {
     std::vector<std::uint8_t> is_put(n);
     for (std::size_t i = 0; i < n; ++i) is_put[i] = static_cast<std::uint8_t>(i % 2);
     const double rate = args.rate.value_or(g.rate), vol = args.volatility.value_or(g.volatility);
-    const finance::EuropeanBookView view{static_cast<std::int64_t>(n), is_put.data(),
-                                         g.spot.data(), g.strike.data(), g.maturity.data(),
-                                         {nullptr, rate}, {nullptr, vol},
+    const finance::EuropeanBookView view{static_cast<std::int64_t>(n),
+                                         is_put.data(),
+                                         g.spot.data(),
+                                         g.strike.data(),
+                                         g.maturity.data(),
+                                         {nullptr, rate},
+                                         {nullptr, vol},
                                          {nullptr, args.dividend.value_or(0.0)}};
     const finance::EuropeanBookResult r = finance::price_european_book(
         context, view,
@@ -143,7 +147,8 @@ void generate(const BsArgs& args, const Context& context) {
     });
   }
   if (args.check || args.output.empty()) {
-    if (!print_black_scholes_demo(bench::run_black_scholes_seed_demo(context, args.generate, args.seed)))
+    if (!print_black_scholes_demo(
+            bench::run_black_scholes_seed_demo(context, args.generate, args.seed)))
       throw Error(ErrorKind::check_failed, "bs --check: GPU results differ from the CPU reference");
   }
 }
@@ -165,9 +170,10 @@ void register_bs(CLI::App& app) {
   command->add_option("--precision", args->precision, "double | float")
       ->check(CLI::IsMember({"double", "float"}))
       ->capture_default_str();
-  command->add_option("--cdf", args->cdf,
-                      "erfc (accurate) | hull (the seed's polynomial) | hull-fast (with the "
-                      "seed SDK's fast float intrinsics)")
+  command
+      ->add_option("--cdf", args->cdf,
+                   "erfc (accurate) | hull (the seed's polynomial) | hull-fast (with the "
+                   "seed SDK's fast float intrinsics)")
       ->check(CLI::IsMember({"erfc", "hull", "hull-fast"}))
       ->capture_default_str();
   command->add_option("--variant", args->variant, "CUDA kernel variant (default: the fastest)");

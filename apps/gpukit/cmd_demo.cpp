@@ -17,7 +17,8 @@ void register_demo(CLI::App& app) {
     int failures = 0;
     fmt::print("== Black-Scholes (seed 000, slides 3-15) ==\n");
     // The seed's size: one million options.
-    failures += !print_black_scholes_demo(bench::run_black_scholes_seed_demo(context, 1000000, 2008));
+    failures +=
+        !print_black_scholes_demo(bench::run_black_scholes_seed_demo(context, 1000000, 2008));
     fmt::print("\ndemo: {} case stud{} run, {} failed\n", 1, "y", failures);
     if (failures) throw Error(ErrorKind::check_failed, "demo: a case study's check failed");
   });

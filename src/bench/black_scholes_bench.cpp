@@ -31,9 +31,12 @@ bool selected(const BenchConfig& config, std::string_view name) {
 
 const char* cdf_name(NormalCdf cdf) {
   switch (cdf) {
-    case NormalCdf::erfc: return "erfc";
-    case NormalCdf::hull_polynomial: return "hull-polynomial";
-    case NormalCdf::hull_polynomial_fast_math: return "hull-polynomial with fast math";
+    case NormalCdf::erfc:
+      return "erfc";
+    case NormalCdf::hull_polynomial:
+      return "hull-polynomial";
+    case NormalCdf::hull_polynomial_fast_math:
+      return "hull-polynomial with fast math";
   }
   return "?";
 }
@@ -69,8 +72,13 @@ Workload<Real> make_workload(std::int64_t n, const Context& context) {
   w.reference_put.resize(static_cast<std::size_t>(n));
   finance::price_black_scholes(
       Context::cpu(context.cpu_threads),
-      BlackScholesInputs<double>{n, s.data(), x.data(), t.data(), {nullptr, double(w.rate)},
-                                 {nullptr, double(w.volatility)}, {}},
+      BlackScholesInputs<double>{n,
+                                 s.data(),
+                                 x.data(),
+                                 t.data(),
+                                 {nullptr, double(w.rate)},
+                                 {nullptr, double(w.volatility)},
+                                 {}},
       BlackScholesOutputs<double>{w.reference_call.data(), w.reference_put.data()});
   w.price_scale = 30.0 + 100.0;
   return w;
@@ -159,8 +167,9 @@ void host_table(const BenchConfig& config, Report& report, const Workload<Real>&
   const TransferBandwidth& tb = *report.transfer;
   // Inputs travel host-to-device and outputs device-to-host, each at its measured pinned rate,
   // in parallel at best: that is the PCIe limit of a host-to-host pass.
-  const double seconds_per_option = std::max(3.0 * sizeof(Real) / (tb.host_to_device_pinned_gbps * 1e9),
-                                              2.0 * sizeof(Real) / (tb.device_to_host_pinned_gbps * 1e9));
+  const double seconds_per_option =
+      std::max(3.0 * sizeof(Real) / (tb.host_to_device_pinned_gbps * 1e9),
+               2.0 * sizeof(Real) / (tb.device_to_host_pinned_gbps * 1e9));
   table.limit_gbps = 5.0 * sizeof(Real) / seconds_per_option / 1e9;
   table.limit_name = "PCIe limit";
 
@@ -272,9 +281,11 @@ void run_black_scholes_bench(const BenchConfig& config, Report& report) {
   Table cpu_table;
   cpu_table.title = fmt::format("Black-Scholes on the CPU backend: {} options, call + put", cpu_n);
   cpu_table.element_name = "options";
-  if (want_float) cpu_table.rows.push_back(cpu_row(config, make_workload<float>(cpu_n, config.context), "float"));
+  if (want_float)
+    cpu_table.rows.push_back(cpu_row(config, make_workload<float>(cpu_n, config.context), "float"));
   if (want_double)
-    cpu_table.rows.push_back(cpu_row(config, make_workload<double>(cpu_n, config.context), "double"));
+    cpu_table.rows.push_back(
+        cpu_row(config, make_workload<double>(cpu_n, config.context), "double"));
   report.tables.push_back(std::move(cpu_table));
 }
 

@@ -64,24 +64,34 @@ BlackScholesSeedDemo run_black_scholes_seed_demo(const Context& context, std::in
 
   // Double-precision CPU reference on every thread.
   std::vector<double> ref_call(n), ref_put(n);
-  BlackScholesInputs<double> ref_in{options, book.spot.data(), book.strike.data(),
-                                    book.maturity.data(), {nullptr, book.rate},
-                                    {nullptr, book.volatility}, {}};
+  BlackScholesInputs<double> ref_in{options,
+                                    book.spot.data(),
+                                    book.strike.data(),
+                                    book.maturity.data(),
+                                    {nullptr, book.rate},
+                                    {nullptr, book.volatility},
+                                    {}};
   const Context cpu = Context::cpu(context.cpu_threads);
   demo.cpu_reference_ms = host_ms([&] {
-    finance::price_black_scholes(cpu, ref_in, BlackScholesOutputs<double>{ref_call.data(), ref_put.data()});
+    finance::price_black_scholes(cpu, ref_in,
+                                 BlackScholesOutputs<double>{ref_call.data(), ref_put.data()});
   });
 
   std::vector<float> spot = converted<float>(book.spot), strike = converted<float>(book.strike),
                      maturity = converted<float>(book.maturity);
   std::vector<float> call(n), put(n);
-  BlackScholesInputs<float> host_in{options, spot.data(), strike.data(), maturity.data(),
+  BlackScholesInputs<float> host_in{options,
+                                    spot.data(),
+                                    strike.data(),
+                                    maturity.data(),
                                     {nullptr, static_cast<float>(book.rate)},
-                                    {nullptr, static_cast<float>(book.volatility)}, {}};
+                                    {nullptr, static_cast<float>(book.volatility)},
+                                    {}};
 
   if (context.backend == Backend::cpu) {
     demo.kernel_default_ms = host_ms([&] {
-      finance::price_black_scholes(context, host_in, BlackScholesOutputs<float>{call.data(), put.data()});
+      finance::price_black_scholes(context, host_in,
+                                   BlackScholesOutputs<float>{call.data(), put.data()});
     });
   } else {
     demo.on_gpu = true;

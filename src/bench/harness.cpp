@@ -77,8 +77,10 @@ std::vector<Derived> derive(const Table& table) {
   for (const Row& r : table.rows) {
     Derived x{};
     x.median_ms = r.median_ms();
-    x.min_ms = r.samples_ms.empty() ? 0 : *std::min_element(r.samples_ms.begin(), r.samples_ms.end());
-    x.max_ms = r.samples_ms.empty() ? 0 : *std::max_element(r.samples_ms.begin(), r.samples_ms.end());
+    x.min_ms =
+        r.samples_ms.empty() ? 0 : *std::min_element(r.samples_ms.begin(), r.samples_ms.end());
+    x.max_ms =
+        r.samples_ms.empty() ? 0 : *std::max_element(r.samples_ms.begin(), r.samples_ms.end());
     const double seconds = x.median_ms * 1e-3;
     x.elements_per_s = seconds > 0 ? r.elements / seconds : 0;
     x.gbps = seconds > 0 ? r.bytes / seconds / 1e9 : 0;
@@ -114,7 +116,8 @@ void Report::print(std::ostream& out) const {
     fmt::print(out, "device: {} ({} SMs, {:.1f} GiB, theoretical {:.0f} GB/s)", device->name,
                device->sm_count, device->total_memory_bytes / double(1u << 30),
                device->theoretical_bandwidth_gbps());
-    if (clocks.sm_mhz > 0) fmt::print(out, ", clocks SM {} / memory {} MHz", clocks.sm_mhz, clocks.memory_mhz);
+    if (clocks.sm_mhz > 0)
+      fmt::print(out, ", clocks SM {} / memory {} MHz", clocks.sm_mhz, clocks.memory_mhz);
     fmt::print(out, "\nmeasured device-to-device copy: {:.0f} GB/s (read + write)\n",
                copy_bandwidth_gbps);
     if (transfer)
@@ -154,14 +157,15 @@ void Report::write_json(const std::string& path) const {
   j["backend"] = context.backend == Backend::cuda ? "cuda" : "cpu";
   j["cpu_threads"] = context.effective_cpu_threads();
   if (device) {
-    j["device"] = {{"name", device->name},
-                   {"ordinal", device->ordinal},
-                   {"pci_bus_id", device->pci_bus_id},
-                   {"compute_capability", fmt::format("{}.{}", device->compute_major, device->compute_minor)},
-                   {"sm_count", device->sm_count},
-                   {"total_memory_bytes", device->total_memory_bytes},
-                   {"l2_cache_bytes", device->l2_cache_bytes},
-                   {"theoretical_bandwidth_gbps", device->theoretical_bandwidth_gbps()}};
+    j["device"] = {
+        {"name", device->name},
+        {"ordinal", device->ordinal},
+        {"pci_bus_id", device->pci_bus_id},
+        {"compute_capability", fmt::format("{}.{}", device->compute_major, device->compute_minor)},
+        {"sm_count", device->sm_count},
+        {"total_memory_bytes", device->total_memory_bytes},
+        {"l2_cache_bytes", device->l2_cache_bytes},
+        {"theoretical_bandwidth_gbps", device->theoretical_bandwidth_gbps()}};
     j["clocks"] = {{"sm_peak_khz", device->sm_clock_khz},
                    {"memory_peak_khz", device->memory_clock_khz},
                    {"sm_current_mhz", clocks.sm_mhz},
@@ -177,18 +181,27 @@ void Report::write_json(const std::string& path) const {
   j["tables"] = json::array();
   for (const Table& t : tables) {
     const std::vector<Derived> d = derive(t);
-    json jt = {{"title", t.title}, {"limit_name", t.limit_name}, {"limit_gbps", t.limit_gbps},
+    json jt = {{"title", t.title},
+               {"limit_name", t.limit_name},
+               {"limit_gbps", t.limit_gbps},
                {"rows", json::array()}};
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
       const Row& r = t.rows[i];
       const Derived& x = d[i];
-      json jr = {{"variant", r.variant},       {"description", r.description},
-                 {"seed_reference", r.seed_reference}, {"elements", r.elements},
-                 {"bytes", r.bytes},           {"samples_ms", r.samples_ms},
-                 {"median_ms", x.median_ms},   {"min_ms", x.min_ms},
-                 {"max_ms", x.max_ms},         {"elements_per_s", x.elements_per_s},
-                 {"gbps", x.gbps},             {"percent_of_limit", x.percent_of_limit},
-                 {"note", r.note},             {"vendor", r.vendor}};
+      json jr = {{"variant", r.variant},
+                 {"description", r.description},
+                 {"seed_reference", r.seed_reference},
+                 {"elements", r.elements},
+                 {"bytes", r.bytes},
+                 {"samples_ms", r.samples_ms},
+                 {"median_ms", x.median_ms},
+                 {"min_ms", x.min_ms},
+                 {"max_ms", x.max_ms},
+                 {"elements_per_s", x.elements_per_s},
+                 {"gbps", x.gbps},
+                 {"percent_of_limit", x.percent_of_limit},
+                 {"note", r.note},
+                 {"vendor", r.vendor}};
       jr["step_speedup"] = x.step ? json(*x.step) : json(nullptr);
       jr["cumulative_speedup"] = x.cumulative ? json(*x.cumulative) : json(nullptr);
       jr["vs_vendor"] = x.vs_vendor ? json(*x.vs_vendor) : json(nullptr);

@@ -53,19 +53,23 @@ TransferBandwidth measure_transfer_bandwidth(int device, std::size_t bytes, int 
   std::memset(pinned.data(), 0x5A, bytes);
   auto h = stream.handle();
   TransferBandwidth result;
-  result.host_to_device_pinned_gbps = gbps(bytes, median_ms(stream, repeat, [&] {
-    cuda::copy_to_device_async(on_device.data(), pinned.data(), bytes, h);
-  }));
-  result.device_to_host_pinned_gbps = gbps(bytes, median_ms(stream, repeat, [&] {
-    cuda::copy_to_host_async(pinned.data(), on_device.data(), bytes, h);
-  }));
+  result.host_to_device_pinned_gbps =
+      gbps(bytes, median_ms(stream, repeat, [&] {
+             cuda::copy_to_device_async(on_device.data(), pinned.data(), bytes, h);
+           }));
+  result.device_to_host_pinned_gbps =
+      gbps(bytes, median_ms(stream, repeat, [&] {
+             cuda::copy_to_host_async(pinned.data(), on_device.data(), bytes, h);
+           }));
   // Pageable copies are staged by the driver and return only when done, as in the seed.
-  result.host_to_device_pageable_gbps = gbps(bytes, median_ms(stream, repeat, [&] {
-    cuda::copy_to_device_async(on_device.data(), pageable.data(), bytes, h);
-  }));
-  result.device_to_host_pageable_gbps = gbps(bytes, median_ms(stream, repeat, [&] {
-    cuda::copy_to_host_async(pageable.data(), on_device.data(), bytes, h);
-  }));
+  result.host_to_device_pageable_gbps =
+      gbps(bytes, median_ms(stream, repeat, [&] {
+             cuda::copy_to_device_async(on_device.data(), pageable.data(), bytes, h);
+           }));
+  result.device_to_host_pageable_gbps =
+      gbps(bytes, median_ms(stream, repeat, [&] {
+             cuda::copy_to_host_async(pageable.data(), on_device.data(), bytes, h);
+           }));
   return result;
 }
 

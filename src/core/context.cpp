@@ -38,8 +38,7 @@ DeviceSelection select_device(std::string_view spec, int threads) {
     if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() || ordinal < 0)
       throw InvalidInput(fmt::format("--device: bad CUDA ordinal in '{}'", spec));
   } else if (spec != "cuda") {
-    throw InvalidInput(
-        fmt::format("--device must be auto, cpu, cuda or cuda:N, got '{}'", spec));
+    throw InvalidInput(fmt::format("--device must be auto, cpu, cuda or cuda:N, got '{}'", spec));
   }
   const int count = cuda_device_count();
   if (count == 0)

@@ -6,24 +6,36 @@ namespace gpukit {
 
 int exit_code(ErrorKind kind) noexcept {
   switch (kind) {
-    case ErrorKind::invalid_input: return 3;
-    case ErrorKind::io: return 4;
-    case ErrorKind::out_of_memory: return 5;
-    case ErrorKind::cuda: return 6;
-    case ErrorKind::device_unavailable: return 7;
-    case ErrorKind::check_failed: return 8;
+    case ErrorKind::invalid_input:
+      return 3;
+    case ErrorKind::io:
+      return 4;
+    case ErrorKind::out_of_memory:
+      return 5;
+    case ErrorKind::cuda:
+      return 6;
+    case ErrorKind::device_unavailable:
+      return 7;
+    case ErrorKind::check_failed:
+      return 8;
   }
   return 1;
 }
 
 const char* kind_name(ErrorKind kind) noexcept {
   switch (kind) {
-    case ErrorKind::invalid_input: return "invalid input";
-    case ErrorKind::io: return "I/O error";
-    case ErrorKind::out_of_memory: return "out of memory";
-    case ErrorKind::cuda: return "CUDA error";
-    case ErrorKind::device_unavailable: return "device unavailable";
-    case ErrorKind::check_failed: return "check failed";
+    case ErrorKind::invalid_input:
+      return "invalid input";
+    case ErrorKind::io:
+      return "I/O error";
+    case ErrorKind::out_of_memory:
+      return "out of memory";
+    case ErrorKind::cuda:
+      return "CUDA error";
+    case ErrorKind::device_unavailable:
+      return "device unavailable";
+    case ErrorKind::check_failed:
+      return "check failed";
   }
   return "error";
 }

@@ -101,9 +101,7 @@ void pinned_release(void*) noexcept {}
 void set_device(int) { no_cuda("cudaSetDevice"); }
 void copy_to_device_async(void*, const void*, std::size_t, StreamHandle) { no_cuda("copy"); }
 void copy_to_host_async(void*, const void*, std::size_t, StreamHandle) { no_cuda("copy"); }
-void copy_device_to_device_async(void*, const void*, std::size_t, StreamHandle) {
-  no_cuda("copy");
-}
+void copy_device_to_device_async(void*, const void*, std::size_t, StreamHandle) { no_cuda("copy"); }
 void fill_bytes_async(void*, int, std::size_t, StreamHandle) { no_cuda("memset"); }
 void copy_to_device(void*, const void*, std::size_t) { no_cuda("copy"); }
 void copy_to_host(void*, const void*, std::size_t) { no_cuda("copy"); }

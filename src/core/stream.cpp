@@ -37,7 +37,9 @@ Event& Event::operator=(Event&& other) noexcept {
 Event::~Event() {
   if (handle_ != nullptr) cudaEventDestroy(handle_);
 }
-void Event::record(StreamHandle stream) const { GPUKIT_CUDA_CHECK(cudaEventRecord(handle_, stream)); }
+void Event::record(StreamHandle stream) const {
+  GPUKIT_CUDA_CHECK(cudaEventRecord(handle_, stream));
+}
 void Event::synchronize() const { GPUKIT_CUDA_CHECK(cudaEventSynchronize(handle_)); }
 float Event::elapsed_ms(const Event& start, const Event& stop) {
   float ms = 0;

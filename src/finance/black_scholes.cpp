@@ -75,8 +75,8 @@ template void price_black_scholes<double>(const Context&, const BlackScholesInpu
                                           const BlackScholesOutputs<double>&,
                                           const BlackScholesOptions&);
 template void price_black_scholes_on_device<float>(const BlackScholesInputs<float>&,
-                                                   const BlackScholesOutputs<float>&,
-                                                   StreamHandle, const BlackScholesOptions&);
+                                                   const BlackScholesOutputs<float>&, StreamHandle,
+                                                   const BlackScholesOptions&);
 template void price_black_scholes_on_device<double>(const BlackScholesInputs<double>&,
                                                     const BlackScholesOutputs<double>&,
                                                     StreamHandle, const BlackScholesOptions&);

@@ -45,8 +45,7 @@ struct Slot {
 }  // namespace
 
 template <class Real>
-void price_black_scholes_through_device(const Context& context,
-                                        const BlackScholesInputs<Real>& in,
+void price_black_scholes_through_device(const Context& context, const BlackScholesInputs<Real>& in,
                                         const BlackScholesOutputs<Real>& out,
                                         const BlackScholesOptions& options) {
   if (in.count == 0) return;
@@ -57,13 +56,13 @@ void price_black_scholes_through_device(const Context& context,
   std::vector<const Real*> inputs = {in.spot, in.strike, in.maturity};
   for (const PerOption<Real>* p : {&in.rate, &in.volatility, &in.dividend})
     if (p->values != nullptr) inputs.push_back(p->values);
-  std::array<Real* BlackScholesOutputs<Real>::*, 10> output_members = {
+  std::array<Real * BlackScholesOutputs<Real>::*, 10> output_members = {
       &BlackScholesOutputs<Real>::call,       &BlackScholesOutputs<Real>::put,
       &BlackScholesOutputs<Real>::call_delta, &BlackScholesOutputs<Real>::put_delta,
       &BlackScholesOutputs<Real>::gamma,      &BlackScholesOutputs<Real>::vega,
       &BlackScholesOutputs<Real>::call_theta, &BlackScholesOutputs<Real>::put_theta,
       &BlackScholesOutputs<Real>::call_rho,   &BlackScholesOutputs<Real>::put_rho};
-  std::vector<Real* BlackScholesOutputs<Real>::*> outputs;
+  std::vector<Real * BlackScholesOutputs<Real>::*> outputs;
   for (auto member : output_members)
     if (out.*member != nullptr) outputs.push_back(member);
 

@@ -66,11 +66,11 @@ GPUKIT_HD_INLINE NormalTails<Real> normal_tails(Real d) {
   } else {
     // The seed's CND (Hull): six decimal places from a 5th-degree polynomial.
     const Real k = fast_divide<kFast>(Real(1), Real(1) + Real(0.2316419) * math_abs(d));
-    small_tail = Real(kInvSqrt2Pi) * fast_exp<kFast>(Real(-0.5) * d * d) *
-                 (k * (Real(0.31938153) +
-                       k * (Real(-0.356563782) +
-                            k * (Real(1.781477937) +
-                                 k * (Real(-1.821255978) + k * Real(1.330274429))))));
+    small_tail =
+        Real(kInvSqrt2Pi) * fast_exp<kFast>(Real(-0.5) * d * d) *
+        (k * (Real(0.31938153) +
+              k * (Real(-0.356563782) +
+                   k * (Real(1.781477937) + k * (Real(-1.821255978) + k * Real(1.330274429))))));
   }
   const Real large_tail = Real(1) - small_tail;
   return d > 0 ? NormalTails<Real>{large_tail, small_tail}
@@ -106,9 +106,9 @@ GPUKIT_HD_INLINE OptionResult<Real> price_option(Real spot, Real strike, Real ma
   OptionResult<Real> r{};
   // `!= 0` rather than `> 0` so a NaN input takes the formula path and gives NaN.
   if (vol_sqrt_t != Real(0) && strike != Real(0)) {
-    const Real d1 = fast_divide<kFast>(fast_log<kFast>(fast_divide<kFast>(fwd_spot, pv_strike)),
-                                       vol_sqrt_t) +
-                    Real(0.5) * vol_sqrt_t;
+    const Real d1 =
+        fast_divide<kFast>(fast_log<kFast>(fast_divide<kFast>(fwd_spot, pv_strike)), vol_sqrt_t) +
+        Real(0.5) * vol_sqrt_t;
     const Real d2 = d1 - vol_sqrt_t;
     const NormalTails<Real> n1 = normal_tails<Real, Cdf>(d1);
     const NormalTails<Real> n2 = normal_tails<Real, Cdf>(d2);

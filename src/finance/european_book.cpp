@@ -14,7 +14,8 @@ EuropeanBookResult price_in(const Context& context, const EuropeanBookView& book
                             const BlackScholesOptions& options) {
   const std::int64_t n = book.count;
   const auto un = static_cast<std::size_t>(n);
-  const std::vector<Real> spot = as_real<Real>(book.spot, n), strike = as_real<Real>(book.strike, n),
+  const std::vector<Real> spot = as_real<Real>(book.spot, n),
+                          strike = as_real<Real>(book.strike, n),
                           maturity = as_real<Real>(book.maturity, n);
   std::vector<Real> rate, volatility, dividend;
   auto parameter = [&](const PerOption<double>& p, std::vector<Real>& storage) {
@@ -34,8 +35,8 @@ EuropeanBookResult price_in(const Context& context, const EuropeanBookView& book
   std::vector<Real> call_delta, put_delta, gamma, vega, call_theta, put_theta, call_rho, put_rho;
   BlackScholesOutputs<Real> out{call.data(), put.data()};
   if (greeks) {
-    for (auto* v : {&call_delta, &put_delta, &gamma, &vega, &call_theta, &put_theta, &call_rho,
-                    &put_rho})
+    for (auto* v :
+         {&call_delta, &put_delta, &gamma, &vega, &call_theta, &put_theta, &call_rho, &put_rho})
       v->resize(un);
     out.call_delta = call_delta.data(), out.put_delta = put_delta.data();
     out.gamma = gamma.data(), out.vega = vega.data();

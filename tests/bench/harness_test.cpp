@@ -37,8 +37,8 @@ TEST(Harness, DerivedColumnsInTextAndJson) {
   t.title = "unit table";
   t.limit_gbps = 1000;
   t.limit_name = "D2D copy";
-  t.rows = {row("first", 4.0), row("second", 2.0), row("off-ladder", 8.0, false),
-            row("third", 1.0), row("vendor", 2.0, false, true)};
+  t.rows = {row("first", 4.0), row("second", 2.0), row("off-ladder", 8.0, false), row("third", 1.0),
+            row("vendor", 2.0, false, true)};
   report.tables.push_back(t);
 
   std::ostringstream text;
@@ -53,13 +53,13 @@ TEST(Harness, DerivedColumnsInTextAndJson) {
   const auto& rows = j["tables"][0]["rows"];
   ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[0]["samples_ms"].size(), 4u);
-  EXPECT_DOUBLE_EQ(rows[0]["gbps"].get<double>(), 2e9 / 4e-3 / 1e9);     // 500 GB/s
+  EXPECT_DOUBLE_EQ(rows[0]["gbps"].get<double>(), 2e9 / 4e-3 / 1e9);  // 500 GB/s
   EXPECT_DOUBLE_EQ(rows[0]["percent_of_limit"].get<double>(), 50.0);
-  EXPECT_DOUBLE_EQ(rows[1]["step_speedup"].get<double>(), 2.0);          // 4 ms -> 2 ms
-  EXPECT_TRUE(rows[2]["step_speedup"].is_null());                        // not on the ladder
-  EXPECT_DOUBLE_EQ(rows[3]["step_speedup"].get<double>(), 2.0);          // 2 ms -> 1 ms
-  EXPECT_DOUBLE_EQ(rows[3]["cumulative_speedup"].get<double>(), 4.0);    // 4 ms -> 1 ms
-  EXPECT_DOUBLE_EQ(rows[3]["vs_vendor"].get<double>(), 2.0);             // vendor 2 ms
+  EXPECT_DOUBLE_EQ(rows[1]["step_speedup"].get<double>(), 2.0);        // 4 ms -> 2 ms
+  EXPECT_TRUE(rows[2]["step_speedup"].is_null());                      // not on the ladder
+  EXPECT_DOUBLE_EQ(rows[3]["step_speedup"].get<double>(), 2.0);        // 2 ms -> 1 ms
+  EXPECT_DOUBLE_EQ(rows[3]["cumulative_speedup"].get<double>(), 4.0);  // 4 ms -> 1 ms
+  EXPECT_DOUBLE_EQ(rows[3]["vs_vendor"].get<double>(), 2.0);           // vendor 2 ms
   EXPECT_EQ(j["command_line"], "gpukit bench unit");
   EXPECT_TRUE(j.contains("git_revision"));
   std::remove(path.c_str());

@@ -19,7 +19,8 @@ struct Result {
 
 const std::filesystem::path& scratch() {
   static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::path(::testing::TempDir()) / ("gpukit_cli_" + std::to_string(::getpid()));
+    auto d =
+        std::filesystem::path(::testing::TempDir()) / ("gpukit_cli_" + std::to_string(::getpid()));
     std::filesystem::create_directories(d);
     return d;
   }();
@@ -34,7 +35,8 @@ std::string slurp(const std::filesystem::path& p) {
 }
 
 Result run(const std::string& args, const std::string& stdin_text = "") {
-  const auto in = scratch() / "stdin.txt", out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
+  const auto in = scratch() / "stdin.txt", out = scratch() / "stdout.txt",
+             err = scratch() / "stderr.txt";
   std::ofstream(in, std::ios::binary) << stdin_text;
   const std::string command = std::string(GPUKIT_BINARY) + " " + args + " <" + in.string() + " >" +
                               out.string() + " 2>" + err.string();
@@ -54,7 +56,8 @@ TEST(Cli, PricesABookWithPassThroughColumnsAndGreeks) {
                                       "A1,call,100,100,1,0.2\r\n"
                                       "\"B,2\",P,100,110,0.5,0.3\r\n");
   const auto out = (scratch() / "prices.csv").string();
-  const Result r = run("bs --device cpu --input " + book + " --output " + out + " --rate 0.05 --greeks");
+  const Result r =
+      run("bs --device cpu --input " + book + " --output " + out + " --rate 0.05 --greeks");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = slurp(out);
   EXPECT_EQ(text.substr(0, text.find('\n')),
@@ -130,7 +133,8 @@ TEST(Cli, GeneratedBookRoundTripsThroughBs) {
   const auto generated = (scratch() / "generated.csv").string();
   ASSERT_EQ(run("bs --device cpu --generate 100 --seed 3 --output " + generated).exit_code, 0);
   const auto repriced = (scratch() / "repriced.csv").string();
-  const Result r = run("bs --device cpu --input " + generated + " --output " + repriced + " --check");
+  const Result r =
+      run("bs --device cpu --input " + generated + " --output " + repriced + " --check");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("check:"), std::string::npos) << r.err;
 }

@@ -8,9 +8,9 @@ namespace gpukit {
 namespace {
 
 TEST(Error, EveryKindHasItsOwnExitCodeAndName) {
-  const ErrorKind kinds[] = {ErrorKind::invalid_input, ErrorKind::io, ErrorKind::out_of_memory,
-                             ErrorKind::cuda, ErrorKind::device_unavailable,
-                             ErrorKind::check_failed};
+  const ErrorKind kinds[] = {ErrorKind::invalid_input,      ErrorKind::io,
+                             ErrorKind::out_of_memory,      ErrorKind::cuda,
+                             ErrorKind::device_unavailable, ErrorKind::check_failed};
   std::set<int> codes;
   std::set<std::string> names;
   for (ErrorKind k : kinds) {

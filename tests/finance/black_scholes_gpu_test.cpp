@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "finance/black_scholes_test_support.hpp"
-#include "gpukit/core/error.hpp"
 #include "gpu_test_support.hpp"
+#include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/finance/black_scholes.hpp"
@@ -35,8 +35,13 @@ std::vector<std::vector<double>> reference(const Book& b, NormalCdf cdf, bool pe
   const auto s = round(b.spot), x = round(b.strike), t = round(b.maturity), r = round(b.rate),
              v = round(b.volatility), q = round(b.dividend);
   std::vector<std::vector<double>> out(kOutputs, std::vector<double>(n));
-  BlackScholesInputs<double> in{static_cast<std::int64_t>(n), s.data(), x.data(), t.data(),
-                                {r.data()}, {v.data()}, {q.data()}};
+  BlackScholesInputs<double> in{static_cast<std::int64_t>(n),
+                                s.data(),
+                                x.data(),
+                                t.data(),
+                                {r.data()},
+                                {v.data()},
+                                {q.data()}};
   if (!per_option) {
     in.rate = {nullptr, static_cast<Real>(0.02)};
     in.volatility = {nullptr, static_cast<Real>(0.30)};
@@ -59,7 +64,7 @@ struct DeviceBook {
   cuda::DeviceBuffer<Real> storage;  // 6 inputs + 10 outputs
   DeviceBook(const Book& b, std::size_t offset_elements)
       : n(b.size()), offset(offset_elements), storage(16 * (b.size() + offset_elements) + 1) {
-    const std::vector<double>* fields[] = {&b.spot, &b.strike, &b.maturity,
+    const std::vector<double>* fields[] = {&b.spot, &b.strike,     &b.maturity,
                                            &b.rate, &b.volatility, &b.dividend};
     for (int f = 0; f < 6; ++f) {
       std::vector<Real> v(fields[f]->begin(), fields[f]->end());
@@ -68,20 +73,29 @@ struct DeviceBook {
   }
   Real* array(int k) { return storage.data() + k * (n + offset) + offset; }
   BlackScholesInputs<Real> inputs(bool per_option) {
-    BlackScholesInputs<Real> in{static_cast<std::int64_t>(n), array(0), array(1), array(2),
-                                {array(3)}, {array(4)}, {array(5)}};
-    if (!per_option) in.rate = {nullptr, Real(0.02)}, in.volatility = {nullptr, Real(0.30)}, in.dividend = {};
+    BlackScholesInputs<Real> in{static_cast<std::int64_t>(n),
+                                array(0),
+                                array(1),
+                                array(2),
+                                {array(3)},
+                                {array(4)},
+                                {array(5)}};
+    if (!per_option)
+      in.rate = {nullptr, Real(0.02)}, in.volatility = {nullptr, Real(0.30)}, in.dividend = {};
     return in;
   }
   BlackScholesOutputs<Real> outputs(bool greeks) {
     BlackScholesOutputs<Real> o{array(6), array(7)};
     if (greeks) {
       o.call_delta = array(8), o.put_delta = array(9), o.gamma = array(10), o.vega = array(11);
-      o.call_theta = array(12), o.put_theta = array(13), o.call_rho = array(14), o.put_rho = array(15);
+      o.call_theta = array(12), o.put_theta = array(13), o.call_rho = array(14),
+      o.put_rho = array(15);
     }
     return o;
   }
-  void poison() { cuda::fill_bytes_async(array(6), 0xFF, 10 * (n + offset) * sizeof(Real), nullptr); }
+  void poison() {
+    cuda::fill_bytes_async(array(6), 0xFF, 10 * (n + offset) * sizeof(Real), nullptr);
+  }
   std::vector<Real> download(int output) {
     std::vector<Real> v(n);
     cuda::copy_to_host(v.data(), array(6 + output), n * sizeof(Real));
@@ -100,8 +114,8 @@ void expect_matches(const Book& b, const std::vector<std::vector<double>>& ref,
       const double r = per_option ? b.rate[i] : 0.02, q = per_option ? b.dividend[i] : 0.0;
       // The reference uses the same CND, so only rounding separates the two: the erfc bound.
       // (The CPU reference of the fast mode uses accurate functions: add the intrinsics' error.)
-      double tol =
-          testing::price_tolerance<Real>(b.spot[i], b.strike[i], b.maturity[i], r, q, NormalCdf::erfc);
+      double tol = testing::price_tolerance<Real>(b.spot[i], b.strike[i], b.maturity[i], r, q,
+                                                  NormalCdf::erfc);
       const double scale = b.spot[i] + b.strike[i];
       tol += testing::fast_math_error<Real>(cdf) * scale;
       // Greeks: a few dozen roundings of terms no larger than the Greek plus one unit (theta and
@@ -122,8 +136,8 @@ void check_every_variant(std::size_t offset) {
     const std::uint64_t seed = 7919 * n + offset;
     const Book b = testing::seed_like_book(n, seed);
     DeviceBook<Real> d(b, offset);
-    for (NormalCdf cdf : {NormalCdf::erfc, NormalCdf::hull_polynomial,
-                          NormalCdf::hull_polynomial_fast_math}) {
+    for (NormalCdf cdf :
+         {NormalCdf::erfc, NormalCdf::hull_polynomial, NormalCdf::hull_polynomial_fast_math}) {
       for (bool per_option : {true, false}) {
         const auto ref = reference<Real>(b, cdf, per_option);
         for (bool greeks : {false, true}) {
@@ -133,12 +147,12 @@ void check_every_variant(std::size_t offset) {
             cuda::synchronize_device();
             std::vector<std::vector<Real>> got;
             for (int k = 0; k < (greeks ? kOutputs : 2); ++k) got.push_back(d.download(k));
-            expect_matches<Real>(b, ref, got, per_option, cdf,
-                                 ::testing::PrintToString(v.name) + " n=" + std::to_string(n) +
-                                     " seed=" + std::to_string(seed) + " offset=" +
-                                     std::to_string(offset) + (per_option ? " per-option" : " book-wide") +
-                                     " cdf " + std::to_string(static_cast<int>(cdf)) +
-                                     (greeks ? " greeks" : ""));
+            expect_matches<Real>(
+                b, ref, got, per_option, cdf,
+                ::testing::PrintToString(v.name) + " n=" + std::to_string(n) +
+                    " seed=" + std::to_string(seed) + " offset=" + std::to_string(offset) +
+                    (per_option ? " per-option" : " book-wide") + " cdf " +
+                    std::to_string(static_cast<int>(cdf)) + (greeks ? " greeks" : ""));
             if (::testing::Test::HasFatalFailure()) return;
           }
         }
@@ -178,8 +192,13 @@ TEST(BlackScholesGpu, ChunkedHostPathMatchesTheCpuAcrossManyChunks) {
   for (std::int64_t chunk : {std::int64_t{0}, std::int64_t{1000}, std::int64_t{65537}}) {
     std::vector<double> call(b.size(), NAN), put(b.size(), NAN), delta(b.size(), NAN);
     std::vector<double> cpu_call(b.size()), cpu_put(b.size()), cpu_delta(b.size());
-    const BlackScholesInputs<double> in{n, b.spot.data(), b.strike.data(), b.maturity.data(),
-                                        {b.rate.data()}, {b.volatility.data()}, {b.dividend.data()}};
+    const BlackScholesInputs<double> in{n,
+                                        b.spot.data(),
+                                        b.strike.data(),
+                                        b.maturity.data(),
+                                        {b.rate.data()},
+                                        {b.volatility.data()},
+                                        {b.dividend.data()}};
     BlackScholesOptions options;
     options.chunk_options = chunk;
     BlackScholesOutputs<double> gpu_out{call.data(), put.data()};
@@ -189,7 +208,8 @@ TEST(BlackScholesGpu, ChunkedHostPathMatchesTheCpuAcrossManyChunks) {
     price_black_scholes(Context::cuda(0), in, gpu_out, options);
     price_black_scholes(Context::cpu(), in, cpu_out, options);
     for (std::size_t i = 0; i < b.size(); ++i) {
-      const double tol = testing::price_tolerance<double>(b.spot[i], b.strike[i], b.maturity[i], b.rate[i], b.dividend[i], NormalCdf::erfc);
+      const double tol = testing::price_tolerance<double>(
+          b.spot[i], b.strike[i], b.maturity[i], b.rate[i], b.dividend[i], NormalCdf::erfc);
       ASSERT_NEAR(call[i], cpu_call[i], tol) << "chunk " << chunk << " option " << i;
       ASSERT_NEAR(put[i], cpu_put[i], tol) << "chunk " << chunk << " option " << i;
       ASSERT_NEAR(delta[i], cpu_delta[i], 1e-13) << "chunk " << chunk << " option " << i;
@@ -203,8 +223,13 @@ TEST(BlackScholesGpu, GpuAndCpuAgreeToTheLastBitsOnly) {
   const Book b = testing::extreme_book(100000, 2024);
   const auto n = static_cast<std::int64_t>(b.size());
   std::vector<double> gpu_call(b.size()), cpu_call(b.size());
-  const BlackScholesInputs<double> in{n, b.spot.data(), b.strike.data(), b.maturity.data(),
-                                      {b.rate.data()}, {b.volatility.data()}, {b.dividend.data()}};
+  const BlackScholesInputs<double> in{n,
+                                      b.spot.data(),
+                                      b.strike.data(),
+                                      b.maturity.data(),
+                                      {b.rate.data()},
+                                      {b.volatility.data()},
+                                      {b.dividend.data()}};
   price_black_scholes(Context::cuda(0), in, BlackScholesOutputs<double>{gpu_call.data()});
   price_black_scholes(Context::cpu(), in, BlackScholesOutputs<double>{cpu_call.data()});
   double max_abs = 0;

@@ -20,8 +20,8 @@ using testing::closed_form;
 
 template <class Real>
 struct Priced {
-  std::vector<Real> call, put, call_delta, put_delta, gamma, vega, call_theta, put_theta,
-      call_rho, put_rho;
+  std::vector<Real> call, put, call_delta, put_delta, gamma, vega, call_theta, put_theta, call_rho,
+      put_rho;
 };
 
 template <class Real>
@@ -45,8 +45,13 @@ Priced<Real> price_cpu(const Book& b, NormalCdf cdf, bool greeks, int threads = 
   BlackScholesOptions options;
   options.cdf = cdf;
   price_black_scholes(Context::cpu(threads),
-                      BlackScholesInputs<Real>{static_cast<std::int64_t>(n), s.data(), x.data(),
-                                               t.data(), {r.data()}, {v.data()}, {q.data()}},
+                      BlackScholesInputs<Real>{static_cast<std::int64_t>(n),
+                                               s.data(),
+                                               x.data(),
+                                               t.data(),
+                                               {r.data()},
+                                               {v.data()},
+                                               {q.data()}},
                       out, options);
   return p;
 }
@@ -56,9 +61,10 @@ TEST(BlackScholesCpu, DoubleMatchesTheIndependentClosedFormWithin1e9) {
   const Book b = testing::extreme_book(20000, seed);
   const Priced<double> p = price_cpu<double>(b, NormalCdf::erfc, false);
   for (std::size_t i = 0; i < b.size(); ++i) {
-    const auto ref = closed_form(b.spot[i], b.strike[i], b.maturity[i], b.rate[i],
-                                 b.volatility[i], b.dividend[i]);
-    ASSERT_NEAR(p.call[i], static_cast<double>(ref.call), 1e-9) << "seed " << seed << " option " << i;
+    const auto ref = closed_form(b.spot[i], b.strike[i], b.maturity[i], b.rate[i], b.volatility[i],
+                                 b.dividend[i]);
+    ASSERT_NEAR(p.call[i], static_cast<double>(ref.call), 1e-9)
+        << "seed " << seed << " option " << i;
     ASSERT_NEAR(p.put[i], static_cast<double>(ref.put), 1e-9) << "seed " << seed << " option " << i;
   }
 }
@@ -72,16 +78,23 @@ TEST(BlackScholesCpu, EveryPrecisionAndCdfWithinItsDerivedTolerance) {
       const Priced<double> d = price_cpu<double>(b, cdf, false);
       for (std::size_t i = 0; i < n; ++i) {
         // The oracle prices the float-rounded inputs for the float path.
-        const auto ref_f = closed_form(float(b.spot[i]), float(b.strike[i]), float(b.maturity[i]),
-                                       float(b.rate[i]), float(b.volatility[i]), float(b.dividend[i]));
+        const auto ref_f =
+            closed_form(float(b.spot[i]), float(b.strike[i]), float(b.maturity[i]),
+                        float(b.rate[i]), float(b.volatility[i]), float(b.dividend[i]));
         const auto ref_d = closed_form(b.spot[i], b.strike[i], b.maturity[i], b.rate[i],
                                        b.volatility[i], b.dividend[i]);
-        const double tol_f = testing::price_tolerance<float>(b.spot[i], b.strike[i], b.maturity[i], b.rate[i], b.dividend[i], cdf);
-        const double tol_d = testing::price_tolerance<double>(b.spot[i], b.strike[i], b.maturity[i], b.rate[i], b.dividend[i], cdf);
-        ASSERT_NEAR(f.call[i], double(ref_f.call), tol_f) << "n " << n << " seed " << seed << " i " << i;
-        ASSERT_NEAR(f.put[i], double(ref_f.put), tol_f) << "n " << n << " seed " << seed << " i " << i;
-        ASSERT_NEAR(d.call[i], double(ref_d.call), tol_d) << "n " << n << " seed " << seed << " i " << i;
-        ASSERT_NEAR(d.put[i], double(ref_d.put), tol_d) << "n " << n << " seed " << seed << " i " << i;
+        const double tol_f = testing::price_tolerance<float>(b.spot[i], b.strike[i], b.maturity[i],
+                                                             b.rate[i], b.dividend[i], cdf);
+        const double tol_d = testing::price_tolerance<double>(b.spot[i], b.strike[i], b.maturity[i],
+                                                              b.rate[i], b.dividend[i], cdf);
+        ASSERT_NEAR(f.call[i], double(ref_f.call), tol_f)
+            << "n " << n << " seed " << seed << " i " << i;
+        ASSERT_NEAR(f.put[i], double(ref_f.put), tol_f)
+            << "n " << n << " seed " << seed << " i " << i;
+        ASSERT_NEAR(d.call[i], double(ref_d.call), tol_d)
+            << "n " << n << " seed " << seed << " i " << i;
+        ASSERT_NEAR(d.put[i], double(ref_d.put), tol_d)
+            << "n " << n << " seed " << seed << " i " << i;
       }
     }
   }
@@ -133,9 +146,9 @@ TEST(BlackScholesCpu, GreeksMatchCentralDifferences) {
 TEST(BlackScholesCpu, ZeroMaturityOrVolatilityGivesTheDiscountedIntrinsicValue) {
   Book b;
   // {S, X, T, r, v, q}
-  const double cases[][6] = {{100, 90, 0, 0.05, 0.2, 0.01},   {100, 110, 0, 0.05, 0.2, 0.0},
-                             {100, 90, 2, 0.05, 0, 0.01},     {100, 120, 2, 0.05, 0, 0.0},
-                             {100, 0, 1, 0.03, 0.25, 0.02},   {50, 50, 0, 0.0, 0.0, 0.0}};
+  const double cases[][6] = {{100, 90, 0, 0.05, 0.2, 0.01}, {100, 110, 0, 0.05, 0.2, 0.0},
+                             {100, 90, 2, 0.05, 0, 0.01},   {100, 120, 2, 0.05, 0, 0.0},
+                             {100, 0, 1, 0.03, 0.25, 0.02}, {50, 50, 0, 0.0, 0.0, 0.0}};
   for (const auto& c : cases) {
     b.spot.push_back(c[0]), b.strike.push_back(c[1]), b.maturity.push_back(c[2]);
     b.rate.push_back(c[3]), b.volatility.push_back(c[4]), b.dividend.push_back(c[5]);
@@ -176,7 +189,8 @@ TEST(BlackScholesCpu, ResultsDoNotDependOnTheThreadCount) {
 TEST(BlackScholesCpu, NegativeCountIsInvalidInput) {
   BlackScholesInputs<double> in;
   in.count = -1;
-  EXPECT_THROW(price_black_scholes(Context::cpu(), in, BlackScholesOutputs<double>{}), InvalidInput);
+  EXPECT_THROW(price_black_scholes(Context::cpu(), in, BlackScholesOutputs<double>{}),
+               InvalidInput);
 }
 
 }  // namespace

@@ -10,10 +10,16 @@ namespace {
 TEST(EuropeanBook, EachRowTakesItsOwnSideAndGreeks) {
   const testing::Book b = testing::seed_like_book(1001, 31);
   std::vector<std::uint8_t> is_put(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) is_put[i] = static_cast<std::uint8_t>((i * 7) % 3 == 0);
-  const EuropeanBookView view{static_cast<std::int64_t>(b.size()), is_put.data(), b.spot.data(),
-                              b.strike.data(), b.maturity.data(), {b.rate.data()},
-                              {b.volatility.data()}, {b.dividend.data()}};
+  for (std::size_t i = 0; i < b.size(); ++i)
+    is_put[i] = static_cast<std::uint8_t>((i * 7) % 3 == 0);
+  const EuropeanBookView view{static_cast<std::int64_t>(b.size()),
+                              is_put.data(),
+                              b.spot.data(),
+                              b.strike.data(),
+                              b.maturity.data(),
+                              {b.rate.data()},
+                              {b.volatility.data()},
+                              {b.dividend.data()}};
   for (Precision precision : {Precision::float64, Precision::float32}) {
     const EuropeanBookResult r = price_european_book(Context::cpu(), view, precision, true);
     ASSERT_EQ(r.price.size(), b.size());
@@ -40,8 +46,14 @@ TEST(EuropeanBook, EachRowTakesItsOwnSideAndGreeks) {
 TEST(EuropeanBook, WithoutGreeksOnlyPricesAreReturned) {
   const testing::Book b = testing::seed_like_book(10, 3);
   std::vector<std::uint8_t> is_put(b.size(), 0);
-  const EuropeanBookView view{10, is_put.data(), b.spot.data(), b.strike.data(),
-                              b.maturity.data(), {nullptr, 0.02}, {nullptr, 0.3}, {}};
+  const EuropeanBookView view{10,
+                              is_put.data(),
+                              b.spot.data(),
+                              b.strike.data(),
+                              b.maturity.data(),
+                              {nullptr, 0.02},
+                              {nullptr, 0.3},
+                              {}};
   const EuropeanBookResult r = price_european_book(Context::cpu(), view, Precision::float64, false);
   EXPECT_EQ(r.price.size(), 10u);
   EXPECT_TRUE(r.delta.empty());

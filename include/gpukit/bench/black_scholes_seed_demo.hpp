@@ -29,7 +29,7 @@ struct BlackScholesSeedDemo {
   double kernel_default_ms = 0;  // the default variant (median), or the CPU float time
   double cpu_reference_ms = 0;   // double-precision CPU reference on all threads
   int cpu_threads = 0;
-  ErrorMetrics error;            // float call + put of the default variant vs the reference
+  ErrorMetrics error;  // float call + put of the default variant vs the reference
   double options_per_second() const { return options / (kernel_default_ms * 1e-3); }
   double kernel_gbps() const { return 20.0 * options / (kernel_default_ms * 1e6); }
 };

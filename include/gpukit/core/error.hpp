@@ -18,7 +18,8 @@ enum class ErrorKind {
 };
 
 /// Process exit code for an error kind: 3 invalid input, 4 I/O, 5 out of memory, 6 CUDA,
-/// 7 device unavailable, 8 check failed. (1 is left for unexpected errors, 2 for command-line usage errors.)
+/// 7 device unavailable, 8 check failed. (1 is left for unexpected errors, 2 for command-line usage
+/// errors.)
 int exit_code(ErrorKind kind) noexcept;
 
 /// Short name of a kind ("invalid input", "I/O error", ...), used as the CLI's message prefix.

@@ -93,8 +93,8 @@ struct BlackScholesOptions {
 template <class Real>
 std::int64_t black_scholes_bytes_moved(const BlackScholesInputs<Real>& in,
                                        const BlackScholesOutputs<Real>& out) {
-  const int arrays = 3 + !!in.rate.values + !!in.volatility.values + !!in.dividend.values +
-                     out.array_count();
+  const int arrays =
+      3 + !!in.rate.values + !!in.volatility.values + !!in.dividend.values + out.array_count();
   return in.count * arrays * static_cast<std::int64_t>(sizeof(Real));
 }
 

@@ -15,18 +15,18 @@ namespace gpukit::cuda::detail {
 
 }  // namespace gpukit::cuda::detail
 
-#define GPUKIT_CUDA_CHECK(call)                                                      \
-  do {                                                                               \
-    const cudaError_t gpukit_status_ = (call);                                       \
-    if (gpukit_status_ != cudaSuccess)                                               \
+#define GPUKIT_CUDA_CHECK(call)                                                            \
+  do {                                                                                     \
+    const cudaError_t gpukit_status_ = (call);                                             \
+    if (gpukit_status_ != cudaSuccess)                                                     \
       ::gpukit::cuda::detail::throw_cuda_error(gpukit_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 /// After a kernel launch: reports a bad launch configuration at the launch site.
-#define GPUKIT_CUDA_CHECK_LAUNCH(kernel_name)                                         \
-  do {                                                                                \
-    const cudaError_t gpukit_status_ = cudaGetLastError();                            \
-    if (gpukit_status_ != cudaSuccess)                                                \
-      ::gpukit::cuda::detail::throw_cuda_error(gpukit_status_, "launch of " kernel_name, \
-                                               __FILE__, __LINE__);                   \
+#define GPUKIT_CUDA_CHECK_LAUNCH(kernel_name)                                                      \
+  do {                                                                                             \
+    const cudaError_t gpukit_status_ = cudaGetLastError();                                         \
+    if (gpukit_status_ != cudaSuccess)                                                             \
+      ::gpukit::cuda::detail::throw_cuda_error(gpukit_status_, "launch of " kernel_name, __FILE__, \
+                                               __LINE__);                                          \
   } while (0)

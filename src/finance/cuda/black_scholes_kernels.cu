@@ -137,8 +137,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 #pragma unroll
       for (int k = 0; k < W; ++k) {
         const OptionResult<Real> r = price_option<Real, Cdf, kGreeks>(
-            spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k],
-            dividend[u][k]);
+            spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k], dividend[u][k]);
         call[k] = r.call, put[k] = r.put;
         if constexpr (kGreeks) {
           call_delta[k] = r.call_delta, put_delta[k] = r.put_delta;
@@ -163,8 +162,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   }
   // The last count % W options, one per thread of the first block(s).
   const std::int64_t tail_begin = vector_count * W;
-  for (std::int64_t i = tail_begin + static_cast<std::int64_t>(blockIdx.x) * blockDim.x +
-                        threadIdx.x;
+  for (std::int64_t i =
+           tail_begin + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < in.count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     price_and_store<Real, Cdf, kGreeks>(in, out, i);
   }
@@ -177,10 +176,22 @@ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15
 
 template <class Real>
 bool all_aligned16(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out) {
-  const void* pointers[] = {in.spot,           in.strike,         in.maturity,    in.rate.values,
-                            in.volatility.values, in.dividend.values, out.call,   out.put,
-                            out.call_delta,    out.put_delta,     out.gamma,      out.vega,
-                            out.call_theta,    out.put_theta,     out.call_rho,   out.put_rho};
+  const void* pointers[] = {in.spot,
+                            in.strike,
+                            in.maturity,
+                            in.rate.values,
+                            in.volatility.values,
+                            in.dividend.values,
+                            out.call,
+                            out.put,
+                            out.call_delta,
+                            out.put_delta,
+                            out.gamma,
+                            out.vega,
+                            out.call_theta,
+                            out.put_theta,
+                            out.call_rho,
+                            out.put_rho};
   for (const void* p : pointers) {
     if (!aligned16(p)) return false;  // nullptr is aligned
   }
@@ -211,8 +222,12 @@ void launch_kernel(Kernel kernel, GridPolicy policy, std::int64_t work_items,
                    StreamHandle stream) {
   std::int64_t blocks = 0;
   switch (policy) {
-    case GridPolicy::seed_fixed: blocks = 128; break;  // the seed's <<<128, 256>>>
-    case GridPolicy::sm_filling: blocks = sm_filling_grid(kernel); break;
+    case GridPolicy::seed_fixed:
+      blocks = 128;
+      break;  // the seed's <<<128, 256>>>
+    case GridPolicy::sm_filling:
+      blocks = sm_filling_grid(kernel);
+      break;
     case GridPolicy::exact:
       blocks = (work_items + kThreadsPerBlock - 1) / kThreadsPerBlock;
       if (blocks < 1) blocks = 1;
@@ -251,9 +266,9 @@ void launch_grid_stride(const BlackScholesInputs<Real>& in, const BlackScholesOu
                         NormalCdf cdf, StreamHandle stream, GridPolicy policy) {
   if (in.count <= 0) return;
   dispatch(cdf, out.has_greeks(), [&](auto cdf_c, auto greeks_c) {
-    launch_kernel(black_scholes_grid_stride_kernel<Real, decltype(cdf_c)::value,
-                                                   decltype(greeks_c)::value>,
-                  policy, in.count, in, out, stream);
+    launch_kernel(
+        black_scholes_grid_stride_kernel<Real, decltype(cdf_c)::value, decltype(greeks_c)::value>,
+        policy, in.count, in, out, stream);
   });
 }
 
@@ -270,10 +285,10 @@ void launch_vectorized(const BlackScholesInputs<Real>& in, const BlackScholesOut
   const std::int64_t threads_needed =
       (vectors + kVectorsPerThread - 1) / kVectorsPerThread + in.count % Vector16<Real>::kWidth;
   dispatch(cdf, out.has_greeks(), [&](auto cdf_c, auto greeks_c) {
-    launch_kernel(black_scholes_vector_kernel<Real, decltype(cdf_c)::value,
-                                              decltype(greeks_c)::value, kVectorsPerThread,
-                                              kStreaming>,
-                  policy, threads_needed, in, out, stream);
+    launch_kernel(
+        black_scholes_vector_kernel<Real, decltype(cdf_c)::value, decltype(greeks_c)::value,
+                                    kVectorsPerThread, kStreaming>,
+        policy, threads_needed, in, out, stream);
   });
 }
 
@@ -315,10 +330,10 @@ void launch_exact_grid(const BlackScholesInputs<Real>& in, const BlackScholesOut
   launch_vectorized<Real, 2, true>(in, out, cdf, stream, GridPolicy::exact);
 }
 
-#define GPUKIT_INSTANTIATE_BS_LAUNCHER(name)                                                \
-  template void name<float>(const BlackScholesInputs<float>&,                               \
-                            const BlackScholesOutputs<float>&, NormalCdf, StreamHandle);    \
-  template void name<double>(const BlackScholesInputs<double>&,                             \
+#define GPUKIT_INSTANTIATE_BS_LAUNCHER(name)                                                     \
+  template void name<float>(const BlackScholesInputs<float>&, const BlackScholesOutputs<float>&, \
+                            NormalCdf, StreamHandle);                                            \
+  template void name<double>(const BlackScholesInputs<double>&,                                  \
                              const BlackScholesOutputs<double>&, NormalCdf, StreamHandle);
 
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_seed)

@@ -6,9 +6,9 @@
 
 namespace gpukit::finance::cuda_detail {
 
-#define GPUKIT_DECLARE_BS_LAUNCHER(name)                                                  \
-  template <class Real>                                                                   \
-  void name(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,     \
+#define GPUKIT_DECLARE_BS_LAUNCHER(name)                                              \
+  template <class Real>                                                               \
+  void name(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out, \
             NormalCdf cdf, StreamHandle stream);
 
 GPUKIT_DECLARE_BS_LAUNCHER(launch_seed)
