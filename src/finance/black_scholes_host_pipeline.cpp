@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "gpukit/core/memory.hpp"
@@ -33,13 +35,60 @@ void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads) {
   }
 }
 
+struct StagingSlot {
+  cuda::Stream stream;
+  cuda::PinnedBuffer<unsigned char> pinned_in, pinned_out;
+  cuda::DeviceBuffer<unsigned char> device_in, device_out;
+};
+
+// Pinning memory costs tens of milliseconds per 100 MB, as much as moving a 2^26-option book, so
+// the staging buffers outlive a call and grow on demand. One area per process (reallocated when
+// the device changes); the mutex makes concurrent callers take turns. The area is a function
+// static first built after the CUDA runtime is initialized, so it is destroyed (and its memory
+// freed) at exit before the runtime tears itself down.
+struct StagingArea {
+  int device = -1;
+  std::array<StagingSlot, 2> slots;
+};
+
+std::mutex& staging_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+StagingArea& staging_area(int device, std::size_t in_bytes, std::size_t out_bytes) {
+  static std::optional<StagingArea> area;
+  if (!area || area->device != device) {
+    area.reset();
+    area.emplace();
+    area->device = device;
+  }
+  for (StagingSlot& s : area->slots) {
+    if (s.pinned_in.size() < in_bytes) {
+      s.pinned_in = {};  // release before allocating the larger one
+      s.device_in = {};
+      s.pinned_in = cuda::PinnedBuffer<unsigned char>(in_bytes);
+      s.device_in = cuda::DeviceBuffer<unsigned char>(in_bytes);
+    }
+    if (s.pinned_out.size() < out_bytes) {
+      s.pinned_out = {};
+      s.device_out = {};
+      s.pinned_out = cuda::PinnedBuffer<unsigned char>(out_bytes);
+      s.device_out = cuda::DeviceBuffer<unsigned char>(out_bytes);
+    }
+  }
+  return *area;
+}
+
 template <class Real>
 struct Slot {
-  cuda::Stream stream;
-  cuda::PinnedBuffer<Real> pinned_in, pinned_out;
-  cuda::DeviceBuffer<Real> device_in, device_out;
+  StagingSlot& staging;
   std::int64_t chunk_begin = -1;  // the chunk in flight in this slot, -1 when idle
   std::int64_t chunk_size = 0;
+  Real* pinned_in() const { return reinterpret_cast<Real*>(staging.pinned_in.data()); }
+  Real* pinned_out() const { return reinterpret_cast<Real*>(staging.pinned_out.data()); }
+  Real* device_in() const { return reinterpret_cast<Real*>(staging.device_in.data()); }
+  Real* device_out() const { return reinterpret_cast<Real*>(staging.device_out.data()); }
 };
 
 }  // namespace
@@ -71,19 +120,18 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   // Each array's region starts on a 256-byte boundary so the vector kernels stay vectorized.
   const std::int64_t stride = (chunk + 63) / 64 * 64;
 
-  std::array<Slot<Real>, 2> slots;
-  for (Slot<Real>& s : slots) {
-    s.pinned_in = cuda::PinnedBuffer<Real>(inputs.size() * stride);
-    s.device_in = cuda::DeviceBuffer<Real>(inputs.size() * stride);
-    s.pinned_out = cuda::PinnedBuffer<Real>(outputs.size() * stride);
-    s.device_out = cuda::DeviceBuffer<Real>(outputs.size() * stride);
-  }
+  const std::lock_guard<std::mutex> lock(staging_mutex());
+  StagingArea& area = staging_area(context.cuda_device, inputs.size() * stride * sizeof(Real),
+                                   outputs.size() * stride * sizeof(Real));
+  // A call that failed part-way may have left copies in flight on these buffers.
+  for (StagingSlot& staging : area.slots) staging.stream.synchronize();
+  std::array<Slot<Real>, 2> slots = {Slot<Real>{area.slots[0]}, Slot<Real>{area.slots[1]}};
 
   auto finish = [&](Slot<Real>& s) {
     if (s.chunk_begin < 0) return;
-    s.stream.synchronize();
+    s.staging.stream.synchronize();
     for (std::size_t a = 0; a < outputs.size(); ++a) {
-      parallel_copy(out.*outputs[a] + s.chunk_begin, s.pinned_out.data() + a * stride,
+      parallel_copy(out.*outputs[a] + s.chunk_begin, s.pinned_out() + a * stride,
                     static_cast<std::size_t>(s.chunk_size) * sizeof(Real), threads);
     }
     s.chunk_begin = -1;
@@ -92,24 +140,24 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   auto start = [&](Slot<Real>& s, std::int64_t begin, std::int64_t size) {
     const std::size_t bytes = static_cast<std::size_t>(size) * sizeof(Real);
     for (std::size_t a = 0; a < inputs.size(); ++a) {
-      parallel_copy(s.pinned_in.data() + a * stride, inputs[a] + begin, bytes, threads);
+      parallel_copy(s.pinned_in() + a * stride, inputs[a] + begin, bytes, threads);
     }
-    cuda::copy_to_device_async(s.device_in.data(), s.pinned_in.data(),
-                               inputs.size() * stride * sizeof(Real), s.stream.handle());
+    cuda::copy_to_device_async(s.device_in(), s.pinned_in(), inputs.size() * stride * sizeof(Real),
+                               s.staging.stream.handle());
     BlackScholesInputs<Real> d_in = in;
     d_in.count = size;
     std::size_t a = 0;
-    d_in.spot = s.device_in.data() + (a++) * stride;
-    d_in.strike = s.device_in.data() + (a++) * stride;
-    d_in.maturity = s.device_in.data() + (a++) * stride;
+    d_in.spot = s.device_in() + (a++) * stride;
+    d_in.strike = s.device_in() + (a++) * stride;
+    d_in.maturity = s.device_in() + (a++) * stride;
     for (PerOption<Real>* p : {&d_in.rate, &d_in.volatility, &d_in.dividend})
-      if (p->values != nullptr) p->values = s.device_in.data() + (a++) * stride;
+      if (p->values != nullptr) p->values = s.device_in() + (a++) * stride;
     BlackScholesOutputs<Real> d_out{};
     for (std::size_t o = 0; o < outputs.size(); ++o)
-      d_out.*outputs[o] = s.device_out.data() + o * stride;
-    price_black_scholes_on_device(d_in, d_out, s.stream.handle(), options);
-    cuda::copy_to_host_async(s.pinned_out.data(), s.device_out.data(),
-                             outputs.size() * stride * sizeof(Real), s.stream.handle());
+      d_out.*outputs[o] = s.device_out() + o * stride;
+    price_black_scholes_on_device(d_in, d_out, s.staging.stream.handle(), options);
+    cuda::copy_to_host_async(s.pinned_out(), s.device_out(), outputs.size() * stride * sizeof(Real),
+                             s.staging.stream.handle());
     s.chunk_begin = begin;
     s.chunk_size = size;
   };
