@@ -100,7 +100,9 @@ std::int64_t black_scholes_bytes_moved(const BlackScholesInputs<Real>& in,
 
 /// Prices a book in host memory. CPU context: OpenMP over options. CUDA context: the book streams
 /// through pinned double buffers in chunks, overlapping transfers in both directions with the
-/// kernel, so a book larger than device memory prices at transfer speed.
+/// kernel, so a book larger than device memory streams through. The pinned and device staging
+/// buffers (about 160 MB in float) are kept between calls and freed at exit; concurrent CUDA calls
+/// take turns on them.
 /// Throws DeviceUnavailable, OutOfMemory or CudaError; InvalidInput for count < 0 or an unknown
 /// variant.
 template <class Real>
