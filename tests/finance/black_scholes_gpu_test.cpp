@@ -188,17 +188,10 @@ TEST(BlackScholesGpu, MisalignedViewsFallBackAndStayCorrect) {
 TEST(BlackScholesGpu, ChunkedHostPathMatchesTheCpuAcrossManyChunks) {
   GPUKIT_REQUIRE_GPU();
   const Book b = testing::seed_like_book((1 << 20) + 3, 99);
-  const auto n = static_cast<std::int64_t>(b.size());
   for (std::int64_t chunk : {std::int64_t{0}, std::int64_t{1000}, std::int64_t{65537}}) {
     std::vector<double> call(b.size(), NAN), put(b.size(), NAN), delta(b.size(), NAN);
     std::vector<double> cpu_call(b.size()), cpu_put(b.size()), cpu_delta(b.size());
-    const BlackScholesInputs<double> in{n,
-                                        b.spot.data(),
-                                        b.strike.data(),
-                                        b.maturity.data(),
-                                        {b.rate.data()},
-                                        {b.volatility.data()},
-                                        {b.dividend.data()}};
+    const BlackScholesInputs<double> in = b.inputs();
     BlackScholesOptions options;
     options.chunk_options = chunk;
     BlackScholesOutputs<double> gpu_out{call.data(), put.data()};
@@ -221,15 +214,8 @@ TEST(BlackScholesGpu, GpuAndCpuAgreeToTheLastBitsOnly) {
   GPUKIT_REQUIRE_GPU();
   // The accurate double path: GPU and CPU differ only by their erfc/exp/log implementations.
   const Book b = testing::extreme_book(100000, 2024);
-  const auto n = static_cast<std::int64_t>(b.size());
   std::vector<double> gpu_call(b.size()), cpu_call(b.size());
-  const BlackScholesInputs<double> in{n,
-                                      b.spot.data(),
-                                      b.strike.data(),
-                                      b.maturity.data(),
-                                      {b.rate.data()},
-                                      {b.volatility.data()},
-                                      {b.dividend.data()}};
+  const BlackScholesInputs<double> in = b.inputs();
   price_black_scholes(Context::cuda(0), in, BlackScholesOutputs<double>{gpu_call.data()});
   price_black_scholes(Context::cpu(), in, BlackScholesOutputs<double>{cpu_call.data()});
   double max_abs = 0;
