@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target of fuzz/ with clang and runs it for the given number of seconds.
+# Builds one libFuzzer target of fuzz/ with clang and runs it for the given number of seconds.
 #
-#   scripts/run-fuzz.sh <seconds>
+#   scripts/run-fuzz.sh <target> <seconds>      e.g. scripts/run-fuzz.sh npy_fuzz 20
 #
-# Build directory: ${BUILD_DIR:-build}/fuzz. The fuzzer runs over a fresh copy of the seed corpus
-# (fuzz/corpus/option_book), so the checked-in corpus is never modified; a crashing input is saved
-# under <build>/fuzz/artifacts/.
+# Targets: the executables of fuzz/CMakeLists.txt (option_book_fuzz, npy_fuzz). Build directory:
+# ${BUILD_DIR:-build}/fuzz. The fuzzer runs over a fresh copy of the target's seed corpus
+# (fuzz/corpus/<target without _fuzz>, e.g. fuzz/corpus/npy), so the checked-in corpus is never
+# modified; a crashing input is saved under <build>/fuzz/artifacts/<target>-.
 # Exit status: 0 no finding, 77 skipped (no clang++ or no libFuzzer runtime), other: a finding or
-# a build failure.
+# a build failure (2: usage).
 set -euo pipefail
 
-if [[ $# -ne 1 || ! $1 =~ ^[0-9]+$ ]]; then
-  echo "usage: $0 <seconds>" >&2
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+if [[ $# -ne 2 || ! $1 =~ ^[a-z0-9_]+_fuzz$ || ! $2 =~ ^[0-9]+$ ]]; then
+  echo "usage: $0 <target> <seconds>   (target: a fuzz/<name>_fuzz.cpp, e.g. npy_fuzz)" >&2
   exit 2
 fi
-seconds=$1
+target=$1
+seconds=$2
+corpus_name=${target%_fuzz}
+if [[ ! -f $root/fuzz/$target.cpp || ! -d $root/fuzz/corpus/$corpus_name ]]; then
+  echo "run-fuzz: unknown target $target (needs fuzz/$target.cpp and fuzz/corpus/$corpus_name/)" >&2
+  exit 2
+fi
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_root=${BUILD_DIR:-build}
 [[ $build_root = /* ]] || build_root=$PWD/$build_root
 build=$build_root/fuzz
@@ -42,27 +50,27 @@ if ! clang++ -fsanitize=fuzzer,address,undefined "$probe_dir/probe.cpp" -o "$pro
 fi
 
 CC=clang CXX=clang++ cmake -S "$root/fuzz" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
-cmake --build "$build" -j2
+cmake --build "$build" -j2 --target "$target"
 
-corpus=$build/corpus/option_book
+corpus=$build/corpus/$corpus_name
 rm -rf "$corpus"
 mkdir -p "$corpus" "$build/artifacts"
-cp "$root"/fuzz/corpus/option_book/* "$corpus"/
+cp "$root"/fuzz/corpus/"$corpus_name"/* "$corpus"/
 
 # detect_leaks: a leak is a finding too. -timeout: one input taking 10 s is a hang.
 # -rss_limit_mb: far above what any input of -max_len bytes needs.
 # -error_exitcode / -timeout_exitcode: libFuzzer's default for a finding is 77, which ctest would
 # read as "skipped" (SKIP_RETURN_CODE 77).
-echo "run-fuzz: fuzzing read_option_book for ${seconds}s (corpus copy in $corpus)"
+echo "run-fuzz: fuzzing $target for ${seconds}s (corpus copy in $corpus)"
 status=0
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-  "$build/option_book_fuzz" "$corpus" \
+  "$build/$target" "$corpus" \
   -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -error_exitcode=1 -timeout_exitcode=1 \
-  -artifact_prefix="$build/artifacts/" -print_final_stats=1 || status=$?
+  -artifact_prefix="$build/artifacts/$target-" -print_final_stats=1 || status=$?
 if [[ $status -ne 0 ]]; then
   echo "run-fuzz: FINDING (fuzzer exit status $status); reproducer(s) in $build/artifacts/:" >&2
   ls -l "$build/artifacts/" >&2 || true
-  echo "run-fuzz: replay with: $build/option_book_fuzz <file>" >&2
+  echo "run-fuzz: replay with: $build/$target <file>" >&2
   exit 1
 fi
