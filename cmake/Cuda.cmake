@@ -17,7 +17,9 @@ if(NOT GPUKIT_CUDA STREQUAL "OFF")
     endif()
     enable_language(CUDA)
     # CUDA C++20. Passed as a flag because CMake before 3.26 has no cuda_std_20 for nvcc.
-    string(APPEND CMAKE_CUDA_FLAGS " -std=c++20")
+    # Relaxed constexpr lets device code use std::numeric_limits, as the shared host/device
+    # arithmetic does.
+    string(APPEND CMAKE_CUDA_FLAGS " -std=c++20 --expt-relaxed-constexpr")
     find_package(CUDAToolkit REQUIRED)
     set(GPUKIT_HAVE_CUDA ON)
   elseif(GPUKIT_CUDA STREQUAL "ON")

@@ -21,7 +21,8 @@ Stream& Stream::operator=(Stream&& other) noexcept {
 Stream::~Stream() {
   if (handle_ != nullptr) cudaStreamDestroy(handle_);
 }
-void Stream::synchronize() const { GPUKIT_CUDA_CHECK(cudaStreamSynchronize(handle_)); }
+void synchronize_stream(StreamHandle stream) { GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream)); }
+void Stream::synchronize() const { synchronize_stream(handle_); }
 void Stream::wait(EventHandle event) const {
   GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(handle_, event, 0));
 }
@@ -55,6 +56,7 @@ namespace {
 Stream::Stream() { no_cuda(); }
 Stream& Stream::operator=(Stream&&) noexcept { return *this; }
 Stream::~Stream() = default;
+void synchronize_stream(StreamHandle) { no_cuda(); }
 void Stream::synchronize() const { no_cuda(); }
 void Stream::wait(EventHandle) const { no_cuda(); }
 Event::Event() { no_cuda(); }

@@ -5,15 +5,13 @@
 
 #include "finance/black_scholes_host_pipeline.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <mutex>
 #include <optional>
 #include <vector>
 
+#include "core/parallel_copy.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 
@@ -22,18 +20,6 @@ namespace gpukit::finance {
 namespace {
 
 constexpr std::int64_t kDefaultChunkOptions = std::int64_t{1} << 22;
-
-// memcpy split over threads: one thread cannot fill pinned memory as fast as PCIe drains it.
-void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads) {
-  constexpr std::size_t kBlock = std::size_t{1} << 20;
-  const auto blocks = static_cast<std::int64_t>((bytes + kBlock - 1) / kBlock);
-#pragma omp parallel for schedule(static) num_threads(threads) if (blocks > 1)
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const std::size_t offset = static_cast<std::size_t>(b) * kBlock;
-    std::memcpy(static_cast<char*>(dst) + offset, static_cast<const char*>(src) + offset,
-                std::min(kBlock, bytes - offset));
-  }
-}
 
 struct StagingSlot {
   cuda::Stream stream;
@@ -131,8 +117,8 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
     if (s.chunk_begin < 0) return;
     s.staging.stream.synchronize();
     for (std::size_t a = 0; a < outputs.size(); ++a) {
-      parallel_copy(out.*outputs[a] + s.chunk_begin, s.pinned_out() + a * stride,
-                    static_cast<std::size_t>(s.chunk_size) * sizeof(Real), threads);
+      gpukit::detail::parallel_copy(out.*outputs[a] + s.chunk_begin, s.pinned_out() + a * stride,
+                                    static_cast<std::size_t>(s.chunk_size) * sizeof(Real), threads);
     }
     s.chunk_begin = -1;
   };
@@ -140,7 +126,7 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   auto start = [&](Slot<Real>& s, std::int64_t begin, std::int64_t size) {
     const std::size_t bytes = static_cast<std::size_t>(size) * sizeof(Real);
     for (std::size_t a = 0; a < inputs.size(); ++a) {
-      parallel_copy(s.pinned_in() + a * stride, inputs[a] + begin, bytes, threads);
+      gpukit::detail::parallel_copy(s.pinned_in() + a * stride, inputs[a] + begin, bytes, threads);
     }
     cuda::copy_to_device_async(s.device_in(), s.pinned_in(), inputs.size() * stride * sizeof(Real),
                                s.staging.stream.handle());

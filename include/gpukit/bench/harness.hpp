@@ -27,8 +27,10 @@ struct BenchConfig {
   int repeat = 20;
 };
 
-/// Milliseconds of each of `repeat` calls of `work` (which queues work on `stream`), timed with
-/// CUDA events after `warmup` untimed calls.
+/// Milliseconds per call of `work` (which queues work on `stream`), `repeat` samples timed with
+/// CUDA events after `warmup` untimed calls. Calls shorter than 0.5 ms are timed in batches of
+/// back-to-back calls (each sample: batch time / batch size), so that the host's launch latency
+/// is not counted as device time.
 std::vector<double> time_on_stream(StreamHandle stream, int warmup, int repeat,
                                    const std::function<void()>& work);
 /// The same for host work (blocking), timed with std::chrono::steady_clock.

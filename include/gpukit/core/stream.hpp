@@ -7,6 +7,9 @@
 
 namespace gpukit::cuda {
 
+/// Blocks until all work queued on `stream` is done; throws CudaError on a kernel fault.
+void synchronize_stream(StreamHandle stream);
+
 /// A non-blocking stream (does not synchronize with the legacy default stream).
 class Stream {
  public:
