@@ -1,0 +1,62 @@
+#pragma once
+// The registry of CUDA reduction kernels: the seed's seven kernels, CS 152's methods, the Hopper
+// steps, the deterministic engine (the API's default) and CUB. Tests and `gpukit bench reduce`
+// iterate over it, so a new entry is tested and measured with no new test or bench code.
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "gpukit/primitives/reduce.hpp"
+
+namespace gpukit::primitives {
+
+struct ReduceVariant {
+  template <class T>
+  using Launcher = void (*)(const T* device_data, std::int64_t count, ReduceOp op,
+                            reduce_result_t<T>* device_result, ReduceWorkspace& workspace,
+                            StreamHandle stream, const ReduceOptions& options);
+
+  std::string_view name;
+  std::string_view description;
+  std::string_view seed_reference;  // the slide or method it reproduces, or "beyond the seeds"
+  /// Follows the fixed tree of reduce_canonical.hpp: floating results are bitwise equal to the
+  /// CPU backend's. Other variants add in an order that depends on the launch shape.
+  bool deterministic = false;
+  /// Accumulates integer sums in 128 bits and reports overflow; the others wrap at 64 bits.
+  bool exact_integer_sums = false;
+  bool vendor = false;
+  /// Honours ReduceOptions::block_threads (the seed's kernels 1-5 take any power of two).
+  bool takes_block_threads = false;
+  Launcher<std::int32_t> launch_int32;
+  Launcher<std::int64_t> launch_int64;
+  Launcher<std::uint32_t> launch_uint32;
+  Launcher<float> launch_float;
+  Launcher<double> launch_double;
+
+  template <class T>
+  void launch(const T* device_data, std::int64_t count, ReduceOp op,
+              reduce_result_t<T>* device_result, ReduceWorkspace& workspace, StreamHandle stream,
+              const ReduceOptions& options = {}) const {
+    launcher<T>()(device_data, count, op, device_result, workspace, stream, options);
+  }
+  template <class T>
+  Launcher<T> launcher() const {
+    if constexpr (std::is_same_v<T, std::int32_t>) return launch_int32;
+    if constexpr (std::is_same_v<T, std::int64_t>) return launch_int64;
+    if constexpr (std::is_same_v<T, std::uint32_t>) return launch_uint32;
+    if constexpr (std::is_same_v<T, float>) return launch_float;
+    if constexpr (std::is_same_v<T, double>) return launch_double;
+  }
+};
+
+/// Every variant in ladder order (the seed's kernel 1 first, CUB last); empty without CUDA.
+std::span<const ReduceVariant> reduce_variants();
+
+/// The variant reduce_on_device() uses: the deterministic engine.
+const ReduceVariant& default_reduce_variant();
+
+/// Looks a variant up by name; InvalidInput listing the names when there is none.
+const ReduceVariant& find_reduce_variant(std::string_view name);
+
+}  // namespace gpukit::primitives

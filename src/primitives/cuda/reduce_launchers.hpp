@@ -1,0 +1,64 @@
+#pragma once
+// Internal: the CUDA reduction launchers (defined in the .cu files of this folder), callable
+// from plain C++. Every launcher reduces `count` elements at `input` (device memory) on `stream`
+// and writes the result to `result` (device memory); none waits for the device.
+
+#include <cstdint>
+
+#include "gpukit/primitives/reduce.hpp"
+
+namespace gpukit::primitives::cuda_detail {
+
+#define GPUKIT_DECLARE_REDUCE_LAUNCHER(name)                                             \
+  template <class T>                                                                     \
+  void name(const T* input, std::int64_t count, ReduceOp op, reduce_result_t<T>* result, \
+            ReduceWorkspace& workspace, StreamHandle stream, const ReduceOptions& options);
+
+#define GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, T)                                          \
+  template void name<T>(const T*, std::int64_t, ReduceOp, reduce_result_t<T>*, ReduceWorkspace&, \
+                        StreamHandle, const ReduceOptions&);
+#define GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(name)              \
+  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, std::int32_t)  \
+  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, std::int64_t)  \
+  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, std::uint32_t) \
+  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, float)         \
+  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, double)
+
+// The seed's kernels 1-7 (reduce_seed_kernels.cu).
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_interleaved_divergent)
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_interleaved_bank_conflicts)
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_sequential_addressing)
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_first_add_during_load)
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_unroll_last_warp)
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_completely_unrolled)
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_multiple_elements_per_thread)
+// CS 152's methods 0, 4 and 5 (reduce_cs152_kernels.cu).
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_consecutive_work_blocks)
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_work_blocks_tree)
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_grid_stride_consecutive)
+// Hopper steps (reduce_modern_kernels.cu).
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_vector_loads)
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_warp_shuffle_one_pass)
+// The deterministic engine, the API's default (reduce_deterministic.cu).
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_deterministic)
+// CUB's DeviceReduce, the vendor row (reduce_cub.cu).
+GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_cub)
+
+/// The deterministic engine in pieces, for data that arrives in chunks: each chunk's tiles go
+/// to `tile_sums` (an array of the op's accumulator, `first_tile` the chunk's first tile; chunks
+/// must start on tile boundaries), then one launch reduces all `total_tiles` sums.
+/// `total_count` (the whole array's size) picks the accumulator, so every call must get it.
+template <class T>
+std::size_t deterministic_accumulator_size(ReduceOp op, bool accurate_sum,
+                                           std::int64_t total_count);
+template <class T>
+void launch_deterministic_chunk(const T* input, std::int64_t count, ReduceOp op, bool accurate_sum,
+                                std::int64_t total_count, void* tile_sums, std::int64_t first_tile,
+                                StreamHandle stream);
+template <class T>
+void launch_deterministic_levels(void* tile_sums, std::int64_t total_tiles, ReduceOp op,
+                                 bool accurate_sum, std::int64_t total_count,
+                                 reduce_result_t<T>* result, int* overflow_flag,
+                                 StreamHandle stream);
+
+}  // namespace gpukit::primitives::cuda_detail

@@ -1,0 +1,100 @@
+// Host data on the GPU: chunks of whole tiles go through two pinned staging slots, so that while
+// the CPU packs chunk k into one slot (all threads), chunk k-1 crosses PCIe and is reduced from
+// the other slot on its own stream. Each chunk's tile sums land in one device array at the
+// chunk's tile offset; one last launch reduces them. The tree is the fixed one, so the result is
+// bitwise the CPU backend's and the single-launch device path's.
+
+#include "primitives/reduce_host_pipeline.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "core/parallel_copy.hpp"
+#include "gpukit/core/memory.hpp"
+#include "gpukit/core/stream.hpp"
+#include "gpukit/primitives/reduce_canonical.hpp"
+#include "primitives/cuda/reduce_launchers.hpp"
+
+namespace gpukit::primitives::detail {
+
+namespace {
+
+// 64 MiB of float per slot: large enough that a copy runs at full PCIe speed.
+constexpr std::int64_t kChunkElementsTarget = std::int64_t{1} << 24;
+static_assert(kChunkElementsTarget % canonical::kTile == 0, "chunks must hold whole tiles");
+
+}  // namespace
+
+template <class T>
+reduce_result_t<T> reduce_through_device(const Context& context, std::span<const T> data,
+                                         ReduceOp op, const ReduceOptions& options,
+                                         bool& overflow) {
+  cuda::set_device(context.cuda_device);
+  const int threads = context.effective_cpu_threads();
+  const auto count = static_cast<std::int64_t>(data.size());
+  const std::int64_t chunk =
+      std::min(kChunkElementsTarget,
+               canonical::tile_count(std::max<std::int64_t>(count, 1)) * canonical::kTile);
+  const std::int64_t total_tiles = std::max<std::int64_t>(canonical::tile_count(count), 1);
+  const std::size_t acc_bytes =
+      cuda_detail::deterministic_accumulator_size<T>(op, options.accurate_sum, count);
+
+  struct Slot {
+    cuda::Stream stream;
+    cuda::PinnedBuffer<T> pinned;
+    cuda::DeviceBuffer<T> device;
+  };
+  std::array<Slot, 2> slots;
+  for (Slot& s : slots) {
+    s.pinned = cuda::PinnedBuffer<T>(static_cast<std::size_t>(chunk));
+    s.device = cuda::DeviceBuffer<T>(static_cast<std::size_t>(chunk));
+  }
+  cuda::DeviceBuffer<unsigned char> tile_sums(static_cast<std::size_t>(total_tiles) * acc_bytes);
+  // The result and the overflow flag, 16-byte aligned.
+  cuda::DeviceBuffer<unsigned char> outcome(32);
+
+  std::int64_t k = 0;
+  for (std::int64_t begin = 0; begin < count; begin += chunk, ++k) {
+    Slot& s = slots[static_cast<std::size_t>(k % 2)];
+    const std::int64_t size = std::min(chunk, count - begin);
+    s.stream.synchronize();  // chunk k-2 is done with this slot's buffers
+    gpukit::detail::parallel_copy(s.pinned.data(), data.data() + begin,
+                                  static_cast<std::size_t>(size) * sizeof(T), threads);
+    cuda::copy_to_device_async(s.device.data(), s.pinned.data(),
+                               static_cast<std::size_t>(size) * sizeof(T), s.stream.handle());
+    cuda_detail::launch_deterministic_chunk(s.device.data(), size, op, options.accurate_sum, count,
+                                            tile_sums.data(), begin / canonical::kTile,
+                                            s.stream.handle());
+  }
+  slots[1].stream.synchronize();
+  auto* result = reinterpret_cast<reduce_result_t<T>*>(outcome.data());
+  auto* overflow_flag = reinterpret_cast<int*>(outcome.data() + 16);
+  cuda_detail::launch_deterministic_levels<T>(tile_sums.data(), canonical::tile_count(count), op,
+                                              options.accurate_sum, count, result, overflow_flag,
+                                              slots[0].stream.handle());
+  reduce_result_t<T> value{};
+  int overflow_value = 0;
+  cuda::copy_to_host_async(&value, result, sizeof value, slots[0].stream.handle());
+  cuda::copy_to_host_async(&overflow_value, overflow_flag, sizeof overflow_value,
+                           slots[0].stream.handle());
+  slots[0].stream.synchronize();
+  overflow = overflow_value != 0;
+  return value;
+}
+
+template reduce_result_t<std::int32_t> reduce_through_device(const Context&,
+                                                             std::span<const std::int32_t>,
+                                                             ReduceOp, const ReduceOptions&, bool&);
+template reduce_result_t<std::int64_t> reduce_through_device(const Context&,
+                                                             std::span<const std::int64_t>,
+                                                             ReduceOp, const ReduceOptions&, bool&);
+template reduce_result_t<std::uint32_t> reduce_through_device(const Context&,
+                                                              std::span<const std::uint32_t>,
+                                                              ReduceOp, const ReduceOptions&,
+                                                              bool&);
+template reduce_result_t<float> reduce_through_device(const Context&, std::span<const float>,
+                                                      ReduceOp, const ReduceOptions&, bool&);
+template reduce_result_t<double> reduce_through_device(const Context&, std::span<const double>,
+                                                       ReduceOp, const ReduceOptions&, bool&);
+
+}  // namespace gpukit::primitives::detail

@@ -1,0 +1,236 @@
+// The CPU backend against the sequential reference for every type and operation at awkward
+// sizes; determinism across thread counts; the accurate mode against an exactly computed sum;
+// overflow, NaN, signed-zero and empty-input policies; the canonical tree with a
+// non-commutative operation.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "gpukit/core/error.hpp"
+#include "gpukit/primitives/reduce.hpp"
+#include "gpukit/primitives/reduce_canonical.hpp"
+#include "primitives/reduce_test_support.hpp"
+
+namespace gpukit::primitives {
+namespace {
+
+using testing::awkward_sizes;
+using testing::make_data;
+using testing::ops_for;
+using testing::same_bits;
+using testing::sum_error_bound;
+
+template <class T>
+class ReduceCpuTest : public ::testing::Test {};
+using ElementTypes = ::testing::Types<std::int32_t, std::int64_t, std::uint32_t, float, double>;
+TYPED_TEST_SUITE(ReduceCpuTest, ElementTypes);
+
+TYPED_TEST(ReduceCpuTest, EveryOpMatchesTheSequentialReference) {
+  using T = TypeParam;
+  const Context cpu = Context::cpu();
+  for (ReduceOp op : ops_for(std::is_integral_v<T>)) {
+    for (std::int64_t n : awkward_sizes()) {
+      if (n == 0 && (op == ReduceOp::min || op == ReduceOp::max)) continue;
+      const std::uint64_t seed = 1000 + static_cast<std::uint64_t>(n) * 7 + int(op);
+      const std::vector<T> data = make_data<T>(n, op, seed);
+      SCOPED_TRACE(::testing::Message() << reduce_op_name(op) << " n=" << n << " seed=" << seed);
+      const auto expected = reduce_sequential<T>(data, op);
+      const auto actual = reduce<T>(cpu, data, op);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (op == ReduceOp::sum) {
+          EXPECT_NEAR(actual, expected, sum_error_bound(data));
+          if (n > 0) {
+            EXPECT_NE(expected, T(0));  // the comparison means something
+          }
+          continue;
+        }
+      }
+      EXPECT_EQ(actual, expected);
+    }
+  }
+}
+
+TYPED_TEST(ReduceCpuTest, ResultDoesNotDependOnTheThreadCount) {
+  using T = TypeParam;
+  const std::vector<T> data = make_data<T>(5 * canonical::kTile + 77, ReduceOp::sum, 42);
+  const auto one = reduce<T>(Context::cpu(1), data, ReduceOp::sum);
+  for (int threads : {2, 3, 8}) {
+    EXPECT_TRUE(same_bits(reduce<T>(Context::cpu(threads), data, ReduceOp::sum), one))
+        << threads << " threads";
+  }
+}
+
+TEST(ReduceCpu, Int32SumsAreWidenedAndExact) {
+  const std::vector<std::int32_t> big(100000, std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(reduce<std::int32_t>(Context::cpu(), big, ReduceOp::sum),
+            std::int64_t{100000} * std::numeric_limits<std::int32_t>::max());
+  const std::vector<std::uint32_t> ubig(70000, 0xFFFFFFFFu);
+  EXPECT_EQ(reduce<std::uint32_t>(Context::cpu(), ubig, ReduceOp::sum),
+            std::uint64_t{70000} * 0xFFFFFFFFu);
+}
+
+TEST(ReduceCpu, Int64SumOverflowThrowsAndSoDoesTheReference) {
+  std::vector<std::int64_t> data(40000, std::numeric_limits<std::int64_t>::max() / 8);
+  EXPECT_THROW(reduce<std::int64_t>(Context::cpu(), data, ReduceOp::sum), InvalidInput);
+  EXPECT_THROW(reduce_sequential<std::int64_t>(data, ReduceOp::sum), InvalidInput);
+  // Intermediate values beyond int64 are fine when the total fits (128-bit accumulation).
+  data.assign(40000, std::numeric_limits<std::int64_t>::max() / 8);
+  data.resize(80000, -(std::numeric_limits<std::int64_t>::max() / 8));
+  EXPECT_EQ(reduce<std::int64_t>(Context::cpu(), data, ReduceOp::sum), 0);
+}
+
+TEST(ReduceCpu, IntegerProductsWrapModulo2To64) {
+  const std::vector<std::int32_t> data(70, 3);  // 3^70 > 2^64
+  std::uint64_t expected = 1;
+  for (int i = 0; i < 70; ++i) expected *= 3;
+  EXPECT_EQ(reduce<std::int32_t>(Context::cpu(), data, ReduceOp::product),
+            static_cast<std::int64_t>(expected));
+}
+
+TEST(ReduceCpu, EmptyInputGivesTheIdentityOrAnError) {
+  const std::vector<float> none;
+  const float sum = reduce<float>(Context::cpu(), none, ReduceOp::sum);
+  EXPECT_EQ(sum, 0.0f);
+  EXPECT_FALSE(std::signbit(sum)) << "the empty sum is +0";
+  EXPECT_EQ(reduce<float>(Context::cpu(), none, ReduceOp::product), 1.0f);
+  EXPECT_THROW(reduce<float>(Context::cpu(), none, ReduceOp::min), InvalidInput);
+  EXPECT_THROW(reduce<float>(Context::cpu(), none, ReduceOp::max), InvalidInput);
+  const std::vector<std::int32_t> inone;
+  EXPECT_EQ(reduce<std::int32_t>(Context::cpu(), inone, ReduceOp::bit_and), -1);
+  EXPECT_EQ(reduce<std::int32_t>(Context::cpu(), inone, ReduceOp::bit_or), 0);
+}
+
+TEST(ReduceCpu, BitwiseOpsOnFloatingPointAreRefused) {
+  const std::vector<double> data = {1.0};
+  EXPECT_THROW(reduce<double>(Context::cpu(), data, ReduceOp::bit_xor), InvalidInput);
+}
+
+template <class T>
+void check_special_values(const Context& context) {
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T inf = std::numeric_limits<T>::infinity();
+  auto run = [&](std::vector<T> v, ReduceOp op) { return reduce<T>(context, v, op); };
+  // NaN anywhere (first, middle of a later tile, last) wins, for every op.
+  for (std::size_t at : {std::size_t{0}, std::size_t{20000}, std::size_t{40000}}) {
+    std::vector<T> v(40001, T(1));
+    v[at] = -nan;
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::product, ReduceOp::min, ReduceOp::max}) {
+      const T r = reduce<T>(context, v, op);
+      EXPECT_TRUE(std::isnan(r)) << reduce_op_name(op) << " NaN at " << at;
+      EXPECT_TRUE(same_bits(r, nan)) << "canonical quiet NaN";
+    }
+  }
+  EXPECT_TRUE(std::isnan(run({inf, T(1), -inf}, ReduceOp::sum)));
+  EXPECT_EQ(run({inf, T(1), T(2)}, ReduceOp::sum), inf);
+  // Signed zeros.
+  EXPECT_TRUE(std::signbit(run({T(-0.0), T(-0.0)}, ReduceOp::sum)));
+  EXPECT_FALSE(std::signbit(run({T(-0.0), T(0.0)}, ReduceOp::sum)));
+  std::vector<T> zeros(50000, T(-0.0));
+  EXPECT_TRUE(std::signbit(reduce<T>(context, zeros, ReduceOp::sum)));
+  zeros[33333] = T(0.0);
+  EXPECT_TRUE(std::signbit(reduce<T>(context, zeros, ReduceOp::min)));
+  EXPECT_FALSE(std::signbit(reduce<T>(context, zeros, ReduceOp::max)));
+  EXPECT_TRUE(std::signbit(run({T(0.0), T(-0.0)}, ReduceOp::min)));
+  EXPECT_FALSE(std::signbit(run({T(-0.0), T(0.0)}, ReduceOp::max)));
+  EXPECT_TRUE(std::signbit(run({T(-0.0), T(0.0)}, ReduceOp::min)));
+}
+
+TEST(ReduceCpu, NanInfinityAndSignedZeroPolicy) {
+  check_special_values<float>(Context::cpu());
+  check_special_values<double>(Context::cpu());
+}
+
+// Floats m * 2^e (24-bit m, e in [-20, 20)) of mixed sign: the exact sum is an integer multiple
+// of 2^-43 and fits in 128 bits, so it is computed exactly and the error measured in ulps.
+template <class T>
+struct ExactlySummable {
+  std::vector<T> data;
+  long double exact = 0;
+};
+
+template <class T>
+ExactlySummable<T> exactly_summable(std::int64_t n, std::uint64_t seed) {
+  ExactlySummable<T> s;
+  std::mt19937_64 rng(seed);
+  __int128 scaled = 0;  // sum * 2^43
+  s.data.resize(static_cast<std::size_t>(n));
+  for (T& x : s.data) {
+    const std::uint64_t r = rng();
+    const std::int64_t mantissa = std::int64_t((r >> 8) & 0xFFFFFF) * ((r & 1) ? -1 : 1);
+    const int exponent = int((r >> 40) % 40) - 20 - 23;
+    x = std::ldexp(static_cast<T>(mantissa), exponent);
+    scaled += static_cast<__int128>(mantissa) << (exponent + 43);
+  }
+  s.exact = std::ldexp(static_cast<long double>(scaled), -43);
+  return s;
+}
+
+template <class T>
+double ulps_from(T value, long double exact) {
+  const long double ulp =
+      std::ldexp(1.0L, std::ilogb(static_cast<T>(exact)) - std::numeric_limits<T>::digits + 1);
+  return static_cast<double>(std::fabs(static_cast<long double>(value) - exact) / ulp);
+}
+
+template <class T>
+class ReduceAccurateTest : public ::testing::Test {};
+using FloatingTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(ReduceAccurateTest, FloatingTypes);
+
+TYPED_TEST(ReduceAccurateTest, AccurateSumIsWithinTwoUlpsOfTheExactSum) {
+  using T = TypeParam;
+  double worst_default_ulps = 0;
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    const auto s = exactly_summable<T>(std::int64_t{1} << 22, seed);
+    ReduceOptions accurate;
+    accurate.accurate_sum = true;
+    const T value = reduce<T>(Context::cpu(), s.data, ReduceOp::sum, accurate);
+    EXPECT_LE(ulps_from(value, s.exact), 2.0) << "seed " << seed << " exact " << double(s.exact);
+    worst_default_ulps = std::max(
+        worst_default_ulps, ulps_from(reduce<T>(Context::cpu(), s.data, ReduceOp::sum), s.exact));
+    // Accurate mode is deterministic too.
+    EXPECT_TRUE(same_bits(value, reduce<T>(Context::cpu(3), s.data, ReduceOp::sum, accurate)));
+  }
+  // The data are hard enough that the default mode misses (so this test can fail).
+  EXPECT_GT(worst_default_ulps, 2.0);
+}
+
+// The documented tree, written out independently (recursive halves instead of the library's
+// in-place levels): the CPU backend must give exactly its bits.
+double naive_tree(const std::vector<double>& v, std::size_t lo, std::size_t hi) {
+  return hi - lo == 1 ? v[lo] : naive_tree(v, lo, (lo + hi) / 2) + naive_tree(v, (lo + hi) / 2, hi);
+}
+double naive_canonical_sum(std::vector<double> level) {
+  while (level.size() > 1) {
+    std::vector<double> next;
+    for (std::size_t begin = 0; begin < level.size(); begin += 16384) {
+      std::vector<double> lanes(1024, -0.0);
+      for (std::size_t i = begin; i < std::min(level.size(), begin + 16384); ++i)
+        lanes[(i - begin) % 1024] += level[i];
+      next.push_back(naive_tree(lanes, 0, 1024));
+    }
+    level = next;
+  }
+  return level[0];
+}
+
+TEST(ReduceCanonical, CpuBackendEvaluatesExactlyTheDocumentedTree) {
+  for (std::int64_t n :
+       {std::int64_t{1}, std::int64_t{1025}, std::int64_t{16385}, canonical::kTile * 40 + 999}) {
+    const std::vector<double> data = make_data<double>(n, ReduceOp::sum, 99 + n);
+    const double expected = naive_canonical_sum(data);
+    EXPECT_TRUE(same_bits(reduce<double>(Context::cpu(), data, ReduceOp::sum), expected))
+        << "n=" << n;
+  }
+}
+
+TEST(ReduceOpNames, RoundTripAndUnknownNamesAreRefused) {
+  for (ReduceOp op : ops_for(true)) EXPECT_EQ(parse_reduce_op(reduce_op_name(op)), op);
+  EXPECT_THROW(parse_reduce_op("mean"), InvalidInput);
+}
+
+}  // namespace
+}  // namespace gpukit::primitives
