@@ -32,6 +32,7 @@ void register_info(CLI::App& app);
 void register_demo(CLI::App& app);
 void register_bs(CLI::App& app);
 void register_bench(CLI::App& app);
+void register_reduce(CLI::App& app);
 
 /// The whole command line, for benchmark records.
 const std::string& command_line();

@@ -4,6 +4,7 @@
 
 #include "cli_common.hpp"
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
+#include "gpukit/bench/reduce_demo.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::cli {
@@ -19,7 +20,19 @@ void register_demo(CLI::App& app) {
     // The seed's size: one million options.
     failures +=
         !print_black_scholes_demo(bench::run_black_scholes_seed_demo(context, 1000000, 2008));
-    fmt::print("\ndemo: {} case stud{} run, {} failed\n", 1, "y", failures);
+    fmt::print("\n== Parallel reduction (seeds 000 slides 63-96, 001, 003) ==\n");
+    // The seed's size: 2^22 elements.
+    const bench::ReduceDemo reduce = bench::run_reduce_demo(context, std::int64_t{1} << 22, 2007);
+    fmt::print(
+        "{} random int32, sum on {}: {} ({:.2f} ms with the copies); sequential reference {}\n"
+        "{} random floats in [-1, 1), deterministic sum: {} (CPU backend: {}, bits {}); "
+        "sequential long double reference {:.9g}\n"
+        "check: {}\n",
+        reduce.count, context.describe(), reduce.int_sum, reduce.device_ms, reduce.int_reference,
+        reduce.count, reduce.float_sum, reduce.float_cpu, reduce.passed() ? "equal" : "DIFFERENT",
+        reduce.float_reference, reduce.passed() ? "PASSED" : "FAILED");
+    failures += !reduce.passed();
+    fmt::print("\ndemo: {} case studies run, {} failed\n", 2, failures);
     if (failures) throw Error(ErrorKind::check_failed, "demo: a case study's check failed");
   });
 }

@@ -11,12 +11,14 @@
 
 int main(int argc, char** argv) {
   gpukit::cli::set_command_line(argc, argv);
-  CLI::App app{"gpukit: GPU case studies (Black-Scholes, ...) on the CPU and NVIDIA GPUs"};
+  CLI::App app{
+      "gpukit: GPU case studies (Black-Scholes, reduction, ...) on the CPU and NVIDIA GPUs"};
   app.require_subcommand(1);
   app.fallthrough();
   gpukit::cli::register_info(app);
   gpukit::cli::register_demo(app);
   gpukit::cli::register_bs(app);
+  gpukit::cli::register_reduce(app);
   gpukit::cli::register_bench(app);
   try {
     app.parse(argc, argv);

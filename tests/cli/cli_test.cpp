@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "gpukit/core/device.hpp"
+#include "gpukit/io/npy.hpp"
 
 namespace {
 
@@ -145,6 +147,55 @@ TEST(Cli, BenchWritesJson) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("cpu-openmp-float"), std::string::npos) << r.out;
   EXPECT_NE(slurp(json).find("\"samples_ms\""), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// Typed values as a .npy file through gpukit's own writer (tested in io_tests).
+template <class T>
+std::string write_npy_file(const std::string& name, const std::vector<T>& values) {
+  const auto p = scratch() / name;
+  gpukit::io::write_npy<T>(p, std::span<const T>(values));
+  return p.string();
+}
+
+TEST(Cli, ReducePrintsIntegersExactlyAndFloatsRoundTrip) {
+  const auto ints = write_npy_file<std::int32_t>("ints.npy", {2147483647, 2147483647, 5});
+  Result r = run("reduce --device cpu --input " + ints);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "4294967299\n");  // widened to int64, exact
+  r = run("reduce --device cpu --op max --json --input " + ints);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"result\":2147483647"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"dtype\":\"int32\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"n\":3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"op\":\"max\""), std::string::npos) << r.out;
+
+  const auto floats = write_npy_file<double>("doubles.npy", {0.1, 0.2, 1e-17});
+  r = run("reduce --device cpu --check --input " + floats);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::stod(r.out), 0.1 + 0.2 + 1e-17);  // the printed digits read back exactly
+  EXPECT_NE(r.err.find("check:"), std::string::npos);
+}
+
+TEST(Cli, ReduceRefusesBadInputWithDistinctExitCodes) {
+  const auto floats = write_npy_file<float>("floats.npy", {1.0f});
+  Result r = run("reduce --device cpu --op xor --input " + floats);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("needs integer input"), std::string::npos) << r.err;
+  r = run("reduce --device cpu --op mean --input " + floats);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("unknown reduction"), std::string::npos) << r.err;
+  r = run("reduce --device cpu --input " + write_file("bad.npy", "\x93NUMPY garbage"));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  r = run("reduce --device cpu --input " + (scratch() / "missing.npy").string());
+  EXPECT_EQ(r.exit_code, 4);
+  const auto empty = write_npy_file<float>("empty.npy", {});
+  r = run("reduce --device cpu --op min --input " + empty);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("empty"), std::string::npos) << r.err;
 }
 
 }  // namespace

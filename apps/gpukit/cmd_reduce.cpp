@@ -1,0 +1,115 @@
+// gpukit reduce: one reduction of a .npy array, printed exactly.
+
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpukit/io/npy.hpp"
+#include "gpukit/primitives/reduce.hpp"
+
+namespace gpukit::cli {
+
+namespace {
+
+struct ReduceOptionsCli {
+  DeviceOptions device;
+  std::string input;
+  std::string op = "sum";
+  bool json = false;
+  bool accurate = false;
+  bool check = false;
+};
+
+template <class T>
+void reduce_and_print(const Context& context, const io::NpyArray& array,
+                      const ReduceOptionsCli& cli) {
+  const primitives::ReduceOp op = primitives::parse_reduce_op(cli.op);
+  primitives::ReduceOptions options;
+  options.accurate_sum = cli.accurate;
+  const std::span<const T> values = array.values<T>();
+  const auto result = primitives::reduce<T>(context, values, op, options);
+  const std::string dtype(io::dtype_name(array.dtype));
+  if (cli.json) {
+    nlohmann::json out = {{"result", result},
+                          {"dtype", dtype},
+                          {"n", array.size()},
+                          {"op", std::string(primitives::reduce_op_name(op))},
+                          {"device", context.describe()}};
+    // JSON has no NaN or infinity: those results travel as strings.
+    if constexpr (std::is_floating_point_v<T>) {
+      if (!std::isfinite(result)) out["result"] = fmt::format("{}", result);
+    }
+    std::cout << out.dump() << '\n';
+  } else {
+    // fmt's default float format is the shortest string that reads back to the same value.
+    fmt::print("{}\n", result);
+  }
+  if (cli.check) {
+    const auto reference = primitives::reduce_sequential<T>(values, op);
+    bool ok = false;
+    double difference = 0;
+    if constexpr (std::is_floating_point_v<T>) {
+      difference = std::fabs(double(result) - double(reference));
+      // The fixed tree's bound (reduce_canonical.hpp): 26 roundings a level, each at most eps
+      // times the running sum of magnitudes.
+      double magnitude = 0;
+      for (T x : values) magnitude += std::fabs(double(x));
+      int levels = 1;
+      for (double n = 16384; n < double(values.size()); n *= 16384) ++levels;
+      ok = (std::isnan(result) && std::isnan(reference)) || result == reference ||
+           difference <= 26.0 * levels * std::numeric_limits<T>::epsilon() * magnitude;
+    } else {
+      ok = result == reference;
+      difference = result == reference ? 0.0 : 1.0;
+    }
+    std::cerr << fmt::format("check: sequential CPU reference {}, |difference| {:.3g}: {}\n",
+                             reference, difference, ok ? "ok" : "FAILED");
+    if (!ok) throw Error(ErrorKind::check_failed, "reduce: result differs from the reference");
+  }
+}
+
+}  // namespace
+
+void register_reduce(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "reduce", "Reduce a .npy array (sum, product, min, max, and, or, xor) and print the result");
+  auto cli = std::make_shared<ReduceOptionsCli>();
+  command->add_option("--input,-i", cli->input, "Input .npy file ('-' = stdin)")->required();
+  command->add_option("--op", cli->op, "sum | product | min | max | and | or | xor")
+      ->capture_default_str();
+  command->add_flag("--json", cli->json, "Print {result, dtype, n, op, device} as JSON");
+  command->add_flag("--accurate", cli->accurate,
+                    "Floating sums: accumulate in double / double-double (same fixed tree)");
+  command->add_flag("--check", cli->check,
+                    "Also compute the sequential CPU reference and compare (exit 8 on mismatch)");
+  add_device_options(*command, cli->device);
+  command->callback([cli] {
+    const Context context = resolve_context(cli->device);
+    const io::NpyArray array = io::read_npy(cli->input);
+    switch (array.dtype) {
+      case io::NpyDtype::int32:
+        return reduce_and_print<std::int32_t>(context, array, *cli);
+      case io::NpyDtype::int64:
+        return reduce_and_print<std::int64_t>(context, array, *cli);
+      case io::NpyDtype::uint32:
+        return reduce_and_print<std::uint32_t>(context, array, *cli);
+      case io::NpyDtype::float32:
+        return reduce_and_print<float>(context, array, *cli);
+      case io::NpyDtype::float64:
+        return reduce_and_print<double>(context, array, *cli);
+      case io::NpyDtype::uint64:
+        break;
+    }
+    throw InvalidInput(cli->input +
+                       ": reduce supports int32, int64, uint32, float32 and float64, not uint64");
+  });
+}
+
+}  // namespace gpukit::cli
