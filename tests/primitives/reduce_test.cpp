@@ -227,6 +227,36 @@ TEST(ReduceCanonical, CpuBackendEvaluatesExactlyTheDocumentedTree) {
   }
 }
 
+// A user's own operation through the generic API: (min, max, count) in one pass.
+struct MinMaxCount {
+  struct Acc {
+    double min, max;
+    std::int64_t count;
+  };
+  static Acc identity() {
+    return {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), 0};
+  }
+  Acc operator()(const Acc& a, const Acc& b) const {
+    return {std::min(a.min, b.min), std::max(a.max, b.max), a.count + b.count};
+  }
+};
+
+TEST(ReduceCanonical, RunsAUserDefinedOperation) {
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{33}, canonical::kTile * 7 + 3}) {
+    const std::vector<double> data = make_data<double>(n, ReduceOp::sum, 555 + n);
+    const auto acc = canonical::reduce_canonical(
+        data.data(), n, MinMaxCount{},
+        [](double x) {
+          return MinMaxCount::Acc{x, x, 1};
+        },
+        3);
+    const auto [lo, hi] = std::minmax_element(data.begin(), data.end());
+    EXPECT_EQ(acc.min, *lo) << "n=" << n;
+    EXPECT_EQ(acc.max, *hi) << "n=" << n;
+    EXPECT_EQ(acc.count, n);
+  }
+}
+
 TEST(ReduceOpNames, RoundTripAndUnknownNamesAreRefused) {
   for (ReduceOp op : ops_for(true)) EXPECT_EQ(parse_reduce_op(reduce_op_name(op)), op);
   EXPECT_THROW(parse_reduce_op("mean"), InvalidInput);

@@ -1,9 +1,10 @@
 #pragma once
 // The deterministic reduction engine on CUDA: reduce_canonical.hpp's fixed tree, one tile per
 // block iteration, in one launch. This header is CUDA source (include it from .cu files only);
-// it is public so that a user's own associative operation runs on the same engine
-// (reduce_generic.cuh). gpukit's built-in operations are instantiated in
-// src/primitives/cuda/reduce_deterministic.cu.
+// it is public so that a user's own associative, commutative operation (a type with `Input`,
+// `Acc`, `identity()`, `load(Input)` and `operator()`, all __host__ __device__) can run on the
+// same engine: launch reduce_canonical_kernel as src/primitives/cuda/reduce_deterministic.cu
+// does for gpukit's built-in operations.
 //
 // Block shape: kThreads threads hold the tile's 1024 lanes, kLanes / kThreads contiguous lanes
 // per thread, so one row of a tile is one coalesced sweep of 16-byte loads (4 floats a thread at
