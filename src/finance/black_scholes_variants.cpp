@@ -1,8 +1,7 @@
 #include "gpukit/finance/black_scholes_variants.hpp"
 
-#include <string>
-
 #include "gpukit/core/error.hpp"
+#include "gpukit/core/variant_registry.hpp"
 
 #if GPUKIT_HAVE_CUDA
 #include "finance/cuda/black_scholes_launchers.hpp"
@@ -54,16 +53,7 @@ const BlackScholesVariant& default_black_scholes_variant() {
 }
 
 const BlackScholesVariant& find_black_scholes_variant(std::string_view name) {
-  std::string names;
-  for (const BlackScholesVariant& v : black_scholes_variants()) {
-    if (v.name == name) return v;
-    names += names.empty() ? "" : ", ";
-    names += v.name;
-  }
-  if (names.empty())
-    throw DeviceUnavailable("Black-Scholes CUDA variants: this gpukit was built without CUDA");
-  throw InvalidInput("unknown Black-Scholes variant '" + std::string(name) + "' (known: " + names +
-                     ")");
+  return find_variant(black_scholes_variants(), name, "Black-Scholes");
 }
 
 }  // namespace gpukit::finance

@@ -1,8 +1,7 @@
 #include "gpukit/primitives/reduce_variants.hpp"
 
-#include <string>
-
 #include "gpukit/core/error.hpp"
+#include "gpukit/core/variant_registry.hpp"
 
 #if GPUKIT_HAVE_CUDA
 #include "primitives/cuda/reduce_launchers.hpp"
@@ -81,16 +80,7 @@ const ReduceVariant& default_reduce_variant() {
 }
 
 const ReduceVariant& find_reduce_variant(std::string_view name) {
-  std::string names;
-  for (const ReduceVariant& v : reduce_variants()) {
-    if (v.name == name) return v;
-    names += names.empty() ? "" : ", ";
-    names += v.name;
-  }
-  if (names.empty())
-    throw DeviceUnavailable("reduction CUDA variants: this gpukit was built without CUDA");
-  throw InvalidInput("unknown reduction variant '" + std::string(name) + "' (known: " + names +
-                     ")");
+  return find_variant(reduce_variants(), name, "reduction");
 }
 
 }  // namespace gpukit::primitives

@@ -137,14 +137,7 @@ __global__ void __launch_bounds__(kModernThreads)
   __shared__ bool is_last_block;
   Acc value = block_reduce_shuffle<Op>(thread_vector_sweep<Op>(input, count), warp_values);
   if (threadIdx.x == 0) partials[blockIdx.x] = value;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    is_last_block = atomicInc(done_counter, gridDim.x - 1) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!is_last_block) return;
-  __threadfence();
+  if (!cuda_engine::is_last_block_to_finish(done_counter, is_last_block)) return;
   const Op op;
   value = Op::identity();
   for (unsigned b = threadIdx.x; b < gridDim.x; b += kModernThreads) {

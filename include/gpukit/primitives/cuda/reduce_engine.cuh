@@ -176,6 +176,20 @@ __device__ __forceinline__ typename Op::Acc block_reduce_tile(
   return block_pairwise_tree<kThreads>(value, op, warp_values);
 }
 
+/// Classic last-block detection (every thread of the block calls it): publishes this block's
+/// global writes, takes a ticket, and returns true in every thread of the last block to arrive,
+/// after which that block sees all other blocks' writes. `flag` is a __shared__ bool. The counter
+/// must be 0 when the launch starts; atomicInc wraps it back to 0 for the next launch.
+__device__ __forceinline__ bool is_last_block_to_finish(unsigned* counter, bool& flag) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) flag = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
+  __syncthreads();
+  if (!flag) return false;
+  __threadfence();
+  return true;
+}
+
 /// The upper levels, by one block: `sums[0..count)` (written by other blocks of this launch or
 /// of an earlier one) reduce in place, level by level; returns the root (valid in thread 0).
 /// In place is safe: tile t's result goes to index t, which lies in a tile already consumed.
@@ -232,16 +246,7 @@ __global__ void __launch_bounds__(kThreads, kMinResidentBlocks<kThreads>)
                                                          aligned && size == kTile, warp_values);
     if (threadIdx.x == 0) tile_sums[tile] = value;
   }
-  if (done_counter == nullptr) return;
-  // Classic last-block detection: publish this block's sums, then take a ticket.
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    is_last_block = atomicInc(done_counter, gridDim.x - 1) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!is_last_block) return;
-  __threadfence();
+  if (done_counter == nullptr || !is_last_block_to_finish(done_counter, is_last_block)) return;
   const Acc root =
       block_reduce_levels<kThreads>(tile_sums - first_tile, total_tiles, op, warp_values);
   if (threadIdx.x == 0) finish(root);

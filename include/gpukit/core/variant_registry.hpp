@@ -1,0 +1,32 @@
+#pragma once
+// Looking a variant up by name in a case study's registry (every registry is a span of structs
+// with a `name`), with the errors every registry gives.
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "gpukit/core/error.hpp"
+
+namespace gpukit {
+
+/// The entry named `name`. DeviceUnavailable when the registry is empty (a CPU-only build),
+/// InvalidInput listing the known names otherwise. `what` names the registry in messages.
+template <class Variant>
+const Variant& find_variant(std::span<const Variant> variants, std::string_view name,
+                            std::string_view what) {
+  std::string names;
+  for (const Variant& v : variants) {
+    if (v.name == name) return v;
+    names += names.empty() ? "" : ", ";
+    names += v.name;
+  }
+  if (names.empty()) {
+    throw DeviceUnavailable(std::string(what) +
+                            " CUDA variants: this gpukit was built without CUDA");
+  }
+  throw InvalidInput("unknown " + std::string(what) + " variant '" + std::string(name) +
+                     "' (known: " + names + ")");
+}
+
+}  // namespace gpukit
