@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/launch_shape.hpp"
 #include "finance/black_scholes_math.hpp"
 #include "finance/cuda/black_scholes_launchers.hpp"
 
@@ -198,20 +199,12 @@ bool all_aligned16(const BlackScholesInputs<Real>& in, const BlackScholesOutputs
   return true;
 }
 
-int current_sm_count() {
-  int device = 0, sm_count = 0;
-  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
-  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  return sm_count;
-}
-
 // Enough resident blocks to fill every SM once (the "launch sized from the SM count" step).
 template <class Kernel>
 int sm_filling_grid(Kernel kernel) {
-  int blocks_per_sm = 0;
-  GPUKIT_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kThreadsPerBlock, 0));
-  return current_sm_count() * (blocks_per_sm > 0 ? blocks_per_sm : 1);
+  return gpukit::cuda::detail::current_sm_count() *
+         gpukit::cuda::detail::resident_blocks_per_sm(reinterpret_cast<const void*>(kernel),
+                                                      kThreadsPerBlock);
 }
 
 enum class GridPolicy { seed_fixed, sm_filling, exact };

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
 
 #include "core/cuda/check.hpp"
 #include "gpukit/primitives/cuda/reduce_engine.cuh"
@@ -76,10 +75,10 @@ void launch_deterministic(const T* input, std::int64_t count, ReduceOp op,
                                                                             : 0;
     with_block_threads<Op>(threads, op, [&]<int kThreads>() {
       using Finish = WriteResult<T, Acc>;
-      constexpr auto kernel = cuda_engine::reduce_canonical_kernel<kThreads, Op, Finish>;
+      const auto kernel = cuda_engine::reduce_canonical_kernel<kThreads, Op, Finish>;
       std::int64_t grid = options.grid_blocks > 0
                               ? options.grid_blocks
-                              : std::int64_t{blocks_per_sm<kernel>(kThreads)} * current_sm_count();
+                              : std::int64_t{blocks_per_sm(kernel, kThreads)} * current_sm_count();
       if (options.grid_blocks <= 0) grid = std::min(grid, tiles);
       grid = std::clamp<std::int64_t>(grid, 1, 1 << 30);
       kernel<<<static_cast<unsigned>(grid), kThreads, 0, stream>>>(
@@ -108,10 +107,10 @@ void launch_deterministic_chunk(const T* input, std::int64_t count, ReduceOp op,
     using Op = decltype(op_functor);
     using Acc = typename Op::Acc;
     using Finish = WriteResult<T, Acc>;
-    constexpr auto kernel = cuda_engine::reduce_canonical_kernel<kDefaultThreads, Op, Finish>;
+    const auto kernel = cuda_engine::reduce_canonical_kernel<kDefaultThreads, Op, Finish>;
     const std::int64_t tiles = canonical::tile_count(count);
     const std::int64_t grid = std::min<std::int64_t>(
-        tiles, std::int64_t{blocks_per_sm<kernel>(kDefaultThreads)} * current_sm_count());
+        tiles, std::int64_t{blocks_per_sm(kernel, kDefaultThreads)} * current_sm_count());
     kernel<<<static_cast<unsigned>(grid), kDefaultThreads, 0, stream>>>(
         input, count, aligned_16(input), static_cast<Acc*>(tile_sums) + first_tile, first_tile,
         tiles, nullptr, Op{}, Finish{nullptr, nullptr});

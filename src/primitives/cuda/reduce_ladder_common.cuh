@@ -6,11 +6,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <mutex>
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/launch_shape.hpp"
 #include "gpukit/primitives/reduce.hpp"
 #include "primitives/reduce_dispatch.hpp"
 
@@ -44,30 +43,13 @@ __global__ void write_identity_kernel(reduce_result_t<T>* result) {
   *result = value;
 }
 
-/// SMs of the current device, asked once per device (the launch path stays free of queries).
-inline int current_sm_count() {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cached[kMaxDevices] = {};
-  int device = 0;
-  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device < kMaxDevices && cached[device].load(std::memory_order_relaxed) > 0) {
-    return cached[device].load(std::memory_order_relaxed);
-  }
-  int sms = 0;
-  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (device < kMaxDevices) cached[device].store(sms, std::memory_order_relaxed);
-  return sms;
-}
+using gpukit::cuda::detail::current_sm_count;
 
-// Resident blocks per SM of one kernel; asked once per process and kernel.
-template <auto kKernel>
-int blocks_per_sm(int threads) {
-  static int cached = 0;
-  static std::once_flag once;
-  std::call_once(once, [&] {
-    GPUKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cached, kKernel, threads, 0));
-  });
-  return std::max(cached, 1);
+/// Resident blocks per SM of `kernel` (asked once per device and kernel).
+template <class Kernel>
+int blocks_per_sm(Kernel kernel, int threads) {
+  return gpukit::cuda::detail::resident_blocks_per_sm(reinterpret_cast<const void*>(kernel),
+                                                      threads);
 }
 
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }

@@ -156,7 +156,7 @@ std::int64_t modern_grid(std::int64_t count) {
   constexpr int kWidth = 16 / sizeof(T);
   const std::int64_t useful = ceil_div(ceil_div(count, kWidth), kModernThreads);
   const std::int64_t resident =
-      std::int64_t{blocks_per_sm<reduce_vector_loads_kernel<Op>>(kModernThreads)} *
+      std::int64_t{blocks_per_sm(reduce_vector_loads_kernel<Op>, kModernThreads)} *
       current_sm_count();
   return std::clamp<std::int64_t>(useful, 1, resident);
 }
