@@ -7,11 +7,10 @@
 
 #include <algorithm>
 #include <array>
-#include <mutex>
-#include <optional>
 #include <vector>
 
 #include "core/parallel_copy.hpp"
+#include "core/staging_area.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 
@@ -21,54 +20,9 @@ namespace {
 
 constexpr std::int64_t kDefaultChunkOptions = std::int64_t{1} << 22;
 
-struct StagingSlot {
-  cuda::Stream stream;
-  cuda::PinnedBuffer<unsigned char> pinned_in, pinned_out;
-  cuda::DeviceBuffer<unsigned char> device_in, device_out;
-};
-
-// Pinning memory costs tens of milliseconds per 100 MB, as much as moving a 2^26-option book, so
-// the staging buffers outlive a call and grow on demand. One area per process (reallocated when
-// the device changes); the mutex makes concurrent callers take turns. The area is a function
-// static first built after the CUDA runtime is initialized, so it is destroyed (and its memory
-// freed) at exit before the runtime tears itself down.
-struct StagingArea {
-  int device = -1;
-  std::array<StagingSlot, 2> slots;
-};
-
-std::mutex& staging_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
-StagingArea& staging_area(int device, std::size_t in_bytes, std::size_t out_bytes) {
-  static std::optional<StagingArea> area;
-  if (!area || area->device != device) {
-    area.reset();
-    area.emplace();
-    area->device = device;
-  }
-  for (StagingSlot& s : area->slots) {
-    if (s.pinned_in.size() < in_bytes) {
-      s.pinned_in = {};  // release before allocating the larger one
-      s.device_in = {};
-      s.pinned_in = cuda::PinnedBuffer<unsigned char>(in_bytes);
-      s.device_in = cuda::DeviceBuffer<unsigned char>(in_bytes);
-    }
-    if (s.pinned_out.size() < out_bytes) {
-      s.pinned_out = {};
-      s.device_out = {};
-      s.pinned_out = cuda::PinnedBuffer<unsigned char>(out_bytes);
-      s.device_out = cuda::DeviceBuffer<unsigned char>(out_bytes);
-    }
-  }
-  return *area;
-}
-
 template <class Real>
 struct Slot {
-  StagingSlot& staging;
+  gpukit::detail::StagingSlot& staging;
   std::int64_t chunk_begin = -1;  // the chunk in flight in this slot, -1 when idle
   std::int64_t chunk_size = 0;
   Real* pinned_in() const { return reinterpret_cast<Real*>(staging.pinned_in.data()); }
@@ -106,11 +60,10 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   // Each array's region starts on a 256-byte boundary so the vector kernels stay vectorized.
   const std::int64_t stride = (chunk + 63) / 64 * 64;
 
-  const std::lock_guard<std::mutex> lock(staging_mutex());
-  StagingArea& area = staging_area(context.cuda_device, inputs.size() * stride * sizeof(Real),
+  const auto lock = gpukit::detail::lock_staging_area();
+  gpukit::detail::StagingArea& area =
+      gpukit::detail::staging_area(context.cuda_device, inputs.size() * stride * sizeof(Real),
                                    outputs.size() * stride * sizeof(Real));
-  // A call that failed part-way may have left copies in flight on these buffers.
-  for (StagingSlot& staging : area.slots) staging.stream.synchronize();
   std::array<Slot<Real>, 2> slots = {Slot<Real>{area.slots[0]}, Slot<Real>{area.slots[1]}};
 
   auto finish = [&](Slot<Real>& s) {

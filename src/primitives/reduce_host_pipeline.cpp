@@ -1,15 +1,16 @@
-// Host data on the GPU: chunks of whole tiles go through two pinned staging slots, so that while
-// the CPU packs chunk k into one slot (all threads), chunk k-1 crosses PCIe and is reduced from
-// the other slot on its own stream. Each chunk's tile sums land in one device array at the
+// Host data on the GPU: chunks of whole tiles go through the two pinned staging slots that the
+// Black-Scholes path uses too (core/staging_area.hpp), so that while the CPU packs chunk k into
+// one slot (all threads), chunk k-1 crosses PCIe and is reduced from the other slot on its own
+// stream. Each chunk's tile sums land in one device array at the
 // chunk's tile offset; one last launch reduces them. The tree is the fixed one, so the result is
 // bitwise the CPU backend's and the single-launch device path's.
 
 #include "primitives/reduce_host_pipeline.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "core/parallel_copy.hpp"
+#include "core/staging_area.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
@@ -39,30 +40,26 @@ reduce_result_t<T> reduce_through_device(const Context& context, std::span<const
   const std::size_t acc_bytes =
       cuda_detail::deterministic_accumulator_size<T>(op, options.accurate_sum, count);
 
-  struct Slot {
-    cuda::Stream stream;
-    cuda::PinnedBuffer<T> pinned;
-    cuda::DeviceBuffer<T> device;
-  };
-  std::array<Slot, 2> slots;
-  for (Slot& s : slots) {
-    s.pinned = cuda::PinnedBuffer<T>(static_cast<std::size_t>(chunk));
-    s.device = cuda::DeviceBuffer<T>(static_cast<std::size_t>(chunk));
-  }
+  const auto lock = gpukit::detail::lock_staging_area();
+  auto& slots = gpukit::detail::staging_area(context.cuda_device,
+                                             static_cast<std::size_t>(chunk) * sizeof(T), 0)
+                    .slots;
   cuda::DeviceBuffer<unsigned char> tile_sums(static_cast<std::size_t>(total_tiles) * acc_bytes);
   // The result and the overflow flag, 16-byte aligned.
   cuda::DeviceBuffer<unsigned char> outcome(32);
 
   std::int64_t k = 0;
   for (std::int64_t begin = 0; begin < count; begin += chunk, ++k) {
-    Slot& s = slots[static_cast<std::size_t>(k % 2)];
+    gpukit::detail::StagingSlot& s = slots[static_cast<std::size_t>(k % 2)];
+    T* pinned = reinterpret_cast<T*>(s.pinned_in.data());
+    T* device = reinterpret_cast<T*>(s.device_in.data());
     const std::int64_t size = std::min(chunk, count - begin);
     s.stream.synchronize();  // chunk k-2 is done with this slot's buffers
-    gpukit::detail::parallel_copy(s.pinned.data(), data.data() + begin,
+    gpukit::detail::parallel_copy(pinned, data.data() + begin,
                                   static_cast<std::size_t>(size) * sizeof(T), threads);
-    cuda::copy_to_device_async(s.device.data(), s.pinned.data(),
-                               static_cast<std::size_t>(size) * sizeof(T), s.stream.handle());
-    cuda_detail::launch_deterministic_chunk(s.device.data(), size, op, options.accurate_sum, count,
+    cuda::copy_to_device_async(device, pinned, static_cast<std::size_t>(size) * sizeof(T),
+                               s.stream.handle());
+    cuda_detail::launch_deterministic_chunk(device, size, op, options.accurate_sum, count,
                                             tile_sums.data(), begin / canonical::kTile,
                                             s.stream.handle());
   }
