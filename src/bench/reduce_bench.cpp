@@ -91,28 +91,34 @@ Row time_variant(const BenchConfig& config, const ReduceVariant& v, const Device
   row.elements = static_cast<double>(w.n);
   row.bytes = static_cast<double>(w.n) * sizeof(T);
   row.vendor = v.vendor;
+  row.ladder = !v.vendor;
   row.note = result == w.expected ? "ok" : fmt::format("MISMATCH {} vs {}", result, w.expected);
   row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, run);
   return row;
+}
+
+// A table of device rows, its "% limit" column against the copy bandwidth measured this run.
+Table device_table(const Report& report, std::string title) {
+  Table table;
+  table.title = std::move(title);
+  table.limit_gbps = report.copy_bandwidth_gbps;
+  table.limit_name = "D2D copy";
+  return table;
 }
 
 void seed_table(const BenchConfig& config, Report& report, std::int64_t n) {
   const DeviceWorkload<std::int32_t> w = make_device_workload<std::int32_t>(n, config.context);
   ReduceWorkspace workspace;
   cuda::Stream stream;
-  Table table;
-  table.title = fmt::format(
-      "Reduction, the seed's table (000/001): {} int32, sum into int64, 128 threads per block "
-      "for kernels 1-7{}",
-      n, n * 4 < (std::int64_t{60} << 20) ? " (the input fits in L2)" : "");
-  table.element_name = "elem";
-  table.limit_gbps = report.copy_bandwidth_gbps;
-  table.limit_name = "D2D copy";
+  const bool fits_in_l2 =
+      report.device && static_cast<std::size_t>(n) * 4 < report.device->l2_cache_bytes;
+  Table table = device_table(
+      report, fmt::format("Reduction, the seed's table (000/001): {} int32, sum into int64, 128 "
+                          "threads per block for kernels 1-7{}",
+                          n, fits_in_l2 ? " (the input fits in L2)" : ""));
   for (const ReduceVariant& v : primitives::reduce_variants()) {
     if (!selected(config, v.name) || v.seed_reference.starts_with("003")) continue;
-    Row row = time_variant(config, v, w, workspace, stream, {});
-    row.ladder = !v.vendor;
-    table.rows.push_back(std::move(row));
+    table.rows.push_back(time_variant(config, v, w, workspace, stream, {}));
   }
   report.tables.push_back(std::move(table));
 }
@@ -121,13 +127,10 @@ void cs152_table(const BenchConfig& config, Report& report, std::int64_t n) {
   const DeviceWorkload<std::int32_t> w = make_device_workload<std::int32_t>(n, config.context);
   ReduceWorkspace workspace;
   cuda::Stream stream;
-  Table table;
-  table.title = fmt::format(
-      "Reduction, the CS 152 table (003, methods 0-5): {} int32, sum into int64, 1024 threads "
-      "per block",
-      n);
-  table.limit_gbps = report.copy_bandwidth_gbps;
-  table.limit_name = "D2D copy";
+  Table table = device_table(
+      report, fmt::format("Reduction, the CS 152 table (003, methods 0-5): {} int32, sum into "
+                          "int64, 1024 threads per block",
+                          n));
   // The lecture's order: method 0, then its methods 1, 1b, 2, 3 (the seed's kernels 1-4 at
   // 1024 threads), then methods 4 and 5, then the Hopper steps and CUB.
   struct Step {
@@ -153,9 +156,8 @@ void cs152_table(const BenchConfig& config, Report& report, std::int64_t n) {
     const ReduceVariant& v = primitives::find_reduce_variant(step.variant);
     ReduceOptions options;
     options.block_threads = step.block_threads;
-    Row row = time_variant(config, v, w, workspace, stream, options, std::string(step.label));
-    row.ladder = !v.vendor;
-    table.rows.push_back(std::move(row));
+    table.rows.push_back(
+        time_variant(config, v, w, workspace, stream, options, std::string(step.label)));
   }
   report.tables.push_back(std::move(table));
 }
