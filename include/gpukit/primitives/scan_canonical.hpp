@@ -1,0 +1,217 @@
+#pragma once
+// The one bracketing every gpukit scan evaluates, so that floating-point scans give the same bits
+// on the CPU and the GPU, for every thread count, run and launch.
+//
+// The input is cut into tiles of kTile = 4096 elements; tile k covers [k*kTile, (k+1)*kTile).
+// A tile is kWarps = 8 warp segments of kRows = 4 rows of kLanes = 32 lanes x kVec = 4 elements
+// (element e of a tile: warp e / 512, row (e / 128) % 4, lane (e / 4) % 32, slot e % 4), which is
+// how the CUDA engine holds it in registers. Elements past n are the identity.
+// - slot fold: local[j] = x[0] ⊕ ... ⊕ x[j] over a lane's four elements, left to right;
+// - lane scan: a Kogge-Stone scan of the 32 lanes' totals (at distance d = 1, 2, 4, 8, 16, lane
+//   l >= d becomes s[l-d] ⊕ s[l]); lane_excl[l] = s[l-1] (identity for lane 0); the row total is
+//   s[31];
+// - row and warp prefixes: left folds of the row totals within a warp segment, and of the warp
+//   totals within the tile, each starting from the identity; the tile aggregate is the fold of all
+//   eight warp totals;
+// - tile prefixes: P[-1] = carry (initial_value below unless a previous chunk carries in), and
+//   P[k] = P[k-1] ⊕ aggregate[k], left to right over the tiles (an operation with a
+//   `clamp_carry` member, the exact integer sums, saturates each P[k] through it);
+// - output: prefix = ((P[k-1] ⊕ warp_prefix) ⊕ row_prefix) ⊕ lane_excl, then
+//   inclusive y = prefix ⊕ local[j]; exclusive y = prefix (j = 0) or prefix ⊕ local[j-1].
+//
+// An operation is a type with `Input`, `Acc`, `Acc identity() const`, `Acc load(Input) const` and
+// `Acc operator()(Acc, Acc) const`, associative (not necessarily commutative) with a true
+// identity. `scan_with` below is the generic operator of the C++ API on the CPU; the CUDA
+// engine (cuda/scan_engine.cuh) takes the same operation types.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "gpukit/core/error.hpp"
+#include "gpukit/primitives/scan.hpp"
+
+#if defined(__CUDACC__)
+#define GPUKIT_SCAN_HD __host__ __device__ __forceinline__
+#else
+#define GPUKIT_SCAN_HD inline
+#endif
+
+namespace gpukit::primitives::canonical_scan {
+
+inline constexpr int kLanes = 32;
+inline constexpr int kVec = 4;
+inline constexpr int kRows = 4;
+inline constexpr int kWarps = 8;
+inline constexpr int kRowElements = kLanes * kVec;          // 128
+inline constexpr int kWarpElements = kRows * kRowElements;  // 512
+inline constexpr int kTile = kWarps * kWarpElements;        // 4096
+
+/// P[-1] of a scan nothing carries into: op.initial() when the operation has one (sums start
+/// from +0.0, not the identity -0.0), else the identity.
+template <class Op>
+GPUKIT_SCAN_HD typename Op::Acc initial_value(const Op& op) {
+  if constexpr (requires { op.initial(); }) {
+    return op.initial();
+  } else {
+    return op.identity();
+  }
+}
+
+/// One row of 128 elements (the first `valid` real, the rest the identity): each lane's slot
+/// fold in `local`, each lane's exclusive prefix in `lane_excl`; returns the row total.
+template <class Op>
+typename Op::Acc scan_row(const Op& op, const typename Op::Input* x, int valid,
+                          std::array<std::array<typename Op::Acc, kVec>, kLanes>& local,
+                          std::array<typename Op::Acc, kLanes>& lane_excl) {
+  using Acc = typename Op::Acc;
+  std::array<Acc, kLanes> s;
+  for (int l = 0; l < kLanes; ++l) {
+    for (int j = 0; j < kVec; ++j) {
+      const int e = l * kVec + j;
+      const Acc v = e < valid ? op.load(x[e]) : op.identity();
+      local[l][j] = j == 0 ? v : op(local[l][j - 1], v);
+    }
+    s[l] = local[l][kVec - 1];
+  }
+  for (int d = 1; d < kLanes; d *= 2) {
+    for (int l = kLanes - 1; l >= d; --l) s[l] = op(s[l - d], s[l]);  // reads the previous level
+  }
+  lane_excl[0] = op.identity();
+  for (int l = 1; l < kLanes; ++l) lane_excl[l] = s[l - 1];
+  return s[kLanes - 1];
+}
+
+/// The aggregate of one tile of `valid` elements (1 <= valid <= kTile).
+template <class Op>
+typename Op::Acc tile_aggregate(const Op& op, const typename Op::Input* x, int valid) {
+  using Acc = typename Op::Acc;
+  std::array<std::array<Acc, kVec>, kLanes> local;
+  std::array<Acc, kLanes> lane_excl;
+  Acc tile = op.identity();
+  for (int w = 0; w < kWarps; ++w) {
+    Acc warp = op.identity();
+    for (int r = 0; r < kRows; ++r) {
+      const int begin = w * kWarpElements + r * kRowElements;
+      warp = op(warp, scan_row(op, x + begin, std::clamp(valid - begin, 0, kRowElements), local,
+                               lane_excl));
+    }
+    tile = op(tile, warp);
+  }
+  return tile;
+}
+
+/// Scans one tile of `valid` elements whose exclusive prefix is `tile_prefix`; emit(e, value)
+/// receives each output, e counted from the tile's start. Reads a row before writing it, so
+/// the output may alias the input.
+template <class Op, class Emit>
+void scan_tile(const Op& op, const typename Op::Input* x, int valid, typename Op::Acc tile_prefix,
+               ScanKind kind, Emit&& emit) {
+  using Acc = typename Op::Acc;
+  std::array<std::array<Acc, kVec>, kLanes> local;
+  std::array<Acc, kLanes> lane_excl;
+  Acc warp_prefix = op.identity();
+  for (int w = 0; w < kWarps && w * kWarpElements < valid; ++w) {
+    const Acc base = op(tile_prefix, warp_prefix);
+    Acc row_prefix = op.identity();
+    for (int r = 0; r < kRows; ++r) {
+      const int begin = w * kWarpElements + r * kRowElements;
+      const int row_valid = std::clamp(valid - begin, 0, kRowElements);
+      const Acc row_total = scan_row(op, x + begin, row_valid, local, lane_excl);
+      const Acc row_base = op(base, row_prefix);
+      for (int e = 0; e < row_valid; ++e) {
+        const int l = e / kVec, j = e % kVec;
+        const Acc prefix = op(row_base, lane_excl[l]);
+        if (kind == ScanKind::inclusive) {
+          emit(begin + e, op(prefix, local[l][j]));
+        } else {
+          emit(begin + e, j == 0 ? prefix : op(prefix, local[l][j - 1]));
+        }
+      }
+      row_prefix = op(row_prefix, row_total);
+    }
+    warp_prefix = op(warp_prefix, row_prefix);
+  }
+}
+
+/// The whole canonical scan of n elements on OpenMP threads: tile aggregates in parallel, the
+/// tile prefixes left to right, then every tile's outputs in parallel. Returns P[last], the
+/// total including `carry`. emit(i, value) is called once per element, from several threads
+/// (`threads` <= 0: the OpenMP default).
+template <class Op, class Emit>
+typename Op::Acc scan_canonical(const Op& op, const typename Op::Input* x, std::int64_t n,
+                                ScanKind kind, typename Op::Acc carry, Emit&& emit,
+                                int threads = 0) {
+  using Acc = typename Op::Acc;
+  const std::int64_t tiles = (n + kTile - 1) / kTile;
+  std::vector<Acc> prefix(static_cast<std::size_t>(tiles));
+  const auto valid_in = [n](std::int64_t k) {
+    return static_cast<int>(std::min<std::int64_t>(kTile, n - k * kTile));
+  };
+#if defined(_OPENMP)
+  const int team = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(team) if (tiles > 1)
+#else
+  (void)threads;
+#endif
+  for (std::int64_t k = 0; k < tiles; ++k) {
+    prefix[static_cast<std::size_t>(k)] = tile_aggregate(op, x + k * kTile, valid_in(k));
+  }
+  // prefix[k] becomes the exclusive prefix of tile k (P[k-1]).
+  Acc running = carry;
+  for (std::int64_t k = 0; k < tiles; ++k) {
+    const Acc aggregate = prefix[static_cast<std::size_t>(k)];
+    prefix[static_cast<std::size_t>(k)] = running;
+    running = op(running, aggregate);
+    if constexpr (requires { op.clamp_carry(running); }) running = op.clamp_carry(running);
+  }
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(team) if (tiles > 1)
+#endif
+  for (std::int64_t k = 0; k < tiles; ++k) {
+    const std::int64_t base = k * kTile;
+    scan_tile(op, x + base, valid_in(k), prefix[static_cast<std::size_t>(k)], kind,
+              [&](int e, Acc value) { emit(base + e, value); });
+  }
+  return running;
+}
+
+/// An operation made of a value type, a binary function and its identity (Acc = Input = T).
+template <class T, class Combine>
+struct ValueOp {
+  using Input = T;
+  using Acc = T;
+  Combine combine;
+  T identity_value;
+  T identity() const { return identity_value; }
+  T load(const T& x) const { return x; }
+  T operator()(const T& a, const T& b) const { return combine(a, b); }
+};
+
+}  // namespace gpukit::primitives::canonical_scan
+
+namespace gpukit::primitives {
+
+/// The generic operator of the C++ API (CPU, OpenMP): scans `input` into `output` (the same
+/// span, or disjoint) with `combine`, an associative, not necessarily commutative function of
+/// two T with identity `identity`. The canonical bracketing above, so a floating-point operation
+/// gives the same bits for every thread count.
+template <class T, class Combine>
+void scan_with(std::span<const T> input, std::span<T> output, Combine combine, T identity,
+               ScanKind kind) {
+  if (output.size() != input.size()) {
+    throw InvalidInput("scan_with: the output size differs from the input size");
+  }
+  const canonical_scan::ValueOp<T, Combine> op{combine, identity};
+  T* out = output.data();
+  canonical_scan::scan_canonical(op, input.data(), static_cast<std::int64_t>(input.size()), kind,
+                                 identity, [out](std::int64_t i, const T& v) { out[i] = v; });
+}
+
+}  // namespace gpukit::primitives

@@ -1,0 +1,65 @@
+#pragma once
+// The registry of CUDA scan kernels: the seed's one-block scans (Hillis-Steele, work-efficient,
+// with padding), the multi-block scan the seed leaves as the exercise, the single-pass
+// decoupled look-back engine (the API's default) and CUB. Tests and `gpukit bench scan` iterate
+// over it, so a new entry is tested and measured with no new test or bench code.
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "gpukit/primitives/scan.hpp"
+
+namespace gpukit::primitives {
+
+struct ScanVariant {
+  /// Scans `count` elements at `input` into `output` (device memory; `output` may equal
+  /// `input` when the variant is `in_place`) on `stream`; nothing waits.
+  template <class T>
+  using Launcher = void (*)(const T* input, T* output, std::int64_t count, ScanOp op, ScanKind kind,
+                            ScanWorkspace& workspace, StreamHandle stream);
+
+  std::string_view name;
+  std::string_view description;
+  std::string_view seed_reference;  // the slide it reproduces, or "beyond the seeds"
+  /// The largest count the variant handles (the one-block scans: one block's worth).
+  std::int64_t max_count = std::numeric_limits<std::int64_t>::max();
+  /// Follows the canonical bracketing (scan_canonical.hpp): bitwise equal to the CPU backend.
+  bool deterministic = false;
+  /// Accumulates integer sums exactly and reports overflow in the workspace; the others wrap.
+  bool exact_integer_sums = false;
+  bool vendor = false;
+  bool in_place = false;
+  Launcher<std::int32_t> launch_int32;
+  Launcher<std::int64_t> launch_int64;
+  Launcher<std::uint32_t> launch_uint32;
+  Launcher<float> launch_float;
+  Launcher<double> launch_double;
+
+  template <class T>
+  void launch(const T* input, T* output, std::int64_t count, ScanOp op, ScanKind kind,
+              ScanWorkspace& workspace, StreamHandle stream) const {
+    launcher<T>()(input, output, count, op, kind, workspace, stream);
+  }
+  template <class T>
+  Launcher<T> launcher() const {
+    if constexpr (std::is_same_v<T, std::int32_t>) return launch_int32;
+    if constexpr (std::is_same_v<T, std::int64_t>) return launch_int64;
+    if constexpr (std::is_same_v<T, std::uint32_t>) return launch_uint32;
+    if constexpr (std::is_same_v<T, float>) return launch_float;
+    if constexpr (std::is_same_v<T, double>) return launch_double;
+  }
+};
+
+/// Every variant in ladder order (Hillis-Steele first, CUB last); empty without CUDA.
+std::span<const ScanVariant> scan_variants();
+
+/// The variant scan_on_device() uses: the decoupled look-back engine.
+const ScanVariant& default_scan_variant();
+
+/// Looks a variant up by name; InvalidInput listing the names when there is none.
+const ScanVariant& find_scan_variant(std::string_view name);
+
+}  // namespace gpukit::primitives

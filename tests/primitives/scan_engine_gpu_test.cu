@@ -1,0 +1,165 @@
+// The public scan engine (scan_engine.cuh) instantiated with operations of a user's own: a
+// non-commutative 2x2 matrix product against a sequential fold, an operation that records any
+// element past n reaching it, and one scan over 2^31 + 7 elements made and checked on the device.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "gpu_test_support.hpp"
+#include "gpukit/core/memory.hpp"
+#include "gpukit/core/stream.hpp"
+#include "gpukit/primitives/cuda/scan_engine.cuh"
+
+namespace gpukit::primitives {
+namespace {
+
+struct Matrix2 {
+  std::uint32_t a, b, c, d;  // row major, arithmetic modulo 2^32
+  bool operator==(const Matrix2&) const = default;
+};
+
+struct MatrixProduct {
+  using Input = Matrix2;
+  using Acc = Matrix2;
+  __host__ __device__ Acc identity() const { return {1, 0, 0, 1}; }
+  __host__ __device__ Acc load(const Input& x) const { return x; }
+  __host__ __device__ Acc operator()(const Acc& x, const Acc& y) const {
+    return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
+            x.c * y.b + x.d * y.d};
+  }
+};
+
+TEST(ScanEngineGpu, NonCommutativeUserOperationMatchesASequentialFold) {
+  GPUKIT_REQUIRE_GPU();
+  const std::uint64_t seed = std::random_device{}();
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  cuda::Stream stream;
+  ScanWorkspace workspace;
+  const MatrixProduct op;
+  for (const std::int64_t n : {1, 2, 33, 4095, 4097, 70001}) {
+    std::vector<Matrix2> x(static_cast<std::size_t>(n));
+    for (auto& m : x) {
+      m = {std::uint32_t(rng() % 5), std::uint32_t(rng() % 5), std::uint32_t(rng() % 5),
+           std::uint32_t(rng() % 5)};
+    }
+    x[0] = {1, 1, 0, 1};  // shears that do not commute open the array
+    if (n > 1) x[1] = {1, 0, 1, 1};
+    cuda::DeviceBuffer<Matrix2> in(x.size()), out(x.size());
+    cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(Matrix2));
+    for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
+      cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(Matrix2), stream.handle());
+      workspace.reserve(scan_engine::workspace_bytes<MatrixProduct>(n));
+      scan_engine::launch(op, in.data(), out.data(), n, kind, workspace, stream.handle());
+      stream.synchronize();
+      std::vector<Matrix2> y(x.size());
+      cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(Matrix2));
+      Matrix2 acc = op.identity();
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (kind == ScanKind::exclusive) {
+          ASSERT_EQ(y[i], acc) << "n=" << n << " i=" << i << " seed=" << seed;
+        }
+        acc = op(acc, x[i]);
+        if (kind == ScanKind::inclusive) {
+          ASSERT_EQ(y[i], acc) << "n=" << n << " i=" << i << " seed=" << seed;
+        }
+      }
+    }
+  }
+}
+
+// Counts the operands it sees that are poison (negative): elements past n.
+struct PoisonSensingSum {
+  using Input = int;
+  using Acc = int;
+  unsigned* poison_seen;
+  __host__ __device__ Acc identity() const { return 0; }
+  __device__ Acc load(int x) const {
+    if (x < 0) atomicAdd(poison_seen, 1u);
+    return x;
+  }
+  __host__ __device__ Acc operator()(Acc x, Acc y) const { return x + y; }
+};
+
+TEST(ScanEngineGpu, NoElementPastTheEndReachesTheOperation) {
+  GPUKIT_REQUIRE_GPU();
+  cuda::Stream stream;
+  ScanWorkspace workspace;
+  cuda::DeviceBuffer<unsigned> poison_seen(1);
+  for (const std::int64_t n : {1, 127, 4095, 4097, 100001}) {
+    std::vector<int> buffer(static_cast<std::size_t>(n) + 8192, -1);
+    for (std::int64_t i = 0; i < n; ++i) buffer[static_cast<std::size_t>(i)] = int(i % 3);
+    cuda::DeviceBuffer<int> in(buffer.size()), out(static_cast<std::size_t>(n));
+    cuda::copy_to_device(in.data(), buffer.data(), buffer.size() * sizeof(int));
+    cuda::fill_bytes_async(poison_seen.data(), 0, sizeof(unsigned), stream.handle());
+    const PoisonSensingSum op{poison_seen.data()};
+    workspace.reserve(scan_engine::workspace_bytes<PoisonSensingSum>(n));
+    scan_engine::launch(op, in.data(), out.data(), n, ScanKind::inclusive, workspace,
+                        stream.handle());
+    stream.synchronize();
+    unsigned seen = 1;
+    cuda::copy_to_host(&seen, poison_seen.data(), sizeof seen);
+    EXPECT_EQ(seen, 0u) << "n=" << n;
+    int last = 0;
+    cuda::copy_to_host(&last, out.data() + n - 1, sizeof last);
+    std::int64_t expected = 0;
+    for (std::int64_t i = 0; i < n; ++i) expected += i % 3;
+    EXPECT_EQ(last, expected) << "n=" << n;
+  }
+}
+
+// --- one scan past 2^31 elements ---------------------------------------------------------------
+
+// x[i] = 1 + (i % 3 == 0): the inclusive sum is (i + 1) + (i / 3 + 1), below 2^32 for every i
+// here, and an error in any tile's carry shows at every later element.
+__global__ void fill_ones_and_twos(std::uint32_t* x, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    x[i] = 1u + (i % 3 == 0 ? 1u : 0u);
+  }
+}
+
+__global__ void count_wrong_prefixes(const std::uint32_t* y, std::int64_t n,
+                                     unsigned long long* wrong, unsigned long long* first_wrong) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const auto expected = static_cast<std::uint32_t>((i + 1) + (i / 3 + 1));
+    if (y[i] != expected) {
+      atomicAdd(wrong, 1ull);
+      atomicMin(first_wrong, static_cast<unsigned long long>(i));
+    }
+  }
+}
+
+TEST(ScanEngineGpu, InPlaceSumOverMoreThan2To31Elements) {
+  GPUKIT_REQUIRE_GPU();
+  const std::int64_t n = (std::int64_t{1} << 31) + 7;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  if (free_bytes < std::size_t(n) * sizeof(std::uint32_t) + (std::size_t{1} << 30)) {
+    GTEST_SKIP() << "needs 9 GB of free device memory";
+  }
+  cuda::Stream stream;
+  ScanWorkspace workspace;
+  cuda::DeviceBuffer<std::uint32_t> x(static_cast<std::size_t>(n));
+  cuda::DeviceBuffer<unsigned long long> counters(2);
+  fill_ones_and_twos<<<1024, 256, 0, stream.handle()>>>(x.data(), n);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  // gpukit's exact uint32 sum, through the API (in place, overflow checked).
+  scan_on_device(x.data(), x.data(), n, ScanOp::sum, ScanKind::inclusive, workspace,
+                 stream.handle());
+  const std::array<unsigned long long, 2> initial = {0ull, ~0ull};
+  cuda::copy_to_device(counters.data(), initial.data(), sizeof initial);
+  count_wrong_prefixes<<<1024, 256, 0, stream.handle()>>>(x.data(), n, counters.data(),
+                                                          counters.data() + 1);
+  stream.synchronize();
+  std::array<unsigned long long, 2> result{};
+  cuda::copy_to_host(result.data(), counters.data(), sizeof result);
+  EXPECT_EQ(result[0], 0ull) << "first wrong element at " << result[1];
+}
+
+}  // namespace
+}  // namespace gpukit::primitives
