@@ -1,0 +1,50 @@
+#pragma once
+// The registry of CUDA stream-compaction kernels: gpukit's single pass and CUB's DeviceSelect.
+// Tests and `gpukit bench scan` iterate over it.
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "gpukit/primitives/compact.hpp"
+
+namespace gpukit::primitives {
+
+struct CompactVariant {
+  /// Compacts `count` elements at `input` into `output` (device memory, disjoint) on `stream`
+  /// and writes the number kept to `device_count`; nothing waits.
+  template <class T>
+  using Launcher = void (*)(const T* input, T* output, std::int64_t count, KeepPredicate keep,
+                            std::int64_t* device_count, ScanWorkspace& workspace,
+                            StreamHandle stream);
+
+  std::string_view name;
+  std::string_view description;
+  bool vendor = false;
+  Launcher<std::int32_t> launch_int32;
+  Launcher<std::int64_t> launch_int64;
+  Launcher<std::uint32_t> launch_uint32;
+  Launcher<float> launch_float;
+  Launcher<double> launch_double;
+
+  template <class T>
+  void launch(const T* input, T* output, std::int64_t count, KeepPredicate keep,
+              std::int64_t* device_count, ScanWorkspace& workspace, StreamHandle stream) const {
+    launcher<T>()(input, output, count, keep, device_count, workspace, stream);
+  }
+  template <class T>
+  Launcher<T> launcher() const {
+    if constexpr (std::is_same_v<T, std::int32_t>) return launch_int32;
+    if constexpr (std::is_same_v<T, std::int64_t>) return launch_int64;
+    if constexpr (std::is_same_v<T, std::uint32_t>) return launch_uint32;
+    if constexpr (std::is_same_v<T, float>) return launch_float;
+    if constexpr (std::is_same_v<T, double>) return launch_double;
+  }
+};
+
+/// The single pass (the API's default) and CUB; empty without CUDA.
+std::span<const CompactVariant> compact_variants();
+const CompactVariant& find_compact_variant(std::string_view name);
+
+}  // namespace gpukit::primitives
