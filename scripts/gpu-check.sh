@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check, run on the H200 machine through the device tool:
 #   builds for sm_90 with all cores, runs the whole ctest (GPU tests included), runs the GPU
-#   tests under compute-sanitizer memcheck, runs `gpukit bench bs` and `gpukit bench reduce`, and ends with a summary.
+#   tests under compute-sanitizer memcheck (GPUKIT_QUICK_TESTS=1: the large sizes left out), runs
+#   `gpukit bench bs`, `bench reduce` and `bench scan`, and ends with a summary.
 # Logs go to $OUT (the device tool's output folder) or ./out/gpu-check.
 # Libraries missing on that machine (libcsv) can be carried unpacked under .deps/root (README).
 set -uo pipefail
@@ -41,7 +42,7 @@ for t in $gpu_tests; do
   # The out-of-memory test provokes a failing cudaMalloc on purpose; memcheck would count it.
   # The 2^31-element test would take hours under memcheck; the same kernels run there at
   # smaller sizes.
-  compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full "$t" \
+  GPUKIT_QUICK_TESTS=1 compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full "$t" \
     --gtest_filter='-*ImpossibleAllocation*:*MoreThan2To31*' >>"$out/memcheck.log" 2>&1 ||
     status[memcheck]=1
 done
@@ -49,6 +50,7 @@ step info info.txt "$gpukit" info --measure
 step demo demo.txt "$gpukit" demo --device cuda
 step bench-bs bench-bs.txt "$gpukit" bench bs --device cuda --json "$out/bench-bs.json"
 step bench-reduce bench-reduce.txt "$gpukit" bench reduce --device cuda --json "$out/bench-reduce.json"
+step bench-scan bench-scan.txt "$gpukit" bench scan --device cuda --json "$out/bench-scan.json"
 
 echo
 echo "== summary"
@@ -57,6 +59,7 @@ grep -E "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
 cat "$out/info.txt"
 cat "$out/bench-bs.txt"
 cat "$out/bench-reduce.txt"
+cat "$out/bench-scan.txt"
 failed=0
 for k in "${!status[@]}"; do
   printf '%-10s %s\n' "$k" "$([ "${status[$k]}" = 0 ] && echo PASS || echo "FAIL (${status[$k]})")"

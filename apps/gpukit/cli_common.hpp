@@ -3,10 +3,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
 #include "gpukit/core/context.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpukit/io/npy.hpp"
 
 namespace gpukit::cli {
 
@@ -27,12 +30,37 @@ Context resolve_context(const DeviceOptions& options);
 void write_output_atomically(const std::string& path,
                              const std::function<void(std::ostream&)>& write);
 
+/// Calls f(T{}) with T the element type of an array read from `file`, for the five types the
+/// primitives take; InvalidInput naming the file and `command` for uint64.
+template <class F>
+decltype(auto) with_primitive_element_type(io::NpyDtype dtype, const std::string& file,
+                                           const std::string& command, F&& f) {
+  switch (dtype) {
+    case io::NpyDtype::int32:
+      return f(std::int32_t{});
+    case io::NpyDtype::int64:
+      return f(std::int64_t{});
+    case io::NpyDtype::uint32:
+      return f(std::uint32_t{});
+    case io::NpyDtype::float32:
+      return f(float{});
+    case io::NpyDtype::float64:
+      return f(double{});
+    case io::NpyDtype::uint64:
+      break;
+  }
+  throw InvalidInput(file + ": " + command +
+                     " supports int32, int64, uint32, float32 and float64, not uint64");
+}
+
 /// The registration functions of the subcommands (one file each).
 void register_info(CLI::App& app);
 void register_demo(CLI::App& app);
 void register_bs(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_reduce(CLI::App& app);
+void register_scan(CLI::App& app);
+void register_compact(CLI::App& app);
 
 /// The whole command line, for benchmark records.
 const std::string& command_line();

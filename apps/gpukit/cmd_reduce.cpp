@@ -93,22 +93,9 @@ void register_reduce(CLI::App& app) {
   command->callback([cli] {
     const Context context = resolve_context(cli->device);
     const io::NpyArray array = io::read_npy(cli->input);
-    switch (array.dtype) {
-      case io::NpyDtype::int32:
-        return reduce_and_print<std::int32_t>(context, array, *cli);
-      case io::NpyDtype::int64:
-        return reduce_and_print<std::int64_t>(context, array, *cli);
-      case io::NpyDtype::uint32:
-        return reduce_and_print<std::uint32_t>(context, array, *cli);
-      case io::NpyDtype::float32:
-        return reduce_and_print<float>(context, array, *cli);
-      case io::NpyDtype::float64:
-        return reduce_and_print<double>(context, array, *cli);
-      case io::NpyDtype::uint64:
-        break;
-    }
-    throw InvalidInput(cli->input +
-                       ": reduce supports int32, int64, uint32, float32 and float64, not uint64");
+    with_primitive_element_type(array.dtype, cli->input, "reduce", [&](auto element) {
+      reduce_and_print<decltype(element)>(context, array, *cli);
+    });
   });
 }
 

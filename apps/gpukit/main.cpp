@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   gpukit::cli::register_demo(app);
   gpukit::cli::register_bs(app);
   gpukit::cli::register_reduce(app);
+  gpukit::cli::register_scan(app);
+  gpukit::cli::register_compact(app);
   gpukit::cli::register_bench(app);
   try {
     app.parse(argc, argv);

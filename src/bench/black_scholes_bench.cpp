@@ -24,11 +24,6 @@ using finance::NormalCdf;
 constexpr std::int64_t kDefaultOptions = std::int64_t{1} << 26;
 constexpr std::int64_t kMaxCpuOptions = std::int64_t{1} << 24;
 
-bool selected(const BenchConfig& config, std::string_view name) {
-  return config.variants.empty() ||
-         std::find(config.variants.begin(), config.variants.end(), name) != config.variants.end();
-}
-
 const char* cdf_name(NormalCdf cdf) {
   switch (cdf) {
     case NormalCdf::erfc:
@@ -129,7 +124,7 @@ void device_tables(const BenchConfig& config, Report& report, const Workload<Rea
     table.limit_gbps = report.copy_bandwidth_gbps;
     table.limit_name = "D2D copy";
     for (const finance::BlackScholesVariant& v : finance::black_scholes_variants()) {
-      if (!selected(config, v.name)) continue;
+      if (!variant_selected(config, v.name)) continue;
       // Poisoned outputs (0xFF bytes are NaN) catch any option a kernel fails to write.
       cuda::fill_bytes_async(d_call.data(), 0xFF, un * sizeof(Real), stream.handle());
       cuda::fill_bytes_async(d_put.data(), 0xFF, un * sizeof(Real), stream.handle());

@@ -65,6 +65,19 @@ double median(std::vector<double> samples) {
 
 double Row::median_ms() const { return median(samples_ms); }
 
+bool variant_selected(const BenchConfig& config, std::string_view name) {
+  return config.variants.empty() ||
+         std::find(config.variants.begin(), config.variants.end(), name) != config.variants.end();
+}
+
+Table device_table(const Report& report, std::string title) {
+  Table table;
+  table.title = std::move(title);
+  table.limit_gbps = report.copy_bandwidth_gbps;
+  table.limit_name = "D2D copy";
+  return table;
+}
+
 void measure_limits(Report& report, bool with_transfers) {
   if (report.context.backend != Backend::cuda) return;
   report.device = query_device(report.context.cuda_device);

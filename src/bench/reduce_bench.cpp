@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/bench_random.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/primitives/reduce.hpp"
@@ -25,11 +26,6 @@ constexpr std::int64_t kSeedTableSize = std::int64_t{1} << 22;   // "2^22 ints" 
 constexpr std::int64_t kCs152TableSize = std::int64_t{1} << 30;  // "2^30 elements" (003)
 constexpr std::int64_t kMaxCpuSize = std::int64_t{1} << 26;
 
-bool selected(const BenchConfig& config, std::string_view name) {
-  return config.variants.empty() ||
-         std::find(config.variants.begin(), config.variants.end(), name) != config.variants.end();
-}
-
 // Random data whose sum every addition order computes exactly (floats: +-1, +-2, so partial sums
 // stay far below 2^24), so that each variant's result can be checked for equality. Generated in
 // parallel (splitmix64 per element) so 2^30 elements take a fraction of a second.
@@ -38,10 +34,7 @@ std::vector<T> bench_data(std::int64_t n) {
   std::vector<T> data(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
-    std::uint64_t z = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
+    const std::uint64_t z = hash_index(static_cast<std::uint64_t>(i));
     if constexpr (std::is_floating_point_v<T>) {
       data[static_cast<std::size_t>(i)] = static_cast<T>(int(z % 2 + 1) * ((z >> 8) & 1 ? 1 : -1));
     } else {
@@ -97,15 +90,6 @@ Row time_variant(const BenchConfig& config, const ReduceVariant& v, const Device
   return row;
 }
 
-// A table of device rows, its "% limit" column against the copy bandwidth measured this run.
-Table device_table(const Report& report, std::string title) {
-  Table table;
-  table.title = std::move(title);
-  table.limit_gbps = report.copy_bandwidth_gbps;
-  table.limit_name = "D2D copy";
-  return table;
-}
-
 void seed_table(const BenchConfig& config, Report& report, std::int64_t n) {
   const DeviceWorkload<std::int32_t> w = make_device_workload<std::int32_t>(n, config.context);
   ReduceWorkspace workspace;
@@ -117,7 +101,7 @@ void seed_table(const BenchConfig& config, Report& report, std::int64_t n) {
                           "threads per block for kernels 1-7{}",
                           n, fits_in_l2 ? " (the input fits in L2)" : ""));
   for (const ReduceVariant& v : primitives::reduce_variants()) {
-    if (!selected(config, v.name) || v.seed_reference.starts_with("003")) continue;
+    if (!variant_selected(config, v.name) || v.seed_reference.starts_with("003")) continue;
     table.rows.push_back(time_variant(config, v, w, workspace, stream, {}));
   }
   report.tables.push_back(std::move(table));
@@ -152,7 +136,7 @@ void cs152_table(const BenchConfig& config, Report& report, std::int64_t n) {
       {"cub", "cub", 0},
   };
   for (const Step& step : steps) {
-    if (!selected(config, step.variant)) continue;
+    if (!variant_selected(config, step.variant)) continue;
     const ReduceVariant& v = primitives::find_reduce_variant(step.variant);
     ReduceOptions options;
     options.block_threads = step.block_threads;

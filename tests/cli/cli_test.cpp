@@ -199,3 +199,62 @@ TEST(Cli, ReduceRefusesBadInputWithDistinctExitCodes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Cli, ScanWritesTheSameDtypeAndShape) {
+  const auto in = write_npy_file<std::int32_t>("scan_in.npy", {3, 1, 7, 0, 4, 1, 6, 3});
+  const auto out = (scratch() / "scan_out.npy").string();
+  Result r = run("scan --device cpu --exclusive --check --input " + in + " --output " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("check:"), std::string::npos) << r.err;
+  gpukit::io::NpyArray y = gpukit::io::read_npy(out);
+  ASSERT_EQ(y.dtype, gpukit::io::NpyDtype::int32);
+  const auto v = y.values<std::int32_t>();
+  EXPECT_EQ(std::vector<std::int32_t>(v.begin(), v.end()),
+            (std::vector<std::int32_t>{0, 3, 4, 11, 11, 15, 16, 22}));  // seed 004's example
+
+  // A 2-D array keeps its shape; the scan runs in C order.
+  const auto grid_path = (scratch() / "grid.npy").string();
+  const std::vector<double> grid = {1, 2, 3, 4, 5, 6};
+  const std::int64_t shape[2] = {2, 3};
+  gpukit::io::write_npy<double>(grid_path, shape, std::span<const double>(grid));
+  r = run("scan --device cpu --op max --input " + grid_path + " --output " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  y = gpukit::io::read_npy(out);
+  EXPECT_EQ(y.shape, (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(y.values<double>()[5], 6.0);
+}
+
+TEST(Cli, ScanRefusesOverflowAndBadOptionsWithoutWriting) {
+  const auto in = write_npy_file<std::int32_t>("overflow.npy", {2147483647, 1, 0});
+  const auto out = (scratch() / "never.npy").string();
+  Result r = run("scan --device cpu --input " + in + " --output " + out);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("overflows int32 at element 1"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  r = run("scan --device cpu --op mean --input " + in + " --output " + out);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("unknown scan operation"), std::string::npos) << r.err;
+  const auto wide = write_npy_file<std::uint64_t>("u64.npy", {1, 2});
+  r = run("scan --device cpu --input " + wide + " --output " + out);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("not uint64"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(Cli, CompactKeepsInOrderAndCountsOnStdout) {
+  const auto in = write_npy_file<float>("compact_in.npy", {1.5f, -2.0f, 0.0f, -0.0f, 3.0f});
+  const auto out = (scratch() / "compact_out.npy").string();
+  Result r = run("compact --device cpu --keep positive --check --input " + in + " --output " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "kept 2 of 5 elements (positive)\n");
+  const auto y = gpukit::io::read_npy(out);
+  const auto v = y.values<float>();
+  EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{1.5f, 3.0f}));
+  r = run("compact --device cpu --keep odd --input " + in + " --output " + out);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("unknown keep predicate"), std::string::npos) << r.err;
+}
+
+}  // namespace

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpukit/core/bandwidth.hpp"
@@ -75,6 +76,12 @@ struct Report {
   /// Everything, every sample included, plus device, clocks, git revision and command line.
   void write_json(const std::string& path) const;
 };
+
+/// Whether --variants selects `name` (an empty list selects every variant).
+bool variant_selected(const BenchConfig& config, std::string_view name);
+
+/// An empty table whose "% limit" column divides by the D2D copy bandwidth measured this run.
+Table device_table(const Report& report, std::string title);
 
 /// Measures the device's ceilings into `report` (no-op for a CPU context).
 void measure_limits(Report& report, bool with_transfers);

@@ -1,0 +1,73 @@
+// gpukit compact: the elements of a .npy array that satisfy a predicate, in order, written as a
+// 1-D .npy array of the same dtype.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli_common.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpukit/io/npy.hpp"
+#include "gpukit/primitives/compact.hpp"
+
+namespace gpukit::cli {
+
+namespace {
+
+struct CompactOptionsCli {
+  DeviceOptions device;
+  std::string input, output;
+  std::string keep;
+  bool check = false;
+};
+
+template <class T>
+void compact_file(const Context& context, const io::NpyArray& array, const CompactOptionsCli& cli) {
+  const primitives::KeepPredicate keep = primitives::parse_keep_predicate(cli.keep);
+  const std::span<const T> values = array.values<T>();
+  std::vector<T> kept(values.size());
+  const std::int64_t count = primitives::compact<T>(context, values, kept, keep);
+  kept.resize(static_cast<std::size_t>(count));
+  if (cli.check) {
+    std::vector<T> reference(values.size());
+    reference.resize(
+        static_cast<std::size_t>(primitives::compact_sequential<T>(values, reference, keep)));
+    const bool ok = std::equal(reference.begin(), reference.end(), kept.begin(), kept.end(),
+                               [](T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; });
+    std::cerr << fmt::format("check: sequential CPU reference keeps {}: {}\n", reference.size(),
+                             ok ? "ok" : "FAILED");
+    if (!ok) throw Error(ErrorKind::check_failed, "compact: result differs from the reference");
+  }
+  io::write_npy<T>(cli.output, std::span<const T>(kept));
+  fmt::print("kept {} of {} elements ({})\n", count, values.size(),
+             primitives::keep_predicate_name(keep));
+}
+
+}  // namespace
+
+void register_compact(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "compact", "Keep the elements of a .npy array that satisfy a predicate (stable order)");
+  auto cli = std::make_shared<CompactOptionsCli>();
+  command->add_option("--input,-i", cli->input, "Input .npy file ('-' = stdin)")->required();
+  command->add_option("--output,-o", cli->output, "Output .npy file (1-D, same dtype)")->required();
+  command->add_option("--keep", cli->keep, "nonzero | positive | negative | finite")->required();
+  command->add_flag("--check", cli->check,
+                    "Also compute the sequential CPU reference and compare (exit 8 on mismatch)");
+  add_device_options(*command, cli->device);
+  command->callback([cli] {
+    primitives::parse_keep_predicate(cli->keep);  // a bad --keep fails before any file is read
+    const Context context = resolve_context(cli->device);
+    const io::NpyArray array = io::read_npy(cli->input);
+    with_primitive_element_type(array.dtype, cli->input, "compact", [&](auto element) {
+      compact_file<decltype(element)>(context, array, *cli);
+    });
+  });
+}
+
+}  // namespace gpukit::cli
