@@ -1,6 +1,6 @@
 #pragma once
-// Internal: the launchers of the rng kernels (rng_kernels.cu, transform_kernels.cu), in plain C++
-// so the dispatch compiles without nvcc.
+// Internal: the launchers of the rng kernels (rng_kernels.cu, mt19937_kernels.cu,
+// transform_kernels.cu), in plain C++ so the dispatch compiles without nvcc.
 
 #include <cstdint>
 
@@ -15,6 +15,11 @@ namespace gpukit::rng::cuda_detail {
 template <class T, detail::StreamKind kKind>
 void launch_fill_flat_stream(T* device_out, std::int64_t count, std::uint64_t seed,
                              std::uint64_t offset, StreamHandle stream, int grid_blocks = 0);
+
+/// One MT19937 per CUDA block: stream first_stream + s writes device_out[s * per_stream + k].
+void launch_mt19937_streams(std::uint32_t* device_out, std::int64_t stream_count,
+                            std::int64_t per_stream, std::uint64_t seed, std::uint64_t first_stream,
+                            StreamHandle stream, int grid_blocks = 0);
 
 /// Element-wise evaluation of the header-only functions on the device, so tests can compare the
 /// device's arithmetic with the CPU's at chosen inputs (known-answer vectors, far tails) that the
