@@ -2,8 +2,9 @@
 // Black-Scholes and reduction paths use (core/staging_area.hpp). While the CPU packs chunk k into
 // one slot, chunk k-1 crosses PCIe, is scanned and comes back on the other slot's stream, so the
 // two copy directions overlap. Chunk k's scan waits (an event) for chunk k-1's, whose total it
-// carries in; chunks start on tile boundaries, so the tiles and the left fold of their prefixes
-// are the one-launch ones and the bits equal the device path's and the CPU backend's.
+// carries in; chunks start on boundaries of 32-tile groups, so the tiles, the groups and the
+// left fold of the group prefixes are the one-launch ones and the bits equal the device path's and
+// the CPU backend's.
 
 #include "primitives/scan_host_pipeline.hpp"
 
@@ -23,7 +24,8 @@ namespace {
 
 // 64 MiB of float per slot and direction: large enough that a copy runs at full PCIe speed.
 constexpr std::int64_t kChunkElementsTarget = std::int64_t{1} << 24;
-static_assert(kChunkElementsTarget % canonical_scan::kTile == 0, "chunks must hold whole tiles");
+static_assert(kChunkElementsTarget % (canonical_scan::kTile * canonical_scan::kGroupTiles) == 0,
+              "chunks must hold whole groups of tiles");
 
 }  // namespace
 

@@ -50,6 +50,7 @@ TEST(ScanEngineGpu, NonCommutativeUserOperationMatchesASequentialFold) {
     if (n > 1) x[1] = {1, 0, 1, 1};
     cuda::DeviceBuffer<Matrix2> in(x.size()), out(x.size());
     cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(Matrix2));
+    cuda::synchronize_device();
     for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
       cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(Matrix2), stream.handle());
       workspace.reserve(scan_engine::workspace_bytes<MatrixProduct>(n));
@@ -71,14 +72,18 @@ TEST(ScanEngineGpu, NonCommutativeUserOperationMatchesASequentialFold) {
   }
 }
 
-// Counts the operands it sees that are poison (negative): elements past n.
+// Counts the operands it sees that are poison (negative: element n + k holds -(k + 1)), and
+// records the furthest one.
 struct PoisonSensingSum {
   using Input = int;
   using Acc = int;
-  unsigned* poison_seen;
+  unsigned* poison_seen;  // [0] how many, [1] the largest k + 1
   __host__ __device__ Acc identity() const { return 0; }
   __device__ Acc load(int x) const {
-    if (x < 0) atomicAdd(poison_seen, 1u);
+    if (x < 0) {
+      atomicAdd(poison_seen, 1u);
+      atomicMax(poison_seen + 1, static_cast<unsigned>(-x));
+    }
     return x;
   }
   __host__ __device__ Acc operator()(Acc x, Acc y) const { return x + y; }
@@ -88,21 +93,26 @@ TEST(ScanEngineGpu, NoElementPastTheEndReachesTheOperation) {
   GPUKIT_REQUIRE_GPU();
   cuda::Stream stream;
   ScanWorkspace workspace;
-  cuda::DeviceBuffer<unsigned> poison_seen(1);
+  cuda::DeviceBuffer<unsigned> poison_seen(2);
   for (const std::int64_t n : {1, 127, 4095, 4097, 100001}) {
-    std::vector<int> buffer(static_cast<std::size_t>(n) + 8192, -1);
-    for (std::int64_t i = 0; i < n; ++i) buffer[static_cast<std::size_t>(i)] = int(i % 3);
+    std::vector<int> buffer(static_cast<std::size_t>(n) + 8192);
+    for (std::size_t i = 0; i < buffer.size(); ++i) {
+      buffer[i] = std::int64_t(i) < n ? int(i % 3) : -int(i - std::size_t(n) + 1);
+    }
     cuda::DeviceBuffer<int> in(buffer.size()), out(static_cast<std::size_t>(n));
     cuda::copy_to_device(in.data(), buffer.data(), buffer.size() * sizeof(int));
-    cuda::fill_bytes_async(poison_seen.data(), 0, sizeof(unsigned), stream.handle());
+    cuda::fill_bytes_async(poison_seen.data(), 0, 2 * sizeof(unsigned), stream.handle());
+    // A pageable copy may still be in flight when cudaMemcpy returns; the stream does not wait
+    // for the legacy stream.
+    cuda::synchronize_device();
     const PoisonSensingSum op{poison_seen.data()};
     workspace.reserve(scan_engine::workspace_bytes<PoisonSensingSum>(n));
     scan_engine::launch(op, in.data(), out.data(), n, ScanKind::inclusive, workspace,
                         stream.handle());
     stream.synchronize();
-    unsigned seen = 1;
-    cuda::copy_to_host(&seen, poison_seen.data(), sizeof seen);
-    EXPECT_EQ(seen, 0u) << "n=" << n;
+    std::array<unsigned, 2> seen = {1, 1};
+    cuda::copy_to_host(seen.data(), poison_seen.data(), sizeof seen);
+    EXPECT_EQ(seen[0], 0u) << "n=" << n << ", furthest element seen: n + " << seen[1] - 1;
     int last = 0;
     cuda::copy_to_host(&last, out.data() + n - 1, sizeof last);
     std::int64_t expected = 0;

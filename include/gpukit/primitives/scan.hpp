@@ -15,7 +15,7 @@
 //
 // Floating point: deterministic by design. Every backend evaluates one fixed bracketing
 // (scan_canonical.hpp): 4096-element tiles, each scanned in a fixed order, and the tiles' sums
-// folded left to right. The CPU (OpenMP), the single-pass CUDA engine and the chunked host path
+// combined by a fixed tree within groups of 32 tiles and left to right across groups. The CPU (OpenMP), the single-pass CUDA engine and the chunked host path
 // give the same bits on every run, thread count and GPU. It is not the sequential loop's order:
 // the rounding differs from `scan_sequential` by a few ulps of the partial sums of |x|.
 //

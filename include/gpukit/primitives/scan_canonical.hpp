@@ -13,10 +13,14 @@
 // - row and warp prefixes: left folds of the row totals within a warp segment, and of the warp
 //   totals within the tile, each starting from the identity; the tile aggregate is the fold of all
 //   eight warp totals;
-// - tile prefixes: P[-1] = carry (initial_value below unless a previous chunk carries in), and
-//   P[k] = P[k-1] ⊕ aggregate[k], left to right over the tiles (an operation with a
-//   `clamp_carry` member, the exact integer sums, saturates each P[k] through it);
-// - output: prefix = ((P[k-1] ⊕ warp_prefix) ⊕ row_prefix) ⊕ lane_excl, then
+// - tile prefixes, in groups of kGroupTiles = 32 consecutive tiles: S[0..31] is the Kogge-Stone
+//   scan (as for lanes) of a group's tile aggregates (the identity past the last tile);
+//   Q[-1] = carry (initial_value below unless a previous chunk carries in) and
+//   Q[m] = Q[m-1] ⊕ S[31] over the groups, left to right (an operation with a `clamp_carry`
+//   member, the exact integer sums, saturates each Q[m] through it); tile i of group m has the
+//   exclusive prefix E = Q[m-1] (i = 0) or Q[m-1] ⊕ S[i-1]. (A group sum is a shuffle tree on
+//   the GPU, so its look-back costs a few shuffles per 32 tiles, not a 32-step fold.)
+// - output: prefix = ((E ⊕ warp_prefix) ⊕ row_prefix) ⊕ lane_excl, then
 //   inclusive y = prefix ⊕ local[j]; exclusive y = prefix (j = 0) or prefix ⊕ local[j-1].
 //
 // An operation is a type with `Input`, `Acc`, `Acc identity() const`, `Acc load(Input) const` and
@@ -52,6 +56,16 @@ inline constexpr int kWarps = 8;
 inline constexpr int kRowElements = kLanes * kVec;          // 128
 inline constexpr int kWarpElements = kRows * kRowElements;  // 512
 inline constexpr int kTile = kWarps * kWarpElements;        // 4096
+inline constexpr int kGroupTiles = 32;
+
+/// The Kogge-Stone inclusive scan of 32 values in place: at distance d = 1, 2, 4, 8, 16, element
+/// l >= d becomes s[l-d] ⊕ s[l] (the order in which a warp's shuffles combine them).
+template <class Op, class Array>
+void kogge_stone_scan(const Op& op, Array& s) {
+  for (int d = 1; d < kLanes; d *= 2) {
+    for (int l = kLanes - 1; l >= d; --l) s[l] = op(s[l - d], s[l]);  // reads the previous level
+  }
+}
 
 /// P[-1] of a scan nothing carries into: op.initial() when the operation has one (sums start
 /// from +0.0, not the identity -0.0), else the identity.
@@ -80,9 +94,7 @@ typename Op::Acc scan_row(const Op& op, const typename Op::Input* x, int valid,
     }
     s[l] = local[l][kVec - 1];
   }
-  for (int d = 1; d < kLanes; d *= 2) {
-    for (int l = kLanes - 1; l >= d; --l) s[l] = op(s[l - d], s[l]);  // reads the previous level
-  }
+  kogge_stone_scan(op, s);
   lane_excl[0] = op.identity();
   for (int l = 1; l < kLanes; ++l) lane_excl[l] = s[l - 1];
   return s[kLanes - 1];
@@ -141,8 +153,9 @@ void scan_tile(const Op& op, const typename Op::Input* x, int valid, typename Op
 }
 
 /// The whole canonical scan of n elements on OpenMP threads: tile aggregates in parallel, the
-/// tile prefixes left to right, then every tile's outputs in parallel. Returns P[last], the
-/// total including `carry`. emit(i, value) is called once per element, from several threads
+/// tile prefixes group by group, then every tile's outputs in parallel. Returns Q of the last
+/// group, the total including `carry`. emit(i, value) is called once per element, from several
+/// threads
 /// (`threads` <= 0: the OpenMP default).
 template <class Op, class Emit>
 typename Op::Acc scan_canonical(const Op& op, const typename Op::Input* x, std::int64_t n,
@@ -163,14 +176,25 @@ typename Op::Acc scan_canonical(const Op& op, const typename Op::Input* x, std::
   for (std::int64_t k = 0; k < tiles; ++k) {
     prefix[static_cast<std::size_t>(k)] = tile_aggregate(op, x + k * kTile, valid_in(k));
   }
-  // prefix[k] becomes the exclusive prefix of tile k (P[k-1]).
-  Acc running = carry;
-  for (std::int64_t k = 0; k < tiles; ++k) {
-    const Acc aggregate = prefix[static_cast<std::size_t>(k)];
-    prefix[static_cast<std::size_t>(k)] = running;
-    running = op(running, aggregate);
-    if constexpr (requires { op.clamp_carry(running); }) running = op.clamp_carry(running);
+  // prefix[k] becomes the exclusive prefix of tile k, group by group.
+  Acc group_prefix = carry;
+  for (std::int64_t group_begin = 0; group_begin < tiles; group_begin += kGroupTiles) {
+    std::array<Acc, kLanes> s;
+    for (int i = 0; i < kLanes; ++i) {
+      const std::int64_t k = group_begin + i;
+      s[i] = k < tiles ? prefix[static_cast<std::size_t>(k)] : op.identity();
+    }
+    kogge_stone_scan(op, s);
+    for (int i = 0; i < kLanes && group_begin + i < tiles; ++i) {
+      prefix[static_cast<std::size_t>(group_begin + i)] =
+          i == 0 ? group_prefix : op(group_prefix, s[i - 1]);
+    }
+    group_prefix = op(group_prefix, s[kLanes - 1]);
+    if constexpr (requires { op.clamp_carry(group_prefix); }) {
+      group_prefix = op.clamp_carry(group_prefix);
+    }
   }
+  const Acc running = group_prefix;
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(team) if (tiles > 1)
 #endif

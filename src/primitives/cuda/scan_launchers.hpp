@@ -35,7 +35,8 @@ GPUKIT_DECLARE_SCAN_LAUNCHER(launch_multi_block)            // scan tiles, scan 
 GPUKIT_DECLARE_SCAN_LAUNCHER(launch_decoupled_lookback)
 /// The engine in pieces, for data that arrives in chunks (the host path): `carry_in` (device, an
 /// accumulator of the op, null for the first chunk) is the previous chunk's `total_out`; chunks
-/// must start on tile boundaries so that the tiles, and so the bits, are the one-launch ones.
+/// must start on boundaries of 32-tile groups so that the tiles, and so the bits, are the
+/// one-launch ones.
 /// `index_base` offsets the overflow report's indices.
 template <class T>
 std::size_t decoupled_carry_bytes(ScanOp op);

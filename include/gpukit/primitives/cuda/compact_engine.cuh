@@ -5,8 +5,8 @@
 // A tile's 4096 elements are loaded as the scan loads them (warp w: four rows of 32 lanes x 4).
 // Each row's keep-flags are counted with four ballots, so a lane knows where its kept elements go
 // within the row; each warp packs its kept elements, in order, into shared memory. The tile's
-// count is published and warp 0 looks back for the number kept before the tile (exact integers:
-// no ordering question). Then every warp copies its packed elements out with consecutive lanes
+// count is published and warp 0 looks back for the number kept before the tile, exactly as the
+// scan's look-back does. Then every warp copies its packed elements out with consecutive lanes
 // on consecutive addresses, so the writes coalesce however sparse the kept elements are.
 
 #include <cuda_runtime.h>
@@ -120,14 +120,10 @@ __global__ void __launch_bounds__(kThreads)
       long long tile_kept = 0;
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) tile_kept += shared.scan.warp_totals[w];
-      long long before = 0;
-      if (tile > 0) {
-        if (lane == 0) status.publish(tile, scan_engine::kFlagAggregate, tile_kept);
-        before = scan_engine::look_back(op, status, tile, 0ll, shared.scan);
-      }
+      if (lane == 0) status.publish(tile, tile_kept);
+      const long long before = scan_engine::tile_exclusive_prefix(
+          op, status, tile, tiles, 0ll, tile_kept, shared.scan, kept_total);
       if (lane == 0) {
-        status.publish(tile, scan_engine::kFlagPrefix, before + tile_kept);
-        if (tile == tiles - 1) *kept_total = before + tile_kept;
         shared.scan.exclusive = before;
         shared.scan.next_tile = static_cast<long long>(next_tile);
       }
@@ -162,10 +158,11 @@ void launch(Keep keep, const T* input, T* output, std::int64_t count, long long*
   auto* tile_counter =
       reinterpret_cast<unsigned long long*>(base + scan_engine::WorkspaceLayout::kTileCounter);
   void* status_area = base + scan_engine::WorkspaceLayout::kStatus;
-  scan_engine::check_cuda(
-      cudaMemsetAsync(tile_counter, 0, 8 + scan_engine::TileStatus<CountOp>::flag_bytes(tiles),
-                      stream),
-      "cudaMemsetAsync(compact tile status)");
+  scan_engine::check_cuda(cudaMemsetAsync(tile_counter, 0,
+                                          8 + scan_engine::TileStatus<CountOp>::flag_bytes(
+                                                  scan_engine::status_entries(tiles)),
+                                          stream),
+                          "cudaMemsetAsync(compact tile status)");
   const auto kernel = compact_kernel<T, Keep>;
   static int resident_blocks = [&] {
     int device = 0, sms = 0, per_sm = 0;
@@ -179,7 +176,8 @@ void launch(Keep keep, const T* input, T* output, std::int64_t count, long long*
   }();
   const std::int64_t blocks = tiles < resident_blocks ? tiles : resident_blocks;
   kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      keep, input, output, count, tiles, scan_engine::TileStatus<CountOp>::at(status_area, tiles),
+      keep, input, output, count, tiles,
+      scan_engine::TileStatus<CountOp>::at(status_area, scan_engine::status_entries(tiles)),
       tile_counter, kept_total);
   scan_engine::check_cuda(cudaGetLastError(), "launch of compact_kernel");
 }

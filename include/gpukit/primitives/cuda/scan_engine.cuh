@@ -6,14 +6,18 @@
 // One launch. Persistent blocks take 4096-element tiles in order from an atomic counter, so a
 // tile only ever waits on tiles already taken by running blocks. A block loads its tile with
 // 16-byte loads into registers (warp w owns elements [512w, 512w + 512), four rows of 32 lanes x
-// 4 elements), scans it in registers and warp shuffles in the canonical order, publishes the
-// tile's aggregate, and its first warp looks back over the predecessors' status words 32 at a
-// time for the exclusive prefix. The look-back folds the aggregates it finds left to right from
-// the nearest published inclusive prefix, so that every tile prefix is the same left fold
-// P[k] = P[k-1] ⊕ aggregate[k] whatever the timing: the result is bitwise deterministic and
-// equals the CPU's canonical scan. Status words pack a 2-bit flag with a payload of up to 62 bits
-// (one atomic 64-bit word) when the accumulator allows it; wider accumulators use a flag word
-// plus separate aggregate and inclusive arrays, ordered by release/acquire.
+// 4 elements), scans it in registers and warp shuffles in the canonical order, and publishes the
+// tile's aggregate. Its first warp then finds the tile's exclusive prefix as the canonical
+// bracketing defines it: the Kogge-Stone scan of the aggregates of the tile's group of 32 (the
+// earlier tiles of the group, read in one coalesced load), on top of the inclusive prefix Q of
+// the previous group. Q is published by each group's last tile; when it is not there yet, the
+// warp reads that group's 32 aggregates, sums them with the same shuffle tree, and looks one group
+// further back, then folds the group sums left to right. Every prefix is thus a fixed function
+// of the input whatever the timing: the result is bitwise deterministic and equals the CPU's
+// canonical scan, and a look-back step costs one load and five shuffles per 32 tiles. Status
+// entries pack a validity flag with a payload of up to 62 bits (one atomic 64-bit word) when the
+// accumulator allows it; wider accumulators use a flag word plus a value, ordered by
+// release/acquire.
 
 #include <cuda_runtime.h>
 
@@ -38,11 +42,12 @@ using canonical_scan::kWarpElements;
 using canonical_scan::kWarps;
 
 inline constexpr int kThreads = kWarps * kLanes;
-/// Windows of 32 aggregates the look-back keeps while it searches for an inclusive prefix;
-/// past that it waits on the oldest window (whose tiles are all running).
-inline constexpr int kLookbackDepth = 8;
+using canonical_scan::kGroupTiles;
+/// Group sums the look-back keeps while it searches for a published group prefix; past that it
+/// waits for the oldest group's prefix (all of whose tiles are running or done).
+inline constexpr int kLookbackDepth = 16;
 
-enum TileFlag : unsigned { kFlagInvalid = 0, kFlagAggregate = 1, kFlagPrefix = 2 };
+enum StatusFlag : unsigned { kFlagInvalid = 0, kFlagValid = 1 };
 
 // --- operation traits --------------------------------------------------------------------------
 
@@ -74,14 +79,20 @@ constexpr bool packed_status() {
   return false;
 }
 
-/// Bytes of status per tile (flag word plus two values when not packed).
+/// Bytes of status per entry (a flag word plus a value when not packed).
 template <class Op>
-constexpr std::size_t status_bytes_per_tile() {
+constexpr std::size_t status_bytes_per_entry() {
   if constexpr (packed_status<Op>()) {
     return sizeof(unsigned long long);
   } else {
-    return sizeof(unsigned) + 2 * sizeof(typename Op::Acc);
+    return sizeof(unsigned) + sizeof(typename Op::Acc);
   }
+}
+
+/// Status entries of a launch over `tiles` tiles: one aggregate per tile, then one inclusive
+/// prefix per group.
+inline std::int64_t status_entries(std::int64_t tiles) {
+  return tiles + (tiles + kGroupTiles - 1) / kGroupTiles;
 }
 
 // --- shuffles of any trivially copyable value ---------------------------------------------------
@@ -125,14 +136,14 @@ struct TileStatus<Op, true> {
   using Acc = typename Op::Acc;
   unsigned long long* words;
 
-  __host__ static std::size_t flag_bytes(std::int64_t tiles) {
-    return std::size_t(tiles) * sizeof(unsigned long long);
+  __host__ static std::size_t flag_bytes(std::int64_t entries) {
+    return std::size_t(entries) * sizeof(unsigned long long);
   }
   __host__ static TileStatus at(void* status, std::int64_t) {
     return {static_cast<unsigned long long*>(status)};
   }
 
-  __device__ __forceinline__ void publish(std::int64_t tile, unsigned flag, Acc value) const {
+  __device__ __forceinline__ void publish(std::int64_t entry, Acc value) const {
     unsigned long long payload = 0;
     if constexpr (sizeof(Acc) == 8) {
       payload = static_cast<unsigned long long>(value);
@@ -141,12 +152,15 @@ struct TileStatus<Op, true> {
       memcpy(&bits, &value, sizeof(Acc));
       payload = bits;
     }
-    const unsigned long long word = (payload << 2) | flag;
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(words + tile), "l"(word) : "memory");
+    const unsigned long long word = (payload << 2) | kFlagValid;
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(words + entry), "l"(word) : "memory");
   }
-  __device__ __forceinline__ void read(std::int64_t tile, unsigned& flag, Acc& value) const {
+  __device__ __forceinline__ void read(std::int64_t entry, unsigned& flag, Acc& value) const {
     unsigned long long word;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(words + tile) : "memory");
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
+                 : "=l"(word)
+                 : "l"(words + entry)
+                 : "memory");
     flag = static_cast<unsigned>(word & 3u);
     if constexpr (sizeof(Acc) == 8) {
       // The 62-bit payload sign-extends (arithmetic shift) for signed accumulators.
@@ -166,37 +180,35 @@ template <class Op>
 struct TileStatus<Op, false> {
   using Acc = typename Op::Acc;
   unsigned* flags;
-  Acc* aggregates;
-  Acc* inclusives;
+  Acc* values;
 
-  __host__ static std::size_t flag_bytes(std::int64_t tiles) {
-    return (std::size_t(tiles) * sizeof(unsigned) + 15) / 16 * 16;
+  __host__ static std::size_t flag_bytes(std::int64_t entries) {
+    return (std::size_t(entries) * sizeof(unsigned) + 15) / 16 * 16;
   }
-  __host__ static TileStatus at(void* status, std::int64_t tiles) {
+  __host__ static TileStatus at(void* status, std::int64_t entries) {
     auto* bytes = static_cast<unsigned char*>(status);
-    auto* aggregates = reinterpret_cast<Acc*>(bytes + flag_bytes(tiles));
-    return {static_cast<unsigned*>(status), aggregates, aggregates + tiles};
+    return {static_cast<unsigned*>(status), reinterpret_cast<Acc*>(bytes + flag_bytes(entries))};
   }
 
-  __device__ __forceinline__ void publish(std::int64_t tile, unsigned flag, Acc value) const {
-    (flag == kFlagPrefix ? inclusives : aggregates)[tile] = value;
+  __device__ __forceinline__ void publish(std::int64_t entry, Acc value) const {
+    values[entry] = value;
     // Release: the value is visible to whoever acquires the flag.
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + tile), "r"(flag) : "memory");
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + entry), "r"(kFlagValid)
+                 : "memory");
   }
-  __device__ __forceinline__ void read(std::int64_t tile, unsigned& flag, Acc& value) const {
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(flag) : "l"(flags + tile) : "memory");
-    if (flag == kFlagPrefix) {
-      value = inclusives[tile];
-    } else if (flag == kFlagAggregate) {
-      value = aggregates[tile];
-    }
+  __device__ __forceinline__ void read(std::int64_t entry, unsigned& flag, Acc& value) const {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+                 : "=r"(flag)
+                 : "l"(flags + entry)
+                 : "memory");
+    if (flag != kFlagInvalid) value = values[entry];
   }
 };
 
-/// Status bytes for `tiles` tiles (flags plus values), 16-byte aligned.
+/// Status bytes for a launch over `tiles` tiles (flags plus values), 16-byte aligned.
 template <class Op>
 std::size_t status_bytes(std::int64_t tiles) {
-  return (std::size_t(tiles) * status_bytes_per_tile<Op>() + 15) / 16 * 16 + 16;
+  return (std::size_t(status_entries(tiles)) * status_bytes_per_entry<Op>() + 15) / 16 * 16 + 16;
 }
 
 // --- the kernel --------------------------------------------------------------------------------
@@ -207,53 +219,97 @@ struct SharedStorage {
   Acc warp_totals[kWarps];
   Acc exclusive;
   long long next_tile;
-  Acc window[kLookbackDepth][kLanes];
+  Acc group_sums[kLookbackDepth];
 };
 
-/// The exclusive prefix of `tile` (> 0), by warp 0 (all 32 lanes return it).
-template <class Op, class Status>
-__device__ typename Op::Acc look_back(const Op& op, const Status& status, std::int64_t tile,
-                                      typename Op::Acc carry, SharedStorage<Op>& shared) {
-  using Acc = typename Op::Acc;
+/// The warp's Kogge-Stone inclusive scan of one value per lane (the canonical lane order).
+template <class Op>
+__device__ __forceinline__ typename Op::Acc warp_inclusive_scan(const Op& op, typename Op::Acc s) {
   const int lane = threadIdx.x % kLanes;
-  std::int64_t window_end = tile;
-  int depth = 0;
-  for (;;) {
-    const std::int64_t t = window_end - kLanes + lane;
-    unsigned flag = kFlagPrefix;
-    Acc value = carry;  // tiles before the first: the carry, an inclusive prefix
-    if (t >= 0) {
-      do {
-        status.read(t, flag, value);
-      } while (flag == kFlagInvalid);
-    }
-    __syncwarp();
-    const unsigned prefixes = __ballot_sync(~0u, flag == kFlagPrefix);
-    if (prefixes != 0) {
-      const int nearest = 31 - __clz(prefixes);
-      Acc acc = shuffle(value, nearest);
-      for (int j = nearest + 1; j < kLanes; ++j) acc = carry_op(op, acc, shuffle(value, j));
-      for (int d = depth - 1; d >= 0; --d) {
-        for (int j = 0; j < kLanes; ++j) acc = carry_op(op, acc, shared.window[d][j]);
-      }
-      return acc;
-    }
-    if (depth < kLookbackDepth) {
-      shared.window[depth][lane] = value;
-      __syncwarp();
-      ++depth;
-      window_end -= kLanes;
-    }
+#pragma unroll
+  for (int d = 1; d < kLanes; d *= 2) {
+    const auto lower = shuffle_up(s, d);
+    if (lane >= d) s = op(lower, s);
   }
+  return s;
 }
 
-/// Loads the four elements of `lane` in one row (row_valid of the row's 128 are real).
+/// Q[group] (the inclusive prefix at the end of a full group), by one warp: the published value,
+/// or the group's own sum on top of an earlier group's Q, folded left to right.
+template <class Op, class Status>
+__device__ typename Op::Acc group_prefix(const Op& op, const Status& status, std::int64_t group,
+                                         std::int64_t tiles, typename Op::Acc carry,
+                                         SharedStorage<Op>& shared) {
+  using Acc = typename Op::Acc;
+  const int lane = threadIdx.x % kLanes;
+  int depth = 0;
+  Acc q = carry;
+  while (group >= 0) {
+    unsigned flag = kFlagInvalid, tile_flag = kFlagInvalid;
+    Acc value = op.identity(), aggregate = op.identity();
+    status.read(tiles + group, flag, value);
+    status.read(group * kGroupTiles + lane, tile_flag, aggregate);
+    if (flag != kFlagInvalid) {
+      q = value;
+      break;
+    }
+    if (depth == kLookbackDepth) continue;  // wait for this group's prefix
+    while (tile_flag == kFlagInvalid) status.read(group * kGroupTiles + lane, tile_flag, aggregate);
+    const Acc group_sum = shuffle(warp_inclusive_scan(op, aggregate), kLanes - 1);
+    if (lane == 0) shared.group_sums[depth] = group_sum;
+    __syncwarp();
+    ++depth;
+    --group;
+  }
+  for (int d = depth - 1; d >= 0; --d) q = carry_op(op, q, shared.group_sums[d]);
+  __syncwarp();
+  return q;
+}
+
+/// By warp 0, once the tile's aggregate is published: the tile's exclusive prefix (every lane
+/// returns it); lane 0 publishes the group's Q when this is the group's last tile or the last
+/// tile of all, and writes it to `total_out` for the last tile.
+template <class Op, class Status>
+__device__ typename Op::Acc tile_exclusive_prefix(const Op& op, const Status& status,
+                                                  std::int64_t tile, std::int64_t tiles,
+                                                  typename Op::Acc carry,
+                                                  typename Op::Acc aggregate,
+                                                  SharedStorage<Op>& shared,
+                                                  typename Op::Acc* total_out) {
+  using Acc = typename Op::Acc;
+  const int lane = threadIdx.x % kLanes;
+  const std::int64_t group = tile / kGroupTiles;
+  const int position = static_cast<int>(tile % kGroupTiles);
+  Acc value = op.identity();
+  if (lane < position) {
+    unsigned flag = kFlagInvalid;
+    do {
+      status.read(group * kGroupTiles + lane, flag, value);
+    } while (flag == kFlagInvalid);
+  } else if (lane == position) {
+    value = aggregate;
+  }
+  const Acc scanned = warp_inclusive_scan(op, value);
+  const Acc before_in_group = shuffle(scanned, position > 0 ? position - 1 : 0);
+  const Acc group_sum = shuffle(scanned, kLanes - 1);
+  const Acc q = group_prefix(op, status, group - 1, tiles, carry, shared);
+  if (lane == 0 && (position == kGroupTiles - 1 || tile == tiles - 1)) {
+    const Acc group_inclusive = carry_op(op, q, group_sum);
+    status.publish(tiles + group, group_inclusive);
+    if (tile == tiles - 1 && total_out != nullptr) *total_out = group_inclusive;
+  }
+  return position == 0 ? q : op(q, before_in_group);
+}
+
+/// Loads the four elements of `lane` in one row: `row_valid` elements from the row's start are
+/// real (any int; the rest is the identity), all 128 when `row_full`.
 template <class Op>
 __device__ __forceinline__ void load_row(const Op& op, const typename Op::Input* row, int row_valid,
-                                         int lane, bool vector_ok, typename Op::Acc (&out)[kVec]) {
+                                         bool row_full, int lane, bool vector_ok,
+                                         typename Op::Acc (&out)[kVec]) {
   using Input = typename Op::Input;
   const Input* p = row + lane * kVec;
-  if (vector_ok && row_valid == kRowElements) {
+  if (vector_ok && row_full) {
     alignas(16) Input buffer[kVec];
     constexpr int kChunks = int(sizeof(buffer) / 16);
 #pragma unroll
@@ -278,9 +334,12 @@ struct StoreOutputs {
   unsigned long long* overflow_report;
   std::int64_t index_base;  // added to reported indices (chunks of a longer array)
 
-  __device__ __forceinline__ void operator()(const Op& op, std::int64_t first, int count,
+  /// Stores values[0..3] at `first`; `available` (>= 1) outputs remain from `first` on.
+  __device__ __forceinline__ void operator()(const Op& op, std::int64_t first, int available,
                                              bool vector_ok,
                                              const typename Op::Acc (&values)[kVec]) const {
+    const bool full = available >= kVec;  // see load_row's caller: no clamp-then-compare
+    const int count = full ? kVec : available;
     alignas(16) Output buffer[kVec];
     int first_bad = kVec;
 #pragma unroll
@@ -299,7 +358,7 @@ struct StoreOutputs {
                 (1ull << 63) - static_cast<unsigned long long>(index_base + first + first_bad));
     }
     Output* p = output + first;
-    if (vector_ok && count == kVec && sizeof(buffer) % 16 == 0) {
+    if (vector_ok && full && sizeof(buffer) % 16 == 0) {
 #pragma unroll
       for (int c = 0; c < int(sizeof(buffer) / 16); ++c) {
         __stcs(reinterpret_cast<uint4*>(p) + c, reinterpret_cast<const uint4*>(buffer)[c]);
@@ -311,7 +370,9 @@ struct StoreOutputs {
 };
 
 template <class Op, class Output>
-__global__ void __launch_bounds__(kThreads)
+// Four resident blocks an SM (64 registers) keep 64 KB of loads in flight per SM; 16-byte
+// accumulators (int64 sums, user types) need more registers than that leaves.
+__global__ void __launch_bounds__(kThreads, sizeof(typename Op::Acc) > 8 ? 2 : 4)
     decoupled_lookback_kernel(Op op, const typename Op::Input* input,
                               StoreOutputs<Op, Output> store, std::int64_t count,
                               std::int64_t tiles, bool exclusive, TileStatus<Op> status,
@@ -345,9 +406,11 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const int row_begin = warp_begin + r * kRowElements;
-      int row_valid = valid - row_begin;
-      row_valid = row_valid < 0 ? 0 : (row_valid > kRowElements ? kRowElements : row_valid);
-      load_row(op, input + tile_begin + row_begin, row_valid, lane, input_vector_ok, local[r]);
+      // Not a clamped count compared with 128: CUDA 13.0's ptxas fuses max(min(x, 128), 0) == 128
+      // into one VIMNMX whose predicate means the opposite (partial rows took the vector path).
+      const int row_valid = valid - row_begin;
+      load_row(op, input + tile_begin + row_begin, row_valid, row_valid >= kRowElements, lane,
+               input_vector_ok, local[r]);
     }
     Acc warp_total = op.identity();
 #pragma unroll
@@ -374,15 +437,10 @@ __global__ void __launch_bounds__(kThreads)
       Acc aggregate = op.identity();
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) aggregate = op(aggregate, shared.warp_totals[w]);
-      Acc exclusive_prefix = carry;
-      if (tile > 0) {
-        if (lane == 0) status.publish(tile, kFlagAggregate, aggregate);
-        exclusive_prefix = look_back(op, status, tile, carry, shared);
-      }
-      const Acc inclusive_prefix = carry_op(op, exclusive_prefix, aggregate);
+      if (lane == 0) status.publish(tile, aggregate);
+      const Acc exclusive_prefix =
+          tile_exclusive_prefix(op, status, tile, tiles, carry, aggregate, shared, total_out);
       if (lane == 0) {
-        status.publish(tile, kFlagPrefix, inclusive_prefix);
-        if (tile == tiles - 1 && total_out != nullptr) *total_out = inclusive_prefix;
         shared.exclusive = exclusive_prefix;
         shared.next_tile = static_cast<long long>(next_tile);
       }
@@ -405,8 +463,7 @@ __global__ void __launch_bounds__(kThreads)
           out[j] = op(prefix, local[r][j]);
         }
       }
-      const int n = valid - first < kVec ? valid - first : kVec;
-      store(op, tile_begin + first, n, output_vector_ok, out);
+      store(op, tile_begin + first, valid - first, output_vector_ok, out);
     }
     tile = shared.next_tile;
   }
@@ -440,8 +497,8 @@ inline std::int64_t overflow_index(const ScanWorkspace& workspace) {
 }
 
 /// Scans `count` elements of `input` into `output` (device memory; the same pointer for in place)
-/// on `stream`. `carry_in` (device, may be null) is P[-1]; `total_out` (device, may be null)
-/// receives the last tile's inclusive prefix; `index_base` offsets the overflow report's
+/// on `stream`. `carry_in` (device, may be null) is Q[-1]; `total_out` (device, may be null)
+/// receives the last group's Q; `index_base` offsets the overflow report's
 /// indices. The workspace must hold workspace_bytes<Op>(count); its overflow report is not
 /// cleared here.
 template <class Op, class Output>
@@ -455,7 +512,8 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
   auto* tile_counter = reinterpret_cast<unsigned long long*>(base + WorkspaceLayout::kTileCounter);
   void* status_area = base + WorkspaceLayout::kStatus;
   // Only the counter and the flags need clearing; the values are written before their flags.
-  check_cuda(cudaMemsetAsync(tile_counter, 0, 8 + TileStatus<Op>::flag_bytes(tiles), stream),
+  const std::int64_t entries = status_entries(tiles);
+  check_cuda(cudaMemsetAsync(tile_counter, 0, 8 + TileStatus<Op>::flag_bytes(entries), stream),
              "cudaMemsetAsync(scan tile status)");
 
   const auto kernel = decoupled_lookback_kernel<Op, Output>;
@@ -474,7 +532,7 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
       index_base};
   kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
       op, input, store, count, tiles, kind == ScanKind::exclusive,
-      TileStatus<Op>::at(status_area, tiles), tile_counter, carry_in, total_out);
+      TileStatus<Op>::at(status_area, entries), tile_counter, carry_in, total_out);
   check_cuda(cudaGetLastError(), "launch of decoupled_lookback_kernel");
 }
 
