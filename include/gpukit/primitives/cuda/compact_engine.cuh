@@ -121,8 +121,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) tile_kept += shared.scan.warp_totals[w];
       if (lane == 0) status.publish(tile, tile_kept);
-      const long long before = scan_engine::tile_exclusive_prefix(
-          op, status, tile, tiles, 0ll, tile_kept, shared.scan, kept_total);
+      const long long before =
+          scan_engine::tile_exclusive_prefix(op, status, tile, tiles, 0ll, tile_kept, kept_total);
       if (lane == 0) {
         shared.scan.exclusive = before;
         shared.scan.next_tile = static_cast<long long>(next_tile);

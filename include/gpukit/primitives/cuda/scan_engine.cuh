@@ -11,10 +11,11 @@
 // bracketing defines it: the Kogge-Stone scan of the aggregates of the tile's group of 32 (the
 // earlier tiles of the group, read in one coalesced load), on top of the inclusive prefix Q of
 // the previous group. Q is published by each group's last tile; when it is not there yet, the
-// warp reads that group's 32 aggregates, sums them with the same shuffle tree, and looks one group
-// further back, then folds the group sums left to right. Every prefix is thus a fixed function
+// warp takes the nearest published Q and adds the later groups' sums (their 32 aggregates summed
+// by the same shuffle tree) left to right. Every prefix is thus a fixed function
 // of the input whatever the timing: the result is bitwise deterministic and equals the CPU's
-// canonical scan, and a look-back step costs one load and five shuffles per 32 tiles. Status
+// canonical scan. One load of 32 group prefixes finds the nearest published one, and each
+// group after it costs one coalesced load and five shuffles. Status
 // entries pack a validity flag with a payload of up to 62 bits (one atomic 64-bit word) when the
 // accumulator allows it; wider accumulators use a flag word plus a value, ordered by
 // release/acquire.
@@ -43,9 +44,6 @@ using canonical_scan::kWarps;
 
 inline constexpr int kThreads = kWarps * kLanes;
 using canonical_scan::kGroupTiles;
-/// Group sums the look-back keeps while it searches for a published group prefix; past that it
-/// waits for the oldest group's prefix (all of whose tiles are running or done).
-inline constexpr int kLookbackDepth = 16;
 
 enum StatusFlag : unsigned { kFlagInvalid = 0, kFlagValid = 1 };
 
@@ -219,7 +217,6 @@ struct SharedStorage {
   Acc warp_totals[kWarps];
   Acc exclusive;
   long long next_tile;
-  Acc group_sums[kLookbackDepth];
 };
 
 /// The warp's Kogge-Stone inclusive scan of one value per lane (the canonical lane order).
@@ -234,35 +231,42 @@ __device__ __forceinline__ typename Op::Acc warp_inclusive_scan(const Op& op, ty
   return s;
 }
 
-/// Q[group] (the inclusive prefix at the end of a full group), by one warp: the published value,
-/// or the group's own sum on top of an earlier group's Q, folded left to right.
+/// The sum of one full group's 32 tile aggregates (spinning until all are published), by the
+/// canonical shuffle tree.
+template <class Op, class Status>
+__device__ __forceinline__ typename Op::Acc group_sum(const Op& op, const Status& status,
+                                                      std::int64_t group) {
+  const int lane = threadIdx.x % kLanes;
+  unsigned flag = kFlagInvalid;
+  typename Op::Acc aggregate = op.identity();
+  do {
+    status.read(group * kGroupTiles + lane, flag, aggregate);
+  } while (flag == kFlagInvalid);
+  return shuffle(warp_inclusive_scan(op, aggregate), kLanes - 1);
+}
+
+/// Q[group] (the inclusive prefix at the end of a full group), by one warp. Lane l looks at the
+/// published Q of group - l, so one load finds the nearest published one within 32 groups (the
+/// carry stands for Q[-1]); the groups after it are summed and folded left to right.
 template <class Op, class Status>
 __device__ typename Op::Acc group_prefix(const Op& op, const Status& status, std::int64_t group,
-                                         std::int64_t tiles, typename Op::Acc carry,
-                                         SharedStorage<Op>& shared) {
+                                         std::int64_t tiles, typename Op::Acc carry) {
   using Acc = typename Op::Acc;
   const int lane = threadIdx.x % kLanes;
-  int depth = 0;
-  Acc q = carry;
-  while (group >= 0) {
-    unsigned flag = kFlagInvalid, tile_flag = kFlagInvalid;
-    Acc value = op.identity(), aggregate = op.identity();
-    status.read(tiles + group, flag, value);
-    status.read(group * kGroupTiles + lane, tile_flag, aggregate);
-    if (flag != kFlagInvalid) {
-      q = value;
-      break;
-    }
-    if (depth == kLookbackDepth) continue;  // wait for this group's prefix
-    while (tile_flag == kFlagInvalid) status.read(group * kGroupTiles + lane, tile_flag, aggregate);
-    const Acc group_sum = shuffle(warp_inclusive_scan(op, aggregate), kLanes - 1);
-    if (lane == 0) shared.group_sums[depth] = group_sum;
-    __syncwarp();
-    ++depth;
-    --group;
+  if (group < 0) return carry;
+  unsigned published = 0;
+  Acc value = carry;
+  for (;;) {
+    const std::int64_t g = group - lane;
+    unsigned flag = kFlagValid;
+    value = carry;
+    if (g >= 0) status.read(tiles + g, flag, value);
+    published = __ballot_sync(~0u, flag != kFlagInvalid);
+    if (published != 0) break;  // else every one of 32 groups is still running: look again
   }
-  for (int d = depth - 1; d >= 0; --d) q = carry_op(op, q, shared.group_sums[d]);
-  __syncwarp();
+  const int nearest = __ffs(published) - 1;
+  Acc q = shuffle(value, nearest);
+  for (int j = nearest - 1; j >= 0; --j) q = carry_op(op, q, group_sum(op, status, group - j));
   return q;
 }
 
@@ -274,7 +278,6 @@ __device__ typename Op::Acc tile_exclusive_prefix(const Op& op, const Status& st
                                                   std::int64_t tile, std::int64_t tiles,
                                                   typename Op::Acc carry,
                                                   typename Op::Acc aggregate,
-                                                  SharedStorage<Op>& shared,
                                                   typename Op::Acc* total_out) {
   using Acc = typename Op::Acc;
   const int lane = threadIdx.x % kLanes;
@@ -292,7 +295,7 @@ __device__ typename Op::Acc tile_exclusive_prefix(const Op& op, const Status& st
   const Acc scanned = warp_inclusive_scan(op, value);
   const Acc before_in_group = shuffle(scanned, position > 0 ? position - 1 : 0);
   const Acc group_sum = shuffle(scanned, kLanes - 1);
-  const Acc q = group_prefix(op, status, group - 1, tiles, carry, shared);
+  const Acc q = group_prefix(op, status, group - 1, tiles, carry);
   if (lane == 0 && (position == kGroupTiles - 1 || tile == tiles - 1)) {
     const Acc group_inclusive = carry_op(op, q, group_sum);
     status.publish(tiles + group, group_inclusive);
@@ -439,7 +442,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(typename Op::Acc) > 8 ? 2 : 4
       for (int w = 0; w < kWarps; ++w) aggregate = op(aggregate, shared.warp_totals[w]);
       if (lane == 0) status.publish(tile, aggregate);
       const Acc exclusive_prefix =
-          tile_exclusive_prefix(op, status, tile, tiles, carry, aggregate, shared, total_out);
+          tile_exclusive_prefix(op, status, tile, tiles, carry, aggregate, total_out);
       if (lane == 0) {
         shared.exclusive = exclusive_prefix;
         shared.next_tile = static_cast<long long>(next_tile);
