@@ -7,6 +7,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "gpukit/core/variant_registry.hpp"
+
 #include "gpukit/primitives/compact.hpp"
 
 namespace gpukit::primitives {
@@ -22,11 +24,7 @@ struct CompactVariant {
   std::string_view name;
   std::string_view description;
   bool vendor = false;
-  Launcher<std::int32_t> launch_int32;
-  Launcher<std::int64_t> launch_int64;
-  Launcher<std::uint32_t> launch_uint32;
-  Launcher<float> launch_float;
-  Launcher<double> launch_double;
+  ElementTypeLaunchers<Launcher> launchers;
 
   template <class T>
   void launch(const T* input, T* output, std::int64_t count, KeepPredicate keep,
@@ -35,11 +33,7 @@ struct CompactVariant {
   }
   template <class T>
   Launcher<T> launcher() const {
-    if constexpr (std::is_same_v<T, std::int32_t>) return launch_int32;
-    if constexpr (std::is_same_v<T, std::int64_t>) return launch_int64;
-    if constexpr (std::is_same_v<T, std::uint32_t>) return launch_uint32;
-    if constexpr (std::is_same_v<T, float>) return launch_float;
-    if constexpr (std::is_same_v<T, double>) return launch_double;
+    return launchers.template for_type<T>();
   }
 };
 

@@ -7,6 +7,7 @@
 #include <span>
 #include <string_view>
 
+#include "gpukit/core/variant_registry.hpp"
 #include "gpukit/primitives/reduce.hpp"
 
 namespace gpukit::primitives {
@@ -28,11 +29,7 @@ struct ReduceVariant {
   bool vendor = false;
   /// Honours ReduceOptions::block_threads (the seed's kernels 1-5 take any power of two).
   bool takes_block_threads = false;
-  Launcher<std::int32_t> launch_int32;
-  Launcher<std::int64_t> launch_int64;
-  Launcher<std::uint32_t> launch_uint32;
-  Launcher<float> launch_float;
-  Launcher<double> launch_double;
+  ElementTypeLaunchers<Launcher> launchers;
 
   template <class T>
   void launch(const T* device_data, std::int64_t count, ReduceOp op,
@@ -42,11 +39,7 @@ struct ReduceVariant {
   }
   template <class T>
   Launcher<T> launcher() const {
-    if constexpr (std::is_same_v<T, std::int32_t>) return launch_int32;
-    if constexpr (std::is_same_v<T, std::int64_t>) return launch_int64;
-    if constexpr (std::is_same_v<T, std::uint32_t>) return launch_uint32;
-    if constexpr (std::is_same_v<T, float>) return launch_float;
-    if constexpr (std::is_same_v<T, double>) return launch_double;
+    return launchers.template for_type<T>();
   }
 };
 

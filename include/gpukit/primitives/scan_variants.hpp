@@ -10,6 +10,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "gpukit/core/variant_registry.hpp"
+
 #include "gpukit/primitives/scan.hpp"
 
 namespace gpukit::primitives {
@@ -32,11 +34,7 @@ struct ScanVariant {
   bool exact_integer_sums = false;
   bool vendor = false;
   bool in_place = false;
-  Launcher<std::int32_t> launch_int32;
-  Launcher<std::int64_t> launch_int64;
-  Launcher<std::uint32_t> launch_uint32;
-  Launcher<float> launch_float;
-  Launcher<double> launch_double;
+  ElementTypeLaunchers<Launcher> launchers;
 
   template <class T>
   void launch(const T* input, T* output, std::int64_t count, ScanOp op, ScanKind kind,
@@ -45,11 +43,7 @@ struct ScanVariant {
   }
   template <class T>
   Launcher<T> launcher() const {
-    if constexpr (std::is_same_v<T, std::int32_t>) return launch_int32;
-    if constexpr (std::is_same_v<T, std::int64_t>) return launch_int64;
-    if constexpr (std::is_same_v<T, std::uint32_t>) return launch_uint32;
-    if constexpr (std::is_same_v<T, float>) return launch_float;
-    if constexpr (std::is_same_v<T, double>) return launch_double;
+    return launchers.template for_type<T>();
   }
 };
 
