@@ -62,7 +62,7 @@ void validate_arrays(const T* input, const T* output, std::int64_t count) {
 template <class T>
 void scan_on_cpu(int threads, std::span<const T> input, std::span<T> output, ScanOp op,
                  ScanKind kind) {
-  detail::with_scan_op<T>(op, /*exact=*/true, [&](auto op_functor) {
+  detail::with_scan_op<T, /*kExact=*/true>(op, [&](auto op_functor) {
     using Op = decltype(op_functor);
     using Acc = typename Op::Acc;
     std::atomic<std::int64_t> first_bad{std::numeric_limits<std::int64_t>::max()};
@@ -195,7 +195,7 @@ void scan_sequential(std::span<const T> input, std::span<T> output, ScanOp op, S
       return;
     }
   }
-  detail::with_scan_op<T>(op, /*exact=*/false, [&](auto op_functor) {
+  detail::with_scan_op<T, /*kExact=*/false>(op, [&](auto op_functor) {
     using Op = decltype(op_functor);
     typename Op::Acc acc = canonical_scan::initial_value(op_functor);
     for (std::size_t i = 0; i < input.size(); ++i) {

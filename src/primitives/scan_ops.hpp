@@ -118,13 +118,14 @@ struct ScanMax : MaxOp<T> {
   GPUKIT_HD_INLINE static T store(T a) { return a; }
 };
 
-/// Calls f(op_functor) for `op`; `exact` picks the exact integer sum (else the wrapping one).
-template <class T, class F>
-decltype(auto) with_scan_op(ScanOp op, bool exact, F&& f) {
+/// Calls f(op_functor) for `op`; kExact picks the exact integer sum (else the wrapping one). A
+/// template argument, so that only the chosen sum's kernels are compiled.
+template <class T, bool kExact, class F>
+decltype(auto) with_scan_op(ScanOp op, F&& f) {
+  using Sum = std::conditional_t<kExact, ExactScanSum<T>, WrappingScanSum<T>>;
   switch (op) {
     case ScanOp::sum:
-      if (exact) return f(ExactScanSum<T>{});
-      return f(WrappingScanSum<T>{});
+      return f(Sum{});
     case ScanOp::product:
       return f(ScanProduct<T>{});
     case ScanOp::min:

@@ -19,7 +19,7 @@ std::int64_t scan_overflow_index(const ScanWorkspace& workspace) {
 template <class T>
 void launch_decoupled_lookback(const T* input, T* output, std::int64_t count, ScanOp op,
                                ScanKind kind, ScanWorkspace& workspace, StreamHandle stream) {
-  detail::with_scan_op<T>(op, /*exact=*/true, [&](auto op_functor) {
+  detail::with_scan_op<T, /*kExact=*/true>(op, [&](auto op_functor) {
     workspace.reserve(scan_engine::workspace_bytes<decltype(op_functor)>(count));
     scan_engine::clear_overflow_report(workspace, stream);
     scan_engine::launch(op_functor, input, output, count, kind, workspace, stream);
@@ -29,14 +29,13 @@ GPUKIT_INSTANTIATE_SCAN_LAUNCHER(launch_decoupled_lookback)
 
 template <class T>
 std::size_t decoupled_carry_bytes(ScanOp op) {
-  return detail::with_scan_op<T>(op, /*exact=*/true, [](auto op_functor) {
-    return sizeof(typename decltype(op_functor)::Acc);
-  });
+  return detail::with_scan_op<T, /*kExact=*/true>(
+      op, [](auto op_functor) { return sizeof(typename decltype(op_functor)::Acc); });
 }
 
 template <class T>
 std::size_t decoupled_workspace_bytes(ScanOp op, std::int64_t count) {
-  return detail::with_scan_op<T>(op, /*exact=*/true, [count](auto op_functor) {
+  return detail::with_scan_op<T, /*kExact=*/true>(op, [count](auto op_functor) {
     return scan_engine::workspace_bytes<decltype(op_functor)>(count);
   });
 }
@@ -45,7 +44,7 @@ template <class T>
 void launch_decoupled_chunk(const T* input, T* output, std::int64_t count, ScanOp op, ScanKind kind,
                             ScanWorkspace& workspace, StreamHandle stream, const void* carry_in,
                             void* total_out, std::int64_t index_base) {
-  detail::with_scan_op<T>(op, /*exact=*/true, [&](auto op_functor) {
+  detail::with_scan_op<T, /*kExact=*/true>(op, [&](auto op_functor) {
     using Acc = typename decltype(op_functor)::Acc;
     scan_engine::launch(op_functor, input, output, count, kind, workspace, stream,
                         static_cast<const Acc*>(carry_in), static_cast<Acc*>(total_out),

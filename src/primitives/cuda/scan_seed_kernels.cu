@@ -339,15 +339,6 @@ bool check_count(std::int64_t count, std::int64_t max_count, const char* variant
   return count > 0;
 }
 
-/// Calls f(op_functor) with the wrapping functor of `op`. The exact sum that with_scan_op also
-/// names (a runtime choice there) is never built, so none of its kernels are compiled.
-template <class T, class F>
-void with_wrapping_scan_op(ScanOp op, const F& f) {
-  detail::with_scan_op<T>(op, /*exact=*/false, [&](auto functor) {
-    if constexpr (!std::is_same_v<decltype(functor), detail::ExactScanSum<T>>) f(functor);
-  });
-}
-
 /// The power of two the tree scans hold (at least 2: one thread with two elements).
 int tree_size(std::int64_t count) {
   return static_cast<int>(std::bit_ceil(static_cast<std::uint64_t>(count < 2 ? 2 : count)));
@@ -362,7 +353,7 @@ void launch_hillis_steele(const T* input, T* output, std::int64_t count, ScanOp 
   if (!check_count(count, kOneBlockMaxCount, "hillis-steele")) return;
   const int n = static_cast<int>(count);
   const int threads = std::min((n + 31) / 32 * 32, kMaxBlockThreads);
-  with_wrapping_scan_op<T>(op, [&](auto functor) {
+  detail::with_scan_op<T, /*kExact=*/false>(op, [&](auto functor) {
     using Op = decltype(functor);
     const std::size_t shared_bytes = 2 * static_cast<std::size_t>(n) * sizeof(typename Op::Acc);
     hillis_steele_block_kernel<Op>
@@ -377,7 +368,7 @@ void launch_work_efficient(const T* input, T* output, std::int64_t count, ScanOp
                            ScanWorkspace&, StreamHandle stream) {
   if (!check_count(count, kOneBlockMaxCount, "work-efficient")) return;
   const int n = tree_size(count);
-  with_wrapping_scan_op<T>(op, [&](auto functor) {
+  detail::with_scan_op<T, /*kExact=*/false>(op, [&](auto functor) {
     using Op = decltype(functor);
     const std::size_t shared_bytes = static_cast<std::size_t>(n) * sizeof(typename Op::Acc);
     work_efficient_block_kernel<Op><<<1, n / 2, shared_bytes, stream>>>(
@@ -391,7 +382,7 @@ template <class T>
 void launch_work_efficient_padded(const T* input, T* output, std::int64_t count, ScanOp op,
                                   ScanKind kind, ScanWorkspace&, StreamHandle stream) {
   if (!check_count(count, kOneBlockMaxCount, "work-efficient-padded")) return;
-  with_wrapping_scan_op<T>(op, [&](auto functor) {
+  detail::with_scan_op<T, /*kExact=*/false>(op, [&](auto functor) {
     using Op = decltype(functor);
     launch_padded_tiles<Op>(input, output, count, tree_size(count), /*tiles=*/1,
                             kind == ScanKind::inclusive, /*tile_totals=*/nullptr, stream);
@@ -411,7 +402,7 @@ void launch_multi_block(const T* input, T* output, std::int64_t count, ScanOp op
                        std::to_string(kMaxCount) + "]");
   }
   if (count == 0) return;
-  with_wrapping_scan_op<T>(op, [&](auto functor) {
+  detail::with_scan_op<T, /*kExact=*/false>(op, [&](auto functor) {
     using Op = decltype(functor);
     using Acc = typename Op::Acc;
     static_assert(std::is_same_v<decltype(Op::store(std::declval<Acc>())), T>);

@@ -95,26 +95,27 @@ inline std::int64_t status_entries(std::int64_t tiles) {
 
 // --- shuffles of any trivially copyable value ---------------------------------------------------
 
-template <class T>
-__device__ __forceinline__ T shuffle(T value, int source_lane) {
+/// Applies `shuffle_word` (one 32-bit warp shuffle) to every word of `value`.
+template <class T, class ShuffleWord>
+__device__ __forceinline__ T shuffle_words(T value, ShuffleWord shuffle_word) {
   static_assert(sizeof(T) % 4 == 0, "scan_engine: accumulators are whole 32-bit words");
   unsigned words[sizeof(T) / 4];
   memcpy(words, &value, sizeof(T));
 #pragma unroll
-  for (int i = 0; i < int(sizeof(T) / 4); ++i) words[i] = __shfl_sync(~0u, words[i], source_lane);
+  for (int i = 0; i < int(sizeof(T) / 4); ++i) words[i] = shuffle_word(words[i]);
   memcpy(&value, words, sizeof(T));
   return value;
 }
 
 template <class T>
+__device__ __forceinline__ T shuffle(T value, int source_lane) {
+  return shuffle_words(value,
+                       [source_lane](unsigned w) { return __shfl_sync(~0u, w, source_lane); });
+}
+
+template <class T>
 __device__ __forceinline__ T shuffle_up(T value, int delta) {
-  static_assert(sizeof(T) % 4 == 0, "scan_engine: accumulators are whole 32-bit words");
-  unsigned words[sizeof(T) / 4];
-  memcpy(words, &value, sizeof(T));
-#pragma unroll
-  for (int i = 0; i < int(sizeof(T) / 4); ++i) words[i] = __shfl_up_sync(~0u, words[i], delta);
-  memcpy(&value, words, sizeof(T));
-  return value;
+  return shuffle_words(value, [delta](unsigned w) { return __shfl_up_sync(~0u, w, delta); });
 }
 
 // --- tile status ---------------------------------------------------------------------------------
