@@ -2,7 +2,8 @@
 # The GPU check, run on the H200 machine through the device tool:
 #   builds for sm_90 with all cores, runs the whole ctest (GPU tests included), runs the GPU
 #   tests under compute-sanitizer memcheck (GPUKIT_QUICK_TESTS=1: the large sizes left out), runs
-#   `gpukit bench bs`, `bench reduce` and `bench scan`, and ends with a summary.
+#   the benchmarks (`gpukit bench <case>` for each case in GPUKIT_CHECK_BENCHES), and ends with a
+#   summary.
 # Logs go to $OUT (the device tool's output folder) or ./out/gpu-check.
 # Libraries missing on that machine (libcsv) can be carried unpacked under .deps/root (README).
 set -uo pipefail
@@ -48,18 +49,18 @@ for t in $gpu_tests; do
 done
 step info info.txt "$gpukit" info --measure
 step demo demo.txt "$gpukit" demo --device cuda
-step bench-bs bench-bs.txt "$gpukit" bench bs --device cuda --json "$out/bench-bs.json"
-step bench-reduce bench-reduce.txt "$gpukit" bench reduce --device cuda --json "$out/bench-reduce.json"
-step bench-scan bench-scan.txt "$gpukit" bench scan --device cuda --json "$out/bench-scan.json"
+# GPUKIT_CHECK_BENCHES picks the benchmarks (default: all), so a long check can be split in two.
+benches=${GPUKIT_CHECK_BENCHES:-bs reduce scan rng}
+for b in $benches; do
+  step "bench-$b" "bench-$b.txt" "$gpukit" bench "$b" --device cuda --json "$out/bench-$b.json"
+done
 
 echo
 echo "== summary"
 grep -E "tests passed|tests failed" "$out"/ctest-*.log
 grep -E "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
 cat "$out/info.txt"
-cat "$out/bench-bs.txt"
-cat "$out/bench-reduce.txt"
-cat "$out/bench-scan.txt"
+for b in $benches; do cat "$out/bench-$b.txt"; done
 failed=0
 for k in "${!status[@]}"; do
   printf '%-10s %s\n' "$k" "$([ "${status[$k]}" = 0 ] && echo PASS || echo "FAIL (${status[$k]})")"
