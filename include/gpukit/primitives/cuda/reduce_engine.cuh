@@ -2,9 +2,10 @@
 // The deterministic reduction engine on CUDA: reduce_canonical.hpp's fixed tree, one tile per
 // block iteration, in one launch. This header is CUDA source (include it from .cu files only);
 // it is public so that a user's own associative, commutative operation (a type with `Input`,
-// `Acc`, `identity()`, `load(Input)` and `operator()`, all __host__ __device__) can run on the
-// same engine: launch reduce_canonical_kernel as src/primitives/cuda/reduce_deterministic.cu
-// does for gpukit's built-in operations.
+// `Acc`, static `identity()` and `load(Input)`, and `operator()(Acc, Acc)`, all
+// __host__ __device__) can run on the same engine: `launch` at the end of this file reduces
+// device data with it in one launch, with the same tree, so the same bits, as the CPU's
+// canonical::reduce_canonical (tests/primitives/reduce_engine_gpu_test.cu).
 //
 // Block shape: kThreads threads hold the tile's 1024 lanes, kLanes / kThreads contiguous lanes
 // per thread, so one row of a tile is one coalesced sweep of 16-byte loads (4 floats a thread at
@@ -16,7 +17,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
+#include "gpukit/core/error.hpp"
+#include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
 
 namespace gpukit::primitives::cuda_engine {
@@ -260,6 +264,47 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ typename Op::Acc warp_values[kThreads / 32];
   const auto root = block_reduce_levels<kThreads>(sums, count, op, warp_values);
   if (threadIdx.x == 0) finish(root);
+}
+
+// --- host side -----------------------------------------------------------------------------------
+
+inline void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw CudaError(what, cudaGetErrorString(status), __FILE__, __LINE__);
+}
+
+/// Writes the root to device memory.
+template <class Acc>
+struct StoreRoot {
+  Acc* result;
+  __device__ void operator()(const Acc& root) const { *result = root; }
+};
+
+/// Reduces `count` elements at `data` (device memory, any alignment of Input) with `Op` into
+/// `*result` (device memory) on `stream`, in one launch of 256-thread blocks: the tile sums go
+/// to the workspace's scratch, and the last block to finish reduces them. Nothing waits; the
+/// empty input gives Op::identity(). A workspace is used by one stream at a time.
+template <class Op>
+void launch(const typename Op::Input* data, std::int64_t count, typename Op::Acc* result,
+            ReduceWorkspace& workspace, cudaStream_t stream) {
+  using Acc = typename Op::Acc;
+  constexpr int kThreads = 256;
+  if (count < 0) throw InvalidInput("reduce engine: negative count");
+  const std::int64_t tiles = canonical::tile_count(count);
+  workspace.reserve(static_cast<std::size_t>(tiles > 0 ? tiles : 1) * sizeof(Acc));
+  const auto kernel = reduce_canonical_kernel<kThreads, Op, StoreRoot<Acc>>;
+  int device = 0, sms = 0, per_sm = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+             "cudaDeviceGetAttribute(SM count)");
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  std::int64_t grid = std::int64_t{sms} * (per_sm > 0 ? per_sm : 1);
+  if (grid > tiles) grid = tiles > 0 ? tiles : 1;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
+  kernel<<<static_cast<unsigned>(grid), kThreads, 0, stream>>>(
+      data, count, aligned, static_cast<Acc*>(workspace.scratch()), 0, tiles, workspace.counters(),
+      Op{}, StoreRoot<Acc>{result});
+  check_cuda(cudaGetLastError(), "launch of reduce_canonical_kernel");
 }
 
 }  // namespace gpukit::primitives::cuda_engine
