@@ -1,4 +1,5 @@
 #include "bench/black_scholes_bench.hpp"
+#include "bench/poisson_bench.hpp"
 #include "bench/reduce_bench.hpp"
 #include "bench/scan_bench.hpp"
 #include "gpukit/bench/harness.hpp"
@@ -11,6 +12,7 @@ std::span<const BenchCase> bench_cases() {
       {"bs", "Black-Scholes European options (seed 000, slides 3-15)", run_black_scholes_bench},
       {"reduce", "parallel reduction (seeds 000 slides 63-96, 001, 003)", run_reduce_bench},
       {"scan", "prefix scan and stream compaction (seed 004)", run_scan_bench},
+      {"poisson", "spectral Poisson solver (seed 000, slides 40-62)", run_poisson_bench},
   };
   return cases;
 }
