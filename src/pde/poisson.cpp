@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include "gpukit/core/error.hpp"
+#include "pde/cuda/poisson_device_ops.hpp"
 #include "pde/poisson_impl.hpp"
 #include "pde/poisson_variants.hpp"
 
@@ -247,6 +248,10 @@ template std::unique_ptr<PoissonPlan<float>::Impl> make_cuda_poisson<float>(cons
                                                                             const PoissonOptions&);
 template std::unique_ptr<PoissonPlan<double>::Impl> make_cuda_poisson<double>(
     const Context&, const PoissonGrid&, const PoissonOptions&);
+
+namespace cuda_detail {
+std::size_t device_free_bytes() { return 0; }  // no device in a CPU-only build
+}  // namespace cuda_detail
 #endif
 
 }  // namespace gpukit::pde
