@@ -12,6 +12,18 @@ add_library(gpukit_libcsv INTERFACE)
 target_include_directories(gpukit_libcsv SYSTEM INTERFACE ${CSV_INCLUDE_DIR})
 target_link_libraries(gpukit_libcsv INTERFACE ${CSV_LIBRARY})
 
+# FFTW (Debian: libfftw3-dev): the Poisson solver's CPU backend, double and float, with the
+# OpenMP-threaded planners (libfftw3_omp / libfftw3f_omp ship in the same package).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(FFTW3 REQUIRED IMPORTED_TARGET fftw3)
+pkg_check_modules(FFTW3F REQUIRED IMPORTED_TARGET fftw3f)
+find_library(FFTW3_OMP_LIBRARY NAMES fftw3_omp HINTS ${FFTW3_LIBRARY_DIRS} REQUIRED)
+find_library(FFTW3F_OMP_LIBRARY NAMES fftw3f_omp HINTS ${FFTW3F_LIBRARY_DIRS} REQUIRED)
+add_library(gpukit_fftw INTERFACE)
+# The _omp libraries come first: they call into the serial ones.
+target_link_libraries(gpukit_fftw INTERFACE ${FFTW3_OMP_LIBRARY} ${FFTW3F_OMP_LIBRARY}
+                                            PkgConfig::FFTW3 PkgConfig::FFTW3F OpenMP::OpenMP_CXX)
+
 if(GPUKIT_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -61,6 +61,7 @@ void register_bench(CLI::App& app);
 void register_reduce(CLI::App& app);
 void register_scan(CLI::App& app);
 void register_compact(CLI::App& app);
+void register_poisson(CLI::App& app);
 
 /// The whole command line, for benchmark records.
 const std::string& command_line();

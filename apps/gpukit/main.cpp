@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   gpukit::cli::register_reduce(app);
   gpukit::cli::register_scan(app);
   gpukit::cli::register_compact(app);
+  gpukit::cli::register_poisson(app);
   gpukit::cli::register_bench(app);
   try {
     app.parse(argc, argv);

@@ -1,4 +1,5 @@
 #include "bench/black_scholes_bench.hpp"
+#include "bench/poisson_bench.hpp"
 #include "bench/reduce_bench.hpp"
 #include "bench/rng_bench.hpp"
 #include "bench/scan_bench.hpp"
@@ -14,6 +15,7 @@ std::span<const BenchCase> bench_cases() {
       {"scan", "prefix scan and stream compaction (seed 004)", run_scan_bench},
       {"rng", "random numbers: Philox and MT19937 against cuRAND (seed 000, slides 20-22)",
        run_rng_bench},
+      {"poisson", "spectral Poisson solver (seed 000, slides 40-62)", run_poisson_bench},
   };
   return cases;
 }

@@ -117,7 +117,7 @@ std::vector<Derived> derive(const Table& table) {
       if (!first_ladder) first_ladder = &r, x.step = 1.0, x.cumulative = 1.0;
       previous_ladder = &r;
     }
-    if (vendor) x.vs_vendor = vendor->median_ms() / x.median_ms;
+    if (vendor && x.median_ms > 0) x.vs_vendor = vendor->median_ms() / x.median_ms;
     d.push_back(x);
   }
   return d;

@@ -43,6 +43,29 @@ class DeviceSolver {
   virtual void solve(const Real* f, Real* u, StreamHandle stream) = 0;
 };
 
+// The seed's pipeline and its optimization steps (poisson_seed.cu), all on the full grid with
+// cuFFT complex-to-complex transforms: real-to-complex copy, forward C2C, solve, inverse C2C,
+// scaled copy of the real part.
+//   seed            slides 44-52: wave numbers read from global memory, scalar accesses
+//   seed_shared_k   slides 57-58: the wave numbers staged in shared memory (+ cheap index math)
+//   seed_coalesced  slides 59-62: and complex elements moved as one float2/double2
+// The symmetry the seed left out (poisson_r2c.cu): cuFFT R2C / C2R on the half spectrum.
+//   r2c             the improved solve kernel: |k|^2 from the indices, no tables, one complex
+//                   load and store per element, no division or modulo
+//   cufft           the vendor row: cuFFT R2C, a plain flat-index scaling kernel, cuFFT C2R
+#define GPUKIT_POISSON_DECLARE_VARIANT(variant)                     \
+  bool variant##_supports(const GridShape& shape);                  \
+  template <class Real>                                             \
+  std::size_t variant##_device_bytes(const GridShape& shape);       \
+  template <class Real>                                             \
+  std::unique_ptr<DeviceSolver<Real>> make_##variant##_solver(const GridShape& shape);
+GPUKIT_POISSON_DECLARE_VARIANT(seed)
+GPUKIT_POISSON_DECLARE_VARIANT(seed_shared_k)
+GPUKIT_POISSON_DECLARE_VARIANT(seed_coalesced)
+GPUKIT_POISSON_DECLARE_VARIANT(r2c)
+GPUKIT_POISSON_DECLARE_VARIANT(cufft)
+#undef GPUKIT_POISSON_DECLARE_VARIANT
+
 // The fused solver (poisson_fused.cu): cuFFT real-to-complex transforms along the contiguous
 // axes, then one kernel that does the forward transform along axis 0, the Poisson scaling and
 // the inverse transform along axis 0 in shared memory/registers (one read and one write of the

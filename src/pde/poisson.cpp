@@ -1,0 +1,257 @@
+// Poisson: grids, the mean rule, and the plan's dispatch to the CPU (FFTW) or a CUDA variant.
+
+#include "gpukit/pde/poisson.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include "gpukit/core/error.hpp"
+#include "pde/cuda/poisson_device_ops.hpp"
+#include "pde/poisson_impl.hpp"
+#include "pde/poisson_variants.hpp"
+
+namespace gpukit::pde {
+
+std::int64_t PoissonGrid::size() const {
+  std::int64_t n = 1;
+  for (const std::int64_t s : shape) n *= s;
+  return n;
+}
+
+double PoissonGrid::length(int axis) const {
+  return lengths.empty() ? 1.0 : lengths[static_cast<std::size_t>(axis)];
+}
+
+std::string PoissonGrid::describe() const {
+  std::string dims, lens;
+  for (int a = 0; a < rank(); ++a) {
+    dims += fmt::format("{}{}", a ? "x" : "", shape[static_cast<std::size_t>(a)]);
+    lens += fmt::format("{}{:g}", a ? "x" : "", length(a));
+  }
+  return fmt::format("{} (lengths {})", dims, lens);
+}
+
+void validate_grid(const PoissonGrid& grid) {
+  if (grid.rank() != 2 && grid.rank() != 3) {
+    throw InvalidInput(fmt::format(
+        "poisson: the grid must have 2 or 3 axes, not {} (a 1D problem is a 2D grid of one row)",
+        grid.rank()));
+  }
+  std::int64_t n = 1;
+  for (int a = 0; a < grid.rank(); ++a) {
+    const std::int64_t s = grid.shape[static_cast<std::size_t>(a)];
+    if (s < 1) throw InvalidInput(fmt::format("poisson: axis {} has size {} (must be >= 1)", a, s));
+    if (n > std::numeric_limits<std::int64_t>::max() / 16 / s)
+      throw InvalidInput("poisson: the grid's element count overflows");
+    n *= s;
+  }
+  if (!grid.lengths.empty()) {
+    if (grid.lengths.size() != grid.shape.size()) {
+      throw InvalidInput(fmt::format("poisson: {} lengths given for a grid of {} axes",
+                                     grid.lengths.size(), grid.shape.size()));
+    }
+    for (int a = 0; a < grid.rank(); ++a) {
+      const double L = grid.lengths[static_cast<std::size_t>(a)];
+      if (!std::isfinite(L) || !(L > 0))
+        throw InvalidInput(
+            fmt::format("poisson: length {} of axis {} must be finite and > 0", L, a));
+    }
+  }
+}
+
+std::string_view gauge_name(Gauge gauge) { return gauge == Gauge::mean ? "mean" : "corner"; }
+
+Gauge parse_gauge(std::string_view name) {
+  if (name == "mean") return Gauge::mean;
+  if (name == "corner") return Gauge::corner;
+  throw InvalidInput(fmt::format("poisson: unknown gauge '{}' (known: mean, corner)", name));
+}
+
+template <class Real>
+PoissonResult classify_mean(double sum, double sum_abs, std::int64_t n) {
+  PoissonResult r;
+  r.mean = n > 0 ? sum / static_cast<double>(n) : 0;
+  r.mean_abs = n > 0 ? sum_abs / static_cast<double>(n) : 0;
+  r.mean_tolerance = kMeanTolerance * std::numeric_limits<Real>::epsilon() * r.mean_abs;
+  r.mean_removed = !(std::fabs(r.mean) <= r.mean_tolerance);  // NaN counts as non-zero
+  return r;
+}
+
+template <class Real>
+double poisson_agreement_bound(const PoissonGrid& grid, double max_abs_f, double max_abs_u) {
+  double longest = 0;
+  for (int a = 0; a < grid.rank(); ++a) longest = std::max(longest, grid.length(a));
+  const double inv_k_min = longest / (2 * std::numbers::pi);
+  const double levels = std::max(1.0, std::log2(static_cast<double>(grid.size())));
+  return 4 * levels * std::numeric_limits<Real>::epsilon() *
+         (max_abs_u + max_abs_f * inv_k_min * inv_k_min);
+}
+
+void throw_nonzero_mean(const PoissonResult& r) {
+  throw InvalidInput(fmt::format(
+      "poisson: the right-hand side's mean {:.6g} is not zero to rounding (|mean| > {:g} eps "
+      "mean|f| = {:.3g}): lap(u) = f has no periodic solution (--strict; without it f - mean is "
+      "solved)",
+      r.mean, kMeanTolerance, r.mean_tolerance));
+}
+
+template <class Real>
+void host_sums(std::span<const Real> f, double& sum, double& sum_abs, int threads) {
+  const std::int64_t n = static_cast<std::int64_t>(f.size());
+  const int t = threads > 0 ? threads : omp_get_max_threads();
+  std::vector<double> partial(static_cast<std::size_t>(t) * 4, 0.0);
+  // Static, contiguous chunks per thread and a fixed combination order: the same bits for the
+  // same thread count.
+#pragma omp parallel num_threads(t)
+  {
+    const int id = omp_get_thread_num(), count = omp_get_num_threads();
+    const std::int64_t begin = n * id / count, end = n * (id + 1) / count;
+    double s = 0, c = 0, a = 0, ca = 0;  // Neumaier: running sums and their compensations
+    const auto add = [](double& sum_, double& comp, double x) {
+      const double t1 = sum_ + x;
+      comp += std::fabs(sum_) >= std::fabs(x) ? (sum_ - t1) + x : (x - t1) + sum_;
+      sum_ = t1;
+    };
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double x = static_cast<double>(f[static_cast<std::size_t>(i)]);
+      add(s, c, x);
+      add(a, ca, std::fabs(x));
+    }
+    partial[static_cast<std::size_t>(id) * 4 + 0] = s;
+    partial[static_cast<std::size_t>(id) * 4 + 1] = c;
+    partial[static_cast<std::size_t>(id) * 4 + 2] = a;
+    partial[static_cast<std::size_t>(id) * 4 + 3] = ca;
+  }
+  double s = 0, c = 0, a = 0;
+  for (int id = 0; id < t; ++id) {
+    s += partial[static_cast<std::size_t>(id) * 4 + 0];
+    c += partial[static_cast<std::size_t>(id) * 4 + 1];
+    a += partial[static_cast<std::size_t>(id) * 4 + 2] +
+         partial[static_cast<std::size_t>(id) * 4 + 3];
+  }
+  sum = s + c;
+  sum_abs = a;
+}
+
+template <class Real>
+PoissonPlan<Real>::PoissonPlan(const Context& context, const PoissonGrid& grid,
+                               const PoissonOptions& options) {
+  validate_grid(grid);
+  if (context.backend == Backend::cpu) {
+    if (!options.variant.empty() && options.variant != "cpu-fftw") {
+      throw InvalidInput(
+          fmt::format("poisson: variant '{}' is a CUDA variant; the CPU backend is 'cpu-fftw'",
+                      options.variant));
+    }
+    impl_ = make_cpu_poisson<Real>(context, grid, options);
+  } else {
+    impl_ = make_cuda_poisson<Real>(context, grid, options);
+  }
+}
+
+template <class Real>
+PoissonPlan<Real>::PoissonPlan(PoissonPlan&&) noexcept = default;
+template <class Real>
+PoissonPlan<Real>& PoissonPlan<Real>::operator=(PoissonPlan&&) noexcept = default;
+template <class Real>
+PoissonPlan<Real>::~PoissonPlan() = default;
+
+template <class Real>
+PoissonResult PoissonPlan<Real>::solve(std::span<const Real> f, std::span<Real> u) {
+  const auto n = static_cast<std::size_t>(impl_->grid.size());
+  if (f.size() != n || u.size() != n) {
+    throw InvalidInput(fmt::format("poisson: the grid {} has {} elements; f has {}, u has {}",
+                                   impl_->grid.describe(), n, f.size(), u.size()));
+  }
+  const auto fb = reinterpret_cast<std::uintptr_t>(f.data());
+  const auto ub = reinterpret_cast<std::uintptr_t>(u.data());
+  if (fb != ub && fb < ub + n * sizeof(Real) && ub < fb + n * sizeof(Real))
+    throw InvalidInput("poisson: u overlaps f without being the same array");
+  return impl_->solve(f, u);
+}
+
+template <class Real>
+PoissonResult PoissonPlan<Real>::solve_on_device(const Real* f, Real* u, StreamHandle stream) {
+  return impl_->solve_on_device(f, u, stream);
+}
+
+template <class Real>
+const PoissonGrid& PoissonPlan<Real>::grid() const {
+  return impl_->grid;
+}
+template <class Real>
+const PoissonOptions& PoissonPlan<Real>::options() const {
+  return impl_->options;
+}
+template <class Real>
+std::string_view PoissonPlan<Real>::variant() const {
+  return impl_->variant;
+}
+template <class Real>
+std::size_t PoissonPlan<Real>::device_bytes() const {
+  return impl_->device_bytes;
+}
+
+template <class Real>
+PoissonResult solve_poisson(const Context& context, const PoissonGrid& grid,
+                            std::span<const Real> f, std::span<Real> u,
+                            const PoissonOptions& options) {
+  PoissonPlan<Real> plan(context, grid, options);
+  return plan.solve(f, u);
+}
+
+std::vector<std::string> poisson_variant_names() {
+  std::vector<std::string> names;
+  for (const PoissonVariant& v : poisson_variants()) names.emplace_back(v.name);
+  return names;
+}
+
+template <class Real>
+std::string default_poisson_variant(const PoissonGrid& grid) {
+  validate_grid(grid);
+  if (poisson_variants().empty())
+    throw DeviceUnavailable("poisson CUDA variants: this gpukit was built without CUDA");
+  const GridShape shape = grid_shape(grid);
+  for (const std::string_view name : best_poisson_variants()) {
+    if (find_poisson_variant(name).supports(shape)) return std::string(name);
+  }
+  throw InvalidInput("poisson: no CUDA variant supports the grid " + grid.describe());
+}
+
+#define GPUKIT_POISSON_INSTANTIATE(Real)                                             \
+  template class PoissonPlan<Real>;                                                  \
+  template PoissonResult solve_poisson<Real>(const Context&, const PoissonGrid&,     \
+                                             std::span<const Real>, std::span<Real>, \
+                                             const PoissonOptions&);                 \
+  template std::string default_poisson_variant<Real>(const PoissonGrid&);            \
+  template PoissonResult classify_mean<Real>(double, double, std::int64_t);          \
+  template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double); \
+  template void host_sums<Real>(std::span<const Real>, double&, double&, int);
+GPUKIT_POISSON_INSTANTIATE(float)
+GPUKIT_POISSON_INSTANTIATE(double)
+#undef GPUKIT_POISSON_INSTANTIATE
+
+#if !GPUKIT_HAVE_CUDA
+template <class Real>
+std::unique_ptr<typename PoissonPlan<Real>::Impl> make_cuda_poisson(const Context&,
+                                                                    const PoissonGrid&,
+                                                                    const PoissonOptions&) {
+  throw DeviceUnavailable("poisson: this gpukit was built without CUDA");
+}
+template std::unique_ptr<PoissonPlan<float>::Impl> make_cuda_poisson<float>(const Context&,
+                                                                            const PoissonGrid&,
+                                                                            const PoissonOptions&);
+template std::unique_ptr<PoissonPlan<double>::Impl> make_cuda_poisson<double>(
+    const Context&, const PoissonGrid&, const PoissonOptions&);
+
+namespace cuda_detail {
+std::size_t device_free_bytes() { return 0; }  // no device in a CPU-only build
+}  // namespace cuda_detail
+#endif
+
+}  // namespace gpukit::pde

@@ -1,0 +1,223 @@
+// The CPU backend of the Poisson solver, the reference the tests trust: FFTW real-to-complex on
+// the half spectrum, planned once per plan (FFTW_ESTIMATE: planning costs no trial transforms,
+// and the same plan gives the same bits every run), threaded with fftw3_omp.
+
+#include <fftw3.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <mutex>
+#include <numbers>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gpukit/core/error.hpp"
+#include "pde/poisson_impl.hpp"
+
+namespace gpukit::pde {
+
+namespace {
+
+// FFTW's planner is not thread-safe: every planner call (and plan destruction) holds this.
+std::mutex& planner_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+void init_fftw_threads_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    fftw_init_threads();
+    fftwf_init_threads();
+  });
+}
+
+template <class Real>
+struct Fftw;
+template <>
+struct Fftw<double> {
+  using Plan = fftw_plan;
+  using Complex = fftw_complex;
+  static void* malloc(std::size_t b) { return fftw_malloc(b); }
+  static void free(void* p) { fftw_free(p); }
+  static void threads(int n) { fftw_plan_with_nthreads(n); }
+  static Plan r2c(int rank, const int* n, double* in, Complex* out) {
+    return fftw_plan_dft_r2c(rank, n, in, out, FFTW_ESTIMATE);
+  }
+  static Plan c2r(int rank, const int* n, Complex* in, double* out) {
+    return fftw_plan_dft_c2r(rank, n, in, out, FFTW_ESTIMATE);
+  }
+  static void execute(Plan p) { fftw_execute(p); }
+  static void destroy(Plan p) { fftw_destroy_plan(p); }
+};
+template <>
+struct Fftw<float> {
+  using Plan = fftwf_plan;
+  using Complex = fftwf_complex;
+  static void* malloc(std::size_t b) { return fftwf_malloc(b); }
+  static void free(void* p) { fftwf_free(p); }
+  static void threads(int n) { fftwf_plan_with_nthreads(n); }
+  static Plan r2c(int rank, const int* n, float* in, Complex* out) {
+    return fftwf_plan_dft_r2c(rank, n, in, out, FFTW_ESTIMATE);
+  }
+  static Plan c2r(int rank, const int* n, Complex* in, float* out) {
+    return fftwf_plan_dft_c2r(rank, n, in, out, FFTW_ESTIMATE);
+  }
+  static void execute(Plan p) { fftwf_execute(p); }
+  static void destroy(Plan p) { fftwf_destroy_plan(p); }
+};
+
+template <class Real>
+class CpuPoisson final : public PoissonPlan<Real>::Impl {
+  using F = Fftw<Real>;
+
+ public:
+  CpuPoisson(const Context& context, const PoissonGrid& grid, const PoissonOptions& options)
+      : threads_(context.effective_cpu_threads()) {
+    this->grid = grid;
+    this->options = options;
+    this->variant = "cpu-fftw";
+    const int rank = grid.rank();
+    n_ = grid.size();
+    for (int a = 0; a < rank; ++a) {
+      if (grid.shape[static_cast<std::size_t>(a)] > std::numeric_limits<int>::max())
+        throw InvalidInput("poisson: the CPU backend (FFTW) takes axes of at most 2^31 - 1");
+      dims_.push_back(static_cast<int>(grid.shape[static_cast<std::size_t>(a)]));
+    }
+    half_ = n_ / dims_.back() * (dims_.back() / 2 + 1);
+    const std::size_t bytes = static_cast<std::size_t>(n_) * sizeof(Real) +
+                              static_cast<std::size_t>(half_) * 2 * sizeof(Real);
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page > 0 &&
+        bytes > static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)) {
+      throw OutOfMemory(fmt::format("poisson: the CPU solver's buffers for {} (more than the "
+                                    "host's physical memory)",
+                                    grid.describe()),
+                        bytes);
+    }
+    real_ = static_cast<Real*>(F::malloc(static_cast<std::size_t>(n_) * sizeof(Real)));
+    spectrum_ = static_cast<typename F::Complex*>(
+        F::malloc(static_cast<std::size_t>(half_) * sizeof(typename F::Complex)));
+    if (real_ == nullptr || spectrum_ == nullptr) {
+      release();
+      throw OutOfMemory("poisson: fftw_malloc of the CPU solver's buffers", bytes);
+    }
+    init_fftw_threads_once();
+    {
+      std::lock_guard lock(planner_mutex());
+      F::threads(threads_);
+      forward_ = F::r2c(rank, dims_.data(), real_, spectrum_);
+      inverse_ = F::c2r(rank, dims_.data(), spectrum_, real_);
+    }
+    if (forward_ == nullptr || inverse_ == nullptr) {
+      release();
+      throw InvalidInput("poisson: FFTW could not plan the grid " + grid.describe());
+    }
+    // Per-axis squared wave numbers (2 pi m / L)^2, m the signed frequency of index j.
+    for (int a = 0; a < rank; ++a) {
+      const int n = dims_[static_cast<std::size_t>(a)];
+      const double step = 2 * std::numbers::pi / grid.length(a);
+      std::vector<double> k2(static_cast<std::size_t>(a == rank - 1 ? n / 2 + 1 : n));
+      for (std::size_t j = 0; j < k2.size(); ++j) {
+        const double m = 2 * static_cast<std::int64_t>(j) < n ? double(j) : double(j) - n;
+        k2[j] = (step * m) * (step * m);
+      }
+      k2_.push_back(std::move(k2));
+    }
+  }
+  ~CpuPoisson() override { release(); }
+  CpuPoisson(const CpuPoisson&) = delete;
+  CpuPoisson& operator=(const CpuPoisson&) = delete;
+
+  PoissonResult solve(std::span<const Real> f, std::span<Real> u) override {
+    double sum = 0, sum_abs = 0;
+    host_sums<Real>(f, sum, sum_abs, threads_);
+    const PoissonResult result = classify_mean<Real>(sum, sum_abs, n_);
+    if (result.mean_removed && this->options.strict) throw_nonzero_mean(result);
+      // FFTW's plans are tied to the aligned buffers they were made for; copying f in keeps user
+      // arrays of any alignment (and u == f) simple, at the cost of one pass over memory.
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (std::int64_t i = 0; i < n_; ++i) real_[i] = f[static_cast<std::size_t>(i)];
+    F::execute(forward_);
+    scale_spectrum();
+    F::execute(inverse_);
+    const Real shift = this->options.gauge == Gauge::corner ? real_[0] : Real(0);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (std::int64_t i = 0; i < n_; ++i) u[static_cast<std::size_t>(i)] = real_[i] - shift;
+    return result;
+  }
+
+  PoissonResult solve_on_device(const Real*, Real*, StreamHandle) override {
+    throw InvalidInput("poisson: solve_on_device needs a CUDA plan (this one is on the CPU)");
+  }
+
+ private:
+  // u_hat = -f_hat / |k|^2 / n (FFTW's transforms are unnormalized), zero mode 0. The
+  // multiplier is computed in double and rounded once.
+  void scale_spectrum() {
+    const int rank = static_cast<int>(dims_.size());
+    const std::int64_t nx = dims_.back() / 2 + 1;
+    const std::int64_t rows = half_ / nx;
+    const std::int64_t ny = rank == 3 ? dims_[1] : 1;
+    const double inv_n = 1.0 / static_cast<double>(n_);
+    const std::vector<double>& kx2 = k2_.back();
+    const std::vector<double>& ky2 = k2_[static_cast<std::size_t>(rank - 2)];
+    const std::vector<double>* kz2 = rank == 3 ? &k2_[0] : nullptr;
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (std::int64_t row = 0; row < rows; ++row) {
+      const std::int64_t y = row % ny, z = row / ny;  // 2D: y = 0, z = row (axis 0)
+      const double kyz2 =
+          rank == 3 ? ky2[static_cast<std::size_t>(y)] + (*kz2)[static_cast<std::size_t>(z)]
+                    : ky2[static_cast<std::size_t>(z)];
+      typename F::Complex* c = spectrum_ + row * nx;
+      for (std::int64_t x = 0; x < nx; ++x) {
+        const double k2 = kx2[static_cast<std::size_t>(x)] + kyz2;
+        const Real scale = k2 > 0 ? static_cast<Real>(-inv_n / k2) : Real(0);
+        c[x][0] *= scale;
+        c[x][1] *= scale;
+      }
+    }
+  }
+
+  void release() {
+    {
+      std::lock_guard lock(planner_mutex());
+      if (forward_ != nullptr) F::destroy(forward_);
+      if (inverse_ != nullptr) F::destroy(inverse_);
+    }
+    forward_ = nullptr;
+    inverse_ = nullptr;
+    if (real_ != nullptr) F::free(real_);
+    if (spectrum_ != nullptr) F::free(spectrum_);
+    real_ = nullptr;
+    spectrum_ = nullptr;
+  }
+
+  int threads_ = 1;
+  std::int64_t n_ = 0, half_ = 0;
+  std::vector<int> dims_;
+  std::vector<std::vector<double>> k2_;  // per axis; the last axis over its half spectrum
+  Real* real_ = nullptr;
+  typename F::Complex* spectrum_ = nullptr;
+  typename F::Plan forward_ = nullptr, inverse_ = nullptr;
+};
+
+}  // namespace
+
+template <class Real>
+std::unique_ptr<typename PoissonPlan<Real>::Impl> make_cpu_poisson(const Context& context,
+                                                                   const PoissonGrid& grid,
+                                                                   const PoissonOptions& options) {
+  return std::make_unique<CpuPoisson<Real>>(context, grid, options);
+}
+template std::unique_ptr<PoissonPlan<float>::Impl> make_cpu_poisson<float>(const Context&,
+                                                                           const PoissonGrid&,
+                                                                           const PoissonOptions&);
+template std::unique_ptr<PoissonPlan<double>::Impl> make_cpu_poisson<double>(const Context&,
+                                                                             const PoissonGrid&,
+                                                                             const PoissonOptions&);
+
+}  // namespace gpukit::pde

@@ -1,0 +1,106 @@
+// The CUDA backend of PoissonPlan: a registry variant's solver plus the mean rule, the gauge and
+// the host data path (copy in, solve in place on the device, copy out).
+
+#include <fmt/format.h>
+
+#include "gpukit/core/device.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpukit/core/memory.hpp"
+#include "gpukit/core/stream.hpp"
+#include "pde/cuda/poisson_device_ops.hpp"
+#include "pde/poisson_impl.hpp"
+#include "pde/poisson_variants.hpp"
+
+namespace gpukit::pde {
+
+namespace {
+
+template <class Real>
+class CudaPoisson final : public PoissonPlan<Real>::Impl {
+ public:
+  CudaPoisson(const Context& context, const PoissonGrid& grid, const PoissonOptions& options)
+      : device_(context.cuda_device) {
+    if (context.cuda_device >= cuda_device_count()) {
+      throw DeviceUnavailable(
+          fmt::format("poisson: cuda:{} is not usable ({})", device_, cuda_unavailable_reason()));
+    }
+    this->grid = grid;
+    this->options = options;
+    cuda::set_device(device_);
+    const GridShape shape = grid_shape(grid);
+    const PoissonVariant& v = find_poisson_variant(
+        options.variant.empty() ? default_poisson_variant<Real>(grid) : options.variant);
+    if (!v.supports(shape)) {
+      throw InvalidInput(fmt::format("poisson: variant '{}' does not support the grid {}", v.name,
+                                     grid.describe()));
+    }
+    this->variant = std::string(v.name);
+    n_ = grid.size();
+    // Everything the plan will hold: the variant's buffers, cuFFT's work area, the array the
+    // host path solves in place, the scratch of the sums and the gauge.
+    const std::size_t bytes = v.device_bytes<Real>(shape) +
+                              static_cast<std::size_t>(n_) * sizeof(Real) +
+                              cuda_detail::kSumScratchDoubles * sizeof(double) + 256;
+    this->device_bytes = bytes;
+    const std::size_t free_bytes = cuda_detail::device_free_bytes();
+    if (bytes > free_bytes) {
+      throw OutOfMemory(fmt::format("poisson: the grid {} needs {} bytes of device memory in "
+                                    "variant '{}' ({} free on cuda:{})",
+                                    grid.describe(), bytes, v.name, free_bytes, device_),
+                        bytes);
+    }
+    scratch_ = cuda::DeviceBuffer<double>(cuda_detail::kSumScratchDoubles + 1);
+    solver_ = v.make<Real>(shape);
+  }
+
+  PoissonResult solve(std::span<const Real> f, std::span<Real> u) override {
+    cuda::set_device(device_);
+    if (array_.size() == 0) array_ = cuda::DeviceBuffer<Real>(static_cast<std::size_t>(n_));
+    if (!stream_) stream_ = std::make_unique<cuda::Stream>();
+    const std::size_t bytes = static_cast<std::size_t>(n_) * sizeof(Real);
+    cuda::copy_to_device_async(array_.data(), f.data(), bytes, stream_->handle());
+    const PoissonResult result = solve_on_device(array_.data(), array_.data(), stream_->handle());
+    cuda::copy_to_host_async(u.data(), array_.data(), bytes, stream_->handle());
+    stream_->synchronize();
+    return result;
+  }
+
+  PoissonResult solve_on_device(const Real* f, Real* u, StreamHandle stream) override {
+    cuda::set_device(device_);
+    double sum = 0, sum_abs = 0;
+    cuda_detail::device_sums<Real>(f, n_, scratch_.data(), stream, sum, sum_abs);
+    const PoissonResult result = classify_mean<Real>(sum, sum_abs, n_);
+    if (result.mean_removed && this->options.strict) throw_nonzero_mean(result);
+    solver_->solve(f, u, stream);
+    if (this->options.gauge == Gauge::corner) {
+      cuda_detail::subtract_corner<Real>(
+          u, n_, reinterpret_cast<Real*>(scratch_.data() + cuda_detail::kSumScratchDoubles),
+          stream);
+    }
+    return result;
+  }
+
+ private:
+  int device_ = 0;
+  std::int64_t n_ = 0;
+  std::unique_ptr<cuda_detail::DeviceSolver<Real>> solver_;
+  cuda::DeviceBuffer<double> scratch_;
+  cuda::DeviceBuffer<Real> array_;  // the host path's device copy, made on first use
+  std::unique_ptr<cuda::Stream> stream_;
+};
+
+}  // namespace
+
+template <class Real>
+std::unique_ptr<typename PoissonPlan<Real>::Impl> make_cuda_poisson(const Context& context,
+                                                                    const PoissonGrid& grid,
+                                                                    const PoissonOptions& options) {
+  return std::make_unique<CudaPoisson<Real>>(context, grid, options);
+}
+template std::unique_ptr<PoissonPlan<float>::Impl> make_cuda_poisson<float>(const Context&,
+                                                                            const PoissonGrid&,
+                                                                            const PoissonOptions&);
+template std::unique_ptr<PoissonPlan<double>::Impl> make_cuda_poisson<double>(
+    const Context&, const PoissonGrid&, const PoissonOptions&);
+
+}  // namespace gpukit::pde

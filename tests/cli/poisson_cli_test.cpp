@@ -1,0 +1,164 @@
+// `gpukit poisson` end to end: files in and out (dtype and shape kept), lengths, gauges, the
+// non-zero-mean warning and --strict, --check, the demo, and malformed inputs refused clearly
+// (exit 3, no output file).
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+#include <sstream>
+#include <vector>
+
+#include "gpukit/io/npy.hpp"
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string out, err;
+};
+
+const std::filesystem::path& scratch() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::path(::testing::TempDir()) /
+             ("gpukit_poisson_cli_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+Result run(const std::string& args) {
+  const auto out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
+  const std::string command = std::string(GPUKIT_BINARY) + " " + args + " </dev/null >" +
+                              out.string() + " 2>" + err.string();
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::string path(const std::string& name) { return (scratch() / name).string(); }
+
+// f = -(k0^2 + k1^2) sin(k0 x0) cos(2 k1 x1)... on an n0 x n1 grid of lengths L0 x L1:
+// u = sin(2 pi x0 / L0) cos(4 pi x1 / L1).
+template <class T>
+std::vector<T> sine_rhs(int n0, int n1, double L0, double L1, std::vector<double>* u) {
+  std::vector<T> f;
+  const double k0 = 2 * std::numbers::pi / L0, k1 = 4 * std::numbers::pi / L1;
+  for (int i = 0; i < n0; ++i) {
+    for (int j = 0; j < n1; ++j) {
+      const double v = std::sin(k0 * i * L0 / n0) * std::cos(k1 * j * L1 / n1);
+      if (u) u->push_back(v);
+      f.push_back(static_cast<T>(-(k0 * k0 + k1 * k1) * v));
+    }
+  }
+  return f;
+}
+
+TEST(PoissonCli, Solves2DFloat32KeepingDtypeAndShape) {
+  std::vector<double> expected;
+  const std::vector<float> f = sine_rhs<float>(12, 20, 2.0, 3.0, &expected);
+  const std::int64_t shape[] = {12, 20};
+  gpukit::io::write_npy<float>(path("f32.npy"), shape, f);
+  const Result r = run("poisson --device cpu --input " + path("f32.npy") + " --output " +
+                       path("u32.npy") + " --length 2,3 --check");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("check: CPU (FFTW) reference"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  const gpukit::io::NpyArray u = gpukit::io::read_npy(path("u32.npy"));
+  ASSERT_EQ(u.dtype, gpukit::io::NpyDtype::float32);
+  ASSERT_EQ(u.shape, (std::vector<std::int64_t>{12, 20}));
+  const auto values = u.values<float>();
+  for (std::size_t i = 0; i < expected.size(); ++i) ASSERT_NEAR(values[i], expected[i], 1e-5) << i;
+}
+
+TEST(PoissonCli, Solves3DFloat64WithCornerGaugeAndFloatPrecision) {
+  std::vector<double> f;
+  for (int i = 0; i < 4 * 6 * 5; ++i) f.push_back(std::sin(0.7 * i) - 0.0);
+  double mean = 0;
+  for (const double x : f) mean += x / double(f.size());
+  for (double& x : f) x -= mean;
+  const std::int64_t shape[] = {4, 6, 5};
+  gpukit::io::write_npy<double>(path("f64.npy"), shape, f);
+  const Result r = run("poisson --device cpu -i " + path("f64.npy") + " -o " + path("u64.npy") +
+                       " --length 1,2,0.5 --gauge corner --precision float");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const gpukit::io::NpyArray u = gpukit::io::read_npy(path("u64.npy"));
+  ASSERT_EQ(u.dtype, gpukit::io::NpyDtype::float64);
+  ASSERT_EQ(u.shape, (std::vector<std::int64_t>{4, 6, 5}));
+  EXPECT_EQ(u.values<double>()[0], 0.0);
+}
+
+TEST(PoissonCli, NonZeroMeanWarnsOrIsRefusedWithStrict) {
+  std::vector<double> f(8 * 8, 1.0);
+  f[3] = 2.0;
+  const std::int64_t shape[] = {8, 8};
+  gpukit::io::write_npy<double>(path("mean.npy"), shape, f);
+  Result r = run("poisson --device cpu -i " + path("mean.npy") + " -o " + path("mean_u.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: the mean of f, 1.01562, is not zero to rounding"),
+            std::string::npos)
+      << r.err;
+  std::filesystem::remove(path("strict_u.npy"));
+  r = run("poisson --device cpu -i " + path("mean.npy") + " -o " + path("strict_u.npy") +
+          " --strict");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("not zero to rounding"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path("strict_u.npy")));
+}
+
+TEST(PoissonCli, MalformedInputsAreRefusedClearly) {
+  const std::int64_t one_d[] = {16}, four_d[] = {2, 2, 2, 2}, zero[] = {0, 4}, ok[] = {4, 4};
+  gpukit::io::write_npy<double>(path("1d.npy"), one_d, std::vector<double>(16, 0.0));
+  gpukit::io::write_npy<double>(path("4d.npy"), four_d, std::vector<double>(16, 0.0));
+  gpukit::io::write_npy<double>(path("zero.npy"), zero, std::vector<double>{});
+  gpukit::io::write_npy<std::int32_t>(path("int.npy"), ok, std::vector<std::int32_t>(16, 0));
+  gpukit::io::write_npy<double>(path("ok.npy"), ok, std::vector<double>(16, 0.0));
+  const std::string out = path("refused_u.npy");
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"-i " + path("1d.npy"), "2D or 3D arrays, not 1D"},
+      {"-i " + path("4d.npy"), "2D or 3D arrays, not 4D"},
+      {"-i " + path("zero.npy"), "axis 0 has size 0"},
+      {"-i " + path("int.npy"), "float32 or float64 arrays, not int32"},
+      {"-i " + path("ok.npy") + " --length 1,2,3", "3 lengths for an array of 2 axes"},
+      {"-i " + path("ok.npy") + " --length 1", "1 lengths for an array of 2 axes"},
+      {"-i " + path("ok.npy") + " --length 1,-2", "must be finite and > 0"},
+      {"-i " + path("ok.npy") + " --length 1,0", "must be finite and > 0"},
+      {"-i " + path("ok.npy") + " --length 1,inf", "must be finite and > 0"},
+      {"-i " + path("ok.npy") + " --length 1,abc", "'abc' is not a number"},
+  };
+  for (const Case& c : cases) {
+    std::filesystem::remove(out);
+    const Result r = run("poisson --device cpu " + c.args + " -o " + out);
+    EXPECT_EQ(r.exit_code, 3) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << c.args;
+  }
+  EXPECT_EQ(run("poisson --device cpu -i " + path("ok.npy")).exit_code, 3);  // no --output
+  EXPECT_EQ(
+      run("poisson --device cpu -i " + path("ok.npy") + " -o " + out + " --gauge x").exit_code, 2);
+}
+
+TEST(PoissonCli, DemoReproducesTheSeedAt64) {
+  const Result r = run("poisson --demo 64 --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("Solution at (32,32): computed=  0.975879 reference=  0.975882"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Linf err=2.404194e-05 L2 norm err = 9.412790e-08"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("reproduced"), std::string::npos) << r.out;
+}
+
+}  // namespace
