@@ -75,17 +75,18 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
   using F = Fftw<Real>;
 
  public:
-  CpuPoisson(const Context& context, const PoissonGrid& grid, const PoissonOptions& options)
+  CpuPoisson(const Context& context, const PoissonGrid& plan_grid,
+             const PoissonOptions& plan_options)
       : threads_(context.effective_cpu_threads()) {
-    this->grid = grid;
-    this->options = options;
+    this->grid = plan_grid;
+    this->options = plan_options;
     this->variant = "cpu-fftw";
-    const int rank = grid.rank();
-    n_ = grid.size();
+    const int rank = plan_grid.rank();
+    n_ = plan_grid.size();
     for (int a = 0; a < rank; ++a) {
-      if (grid.shape[static_cast<std::size_t>(a)] > std::numeric_limits<int>::max())
+      if (plan_grid.shape[static_cast<std::size_t>(a)] > std::numeric_limits<int>::max())
         throw InvalidInput("poisson: the CPU backend (FFTW) takes axes of at most 2^31 - 1");
-      dims_.push_back(static_cast<int>(grid.shape[static_cast<std::size_t>(a)]));
+      dims_.push_back(static_cast<int>(plan_grid.shape[static_cast<std::size_t>(a)]));
     }
     half_ = n_ / dims_.back() * (dims_.back() / 2 + 1);
     const std::size_t bytes = static_cast<std::size_t>(n_) * sizeof(Real) +
@@ -95,7 +96,7 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
         bytes > static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)) {
       throw OutOfMemory(fmt::format("poisson: the CPU solver's buffers for {} (more than the "
                                     "host's physical memory)",
-                                    grid.describe()),
+                                    plan_grid.describe()),
                         bytes);
     }
     real_ = static_cast<Real*>(F::malloc(static_cast<std::size_t>(n_) * sizeof(Real)));
@@ -114,12 +115,12 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
     }
     if (forward_ == nullptr || inverse_ == nullptr) {
       release();
-      throw InvalidInput("poisson: FFTW could not plan the grid " + grid.describe());
+      throw InvalidInput("poisson: FFTW could not plan the grid " + plan_grid.describe());
     }
     // Per-axis squared wave numbers (2 pi m / L)^2, m the signed frequency of index j.
     for (int a = 0; a < rank; ++a) {
       const int n = dims_[static_cast<std::size_t>(a)];
-      const double step = 2 * std::numbers::pi / grid.length(a);
+      const double step = 2 * std::numbers::pi / plan_grid.length(a);
       std::vector<double> k2(static_cast<std::size_t>(a == rank - 1 ? n / 2 + 1 : n));
       for (std::size_t j = 0; j < k2.size(); ++j) {
         const double m = 2 * static_cast<std::int64_t>(j) < n ? double(j) : double(j) - n;
