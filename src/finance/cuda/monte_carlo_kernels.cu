@@ -1,0 +1,180 @@
+// Monte Carlo kernels: a warp computes a tile (32 lanes accumulating in registers, then the fixed
+// shuffle-down tree), and an option's tiles are merged by the fixed stride-doubling tree, either
+// by the block that computed them (one block per option: small problems, one launch) or by a
+// merge kernel after a grid-stride tile kernel (large problems). Same tiles, same trees: the same
+// bits whichever shape runs (the seed's problem-size study, 000 slides 26-37, without its
+// dependence of the result on the launch).
+
+#include <algorithm>
+#include <type_traits>
+
+#include "core/cuda/check.hpp"
+#include "finance/cuda/monte_carlo_launchers.hpp"
+
+namespace gpukit::finance::mc {
+
+namespace {
+
+template <class T>
+__device__ __forceinline__ T shuffle_down(T value, int offset) {
+  return __shfl_down_sync(0xFFFFFFFFu, value, offset);
+}
+
+template <class M, class T>
+__device__ __forceinline__ Moments<T> shuffle_down(const Moments<T>& m, int offset) {
+  Moments<T> r;
+  r.count = shuffle_down(m.count, offset);
+  r.mean_x = shuffle_down(m.mean_x, offset);
+  r.m2_x = shuffle_down(m.m2_x, offset);
+  if constexpr (M::control) {
+    r.mean_c = shuffle_down(m.mean_c, offset);
+    r.m2_c = shuffle_down(m.m2_c, offset);
+    r.co_xc = shuffle_down(m.co_xc, offset);
+  }
+  if constexpr (M::antithetic) {
+    r.mean_d = shuffle_down(m.mean_d, offset);
+    r.m2_d = shuffle_down(m.m2_d, offset);
+  }
+  return r;
+}
+
+// The whole warp computes tile `tile` of the option; lane 0 returns its moments.
+template <class M, class Real>
+__device__ __forceinline__ Moments<double> warp_tile(const PathParams<Real>& p,
+                                                     const rng::Uint32x2& key, std::int64_t samples,
+                                                     std::int64_t tile, int lane) {
+  constexpr bool kFast = std::is_same_v<Real, float>;
+  Moments<Real> m = lane_moments<kFast, M>(p, key, samples, tile, lane);
+#pragma unroll
+  for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+    const Moments<Real> other = shuffle_down<M>(m, offset);
+    if (lane < offset) m = merge<M>(m, other);
+  }
+  return convert<double>(m);
+}
+
+template <class M>
+__device__ __forceinline__ void merge_tiles_in_block(Moments<double>* tiles, std::int64_t count) {
+  for (std::int64_t stride = 1; stride < count; stride *= 2) {
+    const std::int64_t pairs = (count + 2 * stride - 1) / (2 * stride);
+    for (std::int64_t k = threadIdx.x; k < pairs; k += blockDim.x) {
+      merge_tile_pair<M>(tiles, count, stride, k);
+    }
+    __syncthreads();
+  }
+}
+
+template <class M, class Real>
+__global__ void per_option_kernel(const PathParams<Real>* __restrict__ params, std::int64_t samples,
+                                  std::int64_t tiles, rng::Uint32x2 key,
+                                  Moments<double>* __restrict__ workspace,
+                                  Moments<double>* __restrict__ moments) {
+  const std::int64_t option = blockIdx.x;
+  const PathParams<Real> p = params[option];
+  Moments<double>* tiles_of = workspace + option * tiles;
+  const int lane = static_cast<int>(threadIdx.x % kLanes);
+  for (std::int64_t tile = threadIdx.x / kLanes; tile < tiles; tile += blockDim.x / kLanes) {
+    const Moments<double> m = warp_tile<M>(p, key, samples, tile, lane);
+    if (lane == 0) tiles_of[tile] = m;
+  }
+  __syncthreads();
+  merge_tiles_in_block<M>(tiles_of, tiles);
+  if (threadIdx.x == 0) moments[option] = tiles_of[0];
+}
+
+template <class M, class Real>
+__global__ void tile_kernel(const PathParams<Real>* __restrict__ params, std::int64_t options,
+                            std::int64_t samples, std::int64_t tiles, rng::Uint32x2 key,
+                            Moments<double>* __restrict__ workspace) {
+  const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / kLanes;
+  const int lane = static_cast<int>(threadIdx.x % kLanes);
+  for (std::int64_t t = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kLanes;
+       t < options * tiles; t += warps) {
+    const std::int64_t option = t / tiles;
+    const PathParams<Real> p = params[option];
+    const Moments<double> m = warp_tile<M>(p, key, samples, t - option * tiles, lane);
+    if (lane == 0) workspace[t] = m;
+  }
+}
+
+template <class M>
+__global__ void merge_kernel(std::int64_t tiles, Moments<double>* __restrict__ workspace,
+                             Moments<double>* __restrict__ moments) {
+  const std::int64_t option = blockIdx.x;
+  Moments<double>* tiles_of = workspace + option * tiles;
+  merge_tiles_in_block<M>(tiles_of, tiles);
+  if (threadIdx.x == 0) moments[option] = tiles_of[0];
+}
+
+int multiprocessors() {
+  int device = 0, count = 0;
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
+template <class M, class Real>
+void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double>* moments,
+            void* workspace, cudaStream_t stream, const LaunchConfig& config) {
+  if (run.options == 0) return;
+  const int threads = config.threads_per_block;
+  if (threads < kLanes || threads % kLanes != 0 || threads > 1024) {
+    throw InvalidInput("monte carlo: threads per block must be a multiple of 32 in [32, 1024]");
+  }
+  const std::int64_t tiles = tiles_for(run.samples);
+  const rng::Uint32x2 key = rng::philox_key(run.seed);
+  auto* tile_moments = static_cast<Moments<double>*>(workspace);
+  const int sms = multiprocessors();
+  const std::int64_t warps_per_block = threads / kLanes;
+  LaunchShape shape = config.shape;
+  if (shape == LaunchShape::automatic) {
+    // The seed's rule, in tiles: when an option's tiles fit one block's warps twice over, or the
+    // options alone fill the GPU, one block per option saves the merge launch.
+    shape = tiles <= 2 * warps_per_block || run.options >= 8 * sms ? LaunchShape::per_option
+                                                                   : LaunchShape::multi_block;
+  }
+  if (shape == LaunchShape::per_option) {
+    per_option_kernel<M, Real><<<static_cast<unsigned>(run.options), threads, 0, stream>>>(
+        params, run.samples, tiles, key, tile_moments, moments);
+    GPUKIT_CUDA_CHECK_LAUNCH("monte carlo per_option_kernel");
+    return;
+  }
+  const std::int64_t wanted = (run.options * tiles + warps_per_block - 1) / warps_per_block;
+  const std::int64_t cap = config.max_blocks > 0 ? config.max_blocks : std::int64_t{sms} * 16;
+  const auto blocks = static_cast<unsigned>(std::min(wanted, cap));
+  tile_kernel<M, Real>
+      <<<blocks, threads, 0, stream>>>(params, run.options, run.samples, tiles, key, tile_moments);
+  GPUKIT_CUDA_CHECK_LAUNCH("monte carlo tile_kernel");
+  merge_kernel<M>
+      <<<static_cast<unsigned>(run.options), 256, 0, stream>>>(tiles, tile_moments, moments);
+  GPUKIT_CUDA_CHECK_LAUNCH("monte carlo merge_kernel");
+}
+
+}  // namespace
+
+std::int64_t workspace_bytes(const DeviceRun& run) {
+  return run.options * tiles_for(run.samples) * static_cast<std::int64_t>(sizeof(Moments<double>));
+}
+
+template <class Real>
+void launch_monte_carlo(const PathParams<Real>* params, const DeviceRun& run,
+                        Moments<double>* moments, void* workspace, StreamHandle stream,
+                        const LaunchConfig& config) {
+  if (run.antithetic && run.control) {
+    launch<Mode<true, true>>(params, run, moments, workspace, stream, config);
+  } else if (run.antithetic) {
+    launch<Mode<true, false>>(params, run, moments, workspace, stream, config);
+  } else if (run.control) {
+    launch<Mode<false, true>>(params, run, moments, workspace, stream, config);
+  } else {
+    launch<Mode<false, false>>(params, run, moments, workspace, stream, config);
+  }
+}
+
+template void launch_monte_carlo<float>(const PathParams<float>*, const DeviceRun&,
+                                        Moments<double>*, void*, StreamHandle, const LaunchConfig&);
+template void launch_monte_carlo<double>(const PathParams<double>*, const DeviceRun&,
+                                         Moments<double>*, void*, StreamHandle,
+                                         const LaunchConfig&);
+
+}  // namespace gpukit::finance::mc
