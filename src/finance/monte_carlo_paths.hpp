@@ -27,7 +27,7 @@
 namespace gpukit::finance::mc {
 
 inline constexpr int kLanes = 32;
-inline constexpr int kQuadsPerLane = 8;
+inline constexpr int kQuadsPerLane = 16;
 static_assert(kLanes * kQuadsPerLane * 4 == kMonteCarloTileSamples);
 
 /// One option, precomputed on the host in double and rounded once to Real, so the CPU and the

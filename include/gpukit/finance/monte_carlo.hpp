@@ -48,8 +48,8 @@ namespace gpukit::finance {
 enum class BarrierType : std::uint8_t { none, down_out, down_in, up_out, up_in };
 enum class BarrierMonitoring { discrete, continuous };
 
-/// Samples per statistics tile (32 lanes x 8 quads x 4 paths); part of the result's definition.
-inline constexpr std::int64_t kMonteCarloTileSamples = 1024;
+/// Samples per statistics tile (32 lanes x 16 quads x 4 paths); part of the result's definition.
+inline constexpr std::int64_t kMonteCarloTileSamples = 2048;
 /// The largest number of monitoring steps a row may have.
 inline constexpr std::uint32_t kMonteCarloMaxSteps = 1u << 20;
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include <string>
 #include "core/cuda/check.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
 
@@ -97,13 +98,34 @@ __global__ void tile_kernel(const PathParams<Real>* __restrict__ params, std::in
   }
 }
 
+// One pass of the stride-doubling tree for strides spacing .. spacing * kMergeGroup / 2: block b
+// merges the aligned group of kMergeGroup tiles (taken every `spacing` tiles) of one option in
+// shared memory. The merges and their order are those of merge_tiles_in_block, so the bits are
+// the same; only the work is spread over many blocks.
+constexpr int kMergeGroup = 256;
+
 template <class M>
-__global__ void merge_kernel(std::int64_t tiles, Moments<double>* __restrict__ workspace,
-                             Moments<double>* __restrict__ moments) {
-  const std::int64_t option = blockIdx.x;
+__global__ void __launch_bounds__(kMergeGroup)
+    merge_pass_kernel(std::int64_t tiles, std::int64_t spacing, std::int64_t groups,
+                      Moments<double>* __restrict__ workspace,
+                      Moments<double>* __restrict__ moments) {
+  __shared__ Moments<double> group[kMergeGroup];
+  const std::int64_t option = blockIdx.x / groups;
+  const std::int64_t first = (blockIdx.x % groups) * kMergeGroup * spacing;
   Moments<double>* tiles_of = workspace + option * tiles;
-  merge_tiles_in_block<M>(tiles_of, tiles);
-  if (threadIdx.x == 0) moments[option] = tiles_of[0];
+  const std::int64_t count =
+      std::min<std::int64_t>(kMergeGroup, (tiles - first + spacing - 1) / spacing);
+  if (threadIdx.x < count) group[threadIdx.x] = tiles_of[first + threadIdx.x * spacing];
+  __syncthreads();
+  for (int stride = 1; stride < kMergeGroup; stride *= 2) {
+    const int i = 2 * stride * static_cast<int>(threadIdx.x);
+    if (i + stride < count) group[i] = merge<M>(group[i], group[i + stride]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    tiles_of[first] = group[0];
+    if (groups == 1) moments[option] = group[0];
+  }
 }
 
 int multiprocessors() {
@@ -128,10 +150,19 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
   const std::int64_t warps_per_block = threads / kLanes;
   LaunchShape shape = config.shape;
   if (shape == LaunchShape::automatic) {
-    // The seed's rule, in tiles: when an option's tiles fit one block's warps twice over, or the
-    // options alone fill the GPU, one block per option saves the merge launch.
-    shape = tiles <= 2 * warps_per_block || run.options >= 8 * sms ? LaunchShape::per_option
-                                                                   : LaunchShape::multi_block;
+    // The seed's rule, in tiles: when an option's tiles fit one block's warps twice over, one
+    // block per option saves the merge launches; beyond that its serial merge tree costs more.
+    shape = tiles <= 2 * warps_per_block ? LaunchShape::per_option : LaunchShape::multi_block;
+  }
+  cudaFuncAttributes attributes{};
+  if (shape == LaunchShape::per_option) {
+    GPUKIT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, per_option_kernel<M, Real>));
+  } else {
+    GPUKIT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, tile_kernel<M, Real>));
+  }
+  if (threads > attributes.maxThreadsPerBlock) {
+    throw InvalidInput("monte carlo: this kernel takes at most " +
+                       std::to_string(attributes.maxThreadsPerBlock) + " threads per block");
   }
   if (shape == LaunchShape::per_option) {
     per_option_kernel<M, Real><<<static_cast<unsigned>(run.options), threads, 0, stream>>>(
@@ -145,9 +176,14 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
   tile_kernel<M, Real>
       <<<blocks, threads, 0, stream>>>(params, run.options, run.samples, tiles, key, tile_moments);
   GPUKIT_CUDA_CHECK_LAUNCH("monte carlo tile_kernel");
-  merge_kernel<M>
-      <<<static_cast<unsigned>(run.options), 256, 0, stream>>>(tiles, tile_moments, moments);
-  GPUKIT_CUDA_CHECK_LAUNCH("monte carlo merge_kernel");
+  std::int64_t spacing = 1;
+  do {
+    const std::int64_t groups = (tiles + spacing * kMergeGroup - 1) / (spacing * kMergeGroup);
+    merge_pass_kernel<M><<<static_cast<unsigned>(run.options * groups), kMergeGroup, 0, stream>>>(
+        tiles, spacing, groups, tile_moments, moments);
+    GPUKIT_CUDA_CHECK_LAUNCH("monte carlo merge_pass_kernel");
+    spacing *= kMergeGroup;
+  } while (spacing < tiles);
 }
 
 }  // namespace
