@@ -118,8 +118,8 @@ void check_launch_shapes() {
                                      : std::vector<std::int64_t>{1, 31, 32, 1023, 1025, 20001};
   const mc::LaunchConfig configs[] = {
       {mc::LaunchShape::per_option, 32, 0},   {mc::LaunchShape::per_option, 96, 0},
-      {mc::LaunchShape::per_option, 512, 0},  {mc::LaunchShape::multi_block, 256, 0},
-      {mc::LaunchShape::multi_block, 64, 1},  {mc::LaunchShape::multi_block, 512, 0},
+      {mc::LaunchShape::per_option, 256, 0},  {mc::LaunchShape::multi_block, 256, 0},
+      {mc::LaunchShape::multi_block, 64, 1},  {mc::LaunchShape::multi_block, 128, 0},
       {mc::LaunchShape::multi_block, 160, 7}, {mc::LaunchShape::automatic, 256, 0}};
   for (std::int64_t samples : sizes) {
     for (int flags = 0; flags < 4; ++flags) {
