@@ -40,10 +40,12 @@ __device__ __forceinline__ Moments<T> shuffle_down(const Moments<T>& m, int offs
 }
 
 // The whole warp computes tile `tile` of the option; lane 0 returns its moments.
+// Not inlined, like merge_device below: one compiled body serves every kernel, so nvcc's
+// contraction of a * b + c into fused multiply-adds cannot differ between launch shapes.
 template <class M, class Real>
-__device__ __forceinline__ Moments<double> warp_tile(const PathParams<Real>& p,
-                                                     const rng::Uint32x2& key, std::int64_t samples,
-                                                     std::int64_t tile, int lane) {
+__device__ __noinline__ Moments<double> warp_tile(const PathParams<Real>& p,
+                                                  const rng::Uint32x2& key, std::int64_t samples,
+                                                  std::int64_t tile, int lane) {
   constexpr bool kFast = std::is_same_v<Real, float>;
   Moments<Real> m = lane_moments<kFast, M>(p, key, samples, tile, lane);
 #pragma unroll
@@ -55,11 +57,18 @@ __device__ __forceinline__ Moments<double> warp_tile(const PathParams<Real>& p,
 }
 
 template <class M>
+__device__ __noinline__ Moments<double> merge_device(const Moments<double> a,
+                                                     const Moments<double> b) {
+  return merge<M>(a, b);
+}
+
+template <class M>
 __device__ __forceinline__ void merge_tiles_in_block(Moments<double>* tiles, std::int64_t count) {
   for (std::int64_t stride = 1; stride < count; stride *= 2) {
     const std::int64_t pairs = (count + 2 * stride - 1) / (2 * stride);
     for (std::int64_t k = threadIdx.x; k < pairs; k += blockDim.x) {
-      merge_tile_pair<M>(tiles, count, stride, k);
+      const std::int64_t i = 2 * stride * k;
+      if (i + stride < count) tiles[i] = merge_device<M>(tiles[i], tiles[i + stride]);
     }
     __syncthreads();
   }
@@ -119,7 +128,7 @@ __global__ void __launch_bounds__(kMergeGroup)
   __syncthreads();
   for (int stride = 1; stride < kMergeGroup; stride *= 2) {
     const int i = 2 * stride * static_cast<int>(threadIdx.x);
-    if (i + stride < count) group[i] = merge<M>(group[i], group[i + stride]);
+    if (i + stride < count) group[i] = merge_device<M>(group[i], group[i + stride]);
     __syncthreads();
   }
   if (threadIdx.x == 0) {
