@@ -57,6 +57,7 @@ decltype(auto) with_primitive_element_type(io::NpyDtype dtype, const std::string
 void register_info(CLI::App& app);
 void register_demo(CLI::App& app);
 void register_bs(CLI::App& app);
+void register_mc(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_reduce(CLI::App& app);
 void register_scan(CLI::App& app);

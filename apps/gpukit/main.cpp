@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   gpukit::cli::register_info(app);
   gpukit::cli::register_demo(app);
   gpukit::cli::register_bs(app);
+  gpukit::cli::register_mc(app);
   gpukit::cli::register_reduce(app);
   gpukit::cli::register_scan(app);
   gpukit::cli::register_compact(app);

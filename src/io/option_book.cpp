@@ -33,11 +33,16 @@ enum class ColumnRole : std::uint8_t {
   rate,
   volatility,
   dividend,
+  barrier,  // BookColumns::with_barriers only, like the two below
+  barrier_type,
+  steps,
   pass_through,
 };
 
-constexpr std::array<std::string_view, 7> kKnownColumnNames = {
-    "type", "spot", "strike", "maturity", "rate", "volatility", "dividend"};
+constexpr std::array<std::string_view, 10> kKnownColumnNames = {
+    "type",       "spot",     "strike",  "maturity",     "rate",
+    "volatility", "dividend", "barrier", "barrier_type", "steps"};
+constexpr std::size_t kEuropeanColumnCount = 7;
 
 constexpr std::int64_t kProgressEveryRows = std::int64_t{1} << 20;
 
@@ -115,7 +120,11 @@ NumberStatus parse_number(std::string_view text, double& value) {
 // Parses option rows; keeps what every error message needs.
 class BookParser {
  public:
-  BookParser(OptionBook& book, std::int64_t header_line) : book_(book), header_line_(header_line) {}
+  BookParser(OptionBook& book, std::int64_t header_line, BookColumns columns)
+      : book_(book),
+        header_line_(header_line),
+        known_count_(columns == BookColumns::with_barriers ? kKnownColumnNames.size()
+                                                           : kEuropeanColumnCount) {}
 
   // Matches the header against the known columns and settles the book-wide values.
   void set_columns(const BookDefaults& defaults);
@@ -136,8 +145,11 @@ class BookParser {
   void settle_book_wide_value(ColumnRole role, const std::optional<double>& given,
                               std::optional<double> fallback, double& scalar);
 
+  void finish_barrier_row(const CsvRecord& record, bool barrier_given, bool steps_given);
+
   OptionBook& book_;
   std::int64_t header_line_;
+  std::size_t known_count_;
   std::vector<ColumnRole> roles_;
   std::array<std::size_t, kKnownColumnNames.size()> column_of_role_{};  // valid when has_role_
   std::array<bool, kKnownColumnNames.size()> has_role_{};
@@ -147,7 +159,7 @@ void BookParser::set_columns(const BookDefaults& defaults) {
   roles_.assign(book_.columns.size(), ColumnRole::pass_through);
   for (std::size_t col = 0; col < book_.columns.size(); ++col) {
     std::string_view name = trim_blanks(book_.columns[col]);
-    for (std::size_t known = 0; known < kKnownColumnNames.size(); ++known) {
+    for (std::size_t known = 0; known < known_count_; ++known) {
       if (!equals_ignoring_case(name, kKnownColumnNames[known])) continue;
       if (has_role_[known]) {
         throw_field_error(
@@ -166,6 +178,14 @@ void BookParser::set_columns(const BookDefaults& defaults) {
       throw InvalidInput(fmt::format("{}:{}: {}: required column is missing", book_.source,
                                      header_line_, kKnownColumnNames[known]));
     }
+  }
+  const bool has_barrier = has_role_[static_cast<std::size_t>(ColumnRole::barrier)];
+  const bool has_type = has_role_[static_cast<std::size_t>(ColumnRole::barrier_type)];
+  if (has_barrier != has_type) {
+    throw InvalidInput(fmt::format("{}:{}: {}: required column is missing (the {} column is given)",
+                                   book_.source, header_line_,
+                                   has_barrier ? "barrier_type" : "barrier",
+                                   has_barrier ? "barrier" : "barrier_type"));
   }
   settle_book_wide_value(ColumnRole::rate, defaults.rate, std::nullopt, book_.rate_scalar);
   settle_book_wide_value(ColumnRole::volatility, defaults.volatility, std::nullopt,
@@ -213,7 +233,11 @@ std::vector<double>& BookParser::values_of(ColumnRole role) {
       return book_.volatility;
     case ColumnRole::dividend:
       return book_.dividend;
+    case ColumnRole::barrier:
+      return book_.barrier;
     case ColumnRole::type:
+    case ColumnRole::barrier_type:
+    case ColumnRole::steps:
     case ColumnRole::pass_through:
       break;
   }
@@ -262,6 +286,7 @@ double BookParser::parse_value(std::string_view text, std::int64_t line, std::si
 
 void BookParser::add_row(const CsvRecord& record) {
   const std::size_t column_count = book_.columns.size();
+  bool barrier_given = false, steps_given = false;
   if (record.fields.size() != column_count) {
     throw InvalidInput(fmt::format("{}:{}: row has {} fields, the header has {}", book_.source,
                                    record.line, record.fields.size(), column_count));
@@ -307,9 +332,82 @@ void BookParser::add_row(const CsvRecord& record) {
       case ColumnRole::dividend:
         book_.dividend.push_back(parse_value(text, record.line, col));
         break;
+      case ColumnRole::barrier: {
+        if (trim_blanks(text).empty()) {
+          barrier_given = false;
+          book_.barrier.push_back(0);
+          break;
+        }
+        double value = parse_value(text, record.line, col);
+        if (!(value > 0)) {
+          throw_field_error(record.line, col, fmt::format("must be > 0, got {}", quoted(text)));
+        }
+        barrier_given = true;
+        book_.barrier.push_back(value);
+        break;
+      }
+      case ColumnRole::barrier_type: {
+        std::string_view type = trim_blanks(text);
+        constexpr std::array<std::string_view, 5> kNames = {"none", "down-out", "down-in", "up-out",
+                                                            "up-in"};
+        std::size_t code = kNames.size();
+        for (std::size_t k = 0; k < kNames.size(); ++k) {
+          if (equals_ignoring_case(type, kNames[k])) code = k;
+        }
+        if (type.empty()) code = 0;
+        if (code == kNames.size()) {
+          throw_field_error(record.line, col,
+                            fmt::format("expected none, down-out, down-in, up-out or up-in, got {}",
+                                        quoted(text)));
+        }
+        book_.barrier_type.push_back(static_cast<BookBarrier>(code));
+        break;
+      }
+      case ColumnRole::steps: {
+        if (trim_blanks(text).empty()) {
+          steps_given = false;
+          book_.steps.push_back(1);
+          break;
+        }
+        double value = parse_value(text, record.line, col);
+        if (value != std::floor(value) || value < 1 || value > double(1u << 20)) {
+          throw_field_error(
+              record.line, col,
+              fmt::format("expected an integer in [1, 1048576], got {}", quoted(text)));
+        }
+        steps_given = true;
+        book_.steps.push_back(static_cast<std::uint32_t>(value));
+        break;
+      }
       case ColumnRole::pass_through:
         break;
     }
+  }
+  if (known_count_ > kEuropeanColumnCount) finish_barrier_row(record, barrier_given, steps_given);
+}
+
+// Row-level rules of the barrier columns, once every field of the row is read.
+void BookParser::finish_barrier_row(const CsvRecord& record, bool barrier_given, bool steps_given) {
+  const auto role_index = [](ColumnRole role) { return static_cast<std::size_t>(role); };
+  if (!has_role_[role_index(ColumnRole::barrier_type)]) {
+    book_.barrier_type.push_back(BookBarrier::none);
+    book_.barrier.push_back(0);
+  }
+  if (!has_role_[role_index(ColumnRole::steps)]) book_.steps.push_back(1);
+  if (book_.barrier_type.back() == BookBarrier::none) return;
+  if (!barrier_given) {
+    throw_field_error(record.line, column_of_role_[role_index(ColumnRole::barrier)],
+                      "empty field, a barrier option needs a barrier level");
+  }
+  if (!steps_given) {
+    if (has_role_[role_index(ColumnRole::steps)]) {
+      throw_field_error(record.line, column_of_role_[role_index(ColumnRole::steps)],
+                        "empty field, a barrier option needs its number of monitoring dates");
+    }
+    throw InvalidInput(fmt::format(
+        "{}:{}: steps: required column is missing (a barrier option needs its number of "
+        "monitoring dates)",
+        book_.source, record.line));
   }
 }
 
@@ -351,9 +449,16 @@ void write_block(std::ostream& out, std::string& block) {
   block.clear();
 }
 
-void append_number(std::string& line, double value, bool as_float) {
+void append_number(std::string& line, double value, bool as_float, bool as_integer) {
   // Longest shortest-round-trip text: a double needs 24 characters ("-2.2250738585072014e-308").
   char text[32];
+  if (as_integer && std::isfinite(value) && std::abs(value) < 1e300) {
+    char digits[320];
+    std::to_chars_result whole =
+        std::to_chars(digits, digits + sizeof digits, value, std::chars_format::fixed, 0);
+    line.append(digits, whole.ptr);
+    return;
+  }
   std::to_chars_result result =
       as_float ? std::to_chars(text, text + sizeof text, static_cast<float>(value))
                : std::to_chars(text, text + sizeof text, value);
@@ -372,7 +477,8 @@ std::string_view OptionBook::field(std::size_t row, std::size_t col) const {
 }
 
 OptionBook read_option_book(std::istream& in, const std::string& source_name,
-                            const BookDefaults& defaults, const ProgressCallback& progress) {
+                            const BookDefaults& defaults, const ProgressCallback& progress,
+                            BookColumns columns) {
   const std::int64_t input_bytes = remaining_bytes(in);  // before the reader takes any
   CsvReader reader(in, source_name);
   CsvRecord record;
@@ -384,7 +490,7 @@ OptionBook read_option_book(std::istream& in, const std::string& source_name,
   book.columns = record.fields;
   book.field_offsets.push_back(0);
 
-  BookParser parser(book, record.line);
+  BookParser parser(book, record.line, columns);
   parser.set_columns(defaults);
 
   std::int64_t rows = 0;
@@ -432,7 +538,7 @@ void write_priced_book(std::ostream& out, const OptionBook& book,
     }
     for (std::size_t i = 0; i < extra.size(); ++i) {
       if (i != 0 || !book.columns.empty()) block.push_back(',');
-      append_number(block, extra[i].values[row], extra[i].as_float);
+      append_number(block, extra[i].values[row], extra[i].as_float, extra[i].as_integer);
     }
     block.push_back('\n');
     if (block.size() >= kWriteBlockBytes) write_block(out, block);

@@ -258,3 +258,85 @@ TEST(Cli, CompactKeepsInOrderAndCountsOnStdout) {
 }
 
 }  // namespace
+
+// ---- gpukit mc ----------------------------------------------------------------------------------
+
+TEST(CliMc, PricesEuropeanAndBarrierRowsWithAllColumns) {
+  const std::string book = write_file("mc_book.csv",
+                                      "id,type,spot,strike,maturity,rate,volatility,barrier,"
+                                      "barrier_type,steps\n"
+                                      "A,call,100,100,1,0.05,0.2,,none,\n"
+                                      "B,call,100,100,1,0.05,0.2,90,down-out,12\n"
+                                      "C,put,100,100,1,0.05,0.2,100,Down-In,4\n");
+  const auto out = (scratch() / "mc_prices.csv").string();
+  const Result r = run("mc --device cpu --input " + book + " --output " + out +
+                       " --paths 4096 --seed 5 --antithetic --control-variate --greeks");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = slurp(out);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "id,type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps,price,"
+            "std_error,ci_low,ci_high,paths,delta,vega,vrf_antithetic,vrf_control");
+  EXPECT_NE(text.find("\nA,call,100,100,1,0.05,0.2,,none,,10.4"), std::string::npos) << text;
+  EXPECT_NE(text.find(",4096,"), std::string::npos) << text;
+  // Breached at the start: the knock-in put is the vanilla put (about 5.57).
+  EXPECT_NE(text.find("\nC,put,100,100,1,0.05,0.2,100,Down-In,4,5."), std::string::npos) << text;
+  // The same seed gives the same bytes; bs keeps treating the barrier columns as pass-through.
+  const auto again = (scratch() / "mc_prices_again.csv").string();
+  ASSERT_EQ(run("mc --device cpu --threads 1 --input " + book + " --output " + again +
+                " --paths 4096 --seed 5 --antithetic --control-variate --greeks")
+                .exit_code,
+            0);
+  EXPECT_EQ(slurp(again), text);
+  const Result bs = run("bs --device cpu --input " + book + " --output -");
+  ASSERT_EQ(bs.exit_code, 0) << bs.err;
+  EXPECT_NE(bs.out.find("\nB,call,100,100,1,0.05,0.2,90,down-out,12,10.45"), std::string::npos)
+      << bs.out;
+}
+
+TEST(CliMc, BadRowsNameFileLineColumnAndLeaveNoOutput) {
+  const std::string header =
+      "type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps\n";
+  const struct {
+    std::string row, where, what;
+  } cases[] = {
+      {"call,100,100,1,0.05,0.2,90,sideways,10\n", "mc_bad.csv:3:8", "barrier_type"},
+      {"call,100,100,1,0.05,0.2,-90,down-out,10\n", "mc_bad.csv:3:7", "barrier"},
+      {"call,100,100,1,0.05,0.2,,down-out,10\n", "mc_bad.csv:3:7", "barrier"},
+      {"call,100,100,1,0.05,0.2,90,down-out,2.5\n", "mc_bad.csv:3:9", "steps"},
+      {"call,100,100,1,0.05,0.2,90,down-out,\n", "mc_bad.csv:3:9", "steps"},
+      {"call,100,-100,1,0.05,0.2,90,down-out,3\n", "mc_bad.csv:3:3", "strike"},
+  };
+  for (const auto& c : cases) {
+    const std::string book =
+        write_file("mc_bad.csv", header + "put,100,100,1,0.05,0.2,,none,\n" + c.row);
+    const auto out = scratch() / "mc_never.csv";
+    const Result r =
+        run("mc --device cpu --paths 100 --input " + book + " --output " + out.string());
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find(c.where), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.what), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+  // A barrier column without barrier_type, and an odd path count with antithetic variates.
+  const std::string half =
+      write_file("mc_half.csv", "type,spot,strike,maturity,barrier\ncall,1,1,1,2\n");
+  const Result r1 =
+      run("mc --device cpu --rate 0 --volatility 0.2 --input " + half + " --output -");
+  EXPECT_EQ(r1.exit_code, 3) << r1.err;
+  EXPECT_NE(r1.err.find("barrier_type"), std::string::npos) << r1.err;
+  const Result r2 =
+      run("mc --device cpu --paths 101 --antithetic --rate 0 --volatility 0.2 "
+          "--input - --output -",
+          "type,spot,strike,maturity\ncall,1,1,1\n");
+  EXPECT_EQ(r2.exit_code, 3) << r2.err;
+  EXPECT_NE(r2.err.find("even"), std::string::npos) << r2.err;
+}
+
+TEST(CliMc, DemoPrintsMonteCarloBesideBlackScholes) {
+  const Result r = run("mc --demo --device cpu --paths 20000 --demo-options 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("MC: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BS: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Rel: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("All 3 options"), std::string::npos) << r.out;
+}

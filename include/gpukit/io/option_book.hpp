@@ -36,6 +36,18 @@ struct BookDefaults {
   std::optional<double> rate, volatility, dividend;
 };
 
+/// Which known columns a reader matches. with_barriers (gpukit mc) adds three optional columns:
+///   barrier       > 0; required (non-empty) where barrier_type is not none
+///   barrier_type  none | down-out | down-in | up-out | up-in (any case; empty = none)
+///   steps         integer in [1, 2^20]: monitoring dates / time steps; empty or no column = 1
+///                 for a European row, required for a barrier row
+/// barrier and barrier_type come together (one without the other is an error). With european
+/// (gpukit bs) those names are ordinary pass-through columns.
+enum class BookColumns { european, with_barriers };
+
+/// barrier_type codes (the same values as finance::BarrierType).
+enum class BookBarrier : std::uint8_t { none, down_out, down_in, up_out, up_in };
+
 struct OptionBook {
   std::string source;                // file name for messages
   std::vector<std::string> columns;  // header names as given, in input order
@@ -44,6 +56,10 @@ struct OptionBook {
   // Per-option values when the column exists, else empty and the scalar holds the book-wide value.
   std::vector<double> rate, volatility, dividend;
   double rate_scalar = 0, volatility_scalar = 0, dividend_scalar = 0;
+  // BookColumns::with_barriers only (else empty): one entry per option.
+  std::vector<BookBarrier> barrier_type;
+  std::vector<double> barrier;  // 0 where barrier_type is none
+  std::vector<std::uint32_t> steps;
   // Every input field's text, row-major (rows x columns.size()), kept to pass columns through
   // unchanged: with i = r * cols + c, field (r, c) is field_text[field_offsets[i],
   // field_offsets[i+1]).
@@ -78,7 +94,8 @@ using ProgressCallback = std::function<void(std::int64_t bytes_read, std::int64_
 ///   - cost: one pass, no per-field heap allocation once the first rows have sized the buffers.
 /// Tested in tests/io/option_book_test.cpp and fuzzed by fuzz/option_book_fuzz.cpp.
 OptionBook read_option_book(std::istream& in, const std::string& source_name,
-                            const BookDefaults& defaults, const ProgressCallback& progress = {});
+                            const BookDefaults& defaults, const ProgressCallback& progress = {},
+                            BookColumns columns = BookColumns::european);
 
 /// Extra output column: name + values; as_float formats each value as the shortest text that
 /// round-trips a float (the value is first rounded to float), else a double (std::to_chars).
@@ -87,6 +104,7 @@ struct OutputColumn {
   std::string name;
   std::span<const double> values;
   bool as_float = false;
+  bool as_integer = false;  // whole numbers written without exponent or decimals ("1000000")
 };
 
 /// Writes the header (input columns, then extra columns), then each row: input fields unchanged

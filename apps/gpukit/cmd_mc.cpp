@@ -1,0 +1,197 @@
+// gpukit mc: price a CSV option book (European and barrier rows) by Monte Carlo, or run the
+// seed's demo.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli_common.hpp"
+#include "gpukit/bench/monte_carlo_demo.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/io/csv.hpp"
+#include "gpukit/io/option_book.hpp"
+
+namespace gpukit::cli {
+
+namespace {
+
+struct McArgs {
+  std::string input, output;
+  std::int64_t paths = 1 << 20;
+  std::uint64_t seed = 2008;
+  std::string monitoring = "discrete";
+  bool antithetic = false, control_variate = false, greeks = false, demo = false;
+  std::int64_t demo_options = 128;
+  std::string precision = "double";
+  std::optional<double> rate, volatility, dividend;
+  DeviceOptions device;
+};
+
+io::OptionBook read_book(const McArgs& args) {
+  const bool show_progress = ::isatty(2) != 0;
+  std::int64_t total_bytes = -1;
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  std::string name = "<stdin>";
+  if (args.input != "-") {
+    file.open(args.input, std::ios::binary);
+    if (!file) throw IoError(fmt::format("{}: cannot open for reading", args.input));
+    std::error_code ec;
+    total_bytes = static_cast<std::int64_t>(std::filesystem::file_size(args.input, ec));
+    in = &file;
+    name = args.input;
+  }
+  io::ProgressCallback progress;
+  if (show_progress) {
+    progress = [total_bytes](std::int64_t bytes, std::int64_t rows) {
+      if (total_bytes > 0)
+        fmt::print(stderr, "\rgpukit mc: reading {:.0f}% ({} options)", 100.0 * bytes / total_bytes,
+                   rows);
+      else
+        fmt::print(stderr, "\rgpukit mc: reading ({} options)", rows);
+    };
+  }
+  const io::BookDefaults defaults{args.rate, args.volatility, args.dividend};
+  io::OptionBook book =
+      io::read_option_book(*in, name, defaults, progress, io::BookColumns::with_barriers);
+  if (show_progress && book.size() >= (std::size_t{1} << 20)) fmt::print(stderr, "\n");
+  return book;
+}
+
+finance::MonteCarloOptions options_of(const McArgs& args) {
+  finance::MonteCarloOptions options;
+  options.paths = args.paths;
+  options.seed = args.seed;
+  options.monitoring = args.monitoring == "continuous" ? finance::BarrierMonitoring::continuous
+                                                       : finance::BarrierMonitoring::discrete;
+  options.antithetic = args.antithetic;
+  options.control_variate = args.control_variate;
+  options.greeks = args.greeks;
+  options.variance_reduction_factors = args.antithetic || args.control_variate;
+  options.precision =
+      args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
+  return options;
+}
+
+void price_file(const McArgs& args, const Context& context) {
+  if (args.output.empty()) throw InvalidInput("mc: --output is required with --input");
+  const io::OptionBook book = read_book(args);
+  auto parameter = [](const std::vector<double>& values, double scalar) {
+    return finance::PerOption<double>{values.empty() ? nullptr : values.data(), scalar};
+  };
+  finance::MonteCarloBookView view;
+  view.count = static_cast<std::int64_t>(book.size());
+  view.is_put = book.is_put.data();
+  view.spot = book.spot.data(), view.strike = book.strike.data();
+  view.maturity = book.maturity.data();
+  view.rate = parameter(book.rate, book.rate_scalar);
+  view.volatility = parameter(book.volatility, book.volatility_scalar);
+  view.dividend = parameter(book.dividend, book.dividend_scalar);
+  static_assert(sizeof(io::BookBarrier) == sizeof(finance::BarrierType));
+  view.barrier_type = reinterpret_cast<const finance::BarrierType*>(book.barrier_type.data());
+  view.barrier = book.barrier.data();
+  view.steps = book.steps.data();
+  const finance::MonteCarloOptions options = options_of(args);
+  const finance::MonteCarloBookResult r = finance::price_monte_carlo_book(context, view, options);
+
+  const bool as_float = options.precision == finance::Precision::float32;
+  std::vector<io::OutputColumn> columns = {{"price", r.price, as_float},
+                                           {"std_error", r.std_error, as_float},
+                                           {"ci_low", r.ci_low, as_float},
+                                           {"ci_high", r.ci_high, as_float},
+                                           {"paths", r.paths, false, true}};
+  if (args.greeks) {
+    columns.push_back({"delta", r.delta, as_float});
+    columns.push_back({"vega", r.vega, as_float});
+  }
+  if (args.antithetic) columns.push_back({"vrf_antithetic", r.vrf_antithetic, false});
+  if (args.control_variate) columns.push_back({"vrf_control", r.vrf_control, false});
+  write_output_atomically(args.output,
+                          [&](std::ostream& out) { io::write_priced_book(out, book, columns); });
+}
+
+void run_demo(const McArgs& args, const Context& context, bool paths_given) {
+  // The seed's 200M paths on a GPU; a CPU gets 2^18 unless told otherwise.
+  const std::int64_t paths =
+      paths_given ? args.paths : (context.backend == Backend::cuda ? 200'000'000 : 1 << 18);
+  const finance::Precision precision =
+      args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
+  const bench::MonteCarloDemo demo =
+      bench::run_monte_carlo_demo(context, args.demo_options, paths, precision, args.seed);
+  fmt::print("MonteCarlo simulation for European call options ({} paths each, {} options, {})\n",
+             demo.paths, demo.options, args.precision);
+  fmt::print("Device: {}\n", demo.device);
+  fmt::print("Pricing time {:.3f} ms ({:.3f} G paths/s, host to host)\n\n", demo.seconds * 1e3,
+             double(demo.paths) * double(demo.options) / demo.seconds * 1e-9);
+  double worst_abs = 0, worst_rel = 0, worst_se = 0;
+  std::int64_t inside = 0;
+  for (std::size_t i = 0; i < demo.mc.size(); ++i) {
+    const double abs = std::abs(demo.mc[i] - demo.black_scholes[i]);
+    const double rel = abs / std::abs(demo.black_scholes[i]);
+    if (i < 8) {
+      fmt::print("MC: {:.6f}; BS: {:.6f}\nAbs: {:e}; Rel: {:e}; std_error: {:e}\n\n", demo.mc[i],
+                 demo.black_scholes[i], abs, rel, demo.std_error[i]);
+    }
+    worst_abs = std::max(worst_abs, abs), worst_rel = std::max(worst_rel, rel);
+    if (demo.std_error[i] > 0) worst_se = std::max(worst_se, abs / demo.std_error[i]);
+    if (abs <= 1.96 * demo.std_error[i]) ++inside;
+  }
+  fmt::print(
+      "All {} options: max Abs {:e}, max Rel {:e}, max |MC - BS| / std_error {:.2f}; {} of {} "
+      "({:.1f}%) inside the 95% interval\n",
+      demo.options, worst_abs, worst_rel, worst_se, inside, demo.options,
+      demo.options > 0 ? 100.0 * double(inside) / double(demo.options) : 0.0);
+}
+
+}  // namespace
+
+void register_mc(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "mc", "Price European and barrier options by Monte Carlo (CSV book, or --demo)");
+  auto args = std::make_shared<McArgs>();
+  auto* input = command->add_option("--input", args->input, "Option book CSV ('-' for stdin)");
+  command->add_option("--output", args->output, "Priced book CSV ('-' for stdout)");
+  auto* demo = command->add_flag("--demo", args->demo,
+                                 "The seed's run: a book priced with 200M paths each, vs BS");
+  input->excludes(demo);
+  auto* paths =
+      command->add_option("--paths", args->paths, "Paths per option")->capture_default_str();
+  command->add_option("--seed", args->seed, "Random seed (Philox key)")->capture_default_str();
+  command->add_option("--monitoring", args->monitoring, "discrete | continuous (barrier rows)")
+      ->check(CLI::IsMember({"discrete", "continuous"}))
+      ->capture_default_str();
+  command->add_flag("--antithetic", args->antithetic,
+                    "Antithetic variates (adds vrf_antithetic; paths must be even)");
+  command->add_flag("--control-variate", args->control_variate,
+                    "The discounted terminal price as control variate (adds vrf_control)");
+  command->add_flag("--greeks", args->greeks, "Add delta and vega (bump and reprice, CRN)");
+  command->add_option("--precision", args->precision, "double | float")
+      ->check(CLI::IsMember({"double", "float"}))
+      ->capture_default_str();
+  command->add_option("--demo-options", args->demo_options, "Options in the --demo book")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--rate", args->rate, "Risk-free rate for the whole book");
+  command->add_option("--volatility", args->volatility, "Volatility for the whole book");
+  command->add_option("--dividend", args->dividend, "Dividend yield for the whole book");
+  add_device_options(*command, args->device);
+  command->callback([args, input, demo, paths] {
+    if (input->count() == 0 && demo->count() == 0)
+      throw InvalidInput("mc: give --input FILE (with --output FILE) or --demo");
+    const Context context = resolve_context(args->device);
+    if (demo->count() > 0) {
+      run_demo(*args, context, paths->count() > 0);
+    } else {
+      price_file(*args, context);
+    }
+  });
+}
+
+}  // namespace gpukit::cli

@@ -1,0 +1,44 @@
+#pragma once
+// Internal: the Monte Carlo kernels' launchers (data on the device), used by the dispatch in
+// monte_carlo.cpp, the GPU tests (which force each launch shape) and `gpukit bench mc`.
+
+#include <cstdint>
+
+#include "finance/monte_carlo_paths.hpp"
+#include "gpukit/core/cuda_handles.hpp"
+
+namespace gpukit::finance::mc {
+
+/// How the tiles are spread over the GPU. The bits of the result never depend on it.
+enum class LaunchShape {
+  automatic,    // per_option when the options alone fill the GPU, else multi_block
+  per_option,   // one block per option computes its tiles and merges them (one kernel)
+  multi_block,  // a grid-stride loop of warps over every (option, tile), then a merge kernel
+};
+
+struct LaunchConfig {
+  LaunchShape shape = LaunchShape::automatic;
+  int threads_per_block = 256;  // a multiple of 32, at most 1024
+  int max_blocks = 0;           // multi_block grid cap; 0 = enough to fill the device
+};
+
+struct DeviceRun {
+  std::int64_t options = 0;
+  std::int64_t samples = 0;  // per option (antithetic: pairs)
+  std::uint64_t seed = 0;
+  bool antithetic = false;
+  bool control = false;
+};
+
+/// Bytes of the tile workspace a run needs (one Moments<double> per tile of every option).
+std::int64_t workspace_bytes(const DeviceRun& run);
+
+/// Computes the merged moments of each option into `moments` (device, run.options entries).
+/// `params` and `workspace` (workspace_bytes) are device memory; float runs use the fast
+/// intrinsics (monte_carlo_paths.hpp, quad_normals<true>).
+template <class Real>
+void launch_monte_carlo(const PathParams<Real>* params, const DeviceRun& run,
+                        Moments<double>* moments, void* workspace, StreamHandle stream,
+                        const LaunchConfig& config = {});
+
+}  // namespace gpukit::finance::mc

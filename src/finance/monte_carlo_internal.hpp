@@ -1,0 +1,42 @@
+#pragma once
+// Internal: the steps of price_monte_carlo_book that the GPU tests and the benchmark reuse.
+
+#include <cstdint>
+#include <vector>
+
+#include "finance/monte_carlo_paths.hpp"
+#include "gpukit/finance/monte_carlo.hpp"
+
+namespace gpukit::finance::mc {
+
+/// An option's inputs, rounded to the computing precision (so float runs price what they see).
+struct OptionInputs {
+  bool is_put = false;
+  double spot = 0, strike = 0, maturity = 0, rate = 0, volatility = 0, dividend = 0;
+  BarrierType barrier_type = BarrierType::none;
+  double barrier = 0;
+  std::uint32_t steps = 1;
+};
+
+/// Reads and validates row `i` (InvalidInput for a bad barrier or step count).
+template <class Real>
+OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i);
+
+template <class Real>
+PathParams<Real> path_params(const OptionInputs& in, std::uint32_t option_index,
+                             BarrierMonitoring monitoring);
+
+/// The merged moments of every option on the CPU (OpenMP over tiles; `threads` 0 = all).
+template <class Real>
+std::vector<Moments<double>> cpu_moments(const std::vector<PathParams<Real>>& params,
+                                         std::int64_t samples, std::uint64_t seed, bool antithetic,
+                                         bool control, int threads);
+
+struct Estimate {
+  double price = 0, std_error = 0, vrf_antithetic = 0, vrf_control = 0;
+};
+
+/// Price and standard error from an option's moments (x in units of the spot, undiscounted).
+Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithetic, bool control);
+
+}  // namespace gpukit::finance::mc

@@ -1,0 +1,191 @@
+// Monte Carlo on the GPU: the same random numbers as the CPU (prices equal within a stated
+// rounding bound), the same bits for every launch shape, block size and grid size, and prices
+// within 4 standard errors of the closed forms at large path counts.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "finance/cuda/monte_carlo_launchers.hpp"
+#include "finance/monte_carlo_internal.hpp"
+#include "finance/monte_carlo_test_support.hpp"
+#include "gpu_test_support.hpp"
+#include "gpukit/core/memory.hpp"
+#include "gpukit/core/stream.hpp"
+#include "gpukit/finance/monte_carlo.hpp"
+
+namespace gpukit::finance {
+namespace {
+
+using testing::barrier_rows;
+using testing::McBook;
+using testing::McRow;
+using testing::random_european_rows;
+
+std::vector<McRow> mixed_rows() {
+  std::vector<McRow> rows = random_european_rows(40, 5);
+  for (const McRow& r : barrier_rows(13)) rows.push_back(r);
+  McRow breached;
+  breached.type = BarrierType::down_in, breached.barrier = 100, breached.steps = 3;
+  rows.push_back(breached);
+  return rows;
+}
+
+// CPU vs GPU on the same numbers. Double: the paths differ only by the last bits of exp, log,
+// sin and cos, so prices agree to about 1e-13 relative (bound 1e-10 of price + 1e-12). Float: the
+// GPU uses the hardware's fast __logf / __sincosf / __expf (about 2^-21 relative), the CPU the
+// correctly rounded transform; a discrete barrier decision can flip for a path that ends a step
+// within that rounding of the barrier. Bound: 2e-4 of the price + 0.02 standard errors.
+TEST(MonteCarloGpu, SameRandomNumbersAsTheCpu) {
+  GPUKIT_REQUIRE_GPU();
+  const std::vector<McRow> rows = mixed_rows();
+  const McBook book(rows);
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    for (BarrierMonitoring monitoring :
+         {BarrierMonitoring::discrete, BarrierMonitoring::continuous}) {
+      for (int variant = 0; variant < 3; ++variant) {
+        MonteCarloOptions options;
+        options.paths = 20000 + 6;
+        options.precision = precision;
+        options.monitoring = monitoring;
+        options.antithetic = variant >= 1;
+        options.control_variate = variant == 2;
+        options.greeks = variant == 2;
+        const MonteCarloBookResult cpu =
+            price_monte_carlo_book(Context::cpu(), book.view(), options);
+        const MonteCarloBookResult gpu =
+            price_monte_carlo_book(Context::cuda(0), book.view(), options);
+        double worst_relative = 0, worst_in_se = 0;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          const double diff = std::abs(gpu.price[i] - cpu.price[i]);
+          const double bound = precision == Precision::float64
+                                   ? 1e-10 * std::abs(cpu.price[i]) + 1e-12
+                                   : 2e-4 * std::abs(cpu.price[i]) + 0.02 * cpu.std_error[i];
+          EXPECT_LE(diff, bound) << "row " << i << " cpu " << cpu.price[i] << " gpu "
+                                 << gpu.price[i];
+          EXPECT_NEAR(gpu.std_error[i], cpu.std_error[i], bound + 1e-3 * cpu.std_error[i]);
+          if (cpu.price[i] > 0) worst_relative = std::max(worst_relative, diff / cpu.price[i]);
+          if (cpu.std_error[i] > 0) worst_in_se = std::max(worst_in_se, diff / cpu.std_error[i]);
+        }
+        std::printf(
+            "cpu-vs-gpu %s %s antithetic=%d control=%d: max |gpu-cpu|/price %.3e, "
+            "max |gpu-cpu|/std_error %.3e\n",
+            precision == Precision::float64 ? "double" : "float",
+            monitoring == BarrierMonitoring::discrete ? "discrete" : "continuous",
+            int(options.antithetic), int(options.control_variate), worst_relative, worst_in_se);
+      }
+    }
+  }
+}
+
+template <class Real>
+std::vector<mc::Moments<double>> device_moments(const std::vector<mc::PathParams<Real>>& params,
+                                                const mc::DeviceRun& run,
+                                                const mc::LaunchConfig& config) {
+  cuda::DeviceBuffer<mc::PathParams<Real>> device_params(params.size());
+  device_params.copy_from_host(params);
+  cuda::DeviceBuffer<mc::Moments<double>> moments(params.size());
+  cuda::fill_bytes_async(moments.data(), 0xA5, params.size() * sizeof(mc::Moments<double>),
+                         nullptr);
+  cuda::synchronize_device();  // the poison lands before the kernels of the non-blocking stream
+  cuda::DeviceBuffer<unsigned char> workspace(
+      static_cast<std::size_t>(std::max<std::int64_t>(1, mc::workspace_bytes(run))));
+  cuda::Stream stream;
+  mc::launch_monte_carlo<Real>(device_params.data(), run, moments.data(), workspace.data(),
+                               stream.handle(), config);
+  stream.synchronize();
+  std::vector<mc::Moments<double>> host(params.size());
+  moments.copy_to_host(host);
+  return host;
+}
+
+template <class Real>
+void check_launch_shapes() {
+  const std::vector<McRow> rows = mixed_rows();
+  const McBook book(rows);
+  std::vector<mc::PathParams<Real>> params;
+  for (std::size_t i = 0; i < rows.size(); i += 7) {  // a few of each kind
+    const mc::OptionInputs in = mc::option_inputs<Real>(book.view(), std::int64_t(i));
+    params.push_back(
+        mc::path_params<Real>(in, static_cast<std::uint32_t>(i),
+                              i % 2 ? BarrierMonitoring::continuous : BarrierMonitoring::discrete));
+  }
+  const std::vector<std::int64_t> sizes =
+      gpukit::testing::quick_tests() ? std::vector<std::int64_t>{1, 33, 5000}
+                                     : std::vector<std::int64_t>{1, 31, 32, 1023, 1025, 20001};
+  const mc::LaunchConfig configs[] = {
+      {mc::LaunchShape::per_option, 32, 0},   {mc::LaunchShape::per_option, 96, 0},
+      {mc::LaunchShape::per_option, 256, 0},  {mc::LaunchShape::multi_block, 256, 0},
+      {mc::LaunchShape::multi_block, 64, 1},  {mc::LaunchShape::multi_block, 128, 0},
+      {mc::LaunchShape::multi_block, 160, 7}, {mc::LaunchShape::automatic, 256, 0}};
+  for (std::int64_t samples : sizes) {
+    for (int flags = 0; flags < 4; ++flags) {
+      const mc::DeviceRun run{static_cast<std::int64_t>(params.size()), samples, 77,
+                              (flags & 1) != 0, (flags & 2) != 0};
+      const std::vector<mc::Moments<double>> reference = device_moments(params, run, configs[0]);
+      for (const mc::LaunchConfig& config : configs) {
+        const std::vector<mc::Moments<double>> other = device_moments(params, run, config);
+        EXPECT_EQ(std::memcmp(reference.data(), other.data(),
+                              reference.size() * sizeof(mc::Moments<double>)),
+                  0)
+            << "samples " << samples << " flags " << flags << " shape " << int(config.shape)
+            << " threads " << config.threads_per_block << " max blocks " << config.max_blocks;
+      }
+      // And the moments are the CPU's up to rounding (counts exactly).
+      const std::vector<mc::Moments<double>> cpu =
+          mc::cpu_moments(params, samples, 77, run.antithetic, run.control, 0);
+      for (std::size_t i = 0; i < cpu.size(); ++i) {
+        EXPECT_EQ(cpu[i].count, reference[i].count);
+        EXPECT_NEAR(cpu[i].mean_x, reference[i].mean_x,
+                    (sizeof(Real) == 8 ? 1e-12 : 2e-4) * (std::abs(cpu[i].mean_x) + 1e-3))
+            << "samples " << samples << " option " << i;
+      }
+    }
+  }
+}
+
+TEST(MonteCarloGpu, SameBitsForEveryLaunchShapeBlockAndGridSize) {
+  GPUKIT_REQUIRE_GPU();
+  check_launch_shapes<double>();
+  check_launch_shapes<float>();
+}
+
+TEST(MonteCarloGpu, ManyPathsWithinFourStandardErrorsOfTheClosedForms) {
+  GPUKIT_REQUIRE_GPU();
+  const std::int64_t paths = gpukit::testing::quick_tests() ? 1 << 16 : 1 << 22;
+  std::vector<McRow> rows = barrier_rows(1);
+  for (McRow& r : rows) r.steps = 64;
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    MonteCarloOptions options;
+    options.paths = paths;
+    options.precision = precision;
+    options.monitoring = BarrierMonitoring::continuous;
+    const McBook book(rows);
+    const MonteCarloBookResult r = price_monte_carlo_book(Context::cuda(0), book.view(), options);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const McRow& row = rows[i];
+      const double reference =
+          barrier_price_analytic(row.type, row.put, row.spot, row.strike, row.barrier, row.maturity,
+                                 row.rate, row.dividend, row.volatility);
+      EXPECT_LE(std::abs(r.price[i] - reference), 4 * r.std_error[i] + 1e-5 * reference)
+          << "row " << i << " " << r.price[i] << " +- " << r.std_error[i] << " vs " << reference;
+    }
+  }
+}
+
+TEST(MonteCarloGpu, RunToRunBitwiseIdentical) {
+  GPUKIT_REQUIRE_GPU();
+  const McBook book(mixed_rows());
+  MonteCarloOptions options;
+  options.paths = 300000;
+  options.precision = Precision::float32;
+  const MonteCarloBookResult a = price_monte_carlo_book(Context::cuda(0), book.view(), options);
+  const MonteCarloBookResult b = price_monte_carlo_book(Context::cuda(0), book.view(), options);
+  EXPECT_EQ(std::memcmp(a.price.data(), b.price.data(), a.price.size() * sizeof(double)), 0);
+}
+
+}  // namespace
+}  // namespace gpukit::finance

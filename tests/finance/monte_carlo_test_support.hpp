@@ -1,0 +1,83 @@
+#pragma once
+// Shared by the Monte Carlo CPU and GPU tests: a small owning option book.
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "gpukit/finance/monte_carlo.hpp"
+
+namespace gpukit::finance::testing {
+
+struct McRow {
+  bool put = false;
+  double spot = 100, strike = 100, maturity = 1, rate = 0.05, volatility = 0.25, dividend = 0.02;
+  BarrierType type = BarrierType::none;
+  double barrier = 0;
+  std::uint32_t steps = 1;
+};
+
+struct McBook {
+  std::vector<std::uint8_t> is_put;
+  std::vector<double> spot, strike, maturity, rate, volatility, dividend, barrier;
+  std::vector<BarrierType> type;
+  std::vector<std::uint32_t> steps;
+
+  explicit McBook(const std::vector<McRow>& rows) {
+    for (const McRow& r : rows) {
+      is_put.push_back(r.put ? 1 : 0);
+      spot.push_back(r.spot), strike.push_back(r.strike), maturity.push_back(r.maturity);
+      rate.push_back(r.rate), volatility.push_back(r.volatility), dividend.push_back(r.dividend);
+      type.push_back(r.type), barrier.push_back(r.barrier), steps.push_back(r.steps);
+    }
+  }
+  MonteCarloBookView view() const {
+    MonteCarloBookView v;
+    v.count = static_cast<std::int64_t>(is_put.size());
+    v.is_put = is_put.data(), v.spot = spot.data(), v.strike = strike.data();
+    v.maturity = maturity.data();
+    v.rate = {rate.data(), 0}, v.volatility = {volatility.data(), 0};
+    v.dividend = {dividend.data(), 0};
+    v.barrier_type = type.data(), v.barrier = barrier.data(), v.steps = steps.data();
+    return v;
+  }
+};
+
+/// Random European options over a wide range of moneyness, maturities and volatilities.
+inline std::vector<McRow> random_european_rows(int count, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<McRow> rows;
+  for (int i = 0; i < count; ++i) {
+    McRow r;
+    r.put = i % 2 == 1;
+    r.spot = 20 + 180 * u(gen);
+    r.strike = r.spot * (0.75 + 0.55 * u(gen));
+    r.maturity = 0.1 + 4.9 * u(gen);
+    r.rate = -0.01 + 0.08 * u(gen);
+    r.dividend = 0.04 * u(gen);
+    r.volatility = 0.1 + 0.7 * u(gen);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+/// Barrier rows: calls and puts, the four types, strikes on both sides of the barrier.
+inline std::vector<McRow> barrier_rows(std::uint32_t steps) {
+  std::vector<McRow> rows;
+  for (bool put : {false, true}) {
+    for (BarrierType type :
+         {BarrierType::down_out, BarrierType::down_in, BarrierType::up_out, BarrierType::up_in}) {
+      const bool down = type == BarrierType::down_out || type == BarrierType::down_in;
+      for (double strike : {90.0, 100.0, 115.0}) {
+        McRow r;
+        r.put = put, r.strike = strike, r.type = type, r.steps = steps;
+        r.barrier = down ? 88.0 : 120.0;
+        rows.push_back(r);
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace gpukit::finance::testing
