@@ -18,24 +18,26 @@ namespace {
 template <class Real>
 class CudaPoisson final : public PoissonPlan<Real>::Impl {
  public:
-  CudaPoisson(const Context& context, const PoissonGrid& grid, const PoissonOptions& options)
+  CudaPoisson(const Context& context, const PoissonGrid& plan_grid,
+              const PoissonOptions& plan_options)
       : device_(context.cuda_device) {
     if (context.cuda_device >= cuda_device_count()) {
       throw DeviceUnavailable(
           fmt::format("poisson: cuda:{} is not usable ({})", device_, cuda_unavailable_reason()));
     }
-    this->grid = grid;
-    this->options = options;
+    this->grid = plan_grid;
+    this->options = plan_options;
     cuda::set_device(device_);
-    const GridShape shape = grid_shape(grid);
-    const PoissonVariant& v = find_poisson_variant(
-        options.variant.empty() ? default_poisson_variant<Real>(grid) : options.variant);
+    const GridShape shape = grid_shape(plan_grid);
+    const PoissonVariant& v =
+        find_poisson_variant(plan_options.variant.empty() ? default_poisson_variant<Real>(plan_grid)
+                                                          : plan_options.variant);
     if (!v.supports(shape)) {
       throw InvalidInput(fmt::format("poisson: variant '{}' does not support the grid {}", v.name,
-                                     grid.describe()));
+                                     plan_grid.describe()));
     }
     this->variant = std::string(v.name);
-    n_ = grid.size();
+    n_ = plan_grid.size();
     // Everything the plan will hold: the variant's buffers, cuFFT's work area, the array the
     // host path solves in place, the scratch of the sums and the gauge.
     const std::size_t bytes = v.device_bytes<Real>(shape) +
@@ -46,7 +48,7 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
     if (bytes > free_bytes) {
       throw OutOfMemory(fmt::format("poisson: the grid {} needs {} bytes of device memory in "
                                     "variant '{}' ({} free on cuda:{})",
-                                    grid.describe(), bytes, v.name, free_bytes, device_),
+                                    plan_grid.describe(), bytes, v.name, free_bytes, device_),
                         bytes);
     }
     scratch_ = cuda::DeviceBuffer<double>(cuda_detail::kSumScratchDoubles + 1);
