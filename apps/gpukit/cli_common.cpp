@@ -75,4 +75,35 @@ void set_command_line(int argc, char** argv) {
   }
 }
 
+io::OptionBook read_book_with_progress(const std::string& command, const std::string& input,
+                                       const io::BookDefaults& defaults, io::BookColumns columns) {
+  const bool show_progress = ::isatty(2) != 0;
+  std::int64_t total_bytes = -1;
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  std::string name = "<stdin>";
+  if (input != "-") {
+    file.open(input, std::ios::binary);
+    if (!file) throw IoError(fmt::format("{}: cannot open for reading", input));
+    std::error_code ec;
+    total_bytes = static_cast<std::int64_t>(std::filesystem::file_size(input, ec));
+    in = &file;
+    name = input;
+  }
+  io::ProgressCallback progress;
+  if (show_progress) {
+    progress = [total_bytes, &command](std::int64_t bytes, std::int64_t rows) {
+      if (total_bytes > 0) {
+        fmt::print(stderr, "\rgpukit {}: reading {:.0f}% ({} options)", command,
+                   100.0 * static_cast<double>(bytes) / static_cast<double>(total_bytes), rows);
+      } else {
+        fmt::print(stderr, "\rgpukit {}: reading ({} options)", command, rows);
+      }
+    };
+  }
+  io::OptionBook book = io::read_option_book(*in, name, defaults, progress, columns);
+  if (show_progress && book.size() >= (std::size_t{1} << 20)) fmt::print(stderr, "\n");
+  return book;
+}
+
 }  // namespace gpukit::cli

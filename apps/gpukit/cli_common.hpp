@@ -10,6 +10,7 @@
 #include "gpukit/core/context.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/io/npy.hpp"
+#include "gpukit/io/option_book.hpp"
 
 namespace gpukit::cli {
 
@@ -29,6 +30,12 @@ Context resolve_context(const DeviceOptions& options);
 /// (written only after `write` has produced everything in memory).
 void write_output_atomically(const std::string& path,
                              const std::function<void(std::ostream&)>& write);
+
+/// Reads an option book from `input` ("-" is stdin) for subcommand `command` ("bs", "mc"), with a
+/// progress line on stderr while a person watches (stderr is a terminal).
+io::OptionBook read_book_with_progress(const std::string& command, const std::string& input,
+                                       const io::BookDefaults& defaults,
+                                       io::BookColumns columns = io::BookColumns::european);
 
 /// Calls f(T{}) with T the element type of an array read from `file`, for the five types the
 /// primitives take; InvalidInput naming the file and `command` for uint64.

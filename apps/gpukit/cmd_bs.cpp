@@ -1,11 +1,5 @@
 // gpukit bs: price a CSV option book with Black-Scholes, or run the seed's demo.
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-
 #include <fmt/format.h>
 
 #include "cli_common.hpp"
@@ -47,40 +41,10 @@ finance::EuropeanBookView view_of(const io::OptionBook& book) {
           parameter(book.dividend, book.dividend_scalar)};
 }
 
-io::OptionBook read_book(const BsArgs& args) {
-  // A progress line only where a person watches (stderr is a terminal) and the book is large.
-  const bool show_progress = ::isatty(2) != 0;
-  std::int64_t total_bytes = -1;
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  std::string name = "<stdin>";
-  if (args.input != "-") {
-    file.open(args.input, std::ios::binary);
-    if (!file) throw IoError(fmt::format("{}: cannot open for reading", args.input));
-    std::error_code ec;
-    total_bytes = static_cast<std::int64_t>(std::filesystem::file_size(args.input, ec));
-    in = &file;
-    name = args.input;
-  }
-  io::ProgressCallback progress;
-  if (show_progress) {
-    progress = [total_bytes](std::int64_t bytes, std::int64_t rows) {
-      if (total_bytes > 0)
-        fmt::print(stderr, "\rgpukit bs: reading {:.0f}% ({} options)", 100.0 * bytes / total_bytes,
-                   rows);
-      else
-        fmt::print(stderr, "\rgpukit bs: reading ({} options)", rows);
-    };
-  }
-  const io::BookDefaults defaults{args.rate, args.volatility, args.dividend};
-  io::OptionBook book = io::read_option_book(*in, name, defaults, progress);
-  if (show_progress && book.size() >= (std::size_t{1} << 20)) fmt::print(stderr, "\n");
-  return book;
-}
-
 void price_file(const BsArgs& args, const Context& context) {
   if (args.output.empty()) throw InvalidInput("bs: --output is required with --input");
-  const io::OptionBook book = read_book(args);
+  const io::OptionBook book =
+      read_book_with_progress("bs", args.input, {args.rate, args.volatility, args.dividend});
   const finance::Precision precision =
       args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
   finance::BlackScholesOptions options;

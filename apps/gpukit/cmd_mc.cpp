@@ -1,13 +1,8 @@
 // gpukit mc: price a CSV option book (European and barrier rows) by Monte Carlo, or run the
 // seed's demo.
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 
 #include <fmt/format.h>
 
@@ -34,37 +29,6 @@ struct McArgs {
   DeviceOptions device;
 };
 
-io::OptionBook read_book(const McArgs& args) {
-  const bool show_progress = ::isatty(2) != 0;
-  std::int64_t total_bytes = -1;
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  std::string name = "<stdin>";
-  if (args.input != "-") {
-    file.open(args.input, std::ios::binary);
-    if (!file) throw IoError(fmt::format("{}: cannot open for reading", args.input));
-    std::error_code ec;
-    total_bytes = static_cast<std::int64_t>(std::filesystem::file_size(args.input, ec));
-    in = &file;
-    name = args.input;
-  }
-  io::ProgressCallback progress;
-  if (show_progress) {
-    progress = [total_bytes](std::int64_t bytes, std::int64_t rows) {
-      if (total_bytes > 0)
-        fmt::print(stderr, "\rgpukit mc: reading {:.0f}% ({} options)", 100.0 * bytes / total_bytes,
-                   rows);
-      else
-        fmt::print(stderr, "\rgpukit mc: reading ({} options)", rows);
-    };
-  }
-  const io::BookDefaults defaults{args.rate, args.volatility, args.dividend};
-  io::OptionBook book =
-      io::read_option_book(*in, name, defaults, progress, io::BookColumns::with_barriers);
-  if (show_progress && book.size() >= (std::size_t{1} << 20)) fmt::print(stderr, "\n");
-  return book;
-}
-
 finance::MonteCarloOptions options_of(const McArgs& args) {
   finance::MonteCarloOptions options;
   options.paths = args.paths;
@@ -82,7 +46,9 @@ finance::MonteCarloOptions options_of(const McArgs& args) {
 
 void price_file(const McArgs& args, const Context& context) {
   if (args.output.empty()) throw InvalidInput("mc: --output is required with --input");
-  const io::OptionBook book = read_book(args);
+  const io::OptionBook book =
+      read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
+                              io::BookColumns::with_barriers);
   auto parameter = [](const std::vector<double>& values, double scalar) {
     return finance::PerOption<double>{values.empty() ? nullptr : values.data(), scalar};
   };
