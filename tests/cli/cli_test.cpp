@@ -9,48 +9,17 @@
 #include <sstream>
 #include <vector>
 
+#include "cli/cli_test_support.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/io/npy.hpp"
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out, err;
-};
-
-const std::filesystem::path& scratch() {
-  static const std::filesystem::path dir = [] {
-    auto d =
-        std::filesystem::path(::testing::TempDir()) / ("gpukit_cli_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-Result run(const std::string& args, const std::string& stdin_text = "") {
-  const auto in = scratch() / "stdin.txt", out = scratch() / "stdout.txt",
-             err = scratch() / "stderr.txt";
-  std::ofstream(in, std::ios::binary) << stdin_text;
-  const std::string command = std::string(GPUKIT_BINARY) + " " + args + " <" + in.string() + " >" +
-                              out.string() + " 2>" + err.string();
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const auto p = scratch() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
+using gpukit::cli_testing::Result;
+using gpukit::cli_testing::run;
+using gpukit::cli_testing::scratch;
+using gpukit::cli_testing::slurp;
+using gpukit::cli_testing::write_file;
 
 TEST(Cli, PricesABookWithPassThroughColumnsAndGreeks) {
   const std::string book = write_file("book.csv",

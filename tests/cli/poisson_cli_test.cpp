@@ -12,39 +12,15 @@
 #include <sstream>
 #include <vector>
 
+#include "cli/cli_test_support.hpp"
 #include "gpukit/io/npy.hpp"
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out, err;
-};
-
-const std::filesystem::path& scratch() {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::path(::testing::TempDir()) /
-             ("gpukit_poisson_cli_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-Result run(const std::string& args) {
-  const auto out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
-  const std::string command = std::string(GPUKIT_BINARY) + " " + args + " </dev/null >" +
-                              out.string() + " 2>" + err.string();
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
+using gpukit::cli_testing::Result;
+using gpukit::cli_testing::run;
+using gpukit::cli_testing::scratch;
+using gpukit::cli_testing::slurp;
 
 std::string path(const std::string& name) { return (scratch() / name).string(); }
 
