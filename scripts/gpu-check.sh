@@ -52,8 +52,13 @@ if [ "${GPUKIT_CHECK_TESTS:-1}" != 0 ]; then
 fi
 step info info.txt "$gpukit" info --measure
 step demo demo.txt "$gpukit" demo --device cuda
-# GPUKIT_CHECK_BENCHES picks the benchmarks (default: all), so a long check can be split in two.
-benches=${GPUKIT_CHECK_BENCHES:-bs reduce scan rng}
+if [ "${GPUKIT_CHECK_TESTS:-1}" != 0 ]; then
+  step demo-poisson demo-poisson.txt "$gpukit" poisson --demo 64 --device cuda
+  step demo-mc demo-mc.txt "$gpukit" mc --demo --device cuda
+fi
+# GPUKIT_CHECK_BENCHES picks the benchmarks (unset: all; empty: none), so a long check can be split
+# in two calls.
+benches=${GPUKIT_CHECK_BENCHES-bs reduce scan rng poisson mc}
 for b in $benches; do
   step "bench-$b" "bench-$b.txt" "$gpukit" bench "$b" --device cuda --json "$out/bench-$b.json"
 done
@@ -63,6 +68,7 @@ echo "== summary"
 grep -E "tests passed|tests failed" "$out"/ctest-*.log 2>/dev/null
 [ -f "$out/memcheck.log" ] && grep -E "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
 cat "$out/info.txt"
+for d in demo-poisson demo-mc; do [ -f "$out/$d.txt" ] && cat "$out/$d.txt"; done
 for b in $benches; do cat "$out/bench-$b.txt"; done
 failed=0
 for k in "${!status[@]}"; do
