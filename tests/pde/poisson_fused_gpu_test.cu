@@ -264,7 +264,7 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
 }
 
 TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftEveryStageLayout) {
-  // Every pivot radix (2, 4, 8, 16) with 1 to 3 stages of 16 before it.
+  // Every pivot radix (2 alone; 4, 8, 16, 32 after 0 to 2 stages of 16), full and partial tiles.
   for (int log2_n = 1; log2_n <= 10; ++log2_n) {
     check_column_pass_on_cpu<float, 4>(log2_n, 4, 100 + log2_n);
     check_column_pass_on_cpu<float, 4>(log2_n, 3, 200 + log2_n);

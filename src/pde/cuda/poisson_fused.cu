@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/launch_shape.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "pde/cuda/poisson_device_solver.hpp"
@@ -95,8 +96,8 @@ struct FusedPolicy {
   // both precisions at once).
   static constexpr int max_log2_n0 = 13;
   static constexpr int min_log2_n0 = 1;
-  // Float: 106 registers at 512 threads (one 16-point butterfly in registers); double needs
-  // twice the registers per butterfly, so half the threads.
+  // A 16-point butterfly in registers: float 128 registers at 512 threads (the whole register
+  // file), double about 230, so half the threads.
   static constexpr int max_threads = sizeof(Real) == 4 ? 512 : 256;
 };
 
@@ -119,10 +120,9 @@ struct FusedLayout {
   std::int64_t columns = 0;     // complex values per axis-0 index (row pitch of the columns)
   int log2_fine = 0;
   int twiddle_count = 0;  // fine then coarse table
-  int threads = 0;
 
-  /// The overrides (0: the policy's choice) are for the benchmark's comparison of tilings.
-  FusedLayout(const GridShape& shape, int tile_columns_override, int threads_override = 0) {
+  /// `tile_columns_override` 0: the policy's choice (others: for the benchmark's comparison).
+  explicit FusedLayout(const GridShape& shape, int tile_columns_override = 0) {
     using Policy = FusedPolicy<Real>;
     rank = shape.rank;
     n0 = shape.n[0];
@@ -140,9 +140,16 @@ struct FusedLayout {
     columns = n_mid * pitch_last;
     log2_fine = (log2_n0 + 1) / 2;
     twiddle_count = (1 << log2_fine) + static_cast<int>(n0 >> log2_fine);
-    threads =
-        static_cast<int>(std::clamp<std::int64_t>(n0 * tile_columns / 16, 32, Policy::max_threads));
-    if (threads_override != 0) threads = threads_override;
+  }
+
+  /// Threads per block: two radix-16 butterflies per thread (fewer threads, more blocks per SM:
+  /// measured best from 2048^2 to 8192^2 and on 512^3), one where the grid has fewer tiles than
+  /// the GPU has SMs (1024^2 floats: 129 tiles); at least a warp.
+  int threads_per_block(int sm_count) const {
+    const std::int64_t butterflies = n0 * tile_columns / 16;
+    const std::int64_t per_thread = tiles() < sm_count ? 1 : 2;
+    return static_cast<int>(
+        std::clamp<std::int64_t>(butterflies / per_thread, 32, FusedPolicy<Real>::max_threads));
   }
   std::int64_t spectrum_elements() const { return n0 * columns; }
   std::size_t spectrum_bytes() const { return spectrum_elements() * sizeof(Complex); }
@@ -227,11 +234,8 @@ struct DeviceBarrier {
   __device__ __forceinline__ void operator()() const { __syncthreads(); }
 };
 
-#ifndef GPUKIT_FUSED_MIN_BLOCKS  // experiment knob of the benchmark (temporary)
-#define GPUKIT_FUSED_MIN_BLOCKS 1
-#endif
 template <class Real, int TC>
-__global__ void __launch_bounds__(FusedPolicy<Real>::max_threads, GPUKIT_FUSED_MIN_BLOCKS)
+__global__ void __launch_bounds__(FusedPolicy<Real>::max_threads)
     fused_columns_kernel(ColumnPassParams<Real> params) {
   using Complex = typename ComplexOf<Real>::type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -321,8 +325,10 @@ class FusedSolver final : public DeviceSolver<Real> {
 
   /// `tile_columns`, `threads` 0: the policy's choice (others for the benchmark's comparison:
   /// 1, 2 or 4 columns, a multiple of them as threads up to max_threads).
-  FusedSolver(const GridShape& shape, int tile_columns, int threads = 0)
-      : layout_(shape, tile_columns, threads),
+  FusedSolver(const GridShape& shape, int tile_columns = 0, int threads = 0)
+      : layout_(shape, tile_columns),
+        threads_(threads != 0 ? threads
+                              : layout_.threads_per_block(cuda::detail::current_sm_count())),
         forward_(row_transform_layout(layout_), r2c_type<Real>, true),
         inverse_(row_transform_layout(layout_), c2r_type<Real>, false),
         spectrum_(layout_.spectrum_elements()),
@@ -370,8 +376,8 @@ class FusedSolver final : public DeviceSolver<Real> {
     }
   }
   void columns(cudaStream_t stream) {
-    kernel_<<<static_cast<unsigned>(layout_.tiles()), layout_.threads, layout_.shared_bytes(),
-              stream>>>(params_);
+    kernel_<<<static_cast<unsigned>(layout_.tiles()), threads_, layout_.shared_bytes(), stream>>>(
+        params_);
     GPUKIT_CUDA_CHECK_LAUNCH("fused_columns_kernel");
   }
   void inverse_rows(Real* u, cudaStream_t stream) {
@@ -383,9 +389,11 @@ class FusedSolver final : public DeviceSolver<Real> {
     }
   }
   const FusedLayout<Real>& layout() const { return layout_; }
+  int threads() const { return threads_; }
 
  private:
   FusedLayout<Real> layout_;
+  int threads_;
   RowPlan forward_;
   RowPlan inverse_;
   cuda::DeviceBuffer<Complex> spectrum_;
@@ -407,7 +415,7 @@ bool fused_supports_as(const GridShape& shape) {
   if (log2_n0 < Policy::min_log2_n0 || log2_n0 > Policy::max_log2_n0) return false;
   // cuFFT's transforms and the kernel's indices in 32 bits: the real grid and the padded half
   // spectrum each below 2^31 elements, and the plane transform sizes in int.
-  const FusedLayout<Real> layout(shape, 0);
+  const FusedLayout<Real> layout(shape);
   constexpr std::int64_t limit = std::numeric_limits<int>::max();
   return shape.size() < limit && layout.spectrum_elements() < limit;
 }
@@ -423,7 +431,7 @@ template <class Real>
 std::size_t fused_device_bytes(const GridShape& shape) {
   if (!fused_supports_as<Real>(shape))
     throw InvalidInput("fused Poisson solver: unsupported grid shape");
-  const FusedLayout<Real> layout(shape, 0);
+  const FusedLayout<Real> layout(shape);
   return layout.spectrum_bytes() + layout.twiddle_bytes() + row_transform_work_estimate(layout);
 }
 
@@ -431,7 +439,7 @@ template <class Real>
 std::unique_ptr<DeviceSolver<Real>> make_fused_solver(const GridShape& shape) {
   if (!fused_supports_as<Real>(shape))
     throw InvalidInput("fused Poisson solver: unsupported grid shape");
-  return std::make_unique<FusedSolver<Real>>(shape, 0);
+  return std::make_unique<FusedSolver<Real>>(shape);
 }
 
 template std::size_t fused_device_bytes<float>(const GridShape&);

@@ -21,6 +21,14 @@
 #include <type_traits>
 #include <utility>
 
+// Loops of constant trip count over a butterfly's registers (the host compiler, which runs the
+// same code in the CPU test, knows no such pragma).
+#if defined(__CUDA_ARCH__)
+#define GPUKIT_FUSED_UNROLL _Pragma("unroll")
+#else
+#define GPUKIT_FUSED_UNROLL
+#endif
+
 namespace gpukit::pde::cuda_detail::fused {
 
 template <class Real>
@@ -49,29 +57,19 @@ __host__ __device__ __forceinline__ C mul(C a, C b) {
   return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
 }
 
-/// cos(2 pi k / 16) for k in [0, 8], exact to the last digit of double.
+/// cos(2 pi k / 32) for k in [0, 16], exact to the last digit of double.
 template <class Real>
-__host__ __device__ __forceinline__ constexpr Real cos16(int k) {
-  switch (k) {
-    case 0:
-      return Real(1);
-    case 1:
-      return Real(0.92387953251128675612818318939678828682);
-    case 2:
-      return Real(0.70710678118654752440084436210484903928);
-    case 3:
-      return Real(0.38268343236508977172845998403039886676);
-    case 4:
-      return Real(0);
-    case 5:
-      return Real(-0.38268343236508977172845998403039886676);
-    case 6:
-      return Real(-0.70710678118654752440084436210484903928);
-    case 7:
-      return Real(-0.92387953251128675612818318939678828682);
-    default:
-      return Real(-1);
-  }
+__host__ __device__ constexpr Real cos32(int k) {
+  constexpr double c[9] = {1.0,
+                           0.98078528040323044912618223613424610,
+                           0.92387953251128675612818318939678829,
+                           0.83146961230254523707878837761790576,
+                           0.70710678118654752440084436210484904,
+                           0.55557023301960222474283081394853287,
+                           0.38268343236508977172845998403039887,
+                           0.19509032201612826784828486847702224,
+                           0.0};
+  return k <= 8 ? Real(c[k]) : Real(-c[16 - k]);
 }
 
 /// f(integral_constant<int, 0>), ..., f(integral_constant<int, N - 1>): a loop unrolled by
@@ -83,17 +81,17 @@ __host__ __device__ __forceinline__ void static_for(F&& f) {
   (std::make_integer_sequence<int, N>{});
 }
 
-/// z * exp(-+2 pi i K / 16) for K in [0, 8) (the sign: - forward, + inverse).
+/// z * exp(-+2 pi i K / 32) for K in [0, 16) (the sign: - forward, + inverse).
 template <bool inverse, int K, class C>
-__host__ __device__ __forceinline__ C mul_w16(C z) {
+__host__ __device__ __forceinline__ C mul_w32(C z) {
   using Real = decltype(z.x);
   if constexpr (K == 0) {
     return z;
-  } else if constexpr (K == 4) {
+  } else if constexpr (K == 8) {
     return inverse ? C{-z.y, z.x} : C{z.y, -z.x};
   } else {
-    constexpr Real c = cos16<Real>(K);
-    constexpr Real s = cos16<Real>(K < 4 ? 4 - K : K - 4);  // sin(2 pi K / 16)
+    constexpr Real c = cos32<Real>(K);
+    constexpr Real s = cos32<Real>(K < 8 ? 8 - K : K - 8);  // sin(2 pi K / 32)
     if constexpr (inverse) return {z.x * c - z.y * s, z.y * c + z.x * s};
     return {z.x * c + z.y * s, z.y * c - z.x * s};
   }
@@ -116,13 +114,13 @@ __host__ __device__ __forceinline__ void dft_levels(C (&v)[R]) {
       const C a = v[top];
       const C b = v[top + HALF];
       v[top] = add(a, b);
-      v[top + HALF] = mul_w16<inverse, decltype(i)::value*(8 / HALF)>(sub(a, b));
+      v[top + HALF] = mul_w32<inverse, decltype(i)::value*(16 / HALF)>(sub(a, b));
     });
   });
   if constexpr (HALF > 1) dft_levels<R, HALF / 2, inverse>(v);
 }
 
-/// In-register R-point DFT (R = 2, 4, 8, 16), natural order in and out: radix-2 decimation in
+/// In-register R-point DFT (R = 2, 4, 8, 16, 32), natural order in and out: radix-2 decimation in
 /// frequency with exact constant twiddles, then a renaming of registers.
 template <int R, bool inverse, class C>
 __host__ __device__ __forceinline__ void dft(C (&v)[R]) {
@@ -136,6 +134,8 @@ __host__ __device__ __forceinline__ void dft(C (&v)[R]) {
 /// exp(-2 pi i t / n) as coarse[t >> log2_fine] * fine[t % 2^log2_fine]: two small tables
 /// (about 2 sqrt(n) entries, computed on the host in long double) instead of one of n entries,
 /// at the price of one complex product (one more rounding).
+/// (One table of n0 entries, one load per twiddle, measured slower on the H200 at every large
+/// size: the larger shared memory footprint costs more than the product saves.)
 template <class C>
 struct Twiddles {
   const C* fine;
@@ -186,15 +186,23 @@ struct ScalingParams {
   Real minus_inv_size;        // -1 / (n0 n1 [n2]): cuFFT's transforms are unnormalized
 };
 
+/// The stages: radix 16 but for the last (the pivot), of radix 2, 4, 8, 16 or 32. A radix-2
+/// pivot after radix-16 stages becomes radix 32 instead: one stage (two passes through shared
+/// memory) less for the price of 32 values in registers in the one stage without twiddles.
 struct TransformShape {
   int log2_n;     // n0 = 2^log2_n
-  int stages;     // ceil(log2_n / 4)
-  int log2_last;  // radix of the last (pivot) stage: 2^log2_last, 1..4
+  int stages;     // radix-16 stages + the pivot
+  int log2_last;  // radix of the pivot: 2^log2_last, 1..5
 };
 
 __host__ __device__ inline TransformShape transform_shape(int log2_n) {
-  const int stages = (log2_n + 3) / 4;
-  return {log2_n, stages, log2_n - 4 * (stages - 1)};
+  int stages = (log2_n + 3) / 4;
+  int log2_last = log2_n - 4 * (stages - 1);
+  if (log2_last == 1 && stages > 1) {
+    --stages;
+    log2_last = 5;
+  }
+  return {log2_n, stages, log2_last};
 }
 
 /// The frequency index of position p after the forward stages: the base-16 digits of p (the
@@ -222,7 +230,7 @@ __host__ __device__ __forceinline__ void run_stage(
     int thread, int threads) {
   using C = typename ComplexOf<Real>::type;
   const int butterflies = (1 << shape.log2_n) / R * TC;
-  const int log2_l = log2_s + (R == 16 ? 4 : R == 8 ? 3 : R == 4 ? 2 : 1);
+  const int log2_l = log2_s + (R == 32 ? 5 : R == 16 ? 4 : R == 8 ? 3 : R == 4 ? 2 : 1);
   const int twiddle_shift = shape.log2_n - log2_l;  // w_L^e = w_n^(e << twiddle_shift)
   for (int b = thread; b < butterflies; b += threads) {
     const int c = b % TC;
@@ -230,14 +238,14 @@ __host__ __device__ __forceinline__ void run_stage(
     const int j = bj & ((1 << log2_s) - 1);
     const int row0 = ((bj >> log2_s) << log2_l) + j;
     C v[R];
-#pragma unroll
+    GPUKIT_FUSED_UNROLL
     for (int m = 0; m < R; ++m) v[m] = src.load(row0 + (m << log2_s), c);
     if constexpr (kind == StageKind::forward) {
       dft<R, false>(v);
-#pragma unroll
+      GPUKIT_FUSED_UNROLL
       for (int q = 1; q < R; ++q) v[q] = mul<false>(v[q], twiddles((j * q) << twiddle_shift));
     } else if constexpr (kind == StageKind::inverse) {
-#pragma unroll
+      GPUKIT_FUSED_UNROLL
       for (int q = 1; q < R; ++q) v[q] = mul<true>(v[q], twiddles((j * q) << twiddle_shift));
       dft<R, true>(v);
     } else {
@@ -254,7 +262,7 @@ __host__ __device__ __forceinline__ void run_stage(
       const int n0 = 1 << shape.log2_n;
       // row0 + q differs from row0 in the last (the pivot's) digit only, which is q.
       const int k0_of_row0 = frequency_of_position(row0, shape);
-#pragma unroll
+      GPUKIT_FUSED_UNROLL
       for (int q = 0; q < R; ++q) {
         const int k0 = k0_of_row0 | (q << (4 * (shape.stages - 1)));
         const int m0 = k0 <= n0 / 2 ? k0 : k0 - n0;
@@ -266,7 +274,7 @@ __host__ __device__ __forceinline__ void run_stage(
       }
       dft<R, true>(v);
     }
-#pragma unroll
+    GPUKIT_FUSED_UNROLL
     for (int q = 0; q < R; ++q) dst.store(row0 + (q << log2_s), c, v[q]);
   }
 }
@@ -286,8 +294,11 @@ __host__ __device__ __forceinline__ void run_pivot_stage(
     case 3:
       run_stage<kind, 8, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
       break;
-    default:
+    case 4:
       run_stage<kind, 16, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      break;
+    default:
+      run_stage<kind, 32, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
   }
 }
 
