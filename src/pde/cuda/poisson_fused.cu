@@ -274,13 +274,15 @@ template <class Real>
 std::vector<typename ComplexOf<Real>::type> twiddle_tables(const FusedLayout<Real>& layout) {
   std::vector<typename ComplexOf<Real>::type> table;
   table.reserve(layout.twiddle_count);
-  const auto push = [&](std::int64_t t) {
+  std::vector<std::int64_t> exponents;  // t of each entry: exp(-2 pi i t / n0)
+  for (std::int64_t t = 0; t < (std::int64_t{1} << layout.log2_fine); ++t) exponents.push_back(t);
+  for (std::int64_t s = 0; s < (layout.n0 >> layout.log2_fine); ++s)
+    exponents.push_back(s << layout.log2_fine);
+  for (const std::int64_t t : exponents) {
     const long double angle = -2.0L * std::numbers::pi_v<long double> *
                               static_cast<long double>(t) / static_cast<long double>(layout.n0);
     table.push_back({static_cast<Real>(std::cos(angle)), static_cast<Real>(std::sin(angle))});
-  };
-  for (std::int64_t t = 0; t < (std::int64_t{1} << layout.log2_fine); ++t) push(t);
-  for (std::int64_t s = 0; s < (layout.n0 >> layout.log2_fine); ++s) push(s << layout.log2_fine);
+  }
   return table;
 }
 
