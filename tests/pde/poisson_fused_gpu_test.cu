@@ -297,6 +297,7 @@ TEST(PoissonFusedSupports, RefusesWhatItCannotDo) {
   EXPECT_FALSE(fused_supports(grid({16, 16}, {-1.0, 1.0})));
   EXPECT_FALSE(fused_supports(grid({16, 16}, {NAN, 1.0})));
   EXPECT_FALSE(fused_supports(grid({8192, 8192, 64})));  // 2^32 points: beyond 32-bit cuFFT
+  EXPECT_FALSE(fused_supports(grid({8192, std::int64_t{1} << 40, std::int64_t{1} << 40})));
 }
 
 // ---- the solver on the GPU ------------------------------------------------------------------

@@ -13,7 +13,8 @@
 // The half spectrum is not padded: cuFFT's batched R2C/C2R with rows padded to a multiple of
 // the tile (4 complex floats) measured 1.5x (4096^2) to 2.2x (8192^2) slower on the H200 than
 // with the natural layout. So tiles of TC columns (TC complex values = 32 bytes for float TC=4
-// / double TC=2) straddle sectors in every other row, and the grid's last tile is partial.
+// / double TC=2) straddle two 32-byte sectors in most rows (neighbouring tiles, read at about
+// the same time by other SMs, share them in L2), and the grid's last tile is partial.
 
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -408,24 +409,27 @@ class FusedSolver final : public DeviceSolver<Real> {
 template <class Real>
 bool fused_supports_as(const GridShape& shape) {
   using Policy = FusedPolicy<Real>;
+  constexpr std::int64_t limit = std::numeric_limits<int>::max();
   if (shape.rank != 2 && shape.rank != 3) return false;
+  std::int64_t size = 1;
   for (int a = 0; a < shape.rank; ++a) {
     if (shape.n[a] < 2) return false;  // a flat axis: the other variants drop it
     if (!(shape.length[a] > 0) || !std::isfinite(shape.length[a])) return false;
+    if (shape.n[a] >= limit / size) return false;  // (no overflow on the way)
+    size *= shape.n[a];
   }
   const int log2_n0 = log2_exact(shape.n[0]);
   if (log2_n0 < Policy::min_log2_n0 || log2_n0 > Policy::max_log2_n0) return false;
-  // cuFFT's transforms and the kernel's indices in 32 bits: the real grid and the padded half
-  // spectrum each below 2^31 elements, and the plane transform sizes in int.
+  // cuFFT's transforms (made through the 64-bit API, but estimated through the 32-bit one) and
+  // the kernel's row indices in 32 bits: the real grid and the half spectrum below 2^31 elements.
   const FusedLayout<Real> layout(shape);
-  constexpr std::int64_t limit = std::numeric_limits<int>::max();
-  return shape.size() < limit && layout.spectrum_elements() < limit;
+  return layout.spectrum_elements() < limit;
 }
 
 }  // namespace
 
 bool fused_supports(const GridShape& shape) {
-  // The same shapes in both precisions; double's spectrum is the larger for the 32-bit limit.
+  // The same shapes in both precisions (every limit is a count of elements).
   return fused_supports_as<double>(shape);
 }
 
