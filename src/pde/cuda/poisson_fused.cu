@@ -1,0 +1,456 @@
+// The fused spectral Poisson solver: cuFFT R2C along the contiguous axes (2D: a batch of rows;
+// 3D: a batch of axis-1/axis-2 planes) into the solver's half spectrum, one kernel for axis 0
+// (forward DFT, scaling by -1/(N |k|^2), inverse DFT; poisson_fused_columns.cuh), then cuFFT
+// C2R back into u.
+//
+// Bytes per solve (N grid points, Real of b bytes; the half spectrum holds about N/2 complex
+// values = N b bytes): R2C reads N b and writes N b, the column pass reads and writes N b, C2R
+// reads N b and writes N b: 6 N b for a 2D grid when cuFFT does each 1D batch in one pass (3D:
+// cuFFT's 2D transforms of the planes take two passes each, 10 N b). The vendor pipeline
+// (cuFFT 2D/3D R2C, a scaling pass, C2R) makes the column passes of the transforms and the
+// scaling as separate passes over the half spectrum.
+//
+// The half spectrum is not padded: cuFFT's batched R2C/C2R with rows padded to a multiple of
+// the tile (4 complex floats) measured 1.5x (4096^2) to 2.2x (8192^2) slower on the H200 than
+// with the natural layout. So tiles of TC columns (TC complex values = 32 bytes for float TC=4
+// / double TC=2) straddle two 32-byte sectors in most rows (neighbouring tiles, read at about
+// the same time by other SMs, share them in L2), and the grid's last tile is partial.
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "core/cuda/check.hpp"
+#include "core/cuda/launch_shape.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpukit/core/memory.hpp"
+#include "pde/cuda/poisson_device_solver.hpp"
+#include "pde/cuda/poisson_fused_columns.cuh"
+
+namespace gpukit::pde::cuda_detail {
+
+namespace {
+
+using fused::ComplexOf;
+
+const char* cufft_result_name(cufftResult status) {
+  switch (status) {
+    case CUFFT_INVALID_PLAN:
+      return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED:
+      return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE:
+      return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE:
+      return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR:
+      return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED:
+      return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED:
+      return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE:
+      return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA:
+      return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE:
+      return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE:
+      return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED:
+      return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED:
+      return "CUFFT_NOT_SUPPORTED";
+    default:
+      return "unknown cuFFT error";
+  }
+}
+
+/// cuFFT's status codes as CudaError naming the call (cuFFT reports no runtime error code).
+#define GPUKIT_FUSED_CUFFT_CHECK(call)                                                    \
+  do {                                                                                    \
+    const cufftResult gpukit_cufft_status_ = (call);                                      \
+    if (gpukit_cufft_status_ != CUFFT_SUCCESS)                                            \
+      throw ::gpukit::CudaError(#call, cufft_result_name(gpukit_cufft_status_), __FILE__, \
+                                __LINE__);                                                \
+  } while (0)
+
+/// Tuning of the column pass, per precision. A column tile (TC columns x n0 rows) must sit in
+/// shared memory whole; one of 128 KiB (+ 1/16 padding) leaves room for one block per SM at
+/// the largest n0, smaller n0 get several blocks per SM. TC complex values per row make one
+/// 32-byte sector where the tile allows it.
+template <class Real>
+struct FusedPolicy {
+  using Complex = typename ComplexOf<Real>::type;
+  static constexpr int max_tile_columns = 32 / static_cast<int>(sizeof(Complex));  // 4 / 2
+  static constexpr std::int64_t max_tile_bytes = 128 * 1024;
+  // 2^13: a double column of 128 KiB (float could go to 2^14, but fused_supports answers for
+  // both precisions at once).
+  static constexpr int max_log2_n0 = 13;
+  static constexpr int min_log2_n0 = 1;
+  // A 16-point butterfly in registers: float 128 registers at 512 threads (the whole register
+  // file), double about 230, so half the threads.
+  static constexpr int max_threads = sizeof(Real) == 4 ? 512 : 256;
+};
+
+int log2_exact(std::int64_t n) {  // -1 unless n is a power of two
+  if (n <= 0 || (n & (n - 1)) != 0) return -1;
+  int l = 0;
+  while ((std::int64_t{1} << l) < n) ++l;
+  return l;
+}
+
+/// Everything about the solver's memory and launch that follows from the shape.
+template <class Real>
+struct FusedLayout {
+  using Complex = typename ComplexOf<Real>::type;
+  int rank = 2;
+  int log2_n0 = 0;
+  int tile_columns = 1;
+  std::int64_t n0 = 0, n_mid = 1, n_last = 0;
+  std::int64_t pitch_last = 0;  // complex values per axis-(rank-1) line: n_last / 2 + 1
+  std::int64_t columns = 0;     // complex values per axis-0 index (row pitch of the columns)
+  int log2_fine = 0;
+  int twiddle_count = 0;  // fine then coarse table
+
+  /// `tile_columns_override` 0: the policy's choice (others: for the benchmark's comparison).
+  explicit FusedLayout(const GridShape& shape, int tile_columns_override = 0) {
+    using Policy = FusedPolicy<Real>;
+    rank = shape.rank;
+    n0 = shape.n[0];
+    log2_n0 = log2_exact(n0);
+    n_mid = rank == 3 ? shape.n[1] : 1;
+    n_last = shape.n[rank - 1];
+    tile_columns = tile_columns_override;
+    if (tile_columns == 0) {
+      tile_columns = Policy::max_tile_columns;
+      while (tile_columns > 1 &&
+             n0 * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes)
+        tile_columns /= 2;
+    }
+    pitch_last = n_last / 2 + 1;
+    columns = n_mid * pitch_last;
+    log2_fine = (log2_n0 + 1) / 2;
+    twiddle_count = (1 << log2_fine) + static_cast<int>(n0 >> log2_fine);
+  }
+
+  /// Threads per block: two radix-16 butterflies per thread (fewer threads, more blocks per SM:
+  /// measured best from 2048^2 to 8192^2 and on 512^3), one where the grid has fewer tiles than
+  /// the GPU has SMs (1024^2 floats: 129 tiles); at least a warp.
+  int threads_per_block(int sm_count) const {
+    const std::int64_t butterflies = n0 * tile_columns / 16;
+    const std::int64_t per_thread = tiles() < sm_count ? 1 : 2;
+    return static_cast<int>(
+        std::clamp<std::int64_t>(butterflies / per_thread, 32, FusedPolicy<Real>::max_threads));
+  }
+  std::int64_t spectrum_elements() const { return n0 * columns; }
+  std::size_t spectrum_bytes() const { return spectrum_elements() * sizeof(Complex); }
+  std::size_t twiddle_bytes() const { return twiddle_count * sizeof(Complex); }
+  std::size_t shared_bytes() const {
+    const std::int64_t tile = (n0 + n0 / 16) * tile_columns;
+    return (twiddle_count + tile) * sizeof(Complex);
+  }
+  std::int64_t tiles() const { return (columns + tile_columns - 1) / tile_columns; }
+};
+
+/// The cuFFT layouts of the row transforms: 2D a batch of n0 1D transforms of n_last, 3D a
+/// batch of n0 2D transforms of n_mid x n_last; the complex side has rows of pitch_last.
+struct RowTransformLayout {
+  int rank = 1;
+  long long n[2] = {0, 0};
+  long long real_embed[2] = {0, 0};
+  long long complex_embed[2] = {0, 0};
+  long long real_distance = 0, complex_distance = 0, batch = 0;
+};
+
+template <class Real>
+RowTransformLayout row_transform_layout(const FusedLayout<Real>& layout) {
+  RowTransformLayout r;
+  r.batch = layout.n0;
+  if (layout.rank == 2) {
+    r.rank = 1;
+    r.n[0] = layout.n_last;
+    r.real_embed[0] = layout.n_last;
+    r.complex_embed[0] = layout.pitch_last;
+  } else {
+    r.rank = 2;
+    r.n[0] = layout.n_mid;
+    r.n[1] = layout.n_last;
+    r.real_embed[0] = layout.n_mid;
+    r.real_embed[1] = layout.n_last;
+    r.complex_embed[0] = layout.n_mid;
+    r.complex_embed[1] = layout.pitch_last;
+  }
+  r.real_distance = layout.n_mid * layout.n_last;
+  r.complex_distance = layout.columns;
+  return r;
+}
+
+template <class Real>
+constexpr cufftType r2c_type = sizeof(Real) == 4 ? CUFFT_R2C : CUFFT_D2Z;
+template <class Real>
+constexpr cufftType c2r_type = sizeof(Real) == 4 ? CUFFT_C2R : CUFFT_Z2D;
+
+/// The work area cuFFT would want for both row transforms, asked without making plans.
+template <class Real>
+std::size_t row_transform_work_estimate(const FusedLayout<Real>& layout) {
+  const RowTransformLayout r = row_transform_layout(layout);
+  int n[2], real_embed[2], complex_embed[2];
+  for (int i = 0; i < 2; ++i) {
+    n[i] = static_cast<int>(r.n[i]);
+    real_embed[i] = static_cast<int>(r.real_embed[i]);
+    complex_embed[i] = static_cast<int>(r.complex_embed[i]);
+  }
+  std::size_t forward = 0, inverse = 0;
+  GPUKIT_FUSED_CUFFT_CHECK(cufftEstimateMany(
+      r.rank, n, real_embed, 1, static_cast<int>(r.real_distance), complex_embed, 1,
+      static_cast<int>(r.complex_distance), r2c_type<Real>, static_cast<int>(r.batch), &forward));
+  GPUKIT_FUSED_CUFFT_CHECK(cufftEstimateMany(
+      r.rank, n, complex_embed, 1, static_cast<int>(r.complex_distance), real_embed, 1,
+      static_cast<int>(r.real_distance), c2r_type<Real>, static_cast<int>(r.batch), &inverse));
+  return std::max(forward, inverse);
+}
+
+template <class Real>
+struct ColumnPassParams {
+  using Complex = typename ComplexOf<Real>::type;
+  Complex* spectrum;
+  std::int64_t pitch;       // columns of the half spectrum
+  const Complex* twiddles;  // fine table then coarse table
+  int log2_fine;
+  fused::TransformShape shape;
+  fused::ScalingParams<Real> scaling;
+};
+
+struct DeviceBarrier {
+  __device__ __forceinline__ void operator()() const { __syncthreads(); }
+};
+
+template <class Real, int TC>
+__global__ void __launch_bounds__(FusedPolicy<Real>::max_threads)
+    fused_columns_kernel(ColumnPassParams<Real> params) {
+  using Complex = typename ComplexOf<Real>::type;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  Complex* fine = reinterpret_cast<Complex*>(shared_bytes);
+  const int fine_count = 1 << params.log2_fine;
+  const int twiddle_count = fine_count + ((1 << params.shape.log2_n) >> params.log2_fine);
+  Complex* tile = fine + twiddle_count;
+  for (int i = threadIdx.x; i < twiddle_count; i += blockDim.x) fine[i] = params.twiddles[i];
+  __syncthreads();
+
+  const std::int64_t first_column = std::int64_t{blockIdx.x} * TC;
+  fused::ScalingParams<Real> scaling = params.scaling;
+  scaling.first_column = first_column;
+  fused::solve_column_tile<TC, Real>(
+      fused::GlobalTile<Complex, TC>{
+          params.spectrum + first_column, params.pitch,
+          params.pitch - first_column < TC ? static_cast<int>(params.pitch - first_column) : TC},
+      fused::SharedTile<Complex, TC>{tile}, params.shape,
+      fused::Twiddles<Complex>{fine, fine + fine_count, params.log2_fine}, scaling,
+      static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), DeviceBarrier{});
+}
+
+template <class Real>
+using ColumnKernel = void (*)(ColumnPassParams<Real>);
+
+template <class Real>
+ColumnKernel<Real> column_kernel(int tile_columns) {
+  if constexpr (FusedPolicy<Real>::max_tile_columns == 4) {
+    if (tile_columns == 4) return fused_columns_kernel<Real, 4>;
+  }
+  return tile_columns == 2 ? fused_columns_kernel<Real, 2> : fused_columns_kernel<Real, 1>;
+}
+
+/// exp(-2 pi i t / n0) for the fine (t < 2^log2_fine) and coarse (t = s 2^log2_fine) tables.
+template <class Real>
+std::vector<typename ComplexOf<Real>::type> twiddle_tables(const FusedLayout<Real>& layout) {
+  std::vector<typename ComplexOf<Real>::type> table;
+  table.reserve(layout.twiddle_count);
+  std::vector<std::int64_t> exponents;  // t of each entry: exp(-2 pi i t / n0)
+  for (std::int64_t t = 0; t < (std::int64_t{1} << layout.log2_fine); ++t) exponents.push_back(t);
+  for (std::int64_t s = 0; s < (layout.n0 >> layout.log2_fine); ++s)
+    exponents.push_back(s << layout.log2_fine);
+  for (const std::int64_t t : exponents) {
+    const long double angle = -2.0L * std::numbers::pi_v<long double> *
+                              static_cast<long double>(t) / static_cast<long double>(layout.n0);
+    table.push_back({static_cast<Real>(std::cos(angle)), static_cast<Real>(std::sin(angle))});
+  }
+  return table;
+}
+
+/// A cuFFT plan made with the solver's work area (no allocation of its own).
+class RowPlan {
+ public:
+  RowPlan(const RowTransformLayout& r, cufftType type, bool real_to_complex) {
+    GPUKIT_FUSED_CUFFT_CHECK(cufftCreate(&handle_));
+    try {
+      GPUKIT_FUSED_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
+      long long n[2] = {r.n[0], r.n[1]};
+      long long in_embed[2], out_embed[2];
+      for (int i = 0; i < 2; ++i) {
+        in_embed[i] = real_to_complex ? r.real_embed[i] : r.complex_embed[i];
+        out_embed[i] = real_to_complex ? r.complex_embed[i] : r.real_embed[i];
+      }
+      const long long in_distance = real_to_complex ? r.real_distance : r.complex_distance;
+      const long long out_distance = real_to_complex ? r.complex_distance : r.real_distance;
+      GPUKIT_FUSED_CUFFT_CHECK(cufftMakePlanMany64(handle_, r.rank, n, in_embed, 1, in_distance,
+                                                   out_embed, 1, out_distance, type, r.batch,
+                                                   &work_bytes_));
+    } catch (...) {
+      cufftDestroy(handle_);
+      throw;
+    }
+  }
+  RowPlan(const RowPlan&) = delete;
+  RowPlan& operator=(const RowPlan&) = delete;
+  ~RowPlan() { cufftDestroy(handle_); }
+  cufftHandle handle() const { return handle_; }
+  std::size_t work_bytes() const { return work_bytes_; }
+
+ private:
+  cufftHandle handle_ = 0;
+  std::size_t work_bytes_ = 0;
+};
+
+template <class Real>
+class FusedSolver final : public DeviceSolver<Real> {
+ public:
+  using Complex = typename ComplexOf<Real>::type;
+
+  /// `tile_columns`, `threads` 0: the policy's choice (others for the benchmark's comparison:
+  /// 1, 2 or 4 columns, a multiple of them as threads up to max_threads).
+  FusedSolver(const GridShape& shape, int tile_columns = 0, int threads = 0)
+      : layout_(shape, tile_columns),
+        threads_(threads != 0 ? threads
+                              : layout_.threads_per_block(cuda::detail::current_sm_count())),
+        forward_(row_transform_layout(layout_), r2c_type<Real>, true),
+        inverse_(row_transform_layout(layout_), c2r_type<Real>, false),
+        spectrum_(layout_.spectrum_elements()),
+        twiddles_(layout_.twiddle_count),
+        work_area_(std::max(forward_.work_bytes(), inverse_.work_bytes())) {
+    GPUKIT_FUSED_CUFFT_CHECK(cufftSetWorkArea(forward_.handle(), work_area_.data()));
+    GPUKIT_FUSED_CUFFT_CHECK(cufftSetWorkArea(inverse_.handle(), work_area_.data()));
+    const auto table = twiddle_tables(layout_);
+    twiddles_.copy_from_host(table);
+    kernel_ = column_kernel<Real>(layout_.tile_columns);
+    GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(layout_.shared_bytes())));
+
+    params_.spectrum = spectrum_.data();
+    params_.pitch = layout_.columns;
+    params_.twiddles = twiddles_.data();
+    params_.log2_fine = layout_.log2_fine;
+    params_.shape = fused::transform_shape(layout_.log2_n0);
+    auto& s = params_.scaling;
+    s.first_column = 0;
+    s.pitch_last = static_cast<int>(layout_.pitch_last);
+    s.n_mid = static_cast<int>(layout_.n_mid);
+    const double two_pi = 2 * std::numbers::pi;
+    s.k_unit[0] = static_cast<Real>(two_pi / shape.length[0]);
+    s.k_unit[1] = shape.rank == 3 ? static_cast<Real>(two_pi / shape.length[1]) : Real(0);
+    s.k_unit[2] = static_cast<Real>(two_pi / shape.length[shape.rank - 1]);
+    s.minus_inv_size = static_cast<Real>(-1.0 / static_cast<double>(shape.size()));
+  }
+
+  void solve(const Real* f, Real* u, StreamHandle stream) override {
+    forward_rows(f, stream);
+    columns(stream);
+    inverse_rows(u, stream);
+  }
+
+  // The three passes, public for the benchmark that times them one by one.
+  void forward_rows(const Real* f, cudaStream_t stream) {
+    GPUKIT_FUSED_CUFFT_CHECK(cufftSetStream(forward_.handle(), stream));
+    // cuFFT's out-of-place R2C leaves its input untouched, so f may be const (and may be u).
+    auto* in = const_cast<Real*>(f);
+    if constexpr (sizeof(Real) == 4) {
+      GPUKIT_FUSED_CUFFT_CHECK(cufftExecR2C(forward_.handle(), in, spectrum_.data()));
+    } else {
+      GPUKIT_FUSED_CUFFT_CHECK(cufftExecD2Z(forward_.handle(), in, spectrum_.data()));
+    }
+  }
+  void columns(cudaStream_t stream) {
+    kernel_<<<static_cast<unsigned>(layout_.tiles()), threads_, layout_.shared_bytes(), stream>>>(
+        params_);
+    GPUKIT_CUDA_CHECK_LAUNCH("fused_columns_kernel");
+  }
+  void inverse_rows(Real* u, cudaStream_t stream) {
+    GPUKIT_FUSED_CUFFT_CHECK(cufftSetStream(inverse_.handle(), stream));
+    if constexpr (sizeof(Real) == 4) {
+      GPUKIT_FUSED_CUFFT_CHECK(cufftExecC2R(inverse_.handle(), spectrum_.data(), u));
+    } else {
+      GPUKIT_FUSED_CUFFT_CHECK(cufftExecZ2D(inverse_.handle(), spectrum_.data(), u));
+    }
+  }
+  const FusedLayout<Real>& layout() const { return layout_; }
+  int threads() const { return threads_; }
+
+ private:
+  FusedLayout<Real> layout_;
+  int threads_;
+  RowPlan forward_;
+  RowPlan inverse_;
+  cuda::DeviceBuffer<Complex> spectrum_;
+  cuda::DeviceBuffer<Complex> twiddles_;
+  cuda::DeviceBuffer<unsigned char> work_area_;
+  ColumnKernel<Real> kernel_ = nullptr;
+  ColumnPassParams<Real> params_{};
+};
+
+template <class Real>
+bool fused_supports_as(const GridShape& shape) {
+  using Policy = FusedPolicy<Real>;
+  constexpr std::int64_t limit = std::numeric_limits<int>::max();
+  if (shape.rank != 2 && shape.rank != 3) return false;
+  std::int64_t size = 1;
+  for (int a = 0; a < shape.rank; ++a) {
+    if (shape.n[a] < 2) return false;  // a flat axis: the other variants drop it
+    if (!(shape.length[a] > 0) || !std::isfinite(shape.length[a])) return false;
+    if (shape.n[a] >= limit / size) return false;  // (no overflow on the way)
+    size *= shape.n[a];
+  }
+  const int log2_n0 = log2_exact(shape.n[0]);
+  if (log2_n0 < Policy::min_log2_n0 || log2_n0 > Policy::max_log2_n0) return false;
+  // cuFFT's transforms (made through the 64-bit API, but estimated through the 32-bit one) and
+  // the kernel's row indices in 32 bits: the real grid and the half spectrum below 2^31 elements.
+  const FusedLayout<Real> layout(shape);
+  return layout.spectrum_elements() < limit;
+}
+
+}  // namespace
+
+bool fused_supports(const GridShape& shape) {
+  // The same shapes in both precisions (every limit is a count of elements).
+  return fused_supports_as<double>(shape);
+}
+
+template <class Real>
+std::size_t fused_device_bytes(const GridShape& shape) {
+  if (!fused_supports_as<Real>(shape))
+    throw InvalidInput("fused Poisson solver: unsupported grid shape");
+  const FusedLayout<Real> layout(shape);
+  return layout.spectrum_bytes() + layout.twiddle_bytes() + row_transform_work_estimate(layout);
+}
+
+template <class Real>
+std::unique_ptr<DeviceSolver<Real>> make_fused_solver(const GridShape& shape) {
+  if (!fused_supports_as<Real>(shape))
+    throw InvalidInput("fused Poisson solver: unsupported grid shape");
+  return std::make_unique<FusedSolver<Real>>(shape);
+}
+
+template std::size_t fused_device_bytes<float>(const GridShape&);
+template std::size_t fused_device_bytes<double>(const GridShape&);
+template std::unique_ptr<DeviceSolver<float>> make_fused_solver<float>(const GridShape&);
+template std::unique_ptr<DeviceSolver<double>> make_fused_solver<double>(const GridShape&);
+
+}  // namespace gpukit::pde::cuda_detail
