@@ -33,6 +33,7 @@
 #include "core/cuda/launch_shape.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
+#include "pde/cuda/poisson_cuda_common.cuh"
 #include "pde/cuda/poisson_device_solver.hpp"
 #include "pde/cuda/poisson_fused_columns.cuh"
 
@@ -41,48 +42,6 @@ namespace gpukit::pde::cuda_detail {
 namespace {
 
 using fused::ComplexOf;
-
-const char* cufft_result_name(cufftResult status) {
-  switch (status) {
-    case CUFFT_INVALID_PLAN:
-      return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED:
-      return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_TYPE:
-      return "CUFFT_INVALID_TYPE";
-    case CUFFT_INVALID_VALUE:
-      return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR:
-      return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED:
-      return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED:
-      return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE:
-      return "CUFFT_INVALID_SIZE";
-    case CUFFT_UNALIGNED_DATA:
-      return "CUFFT_UNALIGNED_DATA";
-    case CUFFT_INVALID_DEVICE:
-      return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE:
-      return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED:
-      return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED:
-      return "CUFFT_NOT_SUPPORTED";
-    default:
-      return "unknown cuFFT error";
-  }
-}
-
-/// cuFFT's status codes as CudaError naming the call (cuFFT reports no runtime error code).
-#define GPUKIT_FUSED_CUFFT_CHECK(call)                                                    \
-  do {                                                                                    \
-    const cufftResult gpukit_cufft_status_ = (call);                                      \
-    if (gpukit_cufft_status_ != CUFFT_SUCCESS)                                            \
-      throw ::gpukit::CudaError(#call, cufft_result_name(gpukit_cufft_status_), __FILE__, \
-                                __LINE__);                                                \
-  } while (0)
 
 /// Tuning of the column pass, per precision. A column tile (TC columns x n0 rows) must sit in
 /// shared memory whole; one of 128 KiB (+ 1/16 padding) leaves room for one block per SM at
@@ -211,10 +170,10 @@ std::size_t row_transform_work_estimate(const FusedLayout<Real>& layout) {
     complex_embed[i] = static_cast<int>(r.complex_embed[i]);
   }
   std::size_t forward = 0, inverse = 0;
-  GPUKIT_FUSED_CUFFT_CHECK(cufftEstimateMany(
+  GPUKIT_CUFFT_CHECK(cufftEstimateMany(
       r.rank, n, real_embed, 1, static_cast<int>(r.real_distance), complex_embed, 1,
       static_cast<int>(r.complex_distance), r2c_type<Real>, static_cast<int>(r.batch), &forward));
-  GPUKIT_FUSED_CUFFT_CHECK(cufftEstimateMany(
+  GPUKIT_CUFFT_CHECK(cufftEstimateMany(
       r.rank, n, complex_embed, 1, static_cast<int>(r.complex_distance), real_embed, 1,
       static_cast<int>(r.real_distance), c2r_type<Real>, static_cast<int>(r.batch), &inverse));
   return std::max(forward, inverse);
@@ -291,9 +250,9 @@ std::vector<typename ComplexOf<Real>::type> twiddle_tables(const FusedLayout<Rea
 class RowPlan {
  public:
   RowPlan(const RowTransformLayout& r, cufftType type, bool real_to_complex) {
-    GPUKIT_FUSED_CUFFT_CHECK(cufftCreate(&handle_));
+    GPUKIT_CUFFT_CHECK(cufftCreate(&handle_));
     try {
-      GPUKIT_FUSED_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
+      GPUKIT_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
       long long n[2] = {r.n[0], r.n[1]};
       long long in_embed[2], out_embed[2];
       for (int i = 0; i < 2; ++i) {
@@ -302,7 +261,7 @@ class RowPlan {
       }
       const long long in_distance = real_to_complex ? r.real_distance : r.complex_distance;
       const long long out_distance = real_to_complex ? r.complex_distance : r.real_distance;
-      GPUKIT_FUSED_CUFFT_CHECK(cufftMakePlanMany64(handle_, r.rank, n, in_embed, 1, in_distance,
+      GPUKIT_CUFFT_CHECK(cufftMakePlanMany64(handle_, r.rank, n, in_embed, 1, in_distance,
                                                    out_embed, 1, out_distance, type, r.batch,
                                                    &work_bytes_));
     } catch (...) {
@@ -337,8 +296,8 @@ class FusedSolver final : public DeviceSolver<Real> {
         spectrum_(layout_.spectrum_elements()),
         twiddles_(layout_.twiddle_count),
         work_area_(std::max(forward_.work_bytes(), inverse_.work_bytes())) {
-    GPUKIT_FUSED_CUFFT_CHECK(cufftSetWorkArea(forward_.handle(), work_area_.data()));
-    GPUKIT_FUSED_CUFFT_CHECK(cufftSetWorkArea(inverse_.handle(), work_area_.data()));
+    GPUKIT_CUFFT_CHECK(cufftSetWorkArea(forward_.handle(), work_area_.data()));
+    GPUKIT_CUFFT_CHECK(cufftSetWorkArea(inverse_.handle(), work_area_.data()));
     const auto table = twiddle_tables(layout_);
     twiddles_.copy_from_host(table);
     kernel_ = column_kernel<Real>(layout_.tile_columns);
@@ -369,13 +328,13 @@ class FusedSolver final : public DeviceSolver<Real> {
 
   // The three passes, public for the benchmark that times them one by one.
   void forward_rows(const Real* f, cudaStream_t stream) {
-    GPUKIT_FUSED_CUFFT_CHECK(cufftSetStream(forward_.handle(), stream));
+    GPUKIT_CUFFT_CHECK(cufftSetStream(forward_.handle(), stream));
     // cuFFT's out-of-place R2C leaves its input untouched, so f may be const (and may be u).
     auto* in = const_cast<Real*>(f);
     if constexpr (sizeof(Real) == 4) {
-      GPUKIT_FUSED_CUFFT_CHECK(cufftExecR2C(forward_.handle(), in, spectrum_.data()));
+      GPUKIT_CUFFT_CHECK(cufftExecR2C(forward_.handle(), in, spectrum_.data()));
     } else {
-      GPUKIT_FUSED_CUFFT_CHECK(cufftExecD2Z(forward_.handle(), in, spectrum_.data()));
+      GPUKIT_CUFFT_CHECK(cufftExecD2Z(forward_.handle(), in, spectrum_.data()));
     }
   }
   void columns(cudaStream_t stream) {
@@ -384,11 +343,11 @@ class FusedSolver final : public DeviceSolver<Real> {
     GPUKIT_CUDA_CHECK_LAUNCH("fused_columns_kernel");
   }
   void inverse_rows(Real* u, cudaStream_t stream) {
-    GPUKIT_FUSED_CUFFT_CHECK(cufftSetStream(inverse_.handle(), stream));
+    GPUKIT_CUFFT_CHECK(cufftSetStream(inverse_.handle(), stream));
     if constexpr (sizeof(Real) == 4) {
-      GPUKIT_FUSED_CUFFT_CHECK(cufftExecC2R(inverse_.handle(), spectrum_.data(), u));
+      GPUKIT_CUFFT_CHECK(cufftExecC2R(inverse_.handle(), spectrum_.data(), u));
     } else {
-      GPUKIT_FUSED_CUFFT_CHECK(cufftExecZ2D(inverse_.handle(), spectrum_.data(), u));
+      GPUKIT_CUFFT_CHECK(cufftExecZ2D(inverse_.handle(), spectrum_.data(), u));
     }
   }
   const FusedLayout<Real>& layout() const { return layout_; }
