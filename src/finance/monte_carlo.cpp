@@ -51,13 +51,13 @@ void cpu_moments_in(const std::vector<PathParams<Real>>& params, std::int64_t sa
   const auto options = static_cast<std::int64_t>(params.size());
   const std::int64_t tiles = tiles_for(samples);
   std::vector<Moments<double>> tile_moments(static_cast<std::size_t>(options * tiles));
-  const rng::Uint32x2 key = rng::philox_key(seed);
+  const PhiloxSchedule keys = philox_schedule(rng::philox_key(seed));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::int64_t t = 0; t < options * tiles; ++t) {
     const std::int64_t option = t / tiles, tile = t % tiles;
     Moments<Real> lanes[kLanes];
     for (int lane = 0; lane < kLanes; ++lane) {
-      lanes[lane] = lane_moments<false, M>(params[static_cast<std::size_t>(option)], key, samples,
+      lanes[lane] = lane_moments<false, M>(params[static_cast<std::size_t>(option)], keys, samples,
                                            tile, lane);
     }
     // The warp's shuffle-down tree: lane l absorbs lane l + offset.
@@ -200,8 +200,12 @@ std::vector<Moments<double>> moments_on(const Context& context,
   }
 #if GPUKIT_HAVE_CUDA
   cuda::set_device(context.cuda_device);
-  const mc::DeviceRun run{static_cast<std::int64_t>(params.size()), samples, options.seed,
-                          options.antithetic, options.control_variate};
+  const mc::DeviceRun run{static_cast<std::int64_t>(params.size()),
+                          samples,
+                          options.seed,
+                          options.antithetic,
+                          options.control_variate,
+                          mc::common_path_kind(params.data(), params.size())};
   cuda::DeviceBuffer<PathParams<Real>> device_params(params.size());
   device_params.copy_from_host(params);
   cuda::DeviceBuffer<Moments<double>> device_moments(params.size());

@@ -39,15 +39,15 @@ __device__ __forceinline__ Moments<T> shuffle_down(const Moments<T>& m, int offs
   return r;
 }
 
-// The whole warp computes tile `tile` of the option; lane 0 returns its moments.
-// Not inlined, like merge_device below: one compiled body serves every kernel, so nvcc's
-// contraction of a * b + c into fused multiply-adds cannot differ between launch shapes.
-template <class M, class Real>
-__device__ __noinline__ Moments<double> warp_tile(const PathParams<Real>& p,
-                                                  const rng::Uint32x2& key, std::int64_t samples,
-                                                  std::int64_t tile, int lane) {
+// The whole warp computes tile `tile` of the option; lane 0 returns its moments. Inlined: every
+// operation's rounding is fixed (monte_carlo_paths.hpp, op::), so each kernel gets the same bits.
+template <class M, PathKind kKind, class Real>
+__device__ __forceinline__ Moments<double> warp_tile(const PathParams<Real>& p,
+                                                     const PhiloxSchedule& keys,
+                                                     std::int64_t samples, std::int64_t tile,
+                                                     int lane) {
   constexpr bool kFast = std::is_same_v<Real, float>;
-  Moments<Real> m = lane_moments<kFast, M>(p, key, samples, tile, lane);
+  Moments<Real> m = lane_moments<kFast, M, kKind>(p, keys, samples, tile, lane);
 #pragma unroll
   for (int offset = kLanes / 2; offset > 0; offset /= 2) {
     const Moments<Real> other = shuffle_down<M>(m, offset);
@@ -76,7 +76,7 @@ __device__ __forceinline__ void merge_tiles_in_block(Moments<double>* tiles, std
 
 template <class M, class Real>
 __global__ void per_option_kernel(const PathParams<Real>* __restrict__ params, std::int64_t samples,
-                                  std::int64_t tiles, rng::Uint32x2 key,
+                                  std::int64_t tiles, const PhiloxSchedule keys,
                                   Moments<double>* __restrict__ workspace,
                                   Moments<double>* __restrict__ moments) {
   const std::int64_t option = blockIdx.x;
@@ -84,7 +84,7 @@ __global__ void per_option_kernel(const PathParams<Real>* __restrict__ params, s
   Moments<double>* tiles_of = workspace + option * tiles;
   const int lane = static_cast<int>(threadIdx.x % kLanes);
   for (std::int64_t tile = threadIdx.x / kLanes; tile < tiles; tile += blockDim.x / kLanes) {
-    const Moments<double> m = warp_tile<M>(p, key, samples, tile, lane);
+    const Moments<double> m = warp_tile<M, PathKind::mixed>(p, keys, samples, tile, lane);
     if (lane == 0) tiles_of[tile] = m;
   }
   __syncthreads();
@@ -92,9 +92,10 @@ __global__ void per_option_kernel(const PathParams<Real>* __restrict__ params, s
   if (threadIdx.x == 0) moments[option] = tiles_of[0];
 }
 
-template <class M, class Real>
+// Every option of the run has kind kKind (or any kind: mixed).
+template <class M, class Real, PathKind kKind>
 __global__ void tile_kernel(const PathParams<Real>* __restrict__ params, std::int64_t options,
-                            std::int64_t samples, std::int64_t tiles, rng::Uint32x2 key,
+                            std::int64_t samples, std::int64_t tiles, const PhiloxSchedule keys,
                             Moments<double>* __restrict__ workspace) {
   const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / kLanes;
   const int lane = static_cast<int>(threadIdx.x % kLanes);
@@ -102,7 +103,7 @@ __global__ void tile_kernel(const PathParams<Real>* __restrict__ params, std::in
        t < options * tiles; t += warps) {
     const std::int64_t option = t / tiles;
     const PathParams<Real> p = params[option];
-    const Moments<double> m = warp_tile<M>(p, key, samples, t - option * tiles, lane);
+    const Moments<double> m = warp_tile<M, kKind>(p, keys, samples, t - option * tiles, lane);
     if (lane == 0) workspace[t] = m;
   }
 }
@@ -145,6 +146,22 @@ int multiprocessors() {
 }
 
 template <class M, class Real>
+auto tile_kernel_for(PathKind kind) {
+  switch (kind) {
+    case PathKind::european_one_step:
+      return tile_kernel<M, Real, PathKind::european_one_step>;
+    case PathKind::european:
+      return tile_kernel<M, Real, PathKind::european>;
+    case PathKind::discrete_barrier:
+      return tile_kernel<M, Real, PathKind::discrete_barrier>;
+    case PathKind::continuous_barrier:
+      return tile_kernel<M, Real, PathKind::continuous_barrier>;
+    default:
+      return tile_kernel<M, Real, PathKind::mixed>;
+  }
+}
+
+template <class M, class Real>
 void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double>* moments,
             void* workspace, cudaStream_t stream, const LaunchConfig& config) {
   if (run.options == 0) return;
@@ -153,9 +170,9 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
     throw InvalidInput("monte carlo: threads per block must be a multiple of 32 in [32, 1024]");
   }
   const std::int64_t tiles = tiles_for(run.samples);
-  const rng::Uint32x2 key = rng::philox_key(run.seed);
+  // The round keys travel as kernel parameters: each round reads its key from the constant bank.
+  const PhiloxSchedule keys = philox_schedule(rng::philox_key(run.seed));
   auto* tile_moments = static_cast<Moments<double>*>(workspace);
-  const int sms = multiprocessors();
   const std::int64_t warps_per_block = threads / kLanes;
   LaunchShape shape = config.shape;
   if (shape == LaunchShape::automatic) {
@@ -163,11 +180,12 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
     // block per option saves the merge launches; beyond that its serial merge tree costs more.
     shape = tiles <= 2 * warps_per_block ? LaunchShape::per_option : LaunchShape::multi_block;
   }
+  const auto tile_kernel_of_run = tile_kernel_for<M, Real>(run.kind);
   cudaFuncAttributes attributes{};
   if (shape == LaunchShape::per_option) {
     GPUKIT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, per_option_kernel<M, Real>));
   } else {
-    GPUKIT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, tile_kernel<M, Real>));
+    GPUKIT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, tile_kernel_of_run));
   }
   if (threads > attributes.maxThreadsPerBlock) {
     throw InvalidInput("monte carlo: this kernel takes at most " +
@@ -175,15 +193,21 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
   }
   if (shape == LaunchShape::per_option) {
     per_option_kernel<M, Real><<<static_cast<unsigned>(run.options), threads, 0, stream>>>(
-        params, run.samples, tiles, key, tile_moments, moments);
+        params, run.samples, tiles, keys, tile_moments, moments);
     GPUKIT_CUDA_CHECK_LAUNCH("monte carlo per_option_kernel");
     return;
   }
+  // One wave of resident blocks, each warp striding over the tiles: no block waits for a slot.
+  int resident = 0;
+  GPUKIT_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, tile_kernel_of_run, threads, 0));
   const std::int64_t wanted = (run.options * tiles + warps_per_block - 1) / warps_per_block;
-  const std::int64_t cap = config.max_blocks > 0 ? config.max_blocks : std::int64_t{sms} * 16;
+  const std::int64_t cap = config.max_blocks > 0
+                               ? config.max_blocks
+                               : std::int64_t{multiprocessors()} * std::max(resident, 1);
   const auto blocks = static_cast<unsigned>(std::min(wanted, cap));
-  tile_kernel<M, Real>
-      <<<blocks, threads, 0, stream>>>(params, run.options, run.samples, tiles, key, tile_moments);
+  tile_kernel_of_run<<<blocks, threads, 0, stream>>>(params, run.options, run.samples, tiles, keys,
+                                                     tile_moments);
   GPUKIT_CUDA_CHECK_LAUNCH("monte carlo tile_kernel");
   std::int64_t spacing = 1;
   do {

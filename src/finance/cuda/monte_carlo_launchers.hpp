@@ -28,6 +28,9 @@ struct DeviceRun {
   std::uint64_t seed = 0;
   bool antithetic = false;
   bool control = false;
+  /// The kind of every option (common_path_kind), which selects a kernel specialized for it;
+  /// mixed always works. A wrong kind gives wrong results: it is the caller's promise.
+  PathKind kind = PathKind::mixed;
 };
 
 /// Bytes of the tile workspace a run needs (one Moments<double> per tile of every option).
