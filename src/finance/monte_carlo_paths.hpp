@@ -526,69 +526,119 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
   }
 }
 
-/// The moments of one lane of tile `tile` of an option with `samples` samples, for one path kind.
+/// A quad's 4 samples: x, the control and the antithetic half difference (used as the Mode asks).
+template <class Real>
+struct QuadSamples {
+  Real x[4], control[4], half_difference[4];
+};
+
 template <bool kFast, class M, PathKind kKind, class Real>
-GPUKIT_HD_INLINE Moments<Real> lane_moments_of(const PathParams<Real>& p,
-                                               const PhiloxSchedule& keys, std::int64_t samples,
-                                               std::int64_t tile, int lane) {
-  constexpr std::int64_t kLaneStride = 4 * kLanes;  // samples between a lane's quads
-  const std::int64_t first_quad = tile * (kLanes * kQuadsPerLane) + lane;
-  const std::int64_t left = samples - 4 * first_quad;
-  if (left <= 0) return {};
-  const int quads = left > kLaneStride * (kQuadsPerLane - 1)
-                        ? kQuadsPerLane
-                        : static_cast<int>((left + kLaneStride - 1) / kLaneStride);
-  const std::int64_t in_last = left - kLaneStride * (quads - 1);
-  const int last_valid = in_last >= 4 ? 4 : static_cast<int>(in_last);
-  const PathConstants<Real> c = path_constants(p);
-  LaneSums<M, Real> sums;
-  for (int i = 0; i < quads; ++i) {
-    QuadOutcome<Real> plain, mirror;
-    simulate_quad<kFast, M::antithetic, kKind>(
-        c, keys, static_cast<std::uint64_t>(first_quad + std::int64_t{i} * kLanes), plain, mirror);
-    Real x[4], control[4], half_difference[4];
-    for (int j = 0; j < 4; ++j) {
-      if constexpr (M::antithetic) {
-        x[j] = op::mul(Real(0.5), op::add(plain.payoff[j], mirror.payoff[j]));
-        control[j] = op::mul(Real(0.5), op::add(plain.terminal[j], mirror.terminal[j]));
-        half_difference[j] = op::mul(Real(0.5), op::sub(plain.payoff[j], mirror.payoff[j]));
-      } else {
-        x[j] = plain.payoff[j];
-        control[j] = plain.terminal[j];
-        half_difference[j] = 0;
-      }
-    }
-    if (i == 0) sums.set_shift(x[0], control[0], half_difference[0]);
-    if (i + 1 < quads || last_valid == 4) {
-      for (int j = 0; j < 4; ++j) sums.add(x[j], control[j], half_difference[j]);
+GPUKIT_HD_INLINE QuadSamples<Real> quad_samples(const PathConstants<Real>& c,
+                                                const PhiloxSchedule& keys, std::uint64_t quad) {
+  QuadOutcome<Real> plain, mirror;
+  simulate_quad<kFast, M::antithetic, kKind>(c, keys, quad, plain, mirror);
+  QuadSamples<Real> s;
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (M::antithetic) {
+      s.x[j] = op::mul(Real(0.5), op::add(plain.payoff[j], mirror.payoff[j]));
+      s.control[j] = op::mul(Real(0.5), op::add(plain.terminal[j], mirror.terminal[j]));
+      s.half_difference[j] = op::mul(Real(0.5), op::sub(plain.payoff[j], mirror.payoff[j]));
     } else {
-      for (int j = 0; j < 4; ++j) {  // fixed indices: the arrays stay in registers
-        if (j < last_valid) sums.add(x[j], control[j], half_difference[j]);
-      }
+      s.x[j] = plain.payoff[j];
+      s.control[j] = plain.terminal[j];
+      s.half_difference[j] = 0;
     }
   }
-  return sums.moments(static_cast<Real>(4 * (quads - 1) + last_valid));
+  return s;
 }
 
-/// The moments of one lane of tile `tile`: lane_moments_of for the option's kind (kKind), or
-/// dispatched on it (mixed).
-template <bool kFast, class M, PathKind kKind = PathKind::mixed, class Real>
-GPUKIT_HD_INLINE Moments<Real> lane_moments(const PathParams<Real>& p, const PhiloxSchedule& keys,
-                                            std::int64_t samples, std::int64_t tile, int lane) {
+/// quad_samples for kKind, or dispatched on the option's kind (mixed).
+template <bool kFast, class M, PathKind kKind, class Real>
+GPUKIT_HD_INLINE QuadSamples<Real> quad_samples_of(const PathParams<Real>& p,
+                                                   const PathConstants<Real>& c,
+                                                   const PhiloxSchedule& keys, std::uint64_t quad) {
   if constexpr (kKind != PathKind::mixed) {
-    return lane_moments_of<kFast, M, kKind>(p, keys, samples, tile, lane);
+    return quad_samples<kFast, M, kKind>(c, keys, quad);
   } else {
     switch (path_kind(p)) {
       case PathKind::european_one_step:
-        return lane_moments_of<kFast, M, PathKind::european_one_step>(p, keys, samples, tile, lane);
+        return quad_samples<kFast, M, PathKind::european_one_step>(c, keys, quad);
       case PathKind::european:
-        return lane_moments_of<kFast, M, PathKind::european>(p, keys, samples, tile, lane);
+        return quad_samples<kFast, M, PathKind::european>(c, keys, quad);
       case PathKind::discrete_barrier:
-        return lane_moments_of<kFast, M, PathKind::discrete_barrier>(p, keys, samples, tile, lane);
+        return quad_samples<kFast, M, PathKind::discrete_barrier>(c, keys, quad);
       default:
-        return lane_moments_of<kFast, M, PathKind::continuous_barrier>(p, keys, samples, tile,
-                                                                       lane);
+        return quad_samples<kFast, M, PathKind::continuous_barrier>(c, keys, quad);
     }
+  }
+}
+
+/// Which quads lane `lane` of tile `tile` takes: first_quad + 32 i for i < quads, all 4 samples
+/// of each but the last, which has last_valid (quads == 0: none).
+struct LaneQuads {
+  std::int64_t first_quad = 0;
+  int quads = 0;
+  int last_valid = 0;
+};
+
+GPUKIT_HD_INLINE LaneQuads lane_quads(std::int64_t samples, std::int64_t tile, int lane) {
+  constexpr std::int64_t kLaneStride = 4 * kLanes;  // samples between a lane's quads
+  LaneQuads q;
+  q.first_quad = tile * (kLanes * kQuadsPerLane) + lane;
+  const std::int64_t left = samples - 4 * q.first_quad;
+  if (left <= 0) return q;
+  q.quads = left > kLaneStride * (kQuadsPerLane - 1)
+                ? kQuadsPerLane
+                : static_cast<int>((left + kLaneStride - 1) / kLaneStride);
+  const std::int64_t in_last = left - kLaneStride * (q.quads - 1);
+  q.last_valid = in_last >= 4 ? 4 : static_cast<int>(in_last);
+  return q;
+}
+
+/// A lane's moments over its quads, in order; quad_source(i) gives quad i's samples (computed
+/// there, or read back from where another warp computed them: the same bits either way).
+template <class M, class Real, class QuadSource>
+GPUKIT_HD_INLINE Moments<Real> accumulate_lane(const LaneQuads& q, QuadSource&& quad_source) {
+  if (q.quads == 0) return {};
+  LaneSums<M, Real> sums;
+  for (int i = 0; i < q.quads; ++i) {
+    const QuadSamples<Real> s = quad_source(i);
+    if (i == 0) sums.set_shift(s.x[0], s.control[0], s.half_difference[0]);
+    if (i + 1 < q.quads || q.last_valid == 4) {
+      for (int j = 0; j < 4; ++j) sums.add(s.x[j], s.control[j], s.half_difference[j]);
+    } else {
+      for (int j = 0; j < 4; ++j) {  // fixed indices: the arrays stay in registers
+        if (j < q.last_valid) sums.add(s.x[j], s.control[j], s.half_difference[j]);
+      }
+    }
+  }
+  return sums.moments(static_cast<Real>(4 * (q.quads - 1) + q.last_valid));
+}
+
+/// The moments of one lane of tile `tile` of an option with `samples` samples: for the option's
+/// kind kKind, or dispatched on it (mixed).
+template <bool kFast, class M, PathKind kKind = PathKind::mixed, class Real>
+GPUKIT_HD_INLINE Moments<Real> lane_moments(const PathParams<Real>& p, const PhiloxSchedule& keys,
+                                            std::int64_t samples, std::int64_t tile, int lane) {
+  if constexpr (kKind == PathKind::mixed) {
+    // One dispatch per lane, not per quad.
+    switch (path_kind(p)) {
+      case PathKind::european_one_step:
+        return lane_moments<kFast, M, PathKind::european_one_step>(p, keys, samples, tile, lane);
+      case PathKind::european:
+        return lane_moments<kFast, M, PathKind::european>(p, keys, samples, tile, lane);
+      case PathKind::discrete_barrier:
+        return lane_moments<kFast, M, PathKind::discrete_barrier>(p, keys, samples, tile, lane);
+      default:
+        return lane_moments<kFast, M, PathKind::continuous_barrier>(p, keys, samples, tile, lane);
+    }
+  } else {
+    const LaneQuads q = lane_quads(samples, tile, lane);
+    const PathConstants<Real> c = path_constants(p);
+    return accumulate_lane<M, Real>(q, [&](int i) {
+      return quad_samples<kFast, M, kKind>(
+          c, keys, static_cast<std::uint64_t>(q.first_quad + std::int64_t{i} * kLanes));
+    });
   }
 }
 

@@ -11,9 +11,12 @@ namespace gpukit::finance::mc {
 
 /// How the tiles are spread over the GPU. The bits of the result never depend on it.
 enum class LaunchShape {
-  automatic,    // per_option when the options alone fill the GPU, else multi_block
+  automatic,    // staged for long paths on few tiles, else per_option when an option's tiles
+                // fit a block twice over, else multi_block
   per_option,   // one block per option computes its tiles and merges them (one kernel)
   multi_block,  // a grid-stride loop of warps over every (option, tile), then a merge kernel
+  staged,       // a block of 16 warps per tile (one quad of each lane per warp), then the merge
+                // kernel: long paths on few tiles (always 512 threads per block)
 };
 
 struct LaunchConfig {
