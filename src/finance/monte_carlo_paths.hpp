@@ -140,16 +140,11 @@ struct Moments {
   T mean_d = 0, m2_d = 0;
 };
 
-/// Chan, Golub and LeVeque's pairwise update. Empty sides return the other unchanged. Equal
-/// counts (every merge of full tiles) take the weight 1/2 without dividing: the same bits, as
-/// n / 2n is exact.
+/// Chan, Golub and LeVeque's pairwise update with b's weight nb / (na + nb) given.
 template <class M, class T>
-GPUKIT_HD_INLINE Moments<T> merge(const Moments<T>& a, const Moments<T>& b) {
-  if (b.count == T(0)) return a;
-  if (a.count == T(0)) return b;
+GPUKIT_HD_INLINE Moments<T> merge_weighted(const Moments<T>& a, const Moments<T>& b, T weight_b) {
   Moments<T> r;
   r.count = op::add(a.count, b.count);
-  const T weight_b = a.count == b.count ? T(0.5) : b.count / r.count;
   const T cross = op::mul(a.count, weight_b);  // na nb / n
   const T dx = op::sub(b.mean_x, a.mean_x);
   r.mean_x = op::fma(dx, weight_b, a.mean_x);
@@ -166,6 +161,22 @@ GPUKIT_HD_INLINE Moments<T> merge(const Moments<T>& a, const Moments<T>& b) {
     r.m2_d = op::fma(op::mul(dd, dd), cross, op::add(a.m2_d, b.m2_d));
   }
   return r;
+}
+
+/// Chan, Golub and LeVeque's pairwise update. Empty sides return the other unchanged. Equal
+/// counts (every merge of full tiles) take the weight 1/2 without dividing: the same bits, as
+/// n / 2n is exact.
+template <class M, class T>
+GPUKIT_HD_INLINE Moments<T> merge(const Moments<T>& a, const Moments<T>& b) {
+  if (b.count == T(0)) return a;
+  if (a.count == T(0)) return b;
+  return merge_weighted<M>(a, b, a.count == b.count ? T(0.5) : b.count / op::add(a.count, b.count));
+}
+
+/// merge() of two sides known to hold the same, nonzero count (lanes of a full tile).
+template <class M, class T>
+GPUKIT_HD_INLINE Moments<T> merge_equal(const Moments<T>& a, const Moments<T>& b) {
+  return merge_weighted<M>(a, b, T(0.5));
 }
 
 template <class T, class U>
@@ -407,6 +418,7 @@ struct PathConstants {
   Real direction = 1;       // y = direction * w
   Real bridge_scale = 0;
   Real payoff_sign = 1, signed_strike = 0;  // intrinsic = payoff_sign * S_T + signed_strike
+  Real drift_log2 = 0, vol_log2 = 0;        // drift and vol / ln 2 (the fast one-step path)
   std::uint32_t steps = 1;
   std::uint32_t option = 0;
   bool knock_in = false;
@@ -425,6 +437,8 @@ GPUKIT_HD_INLINE PathConstants<Real> path_constants(const PathParams<Real>& p) {
   c.bridge_scale = p.bridge_scale;
   c.payoff_sign = p.is_put ? Real(-1) : Real(1);
   c.signed_strike = p.is_put ? p.strike_over_spot : -p.strike_over_spot;
+  c.drift_log2 = op::mul(p.drift_dt, Real(1.44269504088896340736));
+  c.vol_log2 = op::mul(p.vol_sqrt_dt, Real(1.44269504088896340736));
   c.steps = p.steps;
   c.option = p.option_index;
   c.knock_in = p.barrier == static_cast<std::uint8_t>(BarrierType::down_in) ||
@@ -455,6 +469,21 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
   constexpr int kWays = kAntithetic ? 8 : 4;
   Real y[kWays];
   Real alive[kWays];  // barriers: the survival weight
+#if defined(__CUDA_ARCH__)
+  if constexpr (kFast && kKind == PathKind::european_one_step) {
+    // log2 S_T / S0 directly, for the hardware's exp2 (one multiply per path fewer).
+    Real z[4];
+    quad_normals<kFast>(keys, c.option, quad, 0, z);
+    for (int j = 0; j < kWays; ++j) {
+      const Real log2_terminal = op::fma(j < 4 ? c.vol_log2 : -c.vol_log2, z[j & 3], c.drift_log2);
+      const Real terminal = fast::exp2(log2_terminal);
+      QuadOutcome<Real>& out = j < 4 ? plain : mirror;
+      out.payoff[j & 3] = vanilla_payoff(c, terminal);
+      out.terminal[j & 3] = terminal;
+    }
+    return;
+  }
+#endif
   if constexpr (kKind == PathKind::european_one_step) {
     Real z[4];
     quad_normals<kFast>(keys, c.option, quad, 0, z);

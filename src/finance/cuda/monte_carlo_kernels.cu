@@ -45,14 +45,27 @@ __device__ __forceinline__ Moments<T> shuffle_down(const Moments<T>& m, int offs
 }
 
 // The warp's fixed shuffle-down tree over its lanes' moments; lane 0 returns the tile's.
+// `full`: every lane holds kQuadsPerLane quads (merge_equal, the same bits as merge).
 template <class M, class Real>
-__device__ __forceinline__ Moments<double> reduce_tile(Moments<Real> m, int lane) {
+__device__ __forceinline__ Moments<double> reduce_tile(Moments<Real> m, int lane, bool full) {
+  if (full) {
 #pragma unroll
-  for (int offset = kLanes / 2; offset > 0; offset /= 2) {
-    const Moments<Real> other = shuffle_down<M>(m, offset);
-    if (lane < offset) m = merge<M>(m, other);
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+      const Moments<Real> other = shuffle_down<M>(m, offset);
+      if (lane < offset) m = merge_equal<M>(m, other);
+    }
+  } else {
+#pragma unroll
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+      const Moments<Real> other = shuffle_down<M>(m, offset);
+      if (lane < offset) m = merge<M>(m, other);
+    }
   }
   return convert<double>(m);
+}
+
+__device__ __forceinline__ bool full_tile(std::int64_t samples, std::int64_t tile) {
+  return (tile + 1) * kMonteCarloTileSamples <= samples;
 }
 
 // The whole warp computes tile `tile` of the option; lane 0 returns its moments. Inlined: every
@@ -63,7 +76,8 @@ __device__ __forceinline__ Moments<double> warp_tile(const PathParams<Real>& p,
                                                      std::int64_t samples, std::int64_t tile,
                                                      int lane) {
   constexpr bool kFast = std::is_same_v<Real, float>;
-  return reduce_tile<M>(lane_moments<kFast, M, kKind>(p, keys, samples, tile, lane), lane);
+  return reduce_tile<M>(lane_moments<kFast, M, kKind>(p, keys, samples, tile, lane), lane,
+                        full_tile(samples, tile));
 }
 
 template <class M>
@@ -102,19 +116,36 @@ __global__ void per_option_kernel(const PathParams<Real>* __restrict__ params, s
   if (threadIdx.x == 0) moments[option] = tiles_of[0];
 }
 
+// The float one-step plain kernel is issue-bound: held to 32 registers, a full SM of warps.
+template <class M, class Real, PathKind kKind>
+inline constexpr bool kFullOccupancy =
+    std::is_same_v<Real, float>&& kKind == PathKind::european_one_step && !M::antithetic &&
+    !M::control;
+
 // Every option of the run has kind kKind (or any kind: mixed).
 template <class M, class Real, PathKind kKind>
-__global__ void tile_kernel(const PathParams<Real>* __restrict__ params, std::int64_t options,
-                            std::int64_t samples, std::int64_t tiles, const PhiloxSchedule keys,
-                            Moments<double>* __restrict__ workspace) {
+__global__ void __launch_bounds__(kFullOccupancy<M, Real, kKind> ? 1024 : 256,
+                                  kFullOccupancy<M, Real, kKind> ? 2 : 1)
+    tile_kernel(const PathParams<Real>* __restrict__ params, std::int64_t options,
+                std::int64_t samples, std::int64_t tiles, const PhiloxSchedule keys,
+                Moments<double>* __restrict__ workspace) {
+  // Each warp takes a contiguous run of (option, tile) pairs: one division and one load of the
+  // option per run, not per tile.
   const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / kLanes;
+  const std::int64_t warp = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kLanes;
+  const std::int64_t all = options * tiles;
+  const std::int64_t per_warp = (all + warps - 1) / warps;
+  std::int64_t t = warp * per_warp;
+  const std::int64_t end = std::min(all, t + per_warp);
+  if (t >= end) return;
   const int lane = static_cast<int>(threadIdx.x % kLanes);
-  for (std::int64_t t = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kLanes;
-       t < options * tiles; t += warps) {
-    const std::int64_t option = t / tiles;
-    const PathParams<Real> p = params[option];
-    const Moments<double> m = warp_tile<M, kKind>(p, keys, samples, t - option * tiles, lane);
+  std::int64_t option = t / tiles, tile = t - option * tiles;
+  PathParams<Real> p = params[option];
+  for (;;) {
+    const Moments<double> m = warp_tile<M, kKind>(p, keys, samples, tile, lane);
     if (lane == 0) workspace[t] = m;
+    if (++t == end) break;
+    if (++tile == tiles) tile = 0, p = params[++option];
   }
 }
 
@@ -162,7 +193,8 @@ __global__ void __launch_bounds__(kStagedThreads)
         }
         return s;
       });
-      const Moments<double> tile_moments = reduce_tile<M>(m, lane);
+      const Moments<double> tile_moments =
+          reduce_tile<M>(m, lane, full_tile(samples, t - option * tiles));
       if (lane == 0) workspace[t] = tile_moments;
     }
     __syncthreads();
