@@ -117,6 +117,52 @@ void check_against_cpu(const Context& context, const finance::MonteCarloBookView
   }
 }
 
+void append(std::vector<double>& to, const std::vector<double>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+// A long run, watched (stderr is a terminal), is priced in about 100 parts of consecutive rows,
+// with a progress line after each. Each part starts at its first row's Philox option index, so
+// the prices are the bits of a single call.
+finance::MonteCarloBookResult price_with_progress(const Context& context,
+                                                  const finance::MonteCarloBookView& view,
+                                                  const finance::MonteCarloOptions& options) {
+  double path_steps = 0;
+  for (std::int64_t i = 0; i < view.count; ++i) {
+    path_steps += double(options.paths) * (view.steps != nullptr ? view.steps[i] : 1);
+  }
+  if (options.greeks) path_steps *= 5;  // the base book and four bumped ones
+  if (::isatty(2) == 0 || path_steps < 0x1p33 || view.count < 2) {
+    return finance::price_monte_carlo_book(context, view, options);
+  }
+  const std::int64_t rows_per_part = std::max<std::int64_t>(1, view.count / 100);
+  finance::MonteCarloBookResult all;
+  for (std::int64_t first = 0; first < view.count; first += rows_per_part) {
+    finance::MonteCarloBookView part = view;
+    part.count = std::min(rows_per_part, view.count - first);
+    part.is_put += first, part.spot += first, part.strike += first, part.maturity += first;
+    for (finance::PerOption<double>* p : {&part.rate, &part.volatility, &part.dividend}) {
+      if (p->values != nullptr) p->values += first;
+    }
+    if (part.barrier_type != nullptr) part.barrier_type += first;
+    if (part.barrier != nullptr) part.barrier += first;
+    if (part.steps != nullptr) part.steps += first;
+    finance::MonteCarloOptions part_options = options;
+    part_options.first_option_index = static_cast<std::uint32_t>(first);
+    const finance::MonteCarloBookResult r =
+        finance::price_monte_carlo_book(context, part, part_options);
+    append(all.price, r.price), append(all.std_error, r.std_error);
+    append(all.ci_low, r.ci_low), append(all.ci_high, r.ci_high), append(all.paths, r.paths);
+    append(all.delta, r.delta), append(all.vega, r.vega);
+    append(all.vrf_antithetic, r.vrf_antithetic), append(all.vrf_control, r.vrf_control);
+    const std::int64_t done = first + part.count;
+    fmt::print(stderr, "\rgpukit mc: pricing {:.0f}% ({} of {} options)",
+               100.0 * double(done) / double(view.count), done, view.count);
+  }
+  fmt::print(stderr, "\n");
+  return all;
+}
+
 void price_file(const McArgs& args, const Context& context) {
   if (args.output.empty()) throw InvalidInput("mc: --output is required with --input");
   const io::OptionBook book = read_book(args);
@@ -136,7 +182,7 @@ void price_file(const McArgs& args, const Context& context) {
   view.barrier = book.barrier.data();
   view.steps = book.steps.data();
   const finance::MonteCarloOptions options = options_of(args);
-  const finance::MonteCarloBookResult r = finance::price_monte_carlo_book(context, view, options);
+  const finance::MonteCarloBookResult r = price_with_progress(context, view, options);
   if (args.check) check_against_cpu(context, view, options, r, args.precision);
 
   const bool as_float = options.precision == finance::Precision::float32;

@@ -233,8 +233,9 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
   auto price_scenario = [&](const std::vector<OptionInputs>& scenario) {
     std::vector<PathParams<Real>> params(n);
     for (std::size_t i = 0; i < n; ++i) {
-      params[i] =
-          mc::path_params<Real>(scenario[i], static_cast<std::uint32_t>(i), options.monitoring);
+      params[i] = mc::path_params<Real>(scenario[i],
+                                        options.first_option_index + static_cast<std::uint32_t>(i),
+                                        options.monitoring);
     }
     const std::vector<Moments<double>> moments = moments_on(context, params, samples, options);
     std::vector<mc::Estimate> estimates(n);
@@ -300,8 +301,10 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options) {
   if (book.count < 0) throw InvalidInput("monte carlo: negative option count");
-  if (book.count > std::int64_t{0xFFFFFFFE}) {
-    throw InvalidInput("monte carlo: at most 2^32 - 1 options per book (the Philox option index)");
+  if (book.count > std::int64_t{0xFFFFFFFF} - options.first_option_index) {
+    throw InvalidInput(
+        "monte carlo: at most 2^32 - 1 options per book, first_option_index included (the Philox "
+        "option index; 0xFFFFFFFF is reserved)");
   }
   if (options.paths < 2) {
     throw InvalidInput(fmt::format("monte carlo: paths must be >= 2, got {}", options.paths));

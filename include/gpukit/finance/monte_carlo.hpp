@@ -75,6 +75,9 @@ struct MonteCarloOptions {
   bool greeks = false;           // delta and vega
   bool variance_reduction_factors = false;
   Precision precision = Precision::float64;
+  /// The Philox option index of the book's first row: a book priced in parts, each part with the
+  /// index of its first row here, gets the numbers (and the bits) of the whole book.
+  std::uint32_t first_option_index = 0;
 };
 
 struct MonteCarloBookResult {
@@ -87,8 +90,9 @@ struct MonteCarloBookResult {
 
 /// Prices `book` on `context`. Throws InvalidInput for paths < 2 (odd with antithetic), steps
 /// outside [1, kMonteCarloMaxSteps], or a barrier row whose barrier is not > 0; CudaError and
-/// OutOfMemory from the device. Option i uses Philox option index i (so a row's numbers do not
-/// depend on the other rows); inputs are rounded to float first with Precision::float32.
+/// OutOfMemory from the device. Option i uses Philox option index first_option_index + i (so a
+/// row's numbers do not depend on the other rows); inputs are rounded to float first with
+/// Precision::float32.
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options);
 
