@@ -37,7 +37,7 @@ std::vector<McRow> mixed_rows() {
 
 // CPU vs GPU on the same numbers. Double: the paths differ only by the last bits of exp, log,
 // sin and cos, so prices agree to about 1e-13 relative (bound 1e-10 of price + 1e-12). Float: the
-// GPU uses the hardware's fast __logf / __sincosf / __expf (about 2^-21 relative), the CPU the
+// GPU uses the hardware's approximate log2 / sqrt / sin / cos / exp2 (about 2^-21), the CPU the
 // correctly rounded transform; a discrete barrier decision can flip for a path that ends a step
 // within that rounding of the barrier. Bound: 2e-4 of the price + 0.02 standard errors.
 TEST(MonteCarloGpu, SameRandomNumbersAsTheCpu) {

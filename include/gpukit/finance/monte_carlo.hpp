@@ -25,9 +25,11 @@
 // co-moments) by a fixed tree, and tiles merged with Chan's pairwise formula in a fixed tree over
 // the tile index. No sum of squares is ever differenced, and the bits of a result do not depend on
 // the thread count, block size, grid size or on the kernel chosen (one block per option or
-// several blocks and a reduction). CPU and GPU double results differ only by the last bits of
-// exp/log/sin/cos in the paths; float kernels use the hardware's fast __logf/__sincosf/__expf
-// (the CPU float path the accurate functions), so they differ by float rounding.
+// several blocks and a reduction, or a block per tile for long paths; a kernel specialized for
+// one path kind or not). CPU and GPU double results differ only by the last bits of
+// exp/log/sin/cos in the paths (and of products and sums the GPU fuses); float kernels use the
+// hardware's approximate log2/sqrt/sin/cos/exp2 (the CPU float path the accurate functions), so
+// they differ by float rounding.
 //
 // Each result: price (discounted mean), standard error (sample standard deviation / sqrt(n), of
 // the control-variate residual when that is on), the 95% interval price +- 1.96 std_error, the

@@ -116,16 +116,22 @@ __global__ void per_option_kernel(const PathParams<Real>* __restrict__ params, s
   if (threadIdx.x == 0) moments[option] = tiles_of[0];
 }
 
-// The float one-step plain kernel is issue-bound: held to 32 registers, a full SM of warps.
+// The float one-step plain kernel is issue-bound: its register budget trades warps per SM
+// (latency hiding) against per-option constants that ptxas rematerializes in the loop when short
+// of registers. Measured on the H200 (docs: gpukit bench mc).
+#ifndef GPUKIT_MC_ONE_STEP_THREADS
+#define GPUKIT_MC_ONE_STEP_THREADS 512
+#define GPUKIT_MC_ONE_STEP_BLOCKS 3
+#endif
 template <class M, class Real, PathKind kKind>
-inline constexpr bool kFullOccupancy =
+inline constexpr bool kIssueBound =
     std::is_same_v<Real, float>&& kKind == PathKind::european_one_step && !M::antithetic &&
     !M::control;
 
 // Every option of the run has kind kKind (or any kind: mixed).
 template <class M, class Real, PathKind kKind>
-__global__ void __launch_bounds__(kFullOccupancy<M, Real, kKind> ? 1024 : 256,
-                                  kFullOccupancy<M, Real, kKind> ? 2 : 1)
+__global__ void __launch_bounds__(kIssueBound<M, Real, kKind> ? GPUKIT_MC_ONE_STEP_THREADS : 256,
+                                  kIssueBound<M, Real, kKind> ? GPUKIT_MC_ONE_STEP_BLOCKS : 1)
     tile_kernel(const PathParams<Real>* __restrict__ params, std::int64_t options,
                 std::int64_t samples, std::int64_t tiles, const PhiloxSchedule keys,
                 Moments<double>* __restrict__ workspace) {

@@ -40,8 +40,8 @@ struct DeviceRun {
 std::int64_t workspace_bytes(const DeviceRun& run);
 
 /// Computes the merged moments of each option into `moments` (device, run.options entries).
-/// `params` and `workspace` (workspace_bytes) are device memory; float runs use the fast
-/// intrinsics (monte_carlo_paths.hpp, quad_normals<true>).
+/// `params` and `workspace` (workspace_bytes) are device memory; float runs use the hardware's
+/// approximations (monte_carlo_paths.hpp, quad_normals<true>).
 template <class Real>
 void launch_monte_carlo(const PathParams<Real>* params, const DeviceRun& run,
                         Moments<double>* moments, void* workspace, StreamHandle stream,
