@@ -22,7 +22,7 @@ struct McArgs {
   std::int64_t paths = 1 << 20;
   std::uint64_t seed = 2008;
   std::string monitoring = "discrete";
-  bool antithetic = false, control_variate = false, greeks = false, demo = false;
+  bool antithetic = false, control_variate = false, greeks = false, demo = false, check = false;
   std::int64_t demo_options = 128;
   std::string precision = "double";
   std::optional<double> rate, volatility, dividend;
@@ -42,6 +42,89 @@ finance::MonteCarloOptions options_of(const McArgs& args) {
   options.precision =
       args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
   return options;
+}
+
+// --check: the CPU backend prices the book again with the same random numbers (the same Philox
+// words per option, path and step); the prices differ only by the rounding of the math functions
+// (double) or by the GPU's float approximations (float). Bounds as in the GPU tests: double
+// 1e-10 of the price + 1e-12, float 2e-4 of the price + 0.02 standard errors.
+void check_against_cpu(const Context& context, const finance::MonteCarloBookView& view,
+                       const finance::MonteCarloOptions& options,
+                       const finance::MonteCarloBookResult& result, const std::string& precision) {
+  const finance::MonteCarloBookResult cpu =
+      finance::price_monte_carlo_book(Context::cpu(context.cpu_threads), view, options);
+  const bool as_double = options.precision == finance::Precision::float64;
+  double max_abs = 0, max_relative = 0, max_in_std_errors = 0;
+  std::size_t over = 0;
+  for (std::size_t i = 0; i < cpu.price.size(); ++i) {
+    const double difference = std::abs(result.price[i] - cpu.price[i]);
+    max_abs = std::max(max_abs, difference);
+    if (cpu.price[i] != 0)
+      max_relative = std::max(max_relative, difference / std::abs(cpu.price[i]));
+    if (cpu.std_error[i] > 0)
+      max_in_std_errors = std::max(max_in_std_errors, difference / cpu.std_error[i]);
+    const double bound = as_double ? 1e-10 * std::abs(cpu.price[i]) + 1e-12
+                                   : 2e-4 * std::abs(cpu.price[i]) + 0.02 * cpu.std_error[i];
+    if (!(difference <= bound)) ++over;
+  }
+  fmt::print(stderr,
+             "check: {} {} vs CPU on the same random numbers ({} options): max abs price "
+             "difference {:E}, max relative {:E}, max |difference| / std_error {:.3E}\n",
+             context.describe(), precision, cpu.price.size(), max_abs, max_relative,
+             max_in_std_errors);
+  if (over > 0) {
+    throw Error(ErrorKind::check_failed,
+                fmt::format("mc --check: {} of {} prices differ from the CPU's by more than the "
+                            "bound ({} of the price{})",
+                            over, cpu.price.size(), as_double ? "1e-10" : "2e-4",
+                            as_double ? " + 1e-12" : " + 0.02 standard errors"));
+  }
+}
+
+void append(std::vector<double>& to, const std::vector<double>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+// A long run, watched (stderr is a terminal), is priced in about 100 parts of consecutive rows,
+// with a progress line after each. Each part starts at its first row's Philox option index, so
+// the prices are the bits of a single call.
+finance::MonteCarloBookResult price_with_progress(const Context& context,
+                                                  const finance::MonteCarloBookView& view,
+                                                  const finance::MonteCarloOptions& options) {
+  double path_steps = 0;
+  for (std::int64_t i = 0; i < view.count; ++i) {
+    path_steps += double(options.paths) * (view.steps != nullptr ? view.steps[i] : 1);
+  }
+  if (options.greeks) path_steps *= 5;  // the base book and four bumped ones
+  if (::isatty(2) == 0 || path_steps < 0x1p33 || view.count < 2) {
+    return finance::price_monte_carlo_book(context, view, options);
+  }
+  const std::int64_t rows_per_part = std::max<std::int64_t>(1, view.count / 100);
+  finance::MonteCarloBookResult all;
+  for (std::int64_t first = 0; first < view.count; first += rows_per_part) {
+    finance::MonteCarloBookView part = view;
+    part.count = std::min(rows_per_part, view.count - first);
+    part.is_put += first, part.spot += first, part.strike += first, part.maturity += first;
+    for (finance::PerOption<double>* p : {&part.rate, &part.volatility, &part.dividend}) {
+      if (p->values != nullptr) p->values += first;
+    }
+    if (part.barrier_type != nullptr) part.barrier_type += first;
+    if (part.barrier != nullptr) part.barrier += first;
+    if (part.steps != nullptr) part.steps += first;
+    finance::MonteCarloOptions part_options = options;
+    part_options.first_option_index = static_cast<std::uint32_t>(first);
+    const finance::MonteCarloBookResult r =
+        finance::price_monte_carlo_book(context, part, part_options);
+    append(all.price, r.price), append(all.std_error, r.std_error);
+    append(all.ci_low, r.ci_low), append(all.ci_high, r.ci_high), append(all.paths, r.paths);
+    append(all.delta, r.delta), append(all.vega, r.vega);
+    append(all.vrf_antithetic, r.vrf_antithetic), append(all.vrf_control, r.vrf_control);
+    const std::int64_t done = first + part.count;
+    fmt::print(stderr, "\rgpukit mc: pricing {:.0f}% ({} of {} options)",
+               100.0 * double(done) / double(view.count), done, view.count);
+  }
+  fmt::print(stderr, "\n");
+  return all;
 }
 
 void price_file(const McArgs& args, const Context& context) {
@@ -65,7 +148,8 @@ void price_file(const McArgs& args, const Context& context) {
   view.barrier = book.barrier.data();
   view.steps = book.steps.data();
   const finance::MonteCarloOptions options = options_of(args);
-  const finance::MonteCarloBookResult r = finance::price_monte_carlo_book(context, view, options);
+  const finance::MonteCarloBookResult r = price_with_progress(context, view, options);
+  if (args.check) check_against_cpu(context, view, options, r, args.precision);
 
   const bool as_float = options.precision == finance::Precision::float32;
   std::vector<io::OutputColumn> columns = {{"price", r.price, as_float},
@@ -138,6 +222,9 @@ void register_mc(CLI::App& app) {
   command->add_flag("--control-variate", args->control_variate,
                     "The discounted terminal price as control variate (adds vrf_control)");
   command->add_flag("--greeks", args->greeks, "Add delta and vega (bump and reprice, CRN)");
+  command->add_flag("--check", args->check,
+                    "Price again on the CPU with the same random numbers; print the max abs and "
+                    "relative price differences (stderr)");
   command->add_option("--precision", args->precision, "double | float")
       ->check(CLI::IsMember({"double", "float"}))
       ->capture_default_str();

@@ -12,6 +12,7 @@
 #include "gpukit/finance/monte_carlo.hpp"
 
 #if GPUKIT_HAVE_CUDA
+#include "finance/cuda/monte_carlo_curand_reference.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
 #endif
 
@@ -47,6 +48,18 @@ double reference_price(const mc::OptionInputs& in) {
                                          in.maturity, in.rate, in.dividend, in.volatility);
 }
 
+// "ok" when a price is within `within` standard errors of the closed form (BGK-shifted, with a
+// 0.5% allowance for the shift's own error, for barriers).
+[[maybe_unused]] std::string verdict(const mc::OptionInputs& in, double price, double std_error,
+                                     double within) {
+  const double reference = reference_price(in);
+  const double tolerance =
+      within * std_error + (in.barrier_type == BarrierType::none ? 0 : 5e-3 * reference);
+  return fmt::format("{} (price {:.6f} +- {:.1e}, closed form {:.6f})",
+                     std::abs(price - reference) <= tolerance ? "ok" : "OFF", price, std_error,
+                     reference);
+}
+
 #if GPUKIT_HAVE_CUDA
 
 // Options on the device, a workspace, and a launch.
@@ -57,7 +70,8 @@ struct DeviceBook {
   cuda::DeviceBuffer<unsigned char> workspace;
   mc::DeviceRun run;
 
-  DeviceBook(const mc::OptionInputs& in, std::int64_t options, std::int64_t paths)
+  DeviceBook(const mc::OptionInputs& in, std::int64_t options, std::int64_t samples,
+             bool antithetic = false, bool control = false)
       : params(static_cast<std::size_t>(options)), moments(static_cast<std::size_t>(options)) {
     std::vector<mc::PathParams<Real>> host;
     for (std::int64_t i = 0; i < options; ++i) {
@@ -65,7 +79,8 @@ struct DeviceBook {
           mc::path_params<Real>(in, static_cast<std::uint32_t>(i), BarrierMonitoring::discrete));
     }
     params.copy_from_host(host);
-    run = {options, paths, 2008, false, false};
+    run = {options,    samples, 2008,
+           antithetic, control, mc::common_path_kind(host.data(), host.size())};
     workspace =
         cuda::DeviceBuffer<unsigned char>(static_cast<std::size_t>(mc::workspace_bytes(run)));
   }
@@ -77,29 +92,26 @@ struct DeviceBook {
   std::string check(const mc::OptionInputs& in) const {
     std::vector<mc::Moments<double>> host(static_cast<std::size_t>(run.options));
     moments.copy_to_host(host);
-    const mc::Estimate e = mc::estimate(host[0], in, false, false);
-    const double reference = reference_price(in);
-    const double tolerance =
-        4 * e.std_error + (in.barrier_type == BarrierType::none ? 0 : 5e-3 * reference);
-    return fmt::format("{} (price {:.6f} +- {:.1e}, closed form {:.6f})",
-                       std::abs(e.price - reference) <= tolerance ? "ok" : "OFF", e.price,
-                       e.std_error, reference);
+    const mc::Estimate e = mc::estimate(host[0], in, run.antithetic, run.control);
+    return verdict(in, e.price, e.std_error, 4);
   }
 };
 
+// `samples` per row: paths, or antithetic pairs (a pair counts once, as the bar asks).
 template <class Real>
 Row speed_row(const BenchConfig& config, const std::string& name, const mc::OptionInputs& in,
-              std::int64_t paths, cuda::Stream& stream) {
-  DeviceBook<Real> book(in, 1, paths);
+              std::int64_t samples, cuda::Stream& stream, bool antithetic = false,
+              bool control = false) {
+  DeviceBook<Real> book(in, 1, samples, antithetic, control);
   book.launch(stream.handle());
   stream.synchronize();
   Row row;
   row.variant = name;
-  row.description =
-      fmt::format("1 option, {} paths x {} steps, data on the device", paths, in.steps);
+  row.description = fmt::format("1 option, {} {} x {} steps, data on the device", samples,
+                                antithetic ? "antithetic pairs" : "paths", in.steps);
   row.seed_reference =
       in.barrier_type == BarrierType::none ? "000: slides 20-25" : "003: Application 3";
-  row.elements = static_cast<double>(paths) * in.steps;
+  row.elements = static_cast<double>(samples) * in.steps;
   row.ladder = false;
   row.note = book.check(in);
   row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat,
@@ -107,19 +119,72 @@ Row speed_row(const BenchConfig& config, const std::string& name, const mc::Opti
   return row;
 }
 
+// The vendor row: cuRAND's device API in a plain kernel (monte_carlo_curand_reference.hpp).
+Row curand_row(const BenchConfig& config, const mc::OptionInputs& in, std::int64_t paths,
+               cuda::Stream& stream) {
+  const mc::PathParams<float> p = mc::path_params<float>(in, 0, BarrierMonitoring::discrete);
+  mc::CurandReferenceProblem problem;
+  problem.paths = paths;
+  problem.seed = 2008;
+  problem.drift_dt = p.drift_dt, problem.vol_sqrt_dt = p.vol_sqrt_dt;
+  problem.strike_over_spot = p.strike_over_spot;
+  problem.steps = in.steps;
+  problem.down_and_out = in.barrier_type == BarrierType::down_out;
+  problem.log_barrier = p.log_barrier;
+  cuda::DeviceBuffer<double> sums(2);
+  auto launch = [&] {
+    cuda::fill_bytes_async(sums.data(), 0, mc::kCurandReferenceSumsBytes, stream.handle());
+    mc::launch_curand_reference(problem, sums.data(), stream.handle());
+  };
+  launch();
+  stream.synchronize();
+  std::vector<double> host(2);
+  sums.copy_to_host(host);
+  const double n = static_cast<double>(paths / 4 * 4);
+  const double mean = host[0] / n;
+  const double variance = std::max(0.0, (host[1] - host[0] * mean) / (n - 1));
+  const double scale = in.spot * std::exp(-in.rate * in.maturity);
+  Row row;
+  row.variant = in.barrier_type == BarrierType::none ? "curand-philox-float" : "curand-252-float";
+  row.description = fmt::format(
+      "cuRAND device API (Philox4_32_10, curand_normal4, fast math), plain kernel, {} paths x {} "
+      "steps",
+      paths, in.steps);
+  row.seed_reference = "vendor";
+  row.elements = n * in.steps;
+  row.ladder = false;
+  row.vendor = true;
+  row.note = verdict(in, scale * mean, scale * std::sqrt(variance / n), 5);
+  row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, launch);
+  return row;
+}
+
 void speed_tables(const BenchConfig& config, Report& report) {
   cuda::Stream stream;
   const bool want_float = config.precision != "double", want_double = config.precision != "float";
+  // Every row of a table prices the same number of samples, so "vs vendor" compares rates.
+  constexpr std::int64_t kEuropeanSamples = std::int64_t{1} << 28;
+  constexpr std::int64_t kBarrierPaths = std::int64_t{1} << 22;
   Table european = device_table(
       report,
       "European call, one step, one option: paths/s (Philox4x32-10 + Box-Muller in the "
-      "kernel; float uses __logf/__sincosf/__expf; bar: float >= 560 G paths/s)");
+      "kernel; float uses the MUFU approximations; an antithetic pair counts once; bar: float >= "
+      "560 G paths/s)");
   european.element_name = "paths";
   const mc::OptionInputs vanilla = bench_option(BarrierType::none, 1);
-  if (want_float)
-    european.rows.push_back(speed_row<float>(config, "european-float", vanilla, 1 << 28, stream));
-  if (want_double)
-    european.rows.push_back(speed_row<double>(config, "european-double", vanilla, 1 << 26, stream));
+  if (want_float) {
+    european.rows.push_back(curand_row(config, vanilla, kEuropeanSamples, stream));
+    european.rows.push_back(
+        speed_row<float>(config, "european-float", vanilla, kEuropeanSamples, stream));
+    european.rows.push_back(speed_row<float>(config, "european-float-antithetic", vanilla,
+                                             kEuropeanSamples, stream, true, false));
+    european.rows.push_back(speed_row<float>(config, "european-float-control", vanilla,
+                                             kEuropeanSamples, stream, false, true));
+  }
+  if (want_double) {
+    european.rows.push_back(
+        speed_row<double>(config, "european-double", vanilla, kEuropeanSamples, stream));
+  }
   report.tables.push_back(std::move(european));
 
   Table barrier =
@@ -128,12 +193,19 @@ void speed_tables(const BenchConfig& config, Report& report) {
                    "620 G path-steps/s)");
   barrier.element_name = "path-steps";
   const mc::OptionInputs knock_out = bench_option(BarrierType::down_out, 252);
-  if (want_float)
+  if (want_float) {
+    barrier.rows.push_back(curand_row(config, knock_out, kBarrierPaths, stream));
     barrier.rows.push_back(
-        speed_row<float>(config, "barrier-252-float", knock_out, 1 << 22, stream));
-  if (want_double)
+        speed_row<float>(config, "barrier-252-float", knock_out, kBarrierPaths, stream));
+  }
+  if (want_double) {
     barrier.rows.push_back(
-        speed_row<double>(config, "barrier-252-double", knock_out, 1 << 20, stream));
+        speed_row<double>(config, "barrier-252-double", knock_out, kBarrierPaths, stream));
+  }
+  if (want_float) {
+    barrier.rows.push_back(
+        speed_row<float>(config, "barrier-252-float 16M", knock_out, kBarrierPaths * 4, stream));
+  }
   report.tables.push_back(std::move(barrier));
 }
 
@@ -209,6 +281,22 @@ void grid_table(const BenchConfig& config, Report& report) {
                                       [&] { book.launch(stream.handle(), launch); });
       shapes.rows.push_back(std::move(row));
     }
+  }
+  const mc::OptionInputs knock_out = bench_option(BarrierType::down_out, 252);
+  for (const mc::LaunchShape shape : {mc::LaunchShape::multi_block, mc::LaunchShape::staged}) {
+    DeviceBook<float> book(knock_out, 1, 1 << 22);
+    Row row;
+    row.variant = fmt::format("{} barrier-252 1x4194304",
+                              shape == mc::LaunchShape::staged ? "staged" : "multi-block");
+    row.description = "forced launch shape, 252 steps (elements: paths)";
+    row.seed_reference = "003: Application 3";
+    row.elements = static_cast<double>(1 << 22);
+    row.ladder = false;
+    mc::LaunchConfig launch;
+    launch.shape = shape;
+    row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat,
+                                    [&] { book.launch(stream.handle(), launch); });
+    shapes.rows.push_back(std::move(row));
   }
   report.tables.push_back(std::move(shapes));
 }

@@ -51,13 +51,13 @@ void cpu_moments_in(const std::vector<PathParams<Real>>& params, std::int64_t sa
   const auto options = static_cast<std::int64_t>(params.size());
   const std::int64_t tiles = tiles_for(samples);
   std::vector<Moments<double>> tile_moments(static_cast<std::size_t>(options * tiles));
-  const rng::Uint32x2 key = rng::philox_key(seed);
+  const PhiloxSchedule keys = philox_schedule(rng::philox_key(seed));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::int64_t t = 0; t < options * tiles; ++t) {
     const std::int64_t option = t / tiles, tile = t % tiles;
     Moments<Real> lanes[kLanes];
     for (int lane = 0; lane < kLanes; ++lane) {
-      lanes[lane] = lane_moments<false, M>(params[static_cast<std::size_t>(option)], key, samples,
+      lanes[lane] = lane_moments<false, M>(params[static_cast<std::size_t>(option)], keys, samples,
                                            tile, lane);
     }
     // The warp's shuffle-down tree: lane l absorbs lane l + offset.
@@ -200,8 +200,12 @@ std::vector<Moments<double>> moments_on(const Context& context,
   }
 #if GPUKIT_HAVE_CUDA
   cuda::set_device(context.cuda_device);
-  const mc::DeviceRun run{static_cast<std::int64_t>(params.size()), samples, options.seed,
-                          options.antithetic, options.control_variate};
+  const mc::DeviceRun run{static_cast<std::int64_t>(params.size()),
+                          samples,
+                          options.seed,
+                          options.antithetic,
+                          options.control_variate,
+                          mc::common_path_kind(params.data(), params.size())};
   cuda::DeviceBuffer<PathParams<Real>> device_params(params.size());
   device_params.copy_from_host(params);
   cuda::DeviceBuffer<Moments<double>> device_moments(params.size());
@@ -229,8 +233,9 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
   auto price_scenario = [&](const std::vector<OptionInputs>& scenario) {
     std::vector<PathParams<Real>> params(n);
     for (std::size_t i = 0; i < n; ++i) {
-      params[i] =
-          mc::path_params<Real>(scenario[i], static_cast<std::uint32_t>(i), options.monitoring);
+      params[i] = mc::path_params<Real>(scenario[i],
+                                        options.first_option_index + static_cast<std::uint32_t>(i),
+                                        options.monitoring);
     }
     const std::vector<Moments<double>> moments = moments_on(context, params, samples, options);
     std::vector<mc::Estimate> estimates(n);
@@ -296,8 +301,10 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options) {
   if (book.count < 0) throw InvalidInput("monte carlo: negative option count");
-  if (book.count > std::int64_t{0xFFFFFFFE}) {
-    throw InvalidInput("monte carlo: at most 2^32 - 1 options per book (the Philox option index)");
+  if (book.count > std::int64_t{0xFFFFFFFF} - options.first_option_index) {
+    throw InvalidInput(
+        "monte carlo: at most 2^32 - 1 options per book, first_option_index included (the Philox "
+        "option index; 0xFFFFFFFF is reserved)");
   }
   if (options.paths < 2) {
     throw InvalidInput(fmt::format("monte carlo: paths must be >= 2, got {}", options.paths));

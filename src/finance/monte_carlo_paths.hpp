@@ -10,19 +10,29 @@
 // shuffle-down reduction (offsets 16, 8, 4, 2, 1), and the tiles of an option by the stride-
 // doubling tree merge_tiles_in_place: both trees are fixed, so the bits do not depend on who
 // computes a tile.
+//
+// Every floating-point operation whose rounding could depend on the compiler is written out
+// (op::add, op::mul, op::fma: the _rn intrinsics on the device, plain operations on the CPU, whose
+// file is compiled without contraction). nvcc cannot contract a multiply and an add differently in
+// different kernels, so every kernel that inlines this code, whichever path kinds it is
+// specialized for, produces the same bits.
+//
+// Speed (the float European one-step kernel is close to the issue limit of the SM): per option,
+// everything that does not vary per path is hoisted into PathConstants; the Philox key schedule
+// is computed once per lane; each path kind has its own loop (no per-step branches on the kind);
+// a barrier is tracked as the running minimum of the log-price in the direction of the barrier
+// (one min per step, no exp); the statistics cost a subtract, an add and a fused multiply-add per
+// sample (the count is known, not accumulated).
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "core/host_device.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/rng/normal.hpp"
 #include "gpukit/rng/philox.hpp"
 #include "gpukit/rng/uniform.hpp"
-
-#if defined(__CUDACC__)
-#include <math_constants.h>
-#endif
 
 namespace gpukit::finance::mc {
 
@@ -47,12 +57,77 @@ struct PathParams {
   std::uint8_t continuous = 0;
 };
 
+/// The loop a path takes. Kernels are specialized for one kind when every option of a run has it
+/// (`mixed`: each tile dispatches on its option's kind); the arithmetic, hence the bits, is the
+/// same either way.
+enum class PathKind : std::uint8_t {
+  mixed,
+  european_one_step,
+  european,  // several steps (only their sum matters)
+  discrete_barrier,
+  continuous_barrier,
+};
+
+template <class Real>
+GPUKIT_HD_INLINE PathKind path_kind(const PathParams<Real>& p) {
+  if (p.barrier == static_cast<std::uint8_t>(BarrierType::none)) {
+    return p.steps == 1 ? PathKind::european_one_step : PathKind::european;
+  }
+  return p.continuous ? PathKind::continuous_barrier : PathKind::discrete_barrier;
+}
+
+/// The kind every option shares, or mixed (host side: picks the kernel of a run).
+template <class Real>
+inline PathKind common_path_kind(const PathParams<Real>* params, std::size_t count) {
+  if (count == 0) return PathKind::mixed;
+  const PathKind first = path_kind(params[0]);
+  for (std::size_t i = 1; i < count; ++i) {
+    if (path_kind(params[i]) != first) return PathKind::mixed;
+  }
+  return first;
+}
+
 /// The flags that select a kernel's statistics (all compile-time, so the plain path pays for none).
 template <bool kAntithetic, bool kControl>
 struct Mode {
   static constexpr bool antithetic = kAntithetic;
   static constexpr bool control = kControl;
 };
+
+// ---- Arithmetic with one rounding per operation, on both sides ---------------------------------
+
+namespace op {
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double fma(double a, double b, double c) { return __fma_rn(a, b, c); }
+#else
+// The CPU rounds the product and the sum separately (no hardware FMA is assumed).
+template <class T>
+inline T add(T a, T b) {
+  return a + b;
+}
+template <class T>
+inline T sub(T a, T b) {
+  return a - b;
+}
+template <class T>
+inline T mul(T a, T b) {
+  return a * b;
+}
+template <class T>
+inline T fma(T a, T b, T c) {
+  return a * b + c;
+}
+#endif
+}  // namespace op
+
+// ---- Statistics ---------------------------------------------------------------------------------
 
 /// Moments of up to three variables over `count` samples: x (the estimator's sample: a payoff,
 /// or an antithetic pair's mean), c (the control: S_T / S0, or the pair's mean) with the co-moment
@@ -65,30 +140,43 @@ struct Moments {
   T mean_d = 0, m2_d = 0;
 };
 
-/// Chan, Golub and LeVeque's pairwise update. Empty sides return the other unchanged.
+/// Chan, Golub and LeVeque's pairwise update with b's weight nb / (na + nb) given.
+template <class M, class T>
+GPUKIT_HD_INLINE Moments<T> merge_weighted(const Moments<T>& a, const Moments<T>& b, T weight_b) {
+  Moments<T> r;
+  r.count = op::add(a.count, b.count);
+  const T cross = op::mul(a.count, weight_b);  // na nb / n
+  const T dx = op::sub(b.mean_x, a.mean_x);
+  r.mean_x = op::fma(dx, weight_b, a.mean_x);
+  r.m2_x = op::fma(op::mul(dx, dx), cross, op::add(a.m2_x, b.m2_x));
+  if constexpr (M::control) {
+    const T dc = op::sub(b.mean_c, a.mean_c);
+    r.mean_c = op::fma(dc, weight_b, a.mean_c);
+    r.m2_c = op::fma(op::mul(dc, dc), cross, op::add(a.m2_c, b.m2_c));
+    r.co_xc = op::fma(op::mul(dx, dc), cross, op::add(a.co_xc, b.co_xc));
+  }
+  if constexpr (M::antithetic) {
+    const T dd = op::sub(b.mean_d, a.mean_d);
+    r.mean_d = op::fma(dd, weight_b, a.mean_d);
+    r.m2_d = op::fma(op::mul(dd, dd), cross, op::add(a.m2_d, b.m2_d));
+  }
+  return r;
+}
+
+/// Chan, Golub and LeVeque's pairwise update. Empty sides return the other unchanged. Equal
+/// counts (every merge of full tiles) take the weight 1/2 without dividing: the same bits, as
+/// n / 2n is exact.
 template <class M, class T>
 GPUKIT_HD_INLINE Moments<T> merge(const Moments<T>& a, const Moments<T>& b) {
   if (b.count == T(0)) return a;
   if (a.count == T(0)) return b;
-  Moments<T> r;
-  r.count = a.count + b.count;
-  const T weight_b = b.count / r.count;
-  const T cross = a.count * weight_b;  // na nb / n
-  const T dx = b.mean_x - a.mean_x;
-  r.mean_x = a.mean_x + dx * weight_b;
-  r.m2_x = a.m2_x + b.m2_x + dx * dx * cross;
-  if constexpr (M::control) {
-    const T dc = b.mean_c - a.mean_c;
-    r.mean_c = a.mean_c + dc * weight_b;
-    r.m2_c = a.m2_c + b.m2_c + dc * dc * cross;
-    r.co_xc = a.co_xc + b.co_xc + dx * dc * cross;
-  }
-  if constexpr (M::antithetic) {
-    const T dd = b.mean_d - a.mean_d;
-    r.mean_d = a.mean_d + dd * weight_b;
-    r.m2_d = a.m2_d + b.m2_d + dd * dd * cross;
-  }
-  return r;
+  return merge_weighted<M>(a, b, a.count == b.count ? T(0.5) : b.count / op::add(a.count, b.count));
+}
+
+/// merge() of two sides known to hold the same, nonzero count (lanes of a full tile).
+template <class M, class T>
+GPUKIT_HD_INLINE Moments<T> merge_equal(const Moments<T>& a, const Moments<T>& b) {
+  return merge_weighted<M>(a, b, T(0.5));
 }
 
 template <class T, class U>
@@ -97,52 +185,51 @@ GPUKIT_HD_INLINE Moments<T> convert(const Moments<U>& m) {
           T(m.m2_c),  T(m.co_xc),  T(m.mean_d), T(m.m2_d)};
 }
 
-/// One lane's running sums from a shift (its first sample), turned into moments at the end.
+/// One lane's sums from a shift (its first sample); the caller knows the count.
 template <class M, class Real>
-struct LaneAccumulator {
-  Real n = 0;
+struct LaneSums {
   Real shift_x = 0, sum_x = 0, sum2_x = 0;
   Real shift_c = 0, sum_c = 0, sum2_c = 0, sum_xc = 0;
   Real shift_d = 0, sum_d = 0, sum2_d = 0;
 
+  GPUKIT_HD_INLINE void set_shift(Real x, Real c, Real d) {
+    shift_x = x;
+    if constexpr (M::control) shift_c = c;
+    if constexpr (M::antithetic) shift_d = d;
+  }
+
   GPUKIT_HD_INLINE void add(Real x, Real c, Real d) {
-    if (n == Real(0)) {
-      shift_x = x;
-      if constexpr (M::control) shift_c = c;
-      if constexpr (M::antithetic) shift_d = d;
-    }
-    n += Real(1);
-    const Real ex = x - shift_x;
-    sum_x += ex;
-    sum2_x += ex * ex;
+    const Real ex = op::sub(x, shift_x);
+    sum_x = op::add(sum_x, ex);
+    sum2_x = op::fma(ex, ex, sum2_x);
     if constexpr (M::control) {
-      const Real ec = c - shift_c;
-      sum_c += ec;
-      sum2_c += ec * ec;
-      sum_xc += ex * ec;
+      const Real ec = op::sub(c, shift_c);
+      sum_c = op::add(sum_c, ec);
+      sum2_c = op::fma(ec, ec, sum2_c);
+      sum_xc = op::fma(ex, ec, sum_xc);
     }
     if constexpr (M::antithetic) {
-      const Real ed = d - shift_d;
-      sum_d += ed;
-      sum2_d += ed * ed;
+      const Real ed = op::sub(d, shift_d);
+      sum_d = op::add(sum_d, ed);
+      sum2_d = op::fma(ed, ed, sum2_d);
     }
   }
 
-  GPUKIT_HD_INLINE Moments<Real> moments() const {
+  GPUKIT_HD_INLINE Moments<Real> moments(Real n) const {
     Moments<Real> m;
     if (n == Real(0)) return m;
     m.count = n;
     const Real inv_n = Real(1) / n;
-    m.mean_x = shift_x + sum_x * inv_n;
-    m.m2_x = sum2_x - sum_x * sum_x * inv_n;
+    m.mean_x = op::fma(sum_x, inv_n, shift_x);
+    m.m2_x = op::fma(-op::mul(sum_x, sum_x), inv_n, sum2_x);
     if constexpr (M::control) {
-      m.mean_c = shift_c + sum_c * inv_n;
-      m.m2_c = sum2_c - sum_c * sum_c * inv_n;
-      m.co_xc = sum_xc - sum_x * sum_c * inv_n;
+      m.mean_c = op::fma(sum_c, inv_n, shift_c);
+      m.m2_c = op::fma(-op::mul(sum_c, sum_c), inv_n, sum2_c);
+      m.co_xc = op::fma(-op::mul(sum_x, sum_c), inv_n, sum_xc);
     }
     if constexpr (M::antithetic) {
-      m.mean_d = shift_d + sum_d * inv_n;
-      m.m2_d = sum2_d - sum_d * sum_d * inv_n;
+      m.mean_d = op::fma(sum_d, inv_n, shift_d);
+      m.m2_d = op::fma(-op::mul(sum_d, sum_d), inv_n, sum2_d);
     }
     return m;
   }
@@ -150,26 +237,95 @@ struct LaneAccumulator {
 
 // ---- Normals -----------------------------------------------------------------------------------
 
+/// Philox4x32-10's ten round keys, computed once per lane instead of once per call.
+struct PhiloxSchedule {
+  rng::Uint32x2 round_key[10];
+};
+
+GPUKIT_HD_INLINE PhiloxSchedule philox_schedule(rng::Uint32x2 key) {
+  PhiloxSchedule s;
+  for (int round = 0; round < 10; ++round) {
+    s.round_key[round] = key;
+    key.word[0] += rng::detail::kPhiloxKeyIncrement0;
+    key.word[1] += rng::detail::kPhiloxKeyIncrement1;
+  }
+  return s;
+}
+
+/// rng::philox4x32_10 with a precomputed schedule (the same words).
+GPUKIT_HD_INLINE rng::Uint32x4 philox(rng::Uint32x4 counter, const PhiloxSchedule& s) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int round = 0; round < 10; ++round) {
+    counter = rng::detail::philox4x32_round(counter, s.round_key[round]);
+  }
+  return counter;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace fast {
+// The MUFU approximations without the subnormal fix-ups of the non-.ftz forms: their inputs here
+// are never subnormal, and an output that would be is 0 to the payoff.
+__device__ __forceinline__ float log2(float x) {
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float exp2(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float sqrt(float x) {
+  float r;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float sin(float x) {
+  float r;
+  asm("sin.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float cos(float x) {
+  float r;
+  asm("cos.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+// rng::uniform_float's value, (m + 1/2) 2^-23, without an integer-to-float conversion (a quarter-
+// rate instruction): 1 + m 2^-23 by its bits, minus 1 - 2^-24; both exact.
+__device__ __forceinline__ float uniform(std::uint32_t word) {
+  return __fsub_rn(__uint_as_float(0x3F800000u + (word >> 9)), 0x1.fffffep-1f);
+}
+// rng::uniform_double's value the same way: 1 + m 2^-52 minus 1 - 2^-53.
+__device__ __forceinline__ double uniform(std::uint32_t high, std::uint32_t low) {
+  const std::uint64_t bits = (static_cast<std::uint64_t>(high) << 20) | (low >> 12);
+  return __dsub_rn(__longlong_as_double(static_cast<long long>(0x3FF0000000000000ull | bits)),
+                   0x1.fffffffffffffp-1);
+}
+}  // namespace fast
+#endif
+
 /// The four standard normals of quad `quad` at step `step` (paths 4q .. 4q+3).
-/// kFast (float kernels only): the hardware's __logf / __sincosf / __fsqrt on the same uniforms.
+/// kFast (float kernels only): the hardware's approximate log2, sqrt, sin and cos on the same
+/// uniforms.
 template <bool kFast>
-GPUKIT_HD_INLINE void quad_normals(const rng::Uint32x2& key, std::uint32_t option,
+GPUKIT_HD_INLINE void quad_normals(const PhiloxSchedule& keys, std::uint32_t option,
                                    std::uint64_t quad, std::uint32_t step, float z[4]) {
-  const rng::Uint32x4 w = rng::philox4x32_10(rng::philox_counter(option, quad, step), key);
+  const rng::Uint32x4 w = philox(rng::philox_counter(option, quad, step), keys);
 #if defined(__CUDA_ARCH__)
   if constexpr (kFast) {
 #pragma unroll
     for (int pair = 0; pair < 2; ++pair) {
-      const float u1 = rng::uniform_float(w.word[2 * pair]);
-      const float u2 = rng::uniform_float(w.word[2 * pair + 1]);
-      // __logf(u1) may round to >= 0 next to u1 = 1: clamp before the fast square root.
-      const float radius_squared = fmaxf(-2.0f * __logf(u1), 1e-30f);
-      const float radius = radius_squared * rsqrtf(radius_squared);
-      // cos(2 pi u) = -cos(2 pi u - pi): the fast sine and cosine are accurate on [-pi, pi].
-      float sine, cosine;
-      __sincosf(__fmaf_rn(6.28318530717958647692f, u2, -3.14159265358979323846f), &sine, &cosine);
-      z[2 * pair] = -radius * cosine;
-      z[2 * pair + 1] = -radius * sine;
+      const float u1 = fast::uniform(w.word[2 * pair]);
+      const float u2 = fast::uniform(w.word[2 * pair + 1]);
+      // -2 ln u1 = -2 ln 2 log2 u1; the approximate log2 may round to >= 0 next to u1 = 1.
+      const float radius =
+          fast::sqrt(fmaxf(__fmul_rn(fast::log2(u1), -1.38629436111989061883f), 0.0f));
+      // cos(2 pi u) = -cos(2 pi u - pi): the approximate sine and cosine are accurate on [-pi, pi].
+      const float angle = __fmaf_rn(6.28318530717958647692f, u2, -3.14159265358979323846f);
+      z[2 * pair] = __fmul_rn(-radius, fast::cos(angle));
+      z[2 * pair + 1] = __fmul_rn(-radius, fast::sin(angle));
     }
   } else
 #endif
@@ -184,13 +340,17 @@ GPUKIT_HD_INLINE void quad_normals(const rng::Uint32x2& key, std::uint32_t optio
 }
 
 template <bool kFast>
-GPUKIT_HD_INLINE void quad_normals(const rng::Uint32x2& key, std::uint32_t option,
+GPUKIT_HD_INLINE void quad_normals(const PhiloxSchedule& keys, std::uint32_t option,
                                    std::uint64_t quad, std::uint32_t step, double z[4]) {
   for (std::uint32_t block = 0; block < 2; ++block) {
-    const rng::Uint32x4 w =
-        rng::philox4x32_10(rng::philox_counter(option, quad, 2 * step + block), key);
+    const rng::Uint32x4 w = philox(rng::philox_counter(option, quad, 2 * step + block), keys);
+#if defined(__CUDA_ARCH__)
+    const rng::NormalPair<double> n =
+        rng::box_muller(fast::uniform(w.word[0], w.word[1]), fast::uniform(w.word[2], w.word[3]));
+#else
     const rng::NormalPair<double> n = rng::box_muller(rng::uniform_double(w.word[0], w.word[1]),
                                                       rng::uniform_double(w.word[2], w.word[3]));
+#endif
     z[2 * block] = n.first;
     z[2 * block + 1] = n.second;
   }
@@ -201,7 +361,7 @@ GPUKIT_HD_INLINE void quad_normals(const rng::Uint32x2& key, std::uint32_t optio
 template <bool kFast>
 GPUKIT_HD_INLINE float path_exp(float x) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (kFast) return __expf(x);
+  if constexpr (kFast) return fast::exp2(__fmul_rn(x, 1.44269504088896340736f));
   return expf(x);
 #else
   return std::exp(x);
@@ -216,112 +376,299 @@ GPUKIT_HD_INLINE double path_exp(double x) {
 #endif
 }
 
+// max and min that compile to one instruction on the device (the operands are never NaN).
+GPUKIT_HD_INLINE float max0(float x) {
+#if defined(__CUDA_ARCH__)
+  return fmaxf(x, 0.0f);
+#else
+  return x > 0.0f ? x : 0.0f;
+#endif
+}
+GPUKIT_HD_INLINE double max0(double x) {
+#if defined(__CUDA_ARCH__)
+  return fmax(x, 0.0);
+#else
+  return x > 0.0 ? x : 0.0;
+#endif
+}
+GPUKIT_HD_INLINE float min_of(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return fminf(a, b);
+#else
+  return a < b ? a : b;
+#endif
+}
+GPUKIT_HD_INLINE double min_of(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return fmin(a, b);
+#else
+  return a < b ? a : b;
+#endif
+}
+
 // ---- Paths -------------------------------------------------------------------------------------
 
-/// The payoff (undiscounted, in units of the spot) and S_T / S0 of the 4 paths of a quad, with the
-/// normals' signs flipped when `mirror` (the antithetic partner).
-template <bool kFast, class Real>
+/// An option's per-path constants. Barrier paths run in the barrier's direction: w = y for a down
+/// barrier, w = -y for an up barrier (negation is exact, so y is the same bits either way), so
+/// that "beyond the barrier" is always w <= barrier.
+template <class Real>
+struct PathConstants {
+  Real drift = 0, vol = 0;  // of w
+  Real barrier = 0;         // of w
+  Real direction = 1;       // y = direction * w
+  Real bridge_scale = 0;
+  Real payoff_sign = 1, signed_strike = 0;  // intrinsic = payoff_sign * S_T + signed_strike
+  Real drift_log2 = 0, vol_log2 = 0;        // drift and vol / ln 2 (the fast one-step path)
+  std::uint32_t steps = 1;
+  std::uint32_t option = 0;
+  bool knock_in = false;
+  bool knocked_at_start = false;
+};
+
+template <class Real>
+GPUKIT_HD_INLINE PathConstants<Real> path_constants(const PathParams<Real>& p) {
+  PathConstants<Real> c;
+  const bool up = p.barrier == static_cast<std::uint8_t>(BarrierType::up_out) ||
+                  p.barrier == static_cast<std::uint8_t>(BarrierType::up_in);
+  c.direction = up ? Real(-1) : Real(1);
+  c.drift = up ? -p.drift_dt : p.drift_dt;
+  c.vol = up ? -p.vol_sqrt_dt : p.vol_sqrt_dt;
+  c.barrier = up ? -p.log_barrier : p.log_barrier;
+  c.bridge_scale = p.bridge_scale;
+  c.payoff_sign = p.is_put ? Real(-1) : Real(1);
+  c.signed_strike = p.is_put ? p.strike_over_spot : -p.strike_over_spot;
+  c.drift_log2 = op::mul(p.drift_dt, Real(1.44269504088896340736));
+  c.vol_log2 = op::mul(p.vol_sqrt_dt, Real(1.44269504088896340736));
+  c.steps = p.steps;
+  c.option = p.option_index;
+  c.knock_in = p.barrier == static_cast<std::uint8_t>(BarrierType::down_in) ||
+               p.barrier == static_cast<std::uint8_t>(BarrierType::up_in);
+  c.knocked_at_start = p.knocked_at_start != 0;
+  return c;
+}
+
+/// The payoff (undiscounted, in units of the spot) and S_T / S0 of the 4 paths of a quad, and
+/// with antithetic variates of their 4 mirrors (the normals' signs flipped).
+template <class Real>
 struct QuadOutcome {
   Real payoff[4];
   Real terminal[4];
 };
 
-template <bool kFast, class Real>
-GPUKIT_HD_INLINE Real vanilla_payoff(const PathParams<Real>& p, Real terminal) {
-  const Real intrinsic = p.is_put ? p.strike_over_spot - terminal : terminal - p.strike_over_spot;
-  return intrinsic > Real(0) ? intrinsic : Real(0);
+/// max(S_T - K, 0) or max(K - S_T, 0): fma(+-1, S_T, -+K) rounds as the subtraction does.
+template <class Real>
+GPUKIT_HD_INLINE Real vanilla_payoff(const PathConstants<Real>& c, Real terminal) {
+  return max0(op::fma(c.payoff_sign, terminal, c.signed_strike));
 }
 
-/// Simulates the 4 paths of `quad` (and, with kAntithetic, their 4 mirrors, into `mirror`).
-template <bool kFast, bool kAntithetic, class Real>
-GPUKIT_HD_INLINE void simulate_quad(const PathParams<Real>& p, const rng::Uint32x2& key,
-                                    std::uint64_t quad, QuadOutcome<kFast, Real>& plain,
-                                    QuadOutcome<kFast, Real>& mirror) {
+template <bool kFast, bool kAntithetic, PathKind kKind, class Real>
+GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSchedule& keys,
+                                    std::uint64_t quad, QuadOutcome<Real>& plain,
+                                    QuadOutcome<Real>& mirror) {
+  static_assert(kKind != PathKind::mixed);
   constexpr int kWays = kAntithetic ? 8 : 4;
   Real y[kWays];
-  Real alive[kWays];
-  const bool barrier = p.barrier != static_cast<std::uint8_t>(BarrierType::none);
-  const bool down = p.barrier == static_cast<std::uint8_t>(BarrierType::down_out) ||
-                    p.barrier == static_cast<std::uint8_t>(BarrierType::down_in);
-  const bool knock_in = p.barrier == static_cast<std::uint8_t>(BarrierType::down_in) ||
-                        p.barrier == static_cast<std::uint8_t>(BarrierType::up_in);
-  for (int j = 0; j < kWays; ++j) {
-    y[j] = 0;
-    alive[j] = p.knocked_at_start ? Real(0) : Real(1);
+  Real alive[kWays];  // barriers: the survival weight
+#if defined(__CUDA_ARCH__)
+  if constexpr (kFast && kKind == PathKind::european_one_step) {
+    // log2 S_T / S0 directly, for the hardware's exp2 (one multiply per path fewer).
+    Real z[4];
+    quad_normals<kFast>(keys, c.option, quad, 0, z);
+    for (int j = 0; j < kWays; ++j) {
+      const Real log2_terminal = op::fma(j < 4 ? c.vol_log2 : -c.vol_log2, z[j & 3], c.drift_log2);
+      const Real terminal = fast::exp2(log2_terminal);
+      QuadOutcome<Real>& out = j < 4 ? plain : mirror;
+      out.payoff[j & 3] = vanilla_payoff(c, terminal);
+      out.terminal[j & 3] = terminal;
+    }
+    return;
   }
-  if (!barrier) {
-    // European: only the sum of the increments matters.
-    for (std::uint32_t step = 0; step < p.steps; ++step) {
+#endif
+  if constexpr (kKind == PathKind::european_one_step) {
+    Real z[4];
+    quad_normals<kFast>(keys, c.option, quad, 0, z);
+    for (int j = 0; j < 4; ++j) {
+      y[j] = op::fma(c.vol, z[j], c.drift);
+      if constexpr (kAntithetic) y[4 + j] = op::fma(-c.vol, z[j], c.drift);
+    }
+  } else if constexpr (kKind == PathKind::european) {
+    // Only the sum of the increments matters.
+    for (int j = 0; j < kWays; ++j) y[j] = 0;
+    for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z[4];
-      quad_normals<kFast>(key, p.option_index, quad, step, z);
+      quad_normals<kFast>(keys, c.option, quad, step, z);
       for (int j = 0; j < 4; ++j) {
-        y[j] += p.drift_dt + p.vol_sqrt_dt * z[j];
-        if constexpr (kAntithetic) y[4 + j] += p.drift_dt - p.vol_sqrt_dt * z[j];
+        y[j] = op::add(y[j], op::fma(c.vol, z[j], c.drift));
+        if constexpr (kAntithetic) y[4 + j] = op::add(y[4 + j], op::fma(-c.vol, z[j], c.drift));
       }
     }
-  } else if (!p.continuous) {
-    // Discrete monitoring: a path dies at the first date on or beyond the barrier.
-    for (std::uint32_t step = 0; step < p.steps; ++step) {
+  } else if constexpr (kKind == PathKind::discrete_barrier) {
+    // A path dies at the first date on or beyond the barrier: when the running minimum of w is.
+    Real w[kWays], lowest[kWays];
+    for (int j = 0; j < kWays; ++j) w[j] = 0, lowest[j] = std::numeric_limits<Real>::infinity();
+#if defined(__CUDA_ARCH__)
+#pragma unroll 2
+#endif
+    for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z[4];
-      quad_normals<kFast>(key, p.option_index, quad, step, z);
+      quad_normals<kFast>(keys, c.option, quad, step, z);
       for (int j = 0; j < kWays; ++j) {
-        const Real zj = j < 4 ? z[j] : -z[j - 4];
-        y[j] += p.drift_dt + p.vol_sqrt_dt * zj;
-        const bool beyond = down ? y[j] <= p.log_barrier : y[j] >= p.log_barrier;
-        alive[j] = beyond ? Real(0) : alive[j];
+        const Real vol = j < 4 ? c.vol : -c.vol;
+        w[j] = op::add(w[j], op::fma(vol, z[j & 3], c.drift));
+        lowest[j] = min_of(lowest[j], w[j]);
       }
+    }
+    for (int j = 0; j < kWays; ++j) {
+      y[j] = op::mul(c.direction, w[j]);
+      alive[j] = !c.knocked_at_start && lowest[j] > c.barrier ? Real(1) : Real(0);
     }
   } else {
     // Continuous monitoring: survival probability of the Brownian bridge between dates.
-    for (std::uint32_t step = 0; step < p.steps; ++step) {
+    Real w[kWays];
+    for (int j = 0; j < kWays; ++j) w[j] = 0, alive[j] = c.knocked_at_start ? Real(0) : Real(1);
+    for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z[4];
-      quad_normals<kFast>(key, p.option_index, quad, step, z);
+      quad_normals<kFast>(keys, c.option, quad, step, z);
       for (int j = 0; j < kWays; ++j) {
-        const Real zj = j < 4 ? z[j] : -z[j - 4];
-        const Real before = y[j] - p.log_barrier;
-        y[j] += p.drift_dt + p.vol_sqrt_dt * zj;
-        const Real after = y[j] - p.log_barrier;
-        const bool safe = down ? after > Real(0) : after < Real(0);
-        // safe implies before * after > 0 wherever alive > 0, so the exponent is <= 0.
-        alive[j] = safe ? alive[j] * (Real(1) - path_exp<kFast>(p.bridge_scale * before * after))
-                        : Real(0);
+        const Real vol = j < 4 ? c.vol : -c.vol;
+        const Real before = op::sub(w[j], c.barrier);
+        w[j] = op::add(w[j], op::fma(vol, z[j & 3], c.drift));
+        const Real after = op::sub(w[j], c.barrier);
+        // after > 0 implies before * after > 0 wherever alive > 0, so the exponent is <= 0.
+        const Real crossing = path_exp<kFast>(op::mul(op::mul(c.bridge_scale, before), after));
+        alive[j] = after > Real(0) ? op::mul(alive[j], op::sub(Real(1), crossing)) : Real(0);
       }
     }
+    for (int j = 0; j < kWays; ++j) y[j] = op::mul(c.direction, w[j]);
   }
   for (int j = 0; j < kWays; ++j) {
     const Real terminal = path_exp<kFast>(y[j]);
-    Real payoff = vanilla_payoff<kFast>(p, terminal);
-    if (barrier) payoff = knock_in ? payoff * (Real(1) - alive[j]) : payoff * alive[j];
-    QuadOutcome<kFast, Real>& out = j < 4 ? plain : mirror;
+    Real payoff = vanilla_payoff(c, terminal);
+    if constexpr (kKind == PathKind::discrete_barrier) {
+      payoff = (alive[j] != Real(0)) != c.knock_in ? payoff : Real(0);
+    } else if constexpr (kKind == PathKind::continuous_barrier) {
+      payoff = op::mul(payoff, c.knock_in ? op::sub(Real(1), alive[j]) : alive[j]);
+    }
+    QuadOutcome<Real>& out = j < 4 ? plain : mirror;
     out.payoff[j & 3] = payoff;
     out.terminal[j & 3] = terminal;
   }
 }
 
-/// The moments of one lane of tile `tile` of an option with `samples` samples.
-template <bool kFast, class M, class Real>
-GPUKIT_HD_INLINE Moments<Real> lane_moments(const PathParams<Real>& p, const rng::Uint32x2& key,
-                                            std::int64_t samples, std::int64_t tile, int lane) {
-  LaneAccumulator<M, Real> acc;
-  const std::int64_t first_quad = tile * (kLanes * kQuadsPerLane) + lane;
-  for (int i = 0; i < kQuadsPerLane; ++i) {
-    const std::int64_t quad = first_quad + std::int64_t{i} * kLanes;
-    if (quad * 4 >= samples) break;
-    QuadOutcome<kFast, Real> plain, mirror;
-    simulate_quad<kFast, M::antithetic>(p, key, static_cast<std::uint64_t>(quad), plain, mirror);
-    const int valid = samples - quad * 4 >= 4 ? 4 : static_cast<int>(samples - quad * 4);
-    for (int j = 0; j < valid; ++j) {
-      if constexpr (M::antithetic) {
-        const Real half = Real(0.5);
-        acc.add(half * (plain.payoff[j] + mirror.payoff[j]),
-                half * (plain.terminal[j] + mirror.terminal[j]),
-                half * (plain.payoff[j] - mirror.payoff[j]));
-      } else {
-        acc.add(plain.payoff[j], plain.terminal[j], Real(0));
+/// A quad's 4 samples: x, the control and the antithetic half difference (used as the Mode asks).
+template <class Real>
+struct QuadSamples {
+  Real x[4], control[4], half_difference[4];
+};
+
+template <bool kFast, class M, PathKind kKind, class Real>
+GPUKIT_HD_INLINE QuadSamples<Real> quad_samples(const PathConstants<Real>& c,
+                                                const PhiloxSchedule& keys, std::uint64_t quad) {
+  QuadOutcome<Real> plain, mirror;
+  simulate_quad<kFast, M::antithetic, kKind>(c, keys, quad, plain, mirror);
+  QuadSamples<Real> s;
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (M::antithetic) {
+      s.x[j] = op::mul(Real(0.5), op::add(plain.payoff[j], mirror.payoff[j]));
+      s.control[j] = op::mul(Real(0.5), op::add(plain.terminal[j], mirror.terminal[j]));
+      s.half_difference[j] = op::mul(Real(0.5), op::sub(plain.payoff[j], mirror.payoff[j]));
+    } else {
+      s.x[j] = plain.payoff[j];
+      s.control[j] = plain.terminal[j];
+      s.half_difference[j] = 0;
+    }
+  }
+  return s;
+}
+
+/// quad_samples for kKind, or dispatched on the option's kind (mixed).
+template <bool kFast, class M, PathKind kKind, class Real>
+GPUKIT_HD_INLINE QuadSamples<Real> quad_samples_of(const PathParams<Real>& p,
+                                                   const PathConstants<Real>& c,
+                                                   const PhiloxSchedule& keys, std::uint64_t quad) {
+  if constexpr (kKind != PathKind::mixed) {
+    return quad_samples<kFast, M, kKind>(c, keys, quad);
+  } else {
+    switch (path_kind(p)) {
+      case PathKind::european_one_step:
+        return quad_samples<kFast, M, PathKind::european_one_step>(c, keys, quad);
+      case PathKind::european:
+        return quad_samples<kFast, M, PathKind::european>(c, keys, quad);
+      case PathKind::discrete_barrier:
+        return quad_samples<kFast, M, PathKind::discrete_barrier>(c, keys, quad);
+      default:
+        return quad_samples<kFast, M, PathKind::continuous_barrier>(c, keys, quad);
+    }
+  }
+}
+
+/// Which quads lane `lane` of tile `tile` takes: first_quad + 32 i for i < quads, all 4 samples
+/// of each but the last, which has last_valid (quads == 0: none).
+struct LaneQuads {
+  std::int64_t first_quad = 0;
+  int quads = 0;
+  int last_valid = 0;
+};
+
+GPUKIT_HD_INLINE LaneQuads lane_quads(std::int64_t samples, std::int64_t tile, int lane) {
+  constexpr std::int64_t kLaneStride = 4 * kLanes;  // samples between a lane's quads
+  LaneQuads q;
+  q.first_quad = tile * (kLanes * kQuadsPerLane) + lane;
+  const std::int64_t left = samples - 4 * q.first_quad;
+  if (left <= 0) return q;
+  q.quads = left > kLaneStride * (kQuadsPerLane - 1)
+                ? kQuadsPerLane
+                : static_cast<int>((left + kLaneStride - 1) / kLaneStride);
+  const std::int64_t in_last = left - kLaneStride * (q.quads - 1);
+  q.last_valid = in_last >= 4 ? 4 : static_cast<int>(in_last);
+  return q;
+}
+
+/// A lane's moments over its quads, in order; quad_source(i) gives quad i's samples (computed
+/// there, or read back from where another warp computed them: the same bits either way).
+template <class M, class Real, class QuadSource>
+GPUKIT_HD_INLINE Moments<Real> accumulate_lane(const LaneQuads& q, QuadSource&& quad_source) {
+  if (q.quads == 0) return {};
+  LaneSums<M, Real> sums;
+  for (int i = 0; i < q.quads; ++i) {
+    const QuadSamples<Real> s = quad_source(i);
+    if (i == 0) sums.set_shift(s.x[0], s.control[0], s.half_difference[0]);
+    if (i + 1 < q.quads || q.last_valid == 4) {
+      for (int j = 0; j < 4; ++j) sums.add(s.x[j], s.control[j], s.half_difference[j]);
+    } else {
+      for (int j = 0; j < 4; ++j) {  // fixed indices: the arrays stay in registers
+        if (j < q.last_valid) sums.add(s.x[j], s.control[j], s.half_difference[j]);
       }
     }
   }
-  return acc.moments();
+  return sums.moments(static_cast<Real>(4 * (q.quads - 1) + q.last_valid));
+}
+
+/// The moments of one lane of tile `tile` of an option with `samples` samples: for the option's
+/// kind kKind, or dispatched on it (mixed).
+template <bool kFast, class M, PathKind kKind = PathKind::mixed, class Real>
+GPUKIT_HD_INLINE Moments<Real> lane_moments(const PathParams<Real>& p, const PhiloxSchedule& keys,
+                                            std::int64_t samples, std::int64_t tile, int lane) {
+  if constexpr (kKind == PathKind::mixed) {
+    // One dispatch per lane, not per quad.
+    switch (path_kind(p)) {
+      case PathKind::european_one_step:
+        return lane_moments<kFast, M, PathKind::european_one_step>(p, keys, samples, tile, lane);
+      case PathKind::european:
+        return lane_moments<kFast, M, PathKind::european>(p, keys, samples, tile, lane);
+      case PathKind::discrete_barrier:
+        return lane_moments<kFast, M, PathKind::discrete_barrier>(p, keys, samples, tile, lane);
+      default:
+        return lane_moments<kFast, M, PathKind::continuous_barrier>(p, keys, samples, tile, lane);
+    }
+  } else {
+    const LaneQuads q = lane_quads(samples, tile, lane);
+    const PathConstants<Real> c = path_constants(p);
+    return accumulate_lane<M, Real>(q, [&](int i) {
+      return quad_samples<kFast, M, kKind>(
+          c, keys, static_cast<std::uint64_t>(q.first_quad + std::int64_t{i} * kLanes));
+    });
+  }
 }
 
 /// Tiles an option with `samples` samples has.

@@ -301,6 +301,25 @@ TEST(CliMc, BadRowsNameFileLineColumnAndLeaveNoOutput) {
   EXPECT_NE(r2.err.find("even"), std::string::npos) << r2.err;
 }
 
+TEST(CliMc, CheckPricesAgainOnTheCpuAndPrintsTheDifferences) {
+  const std::string book = write_file("mc_check.csv",
+                                      "type,spot,strike,maturity,barrier,barrier_type,steps\n"
+                                      "call,100,100,1,,,\n"
+                                      "put,100,95,1,90,down-out,6\n");
+  const auto out = (scratch() / "mc_check_prices.csv").string();
+  // --device auto: the GPU where there is one (the check then compares two backends), else the
+  // CPU against itself (differences 0).
+  const Result r = run("mc --input " + book + " --output " + out +
+                       " --paths 5000 --rate 0.05 --volatility 0.25 --check");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("check: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("vs CPU on the same random numbers (2 options): max abs price difference "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("max relative"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(out));
+}
+
 TEST(CliMc, DemoPrintsMonteCarloBesideBlackScholes) {
   const Result r = run("mc --demo --device cpu --paths 20000 --demo-options 3");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "finance/cuda/monte_carlo_curand_reference.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_test_support.hpp"
@@ -36,7 +37,7 @@ std::vector<McRow> mixed_rows() {
 
 // CPU vs GPU on the same numbers. Double: the paths differ only by the last bits of exp, log,
 // sin and cos, so prices agree to about 1e-13 relative (bound 1e-10 of price + 1e-12). Float: the
-// GPU uses the hardware's fast __logf / __sincosf / __expf (about 2^-21 relative), the CPU the
+// GPU uses the hardware's approximate log2 / sqrt / sin / cos / exp2 (about 2^-21), the CPU the
 // correctly rounded transform; a discrete barrier decision can flip for a path that ends a step
 // within that rounding of the barrier. Bound: 2e-4 of the price + 0.02 standard errors.
 TEST(MonteCarloGpu, SameRandomNumbersAsTheCpu) {
@@ -120,7 +121,8 @@ void check_launch_shapes() {
       {mc::LaunchShape::per_option, 32, 0},   {mc::LaunchShape::per_option, 96, 0},
       {mc::LaunchShape::per_option, 256, 0},  {mc::LaunchShape::multi_block, 256, 0},
       {mc::LaunchShape::multi_block, 64, 1},  {mc::LaunchShape::multi_block, 128, 0},
-      {mc::LaunchShape::multi_block, 160, 7}, {mc::LaunchShape::automatic, 256, 0}};
+      {mc::LaunchShape::multi_block, 160, 7}, {mc::LaunchShape::automatic, 256, 0},
+      {mc::LaunchShape::staged, 256, 0},      {mc::LaunchShape::staged, 256, 2}};
   for (std::int64_t samples : sizes) {
     for (int flags = 0; flags < 4; ++flags) {
       const mc::DeviceRun run{static_cast<std::int64_t>(params.size()), samples, 77,
@@ -151,6 +153,102 @@ TEST(MonteCarloGpu, SameBitsForEveryLaunchShapeBlockAndGridSize) {
   GPUKIT_REQUIRE_GPU();
   check_launch_shapes<double>();
   check_launch_shapes<float>();
+}
+
+// The kernels specialized for one path kind (DeviceRun::kind) give the bits of the kernel that
+// dispatches per tile, in every shape.
+template <class Real>
+void check_kind_specializations() {
+  std::vector<McRow> european = random_european_rows(3, 11);
+  std::vector<McRow> several_steps = random_european_rows(3, 12);
+  for (McRow& r : several_steps) r.steps = 5;
+  std::vector<McRow> barriers = barrier_rows(7);
+  for (McRow& r : barriers) r.steps = 9;
+  const std::int64_t samples = gpukit::testing::quick_tests() ? 4100 : 20001;
+  for (const auto& [rows, monitoring] : {std::pair{european, BarrierMonitoring::discrete},
+                                         std::pair{several_steps, BarrierMonitoring::discrete},
+                                         std::pair{barriers, BarrierMonitoring::discrete},
+                                         std::pair{barriers, BarrierMonitoring::continuous}}) {
+    const McBook book(rows);
+    std::vector<mc::PathParams<Real>> params;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const mc::OptionInputs in = mc::option_inputs<Real>(book.view(), std::int64_t(i));
+      params.push_back(mc::path_params<Real>(in, static_cast<std::uint32_t>(i), monitoring));
+    }
+    const mc::PathKind kind = mc::common_path_kind(params.data(), params.size());
+    ASSERT_NE(kind, mc::PathKind::mixed);
+    for (int flags = 0; flags < 4; ++flags) {
+      mc::DeviceRun run{static_cast<std::int64_t>(params.size()), samples, 5, (flags & 1) != 0,
+                        (flags & 2) != 0};
+      const std::vector<mc::Moments<double>> reference =
+          device_moments(params, run, {mc::LaunchShape::per_option, 128, 0});
+      run.kind = kind;
+      for (const mc::LaunchConfig& config :
+           {mc::LaunchConfig{mc::LaunchShape::multi_block, 256, 0},
+            mc::LaunchConfig{mc::LaunchShape::staged, 256, 0},
+            mc::LaunchConfig{mc::LaunchShape::automatic, 256, 0}}) {
+        const std::vector<mc::Moments<double>> other = device_moments(params, run, config);
+        EXPECT_EQ(std::memcmp(reference.data(), other.data(),
+                              reference.size() * sizeof(mc::Moments<double>)),
+                  0)
+            << "kind " << int(kind) << " flags " << flags << " shape " << int(config.shape);
+      }
+    }
+  }
+}
+
+TEST(MonteCarloGpu, KernelsSpecializedForAPathKindGiveTheSameBits) {
+  GPUKIT_REQUIRE_GPU();
+  check_kind_specializations<double>();
+  check_kind_specializations<float>();
+}
+
+// The benchmark's vendor reference (cuRAND device API) prices correctly: within 5 standard errors
+// of Black-Scholes, and of the BGK-shifted closed form (with 0.5% for the shift) for a 252-date
+// down-and-out call.
+TEST(MonteCarloGpu, CurandReferenceKernelPricesCorrectly) {
+  GPUKIT_REQUIRE_GPU();
+  McRow row;  // S = K = 100, T = 1, r = 5%, q = 2%, sigma = 25%
+  for (const bool barrier : {false, true}) {
+    row.type = barrier ? BarrierType::down_out : BarrierType::none;
+    row.barrier = 90;
+    row.steps = barrier ? 252 : 1;
+    const McBook book({row});
+    const mc::OptionInputs in = mc::option_inputs<float>(book.view(), 0);
+    const mc::PathParams<float> p = mc::path_params<float>(in, 0, BarrierMonitoring::discrete);
+    mc::CurandReferenceProblem problem;
+    const bool quick = gpukit::testing::quick_tests();
+    problem.paths = (barrier ? (quick ? 1 << 14 : 1 << 18) : (quick ? 1 << 18 : 1 << 22)) +
+                    3;  // not a multiple of 4: rounded down
+    problem.seed = 99;
+    problem.drift_dt = p.drift_dt, problem.vol_sqrt_dt = p.vol_sqrt_dt;
+    problem.strike_over_spot = p.strike_over_spot;
+    problem.steps = row.steps;
+    problem.down_and_out = barrier;
+    problem.log_barrier = p.log_barrier;
+    cuda::DeviceBuffer<double> sums(2);
+    cuda::fill_bytes_async(sums.data(), 0, mc::kCurandReferenceSumsBytes, nullptr);
+    cuda::synchronize_device();
+    mc::launch_curand_reference(problem, sums.data(), nullptr);
+    cuda::synchronize_device();
+    std::vector<double> host(2);
+    sums.copy_to_host(host);
+    const double n = static_cast<double>(problem.paths / 4 * 4);
+    const double scale = in.spot * std::exp(-in.rate * in.maturity);
+    const double price = scale * host[0] / n;
+    const double std_error =
+        scale * std::sqrt((host[1] / n - (host[0] / n) * (host[0] / n)) / (n - 1));
+    const double shifted = barrier ? discrete_barrier_shift(row.type, row.barrier, row.volatility,
+                                                            row.maturity, row.steps)
+                                   : 0.0;
+    const double reference =
+        barrier_price_analytic(row.type, row.put, row.spot, row.strike, shifted, row.maturity,
+                               row.rate, row.dividend, row.volatility);
+    EXPECT_GT(std_error, 0);
+    EXPECT_LE(std::abs(price - reference), 5 * std_error + (barrier ? 5e-3 * reference : 0))
+        << (barrier ? "barrier " : "european ") << price << " +- " << std_error << " vs "
+        << reference;
+  }
 }
 
 TEST(MonteCarloGpu, ManyPathsWithinFourStandardErrorsOfTheClosedForms) {

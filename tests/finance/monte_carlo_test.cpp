@@ -157,6 +157,43 @@ TEST(MonteCarlo, BitwiseIdenticalAcrossThreadCountsAndRuns) {
   EXPECT_FALSE(same_bits(one.price, price(rows, options, 2).price)) << "the seed must matter";
 }
 
+TEST(MonteCarlo, ABookPricedInPartsGivesTheBitsOfTheWhole) {
+  std::vector<McRow> rows = random_european_rows(4, 21);
+  for (const McRow& r : barrier_rows(5)) rows.push_back(r);
+  const McBook book(rows);
+  MonteCarloOptions options;
+  options.paths = 3000;
+  options.greeks = true;
+  const MonteCarloBookResult whole = price_monte_carlo_book(Context::cpu(), book.view(), options);
+  std::vector<double> price, std_error, delta;
+  for (std::int64_t first = 0; first < book.view().count; first += 7) {
+    MonteCarloBookView part = book.view();
+    part.count = std::min<std::int64_t>(7, part.count - first);
+    part.is_put += first, part.spot += first, part.strike += first, part.maturity += first;
+    part.rate.values += first, part.volatility.values += first, part.dividend.values += first;
+    part.barrier_type += first, part.barrier += first, part.steps += first;
+    options.first_option_index = static_cast<std::uint32_t>(first);
+    const MonteCarloBookResult r = price_monte_carlo_book(Context::cpu(), part, options);
+    price.insert(price.end(), r.price.begin(), r.price.end());
+    std_error.insert(std_error.end(), r.std_error.begin(), r.std_error.end());
+    delta.insert(delta.end(), r.delta.begin(), r.delta.end());
+  }
+  EXPECT_TRUE(same_bits(whole.price, price));
+  EXPECT_TRUE(same_bits(whole.std_error, std_error));
+  EXPECT_TRUE(same_bits(whole.delta, delta));
+  // Another first index gives other numbers.
+  options.first_option_index = 1;
+  EXPECT_FALSE(
+      same_bits(whole.price, price_monte_carlo_book(Context::cpu(), book.view(), options).price));
+  // The last index, 0xFFFFFFFF, is reserved.
+  options.first_option_index = 0xFFFFFFFFu - 3;
+  MonteCarloBookView four = book.view();
+  four.count = 4;
+  EXPECT_THROW(price_monte_carlo_book(Context::cpu(), four, options), InvalidInput);
+  four.count = 3;
+  EXPECT_NO_THROW(price_monte_carlo_book(Context::cpu(), four, options));
+}
+
 TEST(MonteCarlo, AntitheticAndControlVariateReduceVariance) {
   McRow call;
   call.strike = 90;

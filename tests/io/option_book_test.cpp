@@ -536,5 +536,118 @@ TEST(OptionBook, ProgressOnSmallBookIsCalledOnceAtTheEnd) {
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0], std::make_pair(static_cast<std::int64_t>(text.size()), std::int64_t{2}));
 }
+// ---- The barrier columns of BookColumns::with_barriers (gpukit mc) -----------------------------
+
+OptionBook read_barrier_book(const std::string& text) {
+  std::istringstream in(text);
+  return read_option_book(in, "book.csv", defaults(0.01, 0.2, {}), {}, BookColumns::with_barriers);
+}
+
+std::string barrier_book_error(const std::string& text) {
+  try {
+    read_barrier_book(text);
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InvalidInput thrown for:\n" << text;
+  return {};
+}
+
+const std::string kBarrierHeader = "type,spot,strike,maturity,barrier,barrier_type,steps\n";
+
+TEST(OptionBook, ReadsBarrierTypeLevelAndSteps) {
+  const OptionBook book = read_barrier_book(kBarrierHeader +
+                                            "call,100,100,1,,,\n"
+                                            "put,100,95,1,90,down-out,252\n"
+                                            "c,100,100,2,120,UP-IN,12\n"
+                                            "p,100,100,1,80, Down-In ,1\n"
+                                            "call,100,100,1,130,up-out,1048576\n"
+                                            "call,100,100,1,,none,7\n");
+  ASSERT_EQ(book.size(), 6u);
+  EXPECT_EQ(book.barrier_type, (std::vector<BookBarrier>{BookBarrier::none, BookBarrier::down_out,
+                                                         BookBarrier::up_in, BookBarrier::down_in,
+                                                         BookBarrier::up_out, BookBarrier::none}));
+  EXPECT_EQ(book.barrier, (std::vector<double>{0, 90, 120, 80, 130, 0}));
+  EXPECT_EQ(book.steps, (std::vector<std::uint32_t>{1, 252, 12, 1, 1u << 20, 7}));
+}
+
+TEST(OptionBook, BarrierColumnsMayBeAbsentOrInAnyOrder) {
+  // No barrier columns: every row European with one step.
+  const OptionBook plain = read_barrier_book("type,spot,strike,maturity\nc,1,1,1\np,2,2,2\n");
+  EXPECT_EQ(plain.barrier_type, (std::vector<BookBarrier>{BookBarrier::none, BookBarrier::none}));
+  EXPECT_EQ(plain.barrier, (std::vector<double>{0, 0}));
+  EXPECT_EQ(plain.steps, (std::vector<std::uint32_t>{1, 1}));
+  // Steps alone: European rows with several steps.
+  const OptionBook stepped = read_barrier_book("steps,type,spot,strike,maturity\n3,c,1,1,1\n");
+  EXPECT_EQ(stepped.steps, (std::vector<std::uint32_t>{3}));
+  EXPECT_EQ(stepped.barrier_type, (std::vector<BookBarrier>{BookBarrier::none}));
+  // Reordered, with names in other cases.
+  const OptionBook reordered = read_barrier_book(
+      "Steps,Barrier_Type,type,BARRIER,spot,strike,maturity\n5,up-out,c,110,100,"
+      "100,1\n");
+  EXPECT_EQ(reordered.barrier_type, (std::vector<BookBarrier>{BookBarrier::up_out}));
+  EXPECT_EQ(reordered.barrier, (std::vector<double>{110}));
+  EXPECT_EQ(reordered.steps, (std::vector<std::uint32_t>{5}));
+}
+
+TEST(OptionBook, BarrierNamesArePassThroughColumnsForEuropeanBooks) {
+  const OptionBook book =
+      read_book(kBarrierHeader + "call,100,100,1,90,sideways,x\n", defaults(0.01, 0.2, {}));
+  EXPECT_EQ(book.size(), 1u);
+  EXPECT_TRUE(book.barrier_type.empty());
+  EXPECT_TRUE(book.barrier.empty());
+  EXPECT_TRUE(book.steps.empty());
+  EXPECT_EQ(book.columns.size(), 7u);
+}
+
+TEST(OptionBook, EachBarrierColumnErrorHasFileLineColumnAndName) {
+  // Columns (1-based): barrier 5, barrier_type 6, steps 7; the bad row is line 3.
+  struct Case {
+    std::string row, expected_message;
+  };
+  const std::vector<Case> cases = {
+      {"call,100,100,1,0,down-out,12", "book.csv:3:5: barrier: must be > 0, got \"0\""},
+      {"call,100,100,1,-90,down-out,12", "book.csv:3:5: barrier: must be > 0, got \"-90\""},
+      {"call,100,100,1,abc,down-out,12", "book.csv:3:5: barrier: expected a number, got \"abc\""},
+      {"call,100,100,1,inf,down-out,12", "book.csv:3:5: barrier: must be finite, got \"inf\""},
+      {"call,100,100,1,90,sideways,12",
+       "book.csv:3:6: barrier_type: expected none, down-out, down-in, up-out or up-in, got "
+       "\"sideways\""},
+      {"call,100,100,1,90,down_out,12",
+       "book.csv:3:6: barrier_type: expected none, down-out, down-in, up-out or up-in, got "
+       "\"down_out\""},
+      {"call,100,100,1,90,down-out,0",
+       "book.csv:3:7: steps: expected an integer in [1, 1048576], got \"0\""},
+      {"call,100,100,1,90,down-out,2.5",
+       "book.csv:3:7: steps: expected an integer in [1, 1048576], got \"2.5\""},
+      {"call,100,100,1,90,down-out,1048577",
+       "book.csv:3:7: steps: expected an integer in [1, 1048576], got \"1048577\""},
+      {"call,100,100,1,90,down-out,-3",
+       "book.csv:3:7: steps: expected an integer in [1, 1048576], got \"-3\""},
+      {"call,100,100,1,90,down-out,x", "book.csv:3:7: steps: expected a number, got \"x\""},
+      {"call,100,100,1,,down-out,12",
+       "book.csv:3:5: barrier: empty field, a barrier option needs a barrier level"},
+      {"call,100,100,1,90,up-in,",
+       "book.csv:3:7: steps: empty field, a barrier option needs its number of monitoring dates"},
+  };
+  for (const Case& bad : cases) {
+    const std::string text = kBarrierHeader + "call,100,100,1,,,\n" + bad.row + "\n";
+    SCOPED_TRACE(text);
+    EXPECT_EQ(barrier_book_error(text), bad.expected_message);
+  }
+}
+
+TEST(OptionBook, BarrierColumnsThatAreMissingAreNamed) {
+  EXPECT_EQ(barrier_book_error("type,spot,strike,maturity,barrier\nc,1,1,1,0.5\n"),
+            "book.csv:1: barrier_type: required column is missing (the barrier column is given)");
+  EXPECT_EQ(barrier_book_error("type,spot,strike,maturity,barrier_type\nc,1,1,1,none\n"),
+            "book.csv:1: barrier: required column is missing (the barrier_type column is given)");
+  EXPECT_EQ(barrier_book_error("type,spot,strike,maturity,barrier,barrier_type\n"
+                               "c,1,1,1,,none\n"
+                               "c,1,1,1,0.5,down-in\n"),
+            "book.csv:3: steps: required column is missing (a barrier option needs its number of "
+            "monitoring dates)");
+}
+
 }  // namespace
 }  // namespace gpukit::io

@@ -25,9 +25,11 @@
 // co-moments) by a fixed tree, and tiles merged with Chan's pairwise formula in a fixed tree over
 // the tile index. No sum of squares is ever differenced, and the bits of a result do not depend on
 // the thread count, block size, grid size or on the kernel chosen (one block per option or
-// several blocks and a reduction). CPU and GPU double results differ only by the last bits of
-// exp/log/sin/cos in the paths; float kernels use the hardware's fast __logf/__sincosf/__expf
-// (the CPU float path the accurate functions), so they differ by float rounding.
+// several blocks and a reduction, or a block per tile for long paths; a kernel specialized for
+// one path kind or not). CPU and GPU double results differ only by the last bits of
+// exp/log/sin/cos in the paths (and of products and sums the GPU fuses); float kernels use the
+// hardware's approximate log2/sqrt/sin/cos/exp2 (the CPU float path the accurate functions), so
+// they differ by float rounding.
 //
 // Each result: price (discounted mean), standard error (sample standard deviation / sqrt(n), of
 // the control-variate residual when that is on), the 95% interval price +- 1.96 std_error, the
@@ -75,6 +77,9 @@ struct MonteCarloOptions {
   bool greeks = false;           // delta and vega
   bool variance_reduction_factors = false;
   Precision precision = Precision::float64;
+  /// The Philox option index of the book's first row: a book priced in parts, each part with the
+  /// index of its first row here, gets the numbers (and the bits) of the whole book.
+  std::uint32_t first_option_index = 0;
 };
 
 struct MonteCarloBookResult {
@@ -87,8 +92,9 @@ struct MonteCarloBookResult {
 
 /// Prices `book` on `context`. Throws InvalidInput for paths < 2 (odd with antithetic), steps
 /// outside [1, kMonteCarloMaxSteps], or a barrier row whose barrier is not > 0; CudaError and
-/// OutOfMemory from the device. Option i uses Philox option index i (so a row's numbers do not
-/// depend on the other rows); inputs are rounded to float first with Precision::float32.
+/// OutOfMemory from the device. Option i uses Philox option index first_option_index + i (so a
+/// row's numbers do not depend on the other rows); inputs are rounded to float first with
+/// Precision::float32.
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options);
 

@@ -1,14 +1,19 @@
 // Monte Carlo kernels: a warp computes a tile (32 lanes accumulating in registers, then the fixed
 // shuffle-down tree), and an option's tiles are merged by the fixed stride-doubling tree, either
 // by the block that computed them (one block per option: small problems, one launch) or by a
-// merge kernel after a grid-stride tile kernel (large problems). Same tiles, same trees: the same
-// bits whichever shape runs (the seed's problem-size study, 000 slides 26-37, without its
-// dependence of the result on the launch).
+// merge kernel after a grid-stride tile kernel (large problems). For long paths on few tiles a
+// block of 16 warps computes each tile (one quad of every lane per warp, staged in shared memory
+// and accumulated in order by one warp). Same tiles, same sums, same trees: the same bits
+// whichever shape runs (the seed's problem-size study, 000 slides 26-37, without its dependence
+// of the result on the launch), and whichever path kind a kernel is specialized for.
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
 #include <type_traits>
 
-#include <string>
 #include "core/cuda/check.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
 
@@ -39,21 +44,40 @@ __device__ __forceinline__ Moments<T> shuffle_down(const Moments<T>& m, int offs
   return r;
 }
 
-// The whole warp computes tile `tile` of the option; lane 0 returns its moments.
-// Not inlined, like merge_device below: one compiled body serves every kernel, so nvcc's
-// contraction of a * b + c into fused multiply-adds cannot differ between launch shapes.
+// The warp's fixed shuffle-down tree over its lanes' moments; lane 0 returns the tile's.
+// `full`: every lane holds kQuadsPerLane quads (merge_equal, the same bits as merge).
 template <class M, class Real>
-__device__ __noinline__ Moments<double> warp_tile(const PathParams<Real>& p,
-                                                  const rng::Uint32x2& key, std::int64_t samples,
-                                                  std::int64_t tile, int lane) {
-  constexpr bool kFast = std::is_same_v<Real, float>;
-  Moments<Real> m = lane_moments<kFast, M>(p, key, samples, tile, lane);
+__device__ __forceinline__ Moments<double> reduce_tile(Moments<Real> m, int lane, bool full) {
+  if (full) {
 #pragma unroll
-  for (int offset = kLanes / 2; offset > 0; offset /= 2) {
-    const Moments<Real> other = shuffle_down<M>(m, offset);
-    if (lane < offset) m = merge<M>(m, other);
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+      const Moments<Real> other = shuffle_down<M>(m, offset);
+      if (lane < offset) m = merge_equal<M>(m, other);
+    }
+  } else {
+#pragma unroll
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+      const Moments<Real> other = shuffle_down<M>(m, offset);
+      if (lane < offset) m = merge<M>(m, other);
+    }
   }
   return convert<double>(m);
+}
+
+__device__ __forceinline__ bool full_tile(std::int64_t samples, std::int64_t tile) {
+  return (tile + 1) * kMonteCarloTileSamples <= samples;
+}
+
+// The whole warp computes tile `tile` of the option; lane 0 returns its moments. Inlined: every
+// operation's rounding is fixed (monte_carlo_paths.hpp, op::), so each kernel gets the same bits.
+template <class M, PathKind kKind, class Real>
+__device__ __forceinline__ Moments<double> warp_tile(const PathParams<Real>& p,
+                                                     const PhiloxSchedule& keys,
+                                                     std::int64_t samples, std::int64_t tile,
+                                                     int lane) {
+  constexpr bool kFast = std::is_same_v<Real, float>;
+  return reduce_tile<M>(lane_moments<kFast, M, kKind>(p, keys, samples, tile, lane), lane,
+                        full_tile(samples, tile));
 }
 
 template <class M>
@@ -76,7 +100,7 @@ __device__ __forceinline__ void merge_tiles_in_block(Moments<double>* tiles, std
 
 template <class M, class Real>
 __global__ void per_option_kernel(const PathParams<Real>* __restrict__ params, std::int64_t samples,
-                                  std::int64_t tiles, rng::Uint32x2 key,
+                                  std::int64_t tiles, const PhiloxSchedule keys,
                                   Moments<double>* __restrict__ workspace,
                                   Moments<double>* __restrict__ moments) {
   const std::int64_t option = blockIdx.x;
@@ -84,7 +108,7 @@ __global__ void per_option_kernel(const PathParams<Real>* __restrict__ params, s
   Moments<double>* tiles_of = workspace + option * tiles;
   const int lane = static_cast<int>(threadIdx.x % kLanes);
   for (std::int64_t tile = threadIdx.x / kLanes; tile < tiles; tile += blockDim.x / kLanes) {
-    const Moments<double> m = warp_tile<M>(p, key, samples, tile, lane);
+    const Moments<double> m = warp_tile<M, PathKind::mixed>(p, keys, samples, tile, lane);
     if (lane == 0) tiles_of[tile] = m;
   }
   __syncthreads();
@@ -92,18 +116,91 @@ __global__ void per_option_kernel(const PathParams<Real>* __restrict__ params, s
   if (threadIdx.x == 0) moments[option] = tiles_of[0];
 }
 
-template <class M, class Real>
-__global__ void tile_kernel(const PathParams<Real>* __restrict__ params, std::int64_t options,
-                            std::int64_t samples, std::int64_t tiles, rng::Uint32x2 key,
-                            Moments<double>* __restrict__ workspace) {
+// The float one-step plain kernel is issue-bound: it is held to 32 registers (a full SM of warps;
+// ptxas then recomputes a few per-option constants per quad). Measured on the H200 against 40
+// registers (48 warps per SM, no recomputation): 647 vs 655 G paths/s at 2^28 paths, but 442 vs
+// 336 G paths/s at 2^24, where one tile per warp beats two.
+template <class M, class Real, PathKind kKind>
+inline constexpr bool kIssueBound =
+    std::is_same_v<Real, float>&& kKind == PathKind::european_one_step && !M::antithetic &&
+    !M::control;
+
+// Every option of the run has kind kKind (or any kind: mixed).
+template <class M, class Real, PathKind kKind>
+__global__ void __launch_bounds__(kIssueBound<M, Real, kKind> ? 1024 : 256,
+                                  kIssueBound<M, Real, kKind> ? 2 : 1)
+    tile_kernel(const PathParams<Real>* __restrict__ params, std::int64_t options,
+                std::int64_t samples, std::int64_t tiles, const PhiloxSchedule keys,
+                Moments<double>* __restrict__ workspace) {
+  // Each warp takes a contiguous run of (option, tile) pairs: one division and one load of the
+  // option per run, not per tile.
   const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / kLanes;
+  const std::int64_t warp = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kLanes;
+  const std::int64_t all = options * tiles;
+  const std::int64_t per_warp = (all + warps - 1) / warps;
+  std::int64_t t = warp * per_warp;
+  const std::int64_t end = std::min(all, t + per_warp);
+  if (t >= end) return;
   const int lane = static_cast<int>(threadIdx.x % kLanes);
-  for (std::int64_t t = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kLanes;
-       t < options * tiles; t += warps) {
+  std::int64_t option = t / tiles, tile = t - option * tiles;
+  PathParams<Real> p = params[option];
+  for (;;) {
+    const Moments<double> m = warp_tile<M, kKind>(p, keys, samples, tile, lane);
+    if (lane == 0) workspace[t] = m;
+    if (++t == end) break;
+    if (++tile == tiles) tile = 0, p = params[++option];
+  }
+}
+
+// Long paths on few tiles (barriers: a quad is 4 paths x `steps` steps): one block of
+// kQuadsPerLane warps per tile, warp i computing quad i of every lane, the samples staged in
+// shared memory and accumulated in order by warp 0. The lane sums are lane_moments' to the bit,
+// with kQuadsPerLane times as many warps to hide the latencies.
+constexpr int kStagedThreads = kQuadsPerLane * kLanes;
+
+template <class M, class Real, PathKind kKind>
+__global__ void __launch_bounds__(kStagedThreads)
+    staged_tile_kernel(const PathParams<Real>* __restrict__ params, std::int64_t options,
+                       std::int64_t samples, std::int64_t tiles, const PhiloxSchedule keys,
+                       Moments<double>* __restrict__ workspace) {
+  constexpr bool kFast = std::is_same_v<Real, float>;
+  constexpr int kValues = 4 * (1 + int{M::control} + int{M::antithetic});
+  constexpr int kControlAt = 4, kDifferenceAt = M::control ? 8 : 4;
+  __shared__ Real staged[kQuadsPerLane][kValues][kLanes];
+  const int lane = static_cast<int>(threadIdx.x % kLanes);
+  const int warp = static_cast<int>(threadIdx.x / kLanes);
+  for (std::int64_t t = blockIdx.x; t < options * tiles; t += gridDim.x) {
     const std::int64_t option = t / tiles;
     const PathParams<Real> p = params[option];
-    const Moments<double> m = warp_tile<M>(p, key, samples, t - option * tiles, lane);
-    if (lane == 0) workspace[t] = m;
+    const LaneQuads q = lane_quads(samples, t - option * tiles, lane);
+    if (warp < q.quads) {
+      const PathConstants<Real> c = path_constants(p);
+      const QuadSamples<Real> s = quad_samples_of<kFast, M, kKind>(
+          p, c, keys, static_cast<std::uint64_t>(q.first_quad + std::int64_t{warp} * kLanes));
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        staged[warp][j][lane] = s.x[j];
+        if constexpr (M::control) staged[warp][kControlAt + j][lane] = s.control[j];
+        if constexpr (M::antithetic) staged[warp][kDifferenceAt + j][lane] = s.half_difference[j];
+      }
+    }
+    __syncthreads();
+    if (warp == 0) {
+      const Moments<Real> m = accumulate_lane<M, Real>(q, [&](int i) {
+        QuadSamples<Real> s;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          s.x[j] = staged[i][j][lane];
+          s.control[j] = M::control ? staged[i][kControlAt + j][lane] : Real(0);
+          s.half_difference[j] = M::antithetic ? staged[i][kDifferenceAt + j][lane] : Real(0);
+        }
+        return s;
+      });
+      const Moments<double> tile_moments =
+          reduce_tile<M>(m, lane, full_tile(samples, t - option * tiles));
+      if (lane == 0) workspace[t] = tile_moments;
+    }
+    __syncthreads();
   }
 }
 
@@ -144,6 +241,65 @@ int multiprocessors() {
   return count;
 }
 
+#define GPUKIT_MC_KERNEL_FOR(name)                          \
+  template <class M, class Real>                            \
+  auto name##_for(PathKind kind) {                          \
+    switch (kind) {                                         \
+      case PathKind::european_one_step:                     \
+        return name<M, Real, PathKind::european_one_step>;  \
+      case PathKind::european:                              \
+        return name<M, Real, PathKind::european>;           \
+      case PathKind::discrete_barrier:                      \
+        return name<M, Real, PathKind::discrete_barrier>;   \
+      case PathKind::continuous_barrier:                    \
+        return name<M, Real, PathKind::continuous_barrier>; \
+      default:                                              \
+        return name<M, Real, PathKind::mixed>;              \
+    }                                                       \
+  }
+GPUKIT_MC_KERNEL_FOR(tile_kernel)
+GPUKIT_MC_KERNEL_FOR(staged_tile_kernel)
+#undef GPUKIT_MC_KERNEL_FOR
+
+// Blocks of `kernel` one SM holds, cached per device, kernel and block size (the query costs
+// microseconds, as much as a small launch).
+template <class Kernel>
+int resident_blocks(Kernel kernel, int threads) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, int>, int> cache;
+  int device = 0;
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+  const auto key = std::tuple{device, reinterpret_cast<const void*>(kernel), threads};
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto found = cache.find(key); found != cache.end()) return found->second;
+  int blocks = 0;
+  GPUKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
+  return cache[key] = std::max(blocks, 1);
+}
+
+template <class Kernel>
+void check_block_size(Kernel kernel, int threads) {
+  cudaFuncAttributes attributes{};
+  GPUKIT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  if (threads > attributes.maxThreadsPerBlock) {
+    throw InvalidInput("monte carlo: this kernel takes at most " +
+                       std::to_string(attributes.maxThreadsPerBlock) + " threads per block");
+  }
+}
+
+template <class M>
+void merge_tiles(const DeviceRun& run, std::int64_t tiles, Moments<double>* tile_moments,
+                 Moments<double>* moments, cudaStream_t stream) {
+  std::int64_t spacing = 1;
+  do {
+    const std::int64_t groups = (tiles + spacing * kMergeGroup - 1) / (spacing * kMergeGroup);
+    merge_pass_kernel<M><<<static_cast<unsigned>(run.options * groups), kMergeGroup, 0, stream>>>(
+        tiles, spacing, groups, tile_moments, moments);
+    GPUKIT_CUDA_CHECK_LAUNCH("monte carlo merge_pass_kernel");
+    spacing *= kMergeGroup;
+  } while (spacing < tiles);
+}
+
 template <class M, class Real>
 void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double>* moments,
             void* workspace, cudaStream_t stream, const LaunchConfig& config) {
@@ -153,46 +309,57 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
     throw InvalidInput("monte carlo: threads per block must be a multiple of 32 in [32, 1024]");
   }
   const std::int64_t tiles = tiles_for(run.samples);
-  const rng::Uint32x2 key = rng::philox_key(run.seed);
+  const std::int64_t all_tiles = run.options * tiles;
+  // The round keys travel as kernel parameters: each round reads its key from the constant bank.
+  const PhiloxSchedule keys = philox_schedule(rng::philox_key(run.seed));
   auto* tile_moments = static_cast<Moments<double>*>(workspace);
-  const int sms = multiprocessors();
   const std::int64_t warps_per_block = threads / kLanes;
+  const std::int64_t sms = multiprocessors();
+  const auto lane_kernel = tile_kernel_for<M, Real>(run.kind);
+  const auto staged_kernel = staged_tile_kernel_for<M, Real>(run.kind);
   LaunchShape shape = config.shape;
   if (shape == LaunchShape::automatic) {
-    // The seed's rule, in tiles: when an option's tiles fit one block's warps twice over, one
-    // block per option saves the merge launches; beyond that its serial merge tree costs more.
-    shape = tiles <= 2 * warps_per_block ? LaunchShape::per_option : LaunchShape::multi_block;
+    const bool long_paths = run.kind == PathKind::european ||
+                            run.kind == PathKind::discrete_barrier ||
+                            run.kind == PathKind::continuous_barrier;
+    if (long_paths && all_tiles < sms * resident_blocks(lane_kernel, threads) * warps_per_block) {
+      // A warp per tile would leave the device short of warps; quads are costly enough to
+      // spread a tile over a block.
+      shape = LaunchShape::staged;
+    } else {
+      // The seed's rule, in tiles: when an option's tiles fit one block's warps twice over, one
+      // block per option saves the merge launches; beyond that its serial merge tree costs more.
+      shape = tiles <= 2 * warps_per_block ? LaunchShape::per_option : LaunchShape::multi_block;
+    }
   }
-  cudaFuncAttributes attributes{};
   if (shape == LaunchShape::per_option) {
-    GPUKIT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, per_option_kernel<M, Real>));
-  } else {
-    GPUKIT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, tile_kernel<M, Real>));
-  }
-  if (threads > attributes.maxThreadsPerBlock) {
-    throw InvalidInput("monte carlo: this kernel takes at most " +
-                       std::to_string(attributes.maxThreadsPerBlock) + " threads per block");
-  }
-  if (shape == LaunchShape::per_option) {
+    check_block_size(per_option_kernel<M, Real>, threads);
     per_option_kernel<M, Real><<<static_cast<unsigned>(run.options), threads, 0, stream>>>(
-        params, run.samples, tiles, key, tile_moments, moments);
+        params, run.samples, tiles, keys, tile_moments, moments);
     GPUKIT_CUDA_CHECK_LAUNCH("monte carlo per_option_kernel");
     return;
   }
-  const std::int64_t wanted = (run.options * tiles + warps_per_block - 1) / warps_per_block;
-  const std::int64_t cap = config.max_blocks > 0 ? config.max_blocks : std::int64_t{sms} * 16;
-  const auto blocks = static_cast<unsigned>(std::min(wanted, cap));
-  tile_kernel<M, Real>
-      <<<blocks, threads, 0, stream>>>(params, run.options, run.samples, tiles, key, tile_moments);
-  GPUKIT_CUDA_CHECK_LAUNCH("monte carlo tile_kernel");
-  std::int64_t spacing = 1;
-  do {
-    const std::int64_t groups = (tiles + spacing * kMergeGroup - 1) / (spacing * kMergeGroup);
-    merge_pass_kernel<M><<<static_cast<unsigned>(run.options * groups), kMergeGroup, 0, stream>>>(
-        tiles, spacing, groups, tile_moments, moments);
-    GPUKIT_CUDA_CHECK_LAUNCH("monte carlo merge_pass_kernel");
-    spacing *= kMergeGroup;
-  } while (spacing < tiles);
+  if (shape == LaunchShape::staged) {
+    // Always kQuadsPerLane warps per block (config.threads_per_block does not apply).
+    const std::int64_t cap = config.max_blocks > 0
+                                 ? config.max_blocks
+                                 : sms * resident_blocks(staged_kernel, kStagedThreads);
+    const auto blocks = static_cast<unsigned>(std::min(all_tiles, cap));
+    staged_kernel<<<blocks, kStagedThreads, 0, stream>>>(params, run.options, run.samples, tiles,
+                                                         keys, tile_moments);
+    GPUKIT_CUDA_CHECK_LAUNCH("monte carlo staged_tile_kernel");
+  } else {
+    check_block_size(lane_kernel, threads);
+    // One wave of resident blocks, each warp striding over the tiles: no block waits for a slot.
+    const std::int64_t wanted = (all_tiles + warps_per_block - 1) / warps_per_block;
+    const std::int64_t cap =
+        config.max_blocks > 0 ? config.max_blocks : sms * resident_blocks(lane_kernel, threads);
+    const auto blocks = static_cast<unsigned>(std::min(wanted, cap));
+    lane_kernel<<<blocks, threads, 0, stream>>>(params, run.options, run.samples, tiles, keys,
+                                                tile_moments);
+    GPUKIT_CUDA_CHECK_LAUNCH("monte carlo tile_kernel");
+  }
+  merge_tiles<M>(run, tiles, tile_moments, moments, stream);
 }
 
 }  // namespace

@@ -11,9 +11,12 @@ namespace gpukit::finance::mc {
 
 /// How the tiles are spread over the GPU. The bits of the result never depend on it.
 enum class LaunchShape {
-  automatic,    // per_option when the options alone fill the GPU, else multi_block
+  automatic,    // staged for long paths on few tiles, else per_option when an option's tiles
+                // fit a block twice over, else multi_block
   per_option,   // one block per option computes its tiles and merges them (one kernel)
   multi_block,  // a grid-stride loop of warps over every (option, tile), then a merge kernel
+  staged,       // a block of 16 warps per tile (one quad of each lane per warp), then the merge
+                // kernel: long paths on few tiles (always 512 threads per block)
 };
 
 struct LaunchConfig {
@@ -28,14 +31,17 @@ struct DeviceRun {
   std::uint64_t seed = 0;
   bool antithetic = false;
   bool control = false;
+  /// The kind of every option (common_path_kind), which selects a kernel specialized for it;
+  /// mixed always works. A wrong kind gives wrong results: it is the caller's promise.
+  PathKind kind = PathKind::mixed;
 };
 
 /// Bytes of the tile workspace a run needs (one Moments<double> per tile of every option).
 std::int64_t workspace_bytes(const DeviceRun& run);
 
 /// Computes the merged moments of each option into `moments` (device, run.options entries).
-/// `params` and `workspace` (workspace_bytes) are device memory; float runs use the fast
-/// intrinsics (monte_carlo_paths.hpp, quad_normals<true>).
+/// `params` and `workspace` (workspace_bytes) are device memory; float runs use the hardware's
+/// approximations (monte_carlo_paths.hpp, quad_normals<true>).
 template <class Real>
 void launch_monte_carlo(const PathParams<Real>* params, const DeviceRun& run,
                         Moments<double>* moments, void* workspace, StreamHandle stream,
