@@ -29,20 +29,14 @@ const PoissonVariant kVariants[] = {
     {"r2c", "R2C/C2R on the half spectrum, solve with |k|^2 from the indices",
      "beyond the seeds: the symmetry slide 44 left out", 4 + 4 * 8 + 8 + 4, false,
      GPUKIT_POISSON_FUNCTIONS(r2c)},
-#if GPUKIT_POISSON_HAVE_FUSED
     {"fused", "R2C/C2R along the contiguous axes, axis-0 FFT + solve + inverse fused in one kernel",
      "beyond the seeds", 4 + 2 * 8 + 8 + 4, false, GPUKIT_POISSON_FUNCTIONS(fused)},
-#endif
     {"cufft", "cuFFT R2C, a plain scaling kernel, cuFFT C2R: the vendor baseline", "vendor",
      4 + 4 * 8 + 8 + 4, true, GPUKIT_POISSON_FUNCTIONS(cufft)},
 };
 #undef GPUKIT_POISSON_FUNCTIONS
 
-constexpr std::string_view kBest[] = {
-#if GPUKIT_POISSON_HAVE_FUSED
-    "fused",
-#endif
-    "r2c", "cufft"};
+constexpr std::string_view kBest[] = {"fused", "r2c", "cufft"};
 #endif
 
 }  // namespace
