@@ -1,10 +1,16 @@
 // gpukit demo: a short tour of every case study on the default device.
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "cli_common.hpp"
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
+#include "gpukit/bench/monte_carlo_demo.hpp"
+#include "gpukit/bench/poisson_demo.hpp"
 #include "gpukit/bench/reduce_demo.hpp"
 #include "gpukit/bench/scan_demo.hpp"
 #include "gpukit/core/error.hpp"
@@ -48,7 +54,33 @@ void register_demo(CLI::App& app) {
         scan.max_abs_vs_sequential, scan.kept, scan.kept_reference,
         scan.kept_equal ? "equal" : "DIFFERENT", scan.passed() ? "PASSED" : "FAILED");
     failures += !scan.passed();
-    fmt::print("\ndemo: {} case studies run, {} failed\n", 3, failures);
+    fmt::print("\n== Monte Carlo option pricing (seed 000, slides 16-39) ==\n");
+    // The seed's run at a tour's size (`gpukit mc --demo` has the seed's 200M paths per option).
+    const bench::MonteCarloDemo mc = bench::run_monte_carlo_demo(context, 16, std::int64_t{1} << 20,
+                                                                 finance::Precision::float64, 2008);
+    double worst_in_std_errors = 0;
+    for (std::size_t i = 0; i < mc.mc.size(); ++i) {
+      worst_in_std_errors =
+          std::max(worst_in_std_errors, std::abs(mc.mc[i] - mc.black_scholes[i]) / mc.std_error[i]);
+    }
+    const bool mc_passed = worst_in_std_errors < 5;
+    fmt::print(
+        "{} European calls x {} paths (double) on {}: {:.2f} ms; first MC {:.6f} vs "
+        "Black-Scholes {:.6f}; largest |MC - BS| {:.2f} standard errors\n"
+        "check: {}\n",
+        mc.options, mc.paths, mc.device, mc.seconds * 1e3, mc.mc[0], mc.black_scholes[0],
+        worst_in_std_errors, mc_passed ? "PASSED" : "FAILED");
+    failures += !mc_passed;
+    fmt::print("\n== Spectral Poisson solver (seed 000, slides 40-62) ==\n");
+    const bench::PoissonDemo poisson = bench::run_poisson_demo(context, 64);
+    fmt::print(
+        "the seed's MATLAB test, N = 64 ({}): computed {:.6f}, reference {:.6f}, Linf {:.6e}, "
+        "L2 {:.6e} (seed: 0.975879, 0.975882, 2.404194e-05, 9.412790e-08)\n"
+        "check: {}\n",
+        poisson.variant, poisson.computed, poisson.reference, poisson.linf, poisson.l2,
+        poisson.passed() ? "PASSED" : "FAILED");
+    failures += !poisson.passed();
+    fmt::print("\ndemo: {} case studies run, {} failed\n", 5, failures);
     if (failures) throw Error(ErrorKind::check_failed, "demo: a case study's check failed");
   });
 }
