@@ -74,6 +74,9 @@ void fill_bytes_async(void* device_dst, int byte_value, std::size_t bytes, Strea
 void copy_to_device(void* device_dst, const void* host_src, std::size_t bytes) {
   if (bytes == 0) return;
   GPUKIT_CUDA_CHECK(cudaMemcpy(device_dst, host_src, bytes, cudaMemcpyHostToDevice));
+  // From pageable memory cudaMemcpy returns once the data is staged, not delivered; a kernel on
+  // a non-blocking stream could then read the old contents (seen in reduce_engine_gpu_tests).
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 void copy_to_host(void* host_dst, const void* device_src, std::size_t bytes) {

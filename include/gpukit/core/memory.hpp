@@ -32,7 +32,9 @@ void copy_device_to_device_async(void* dst, const void* src, std::size_t bytes,
                                  StreamHandle stream);
 /// Fills `bytes` bytes with `byte_value` (tests poison outputs with 0xFF, a NaN pattern).
 void fill_bytes_async(void* device_dst, int byte_value, std::size_t bytes, StreamHandle stream);
-/// Blocking copies (they synchronize with the legacy default stream, as cudaMemcpy does).
+/// Blocking copies: when they return, the data is at its destination, so work queued afterwards
+/// on any stream (non-blocking ones included) sees it. (cudaMemcpy alone may return before the
+/// DMA of a pageable source has landed on the device; copy_to_device waits for it.)
 void copy_to_device(void* device_dst, const void* host_src, std::size_t bytes);
 void copy_to_host(void* host_dst, const void* device_src, std::size_t bytes);
 /// Waits for all work on the current device; turns asynchronous kernel faults into CudaError.
