@@ -4,7 +4,7 @@
 
 #include <math.h>
 
-#include "core/host_device.hpp"
+#include "gpukit/core/host_device.hpp"
 #include "gpukit/finance/black_scholes.hpp"
 
 namespace gpukit::finance::detail {

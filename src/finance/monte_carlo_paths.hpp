@@ -28,7 +28,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/host_device.hpp"
+#include "gpukit/core/host_device.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/rng/normal.hpp"
 #include "gpukit/rng/philox.hpp"

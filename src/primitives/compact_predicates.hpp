@@ -5,8 +5,8 @@
 #include <cmath>
 #include <type_traits>
 
-#include "core/host_device.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/core/host_device.hpp"
 #include "gpukit/primitives/compact.hpp"
 
 namespace gpukit::primitives::detail {

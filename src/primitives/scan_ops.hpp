@@ -8,8 +8,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/host_device.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/core/host_device.hpp"
 #include "gpukit/primitives/scan.hpp"
 #include "primitives/reduce_ops.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "core/host_device.hpp"
+#include "gpukit/core/host_device.hpp"
 #include "gpukit/rng/flat_stream.hpp"
 
 namespace gpukit::rng::detail {

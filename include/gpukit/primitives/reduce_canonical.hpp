@@ -27,11 +27,7 @@
 #include <omp.h>
 #endif
 
-#if defined(__CUDACC__)
-#define GPUKIT_CANONICAL_HD __host__ __device__ __forceinline__
-#else
-#define GPUKIT_CANONICAL_HD inline
-#endif
+#include "gpukit/core/host_device.hpp"
 
 namespace gpukit::primitives::canonical {
 
@@ -45,7 +41,7 @@ constexpr std::int64_t tile_count(std::int64_t count) { return (count + kTile - 
 /// Combines `values[0..width)` (width a power of two) as the balanced tree of adjacent pairs,
 /// in place; returns values[0].
 template <class Acc, class Op>
-GPUKIT_CANONICAL_HD Acc pairwise_tree(Acc* values, int width, const Op& op) {
+GPUKIT_HD_INLINE Acc pairwise_tree(Acc* values, int width, const Op& op) {
   for (int step = 1; step < width; step *= 2) {
     for (int j = 0; j < width; j += 2 * step) values[j] = op(values[j], values[j + step]);
   }

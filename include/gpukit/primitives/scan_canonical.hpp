@@ -39,13 +39,8 @@
 #endif
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/core/host_device.hpp"
 #include "gpukit/primitives/scan.hpp"
-
-#if defined(__CUDACC__)
-#define GPUKIT_SCAN_HD __host__ __device__ __forceinline__
-#else
-#define GPUKIT_SCAN_HD inline
-#endif
 
 namespace gpukit::primitives::canonical_scan {
 
@@ -70,7 +65,7 @@ void kogge_stone_scan(const Op& op, Array& s) {
 /// P[-1] of a scan nothing carries into: op.initial() when the operation has one (sums start
 /// from +0.0, not the identity -0.0), else the identity.
 template <class Op>
-GPUKIT_SCAN_HD typename Op::Acc initial_value(const Op& op) {
+GPUKIT_HD_INLINE typename Op::Acc initial_value(const Op& op) {
   if constexpr (requires { op.initial(); }) {
     return op.initial();
   } else {

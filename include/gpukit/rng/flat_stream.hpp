@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "gpukit/rng/host_device.hpp"
+#include "gpukit/core/host_device.hpp"
 #include "gpukit/rng/normal.hpp"
 #include "gpukit/rng/philox.hpp"
 #include "gpukit/rng/uniform.hpp"
@@ -29,13 +29,14 @@ template <class T>
 inline constexpr int kFlatStreamLanes = sizeof(T) == 8 ? 2 : 4;
 
 /// The four random words of block `block` of the flat stream of `seed`.
-GPUKIT_RNG_HD Uint32x4 flat_stream_words(std::uint64_t seed, std::uint64_t block) {
+GPUKIT_HD_INLINE Uint32x4 flat_stream_words(std::uint64_t seed, std::uint64_t block) {
   return philox_words(seed, kFlatStreamOption, block, 0);
 }
 
 /// The uniforms of one block.
 template <class Real>
-GPUKIT_RNG_HD void uniforms_of_block(const Uint32x4& words, Real (&out)[kFlatStreamLanes<Real>]) {
+GPUKIT_HD_INLINE void uniforms_of_block(const Uint32x4& words,
+                                        Real (&out)[kFlatStreamLanes<Real>]) {
   static_assert(sizeof(Real) == 4 || sizeof(Real) == 8, "float or double");
   if constexpr (sizeof(Real) == 4) {
     for (int lane = 0; lane < 4; ++lane) out[lane] = uniform_float(words.word[lane]);
@@ -47,7 +48,7 @@ GPUKIT_RNG_HD void uniforms_of_block(const Uint32x4& words, Real (&out)[kFlatStr
 
 /// The normals of one block.
 template <class Real, NormalTransform kTransform>
-GPUKIT_RNG_HD void normals_of_block(const Uint32x4& words, Real (&out)[kFlatStreamLanes<Real>]) {
+GPUKIT_HD_INLINE void normals_of_block(const Uint32x4& words, Real (&out)[kFlatStreamLanes<Real>]) {
   Real uniforms[kFlatStreamLanes<Real>];
   uniforms_of_block<Real>(words, uniforms);
   if constexpr (kTransform == NormalTransform::box_muller) {
@@ -66,7 +67,7 @@ GPUKIT_RNG_HD void normals_of_block(const Uint32x4& words, Real (&out)[kFlatStre
 /// Element `index` of the uniform flat stream of `seed` (one element at a time: for tests and
 /// for kernels that need a single value; whole blocks are four times cheaper).
 template <class Real>
-GPUKIT_RNG_HD Real flat_stream_uniform(std::uint64_t seed, std::uint64_t index) {
+GPUKIT_HD_INLINE Real flat_stream_uniform(std::uint64_t seed, std::uint64_t index) {
   constexpr int lanes = kFlatStreamLanes<Real>;
   Real values[lanes];
   uniforms_of_block<Real>(flat_stream_words(seed, index / lanes), values);
@@ -75,7 +76,7 @@ GPUKIT_RNG_HD Real flat_stream_uniform(std::uint64_t seed, std::uint64_t index) 
 
 /// Element `index` of the normal flat stream of `seed`.
 template <class Real, NormalTransform kTransform>
-GPUKIT_RNG_HD Real flat_stream_normal(std::uint64_t seed, std::uint64_t index) {
+GPUKIT_HD_INLINE Real flat_stream_normal(std::uint64_t seed, std::uint64_t index) {
   constexpr int lanes = kFlatStreamLanes<Real>;
   Real values[lanes];
   normals_of_block<Real, kTransform>(flat_stream_words(seed, index / lanes), values);

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "gpukit/rng/host_device.hpp"
+#include "gpukit/core/host_device.hpp"
 
 namespace gpukit::rng::detail {
 
@@ -19,13 +19,13 @@ inline constexpr std::uint32_t kMtLowerMask = 0x7FFFFFFFu;
 /// Word i of the next state from the current words i, i + 1 and i + m (indices mod n); the
 /// sequential in-place update passes the already-updated word for i + m >= n and, for i = n - 1,
 /// the updated word 0.
-GPUKIT_RNG_HD std::uint32_t mt_next_word(std::uint32_t word_i, std::uint32_t word_i_plus_1,
-                                         std::uint32_t word_i_plus_m) {
+GPUKIT_HD_INLINE std::uint32_t mt_next_word(std::uint32_t word_i, std::uint32_t word_i_plus_1,
+                                            std::uint32_t word_i_plus_m) {
   const std::uint32_t y = (word_i & kMtUpperMask) | (word_i_plus_1 & kMtLowerMask);
   return word_i_plus_m ^ (y >> 1) ^ ((y & 1u) ? kMtMatrixA : 0u);
 }
 
-GPUKIT_RNG_HD std::uint32_t mt_temper(std::uint32_t y) {
+GPUKIT_HD_INLINE std::uint32_t mt_temper(std::uint32_t y) {
   y ^= y >> 11;
   y ^= (y << 7) & 0x9D2C5680u;
   y ^= (y << 15) & 0xEFC60000u;
@@ -34,7 +34,7 @@ GPUKIT_RNG_HD std::uint32_t mt_temper(std::uint32_t y) {
 }
 
 /// init_genrand: the state of a 32-bit seed (std::mt19937's seeding).
-GPUKIT_RNG_HD void mt_seed_state(std::uint32_t* state, std::uint32_t seed) {
+GPUKIT_HD_INLINE void mt_seed_state(std::uint32_t* state, std::uint32_t seed) {
   state[0] = seed;
   for (int i = 1; i < kMtStateWords; ++i) {
     state[i] = 1812433253u * (state[i - 1] ^ (state[i - 1] >> 30)) + static_cast<std::uint32_t>(i);
@@ -42,8 +42,8 @@ GPUKIT_RNG_HD void mt_seed_state(std::uint32_t* state, std::uint32_t seed) {
 }
 
 /// init_by_array: the state of a key of any length (the reference's seeding for long seeds).
-GPUKIT_RNG_HD void mt_seed_state_by_array(std::uint32_t* state, const std::uint32_t* key,
-                                          int key_length) {
+GPUKIT_HD_INLINE void mt_seed_state_by_array(std::uint32_t* state, const std::uint32_t* key,
+                                             int key_length) {
   mt_seed_state(state, 19650218u);
   int i = 1, j = 0;
   for (int k = kMtStateWords > key_length ? kMtStateWords : key_length; k > 0; --k) {

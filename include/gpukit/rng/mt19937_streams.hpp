@@ -20,13 +20,13 @@
 
 #include "gpukit/core/context.hpp"
 #include "gpukit/core/cuda_handles.hpp"
-#include "gpukit/rng/host_device.hpp"
+#include "gpukit/core/host_device.hpp"
 
 namespace gpukit::rng {
 
 /// The init_by_array key of stream `stream` of `seed`.
-GPUKIT_RNG_HD void mt19937_stream_key(std::uint64_t seed, std::uint64_t stream,
-                                      std::uint32_t (&key)[4]) {
+GPUKIT_HD_INLINE void mt19937_stream_key(std::uint64_t seed, std::uint64_t stream,
+                                         std::uint32_t (&key)[4]) {
   key[0] = static_cast<std::uint32_t>(seed);
   key[1] = static_cast<std::uint32_t>(seed >> 32);
   key[2] = static_cast<std::uint32_t>(stream);

@@ -31,7 +31,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gpukit/rng/host_device.hpp"
+#include "gpukit/core/host_device.hpp"
 
 namespace gpukit::rng {
 
@@ -50,21 +50,21 @@ namespace detail {
 
 // Arithmetic that nvcc may not contract into fused multiply-adds (g++ in ISO C++ mode does not
 // contract), so a rational function gives the same bits on the CPU and the GPU.
-GPUKIT_RNG_HD double multiply(double a, double b) {
+GPUKIT_HD_INLINE double multiply(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
-GPUKIT_RNG_HD double add(double a, double b) {
+GPUKIT_HD_INLINE double add(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dadd_rn(a, b);
 #else
   return a + b;
 #endif
 }
-GPUKIT_RNG_HD double divide(double a, double b) {
+GPUKIT_HD_INLINE double divide(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __ddiv_rn(a, b);
 #else
@@ -73,27 +73,27 @@ GPUKIT_RNG_HD double divide(double a, double b) {
 }
 
 /// c0 + x (c1 + x (c2 + ...)), unfused.
-GPUKIT_RNG_HD double horner(double, double c0) { return c0; }
+GPUKIT_HD_INLINE double horner(double, double c0) { return c0; }
 template <class... Rest>
-GPUKIT_RNG_HD double horner(double x, double c0, Rest... rest) {
+GPUKIT_HD_INLINE double horner(double x, double c0, Rest... rest) {
   return add(c0, multiply(x, horner(x, rest...)));
 }
 
-GPUKIT_RNG_HD double log(double x) {
+GPUKIT_HD_INLINE double log(double x) {
 #if defined(__CUDA_ARCH__)
   return ::log(x);
 #else
   return std::log(x);
 #endif
 }
-GPUKIT_RNG_HD double sqrt(double x) {  // correctly rounded on both
+GPUKIT_HD_INLINE double sqrt(double x) {  // correctly rounded on both
 #if defined(__CUDA_ARCH__)
   return __dsqrt_rn(x);
 #else
   return std::sqrt(x);
 #endif
 }
-GPUKIT_RNG_HD double infinity() {
+GPUKIT_HD_INLINE double infinity() {
 #if defined(__CUDA_ARCH__)
   return __longlong_as_double(0x7ff0000000000000LL);
 #else
@@ -104,7 +104,7 @@ GPUKIT_RNG_HD double infinity() {
 /// sin(pi x) and cos(pi x) for 0 <= x <= 2 without rounding pi x. The CPU has no sincospi: x is
 /// split exactly into a quarter-turn count n and |t| <= 1/4, where sin and cos of the rounded
 /// pi t keep their relative accuracy (about 1 ulp), and the quadrant is a sign flip and swap.
-GPUKIT_RNG_HD void sincospi(double x, double* sine, double* cosine) {
+GPUKIT_HD_INLINE void sincospi(double x, double* sine, double* cosine) {
 #if defined(__CUDA_ARCH__)
   ::sincospi(x, sine, cosine);
 #else
@@ -133,7 +133,7 @@ GPUKIT_RNG_HD void sincospi(double x, double* sine, double* cosine) {
 }  // namespace detail
 
 /// Two independent standard normals from two uniforms in (0, 1).
-GPUKIT_RNG_HD NormalPair<double> box_muller(double u1, double u2) {
+GPUKIT_HD_INLINE NormalPair<double> box_muller(double u1, double u2) {
   const double radius = detail::sqrt(-2.0 * detail::log(u1));
   double sine, cosine;
   detail::sincospi(2.0 * u2, &sine, &cosine);
@@ -141,13 +141,13 @@ GPUKIT_RNG_HD NormalPair<double> box_muller(double u1, double u2) {
 }
 
 /// The float transform: computed in double, each normal rounded once.
-GPUKIT_RNG_HD NormalPair<float> box_muller(float u1, float u2) {
+GPUKIT_HD_INLINE NormalPair<float> box_muller(float u1, float u2) {
   const NormalPair<double> z = box_muller(static_cast<double>(u1), static_cast<double>(u2));
   return {static_cast<float>(z.first), static_cast<float>(z.second)};
 }
 
 /// The standard normal quantile: x with P(Z <= x) = p (AS241 PPND16).
-GPUKIT_RNG_HD double inverse_normal_cdf(double p) {
+GPUKIT_HD_INLINE double inverse_normal_cdf(double p) {
   if (p != p) return p;
   if (p <= 0.0) return -detail::infinity();
   if (p >= 1.0) return detail::infinity();
@@ -194,7 +194,7 @@ GPUKIT_RNG_HD double inverse_normal_cdf(double p) {
 }
 
 /// The float quantile: computed in double, rounded once.
-GPUKIT_RNG_HD float inverse_normal_cdf(float p) {
+GPUKIT_HD_INLINE float inverse_normal_cdf(float p) {
   return static_cast<float>(inverse_normal_cdf(static_cast<double>(p)));
 }
 

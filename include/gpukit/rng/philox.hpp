@@ -24,7 +24,7 @@
 
 #include <cstdint>
 
-#include "gpukit/rng/host_device.hpp"
+#include "gpukit/core/host_device.hpp"
 
 namespace gpukit::rng {
 
@@ -49,7 +49,7 @@ inline constexpr std::uint32_t kPhiloxKeyIncrement0 = 0x9E3779B9u;
 inline constexpr std::uint32_t kPhiloxKeyIncrement1 = 0xBB67AE85u;
 
 /// High 32 bits of the 64-bit product: one instruction on the GPU, a 64-bit multiply on the CPU.
-GPUKIT_RNG_HD std::uint32_t multiply_high(std::uint32_t a, std::uint32_t b) {
+GPUKIT_HD_INLINE std::uint32_t multiply_high(std::uint32_t a, std::uint32_t b) {
 #if defined(__CUDA_ARCH__)
   return __umulhi(a, b);
 #else
@@ -57,7 +57,7 @@ GPUKIT_RNG_HD std::uint32_t multiply_high(std::uint32_t a, std::uint32_t b) {
 #endif
 }
 
-GPUKIT_RNG_HD Uint32x4 philox4x32_round(const Uint32x4& counter, const Uint32x2& key) {
+GPUKIT_HD_INLINE Uint32x4 philox4x32_round(const Uint32x4& counter, const Uint32x2& key) {
   const std::uint32_t high0 = multiply_high(kPhiloxMultiplier0, counter.word[0]);
   const std::uint32_t low0 = kPhiloxMultiplier0 * counter.word[0];
   const std::uint32_t high1 = multiply_high(kPhiloxMultiplier1, counter.word[2]);
@@ -71,7 +71,7 @@ GPUKIT_RNG_HD Uint32x4 philox4x32_round(const Uint32x4& counter, const Uint32x2&
 /// Philox4x32 with `kRounds` rounds (the key is bumped between rounds, not before the first).
 /// Ten rounds is the published, Crush-resistant default; seven is kept for its known answers.
 template <int kRounds>
-GPUKIT_RNG_HD Uint32x4 philox4x32(Uint32x4 counter, Uint32x2 key) {
+GPUKIT_HD_INLINE Uint32x4 philox4x32(Uint32x4 counter, Uint32x2 key) {
   static_assert(kRounds >= 1, "Philox needs at least one round");
   counter = detail::philox4x32_round(counter, key);
 #if defined(__CUDA_ARCH__)
@@ -86,24 +86,24 @@ GPUKIT_RNG_HD Uint32x4 philox4x32(Uint32x4 counter, Uint32x2 key) {
 }
 
 /// Philox4x32-10: the generator gpukit uses.
-GPUKIT_RNG_HD Uint32x4 philox4x32_10(const Uint32x4& counter, const Uint32x2& key) {
+GPUKIT_HD_INLINE Uint32x4 philox4x32_10(const Uint32x4& counter, const Uint32x2& key) {
   return philox4x32<10>(counter, key);
 }
 
 /// The key of a 64-bit seed (low word first).
-GPUKIT_RNG_HD Uint32x2 philox_key(std::uint64_t seed) {
+GPUKIT_HD_INLINE Uint32x2 philox_key(std::uint64_t seed) {
   return {{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
 }
 
 /// The counter of (option, path, step) in gpukit's layout (see the top of this file).
-GPUKIT_RNG_HD Uint32x4 philox_counter(std::uint32_t option, std::uint64_t path,
-                                      std::uint32_t step) {
+GPUKIT_HD_INLINE Uint32x4 philox_counter(std::uint32_t option, std::uint64_t path,
+                                         std::uint32_t step) {
   return {{static_cast<std::uint32_t>(path), static_cast<std::uint32_t>(path >> 32), step, option}};
 }
 
 /// The four random words of (seed, option, path, step).
-GPUKIT_RNG_HD Uint32x4 philox_words(std::uint64_t seed, std::uint32_t option, std::uint64_t path,
-                                    std::uint32_t step) {
+GPUKIT_HD_INLINE Uint32x4 philox_words(std::uint64_t seed, std::uint32_t option, std::uint64_t path,
+                                       std::uint32_t step) {
   return philox4x32_10(philox_counter(option, path, step), philox_key(seed));
 }
 

@@ -16,17 +16,17 @@
 
 #include <cstdint>
 
-#include "gpukit/rng/host_device.hpp"
+#include "gpukit/core/host_device.hpp"
 
 namespace gpukit::rng {
 
 /// A float in (0, 1) from one random word (its top 23 bits).
-GPUKIT_RNG_HD float uniform_float(std::uint32_t word) {
+GPUKIT_HD_INLINE float uniform_float(std::uint32_t word) {
   return (static_cast<float>(word >> 9) + 0.5f) * 0x1p-23f;
 }
 
 /// A double in (0, 1) from two random words: all 32 bits of `high`, the top 20 of `low`.
-GPUKIT_RNG_HD double uniform_double(std::uint32_t high, std::uint32_t low) {
+GPUKIT_HD_INLINE double uniform_double(std::uint32_t high, std::uint32_t low) {
   const std::uint64_t bits = (static_cast<std::uint64_t>(high) << 20) | (low >> 12);
   return (static_cast<double>(bits) + 0.5) * 0x1p-52;
 }

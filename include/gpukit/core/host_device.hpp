@@ -1,5 +1,5 @@
 #pragma once
-// Internal: marks functions compiled for both the CPU (g++) and the GPU (nvcc), so the CPU
+// Marks functions compiled for both the CPU (g++) and the GPU (nvcc), so the CPU
 // reference and the kernels share one body of arithmetic.
 
 #if defined(__CUDACC__)
