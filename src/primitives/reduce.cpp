@@ -94,6 +94,17 @@ int* ReduceWorkspace::overflow_flag() const noexcept {
   return reinterpret_cast<int*>(buffer_.data() + kCounterBytes / 2);
 }
 
+void* ReduceWorkspace::flagged_slots(std::size_t bytes) {
+  if (slots_.data() == nullptr || bytes > slot_bytes_) {
+    slots_ = {};
+    slots_ = cuda::DeviceBuffer<unsigned char>(bytes);
+    cuda::fill_bytes_async(slots_.data(), 0, bytes, nullptr);
+    cuda::synchronize_device();
+    slot_bytes_ = bytes;
+  }
+  return slots_.data();
+}
+
 template <class T>
 reduce_result_t<T> reduce(const Context& context, std::span<const T> data, ReduceOp op,
                           const ReduceOptions& options) {
@@ -131,7 +142,13 @@ reduce_result_t<T> reduce_on_device(const T* device_data, std::int64_t count, Re
                                     const ReduceOptions& options) {
   detail::validate_reduce_arguments<T>(op, count);
   if (count == 0 && op == ReduceOp::sum) return reduce_result_t<T>(0);
+#if GPUKIT_HAVE_CUDA
+  // Reserve what the launch will, first: growing the workspace moves its counters, where the
+  // result goes.
+  workspace.reserve(cuda_detail::deterministic_scratch_bytes<T>(count, op, options));
+#else
   workspace.reserve(0);
+#endif
   // The result and the overflow flag come back in one small copy from the workspace's counters.
   auto* device_result = reinterpret_cast<reduce_result_t<T>*>(workspace.counters() + 16);
   reduce_on_device_async(device_data, count, op, device_result, workspace, stream, options);

@@ -56,7 +56,10 @@ struct SumOfSquaresOp {
   __host__ __device__ Acc operator()(Acc a, Acc b) const { return a + b; }
 };
 
-const std::int64_t kSizes[] = {0, 1, 31, 1025, 16383, 16385, 3 * 16384 + 7, 1 << 20, 5000011};
+// Flagged tile sums (up to 5000011: 306 tiles) and folded lanes over two rows of the level above
+// (1100 tiles and 5).
+const std::int64_t kSizes[] = {0,       1,       31,          1025, 16383, 16385, 3 * 16384 + 7,
+                               1 << 20, 5000011, 1100 * 16384 + 5};
 
 template <class Op>
 typename Op::Acc run_engine(const std::vector<typename Op::Input>& host, std::size_t skip,
@@ -118,6 +121,50 @@ TEST(ReduceEngineGpu, UserFloatSumIsBitwiseTheCpuCanonicalTree) {
           << "n = " << n << ", offset " << skip << ": " << got << " vs the CPU tree's " << expected;
       EXPECT_NEAR(got, exact, 1e-5 * std::max(1.0, exact)) << "n = " << n;
     }
+  }
+}
+
+// A launch captured in a CUDA graph runs again at each replay with the same arguments: the
+// flagged hand-off's epoch must still be new each time (it advances on the device), or a replay
+// would read the previous replay's tile sums. New data before each replay must give its sum.
+TEST(ReduceEngineGpu, GraphReplaysSeeNewData) {
+  GPUKIT_REQUIRE_GPU();
+  std::mt19937 rng(20261121);  // fixed: a failure names n and the replay
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  ReduceWorkspace workspace;
+  cuda::Stream stream;
+  for (const std::int64_t n : {std::int64_t{1} << 20, std::int64_t{5000011}}) {
+    cuda::DeviceBuffer<float> data(static_cast<std::size_t>(n));
+    cuda::DeviceBuffer<float> result(1);
+    // The first launch outside the capture sizes the workspace (no allocation while capturing).
+    cuda_engine::launch<SumOfSquaresOp>(data.data(), n, result.data(), workspace,
+                                        stream.handle());
+    stream.synchronize();
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    ASSERT_EQ(cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal),
+              cudaSuccess);
+    cuda_engine::launch<SumOfSquaresOp>(data.data(), n, result.data(), workspace,
+                                        stream.handle());
+    ASSERT_EQ(cudaStreamEndCapture(stream.handle(), &graph), cudaSuccess);
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    for (int replay = 0; replay < 3; ++replay) {
+      std::vector<float> x(static_cast<std::size_t>(n));
+      for (auto& v : x) v = value(rng);
+      cuda::copy_to_device(data.data(), x.data(), x.size() * sizeof(float));
+      cuda::synchronize_device();
+      cuda::fill_bytes_async(result.data(), 0xA5, sizeof(float), stream.handle());
+      ASSERT_EQ(cudaGraphLaunch(exec, stream.handle()), cudaSuccess);
+      stream.synchronize();
+      float got;
+      cuda::copy_to_host(&got, result.data(), sizeof got);
+      const float expected = canonical::reduce_canonical(
+          x.data(), n, SumOfSquaresOp{}, [](float v) { return SumOfSquaresOp::load(v); });
+      EXPECT_EQ(std::memcmp(&got, &expected, 4), 0)
+          << "n = " << n << ", replay " << replay << ": " << got << " vs " << expected;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
   }
 }
 

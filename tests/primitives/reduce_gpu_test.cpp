@@ -81,6 +81,19 @@ TYPED_TEST(ReduceGpuTest, EveryVariantAndOpMatchesTheReference) {
           EXPECT_TRUE(same_bits(actual, expected))
               << v.name << " " << reduce_op_name(op) << " n=" << n << " misalign=" << misalign
               << " seed=" << seed << ": " << actual << " vs " << expected;
+          if (!v.deterministic) continue;
+          // These sizes have few tiles, so the tuned launch hands the tile sums on flagged; lanes
+          // folded by a power-of-two grid, and flagged sums from a grid of mostly idle blocks,
+          // must agree.
+          for (int grid : {256, 1000}) {
+            ReduceOptions options;
+            options.grid_blocks = grid;
+            const auto other = run_variant<T>(v, d.data(), n, op, workspace, stream, options);
+            EXPECT_TRUE(same_bits(other, expected))
+                << v.name << " grid " << grid << " " << reduce_op_name(op) << " n=" << n
+                << " misalign=" << misalign << " seed=" << seed << ": " << other << " vs "
+                << expected;
+          }
         }
       }
     }
@@ -130,13 +143,17 @@ TYPED_TEST(ReduceGpuFloatingTest, DeterministicAcrossRunsLaunchShapesAndBackends
           reduce_on_device(d.data(), n, ReduceOp::sum, workspace, stream.handle(), base), cpu))
           << "run " << i;
     }
-    for (int threads : {128, 256, 512}) {
-      for (int grid : {0, 1, 7, 1000}) {
+    // Every block size, with the default grid (flagged tile sums here), grids that fold lanes
+    // (powers of two that divide 1024, from 128 up; most blocks get no tile) and grids that do
+    // not.
+    for (int threads : {128, 256, 512, 1024}) {
+      for (int grid : {0, 1, 7, 128, 1000, 1024}) {
         ReduceOptions options = base;
         options.block_threads = threads;
         options.grid_blocks = grid;
         EXPECT_TRUE(same_bits(
-            reduce_on_device(d.data(), n, ReduceOp::sum, workspace, stream.handle(), options), cpu))
+            reduce_on_device(d.data(), n, ReduceOp::sum, workspace, stream.handle(), options),
+            cpu))
             << threads << " threads, " << grid << " blocks";
       }
     }
@@ -145,6 +162,59 @@ TYPED_TEST(ReduceGpuFloatingTest, DeterministicAcrossRunsLaunchShapesAndBackends
     const std::vector<T> big_data = make_data<T>(big, ReduceOp::sum, 4242);
     EXPECT_TRUE(same_bits(reduce<T>(Context::cuda(), big_data, ReduceOp::sum, base),
                           reduce<T>(Context::cpu(), big_data, ReduceOp::sum, base)));
+  }
+}
+
+// Fast random floats of mixed sign and magnitude (the tree rounds at every level), for sizes
+// where the test support's generator would take seconds.
+template <class T>
+std::vector<T> hashed_data(std::int64_t n, std::uint64_t seed) {
+  std::vector<T> data(static_cast<std::size_t>(n));
+  std::uint64_t state = seed;
+  for (T& x : data) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const std::uint64_t r = state >> 16;
+    const T magnitude = std::ldexp(T(r & 0xFFFF) + 1, int((r >> 16) % 24) - 30);
+    x = (r >> 40) & 1 ? -magnitude : magnitude;
+  }
+  return data;
+}
+
+// Many tiles: the default launch folds the lanes of the level above in its blocks (a 256-block
+// grid of 512 threads on the H200). 1500 tiles reach two rows of that level's lanes 0-475 and one row of the
+// rest; 2^28 + 3 tiles + 100 elements (16388 tiles) reach a second, almost empty tile of it and
+// a third level. Each must be bitwise the CPU's, in both modes, for folding and other grids.
+TYPED_TEST(ReduceGpuFloatingTest, FoldedLanesMatchTheCpuOverRowsAndLevels) {
+  GPUKIT_REQUIRE_GPU();
+  using T = TypeParam;
+  ReduceWorkspace workspace;
+  cuda::Stream stream;
+  std::vector<std::int64_t> sizes = {1500 * canonical::kTile + 1234};
+  if (!gpukit::testing::quick_tests()) {
+    sizes.push_back(canonical::kTile * canonical::kTile + 3 * canonical::kTile + 100);
+  }
+  for (const std::int64_t n : sizes) {
+    const std::uint64_t seed = 99 + static_cast<std::uint64_t>(n);
+    const std::vector<T> data = hashed_data<T>(n, seed);
+    const DeviceArray<T> d(data, 0);
+    for (bool accurate : {false, true}) {
+      ReduceOptions base;
+      base.accurate_sum = accurate;
+      const T cpu = reduce<T>(Context::cpu(), data, ReduceOp::sum, base);
+      // Folding grids (the default, 128, 1024; 256-thread blocks fold over 512 blocks) and a
+      // grid that does not fold (tile sums, read by the last block).
+      const std::pair<int, int> shapes[] = {{0, 0}, {128, 0}, {1024, 0}, {0, 256}, {1000, 0}};
+      for (const auto& [grid, threads] : shapes) {
+        ReduceOptions options = base;
+        options.grid_blocks = grid;
+        options.block_threads = threads;
+        const T gpu =
+            reduce_on_device(d.data(), n, ReduceOp::sum, workspace, stream.handle(), options);
+        EXPECT_TRUE(same_bits(gpu, cpu))
+            << "n=" << n << " seed=" << seed << (accurate ? " accurate" : " default") << ", "
+            << grid << " blocks of " << threads << " threads: " << gpu << " vs " << cpu;
+      }
+    }
   }
 }
 

@@ -62,9 +62,9 @@ struct ReduceOptions {
   /// Floating-point sums only: accumulate in double (float input) or compensated double-double
   /// (double input) through the same fixed tree.
   bool accurate_sum = false;
-  /// CUDA only; 0 = the tuned default. Neither changes the result (the tree is fixed); they exist
+  /// CUDA only; 0 = the tuned default. None changes the result (the tree is fixed); they exist
   /// so that tests can prove it.
-  int block_threads = 0;  // 128, 256 or 512
+  int block_threads = 0;  // 128, 256, 512 or 1024 (other operations than sum: 512 or 1024)
   int grid_blocks = 0;    // persistent blocks; any positive number
 };
 
@@ -82,9 +82,16 @@ class ReduceWorkspace {
   int* overflow_flag() const noexcept;
   std::size_t scratch_bytes() const noexcept { return scratch_bytes_; }
 
+  /// The deterministic engine's flagged slots: at least `bytes` that only it writes (its launch
+  /// epoch, then words tagged with it). Zeroed whenever allocated; grows on demand like reserve().
+  void* flagged_slots(std::size_t bytes);
+  std::size_t flagged_slot_bytes() const noexcept { return slot_bytes_; }
+
  private:
   cuda::DeviceBuffer<unsigned char> buffer_;
   std::size_t scratch_bytes_ = 0;
+  cuda::DeviceBuffer<unsigned char> slots_;
+  std::size_t slot_bytes_ = 0;
 };
 
 /// Reduces `data` (host memory) on the context's backend. On a CUDA context the data moves in

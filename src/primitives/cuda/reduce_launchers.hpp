@@ -44,6 +44,11 @@ GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_deterministic)
 // CUB's DeviceReduce, the vendor row (reduce_cub.cu).
 GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_cub)
 
+/// Workspace scratch bytes launch_deterministic<T> reserves for these arguments.
+template <class T>
+std::size_t deterministic_scratch_bytes(std::int64_t count, ReduceOp op,
+                                        const ReduceOptions& options);
+
 /// The deterministic engine in pieces, for data that arrives in chunks: each chunk's tiles go
 /// to `tile_sums` (an array of the op's accumulator, `first_tile` the chunk's first tile; chunks
 /// must start on tile boundaries), then one launch reduces all `total_tiles` sums.

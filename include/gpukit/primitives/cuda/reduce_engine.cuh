@@ -1,20 +1,39 @@
 #pragma once
-// The deterministic reduction engine on CUDA: reduce_canonical.hpp's fixed tree, one tile per
-// block iteration, in one launch. This header is CUDA source (include it from .cu files only);
-// it is public so that a user's own associative, commutative operation (a type with `Input`,
-// `Acc`, static `identity()` and `load(Input)`, and `operator()(Acc, Acc)`, all
-// __host__ __device__) can run on the same engine: `launch` at the end of this file reduces
-// device data with it in one launch, with the same tree, so the same bits, as the CPU's
-// canonical::reduce_canonical (tests/primitives/reduce_engine_gpu_test.cu).
+// The deterministic reduction engine on CUDA: reduce_canonical.hpp's fixed tree in one launch.
+// This header is CUDA source (include it from .cu files only); it is public so that a user's own
+// associative, commutative operation (a type with `Input`, `Acc`, static `identity()` and
+// `load(Input)`, and `operator()(Acc, Acc)`, all __host__ __device__) can run on the same engine:
+// `launch` at the end of this file reduces device data with it in one launch, with the same
+// tree, so the same bits, as the CPU's canonical::reduce_canonical
+// (tests/primitives/reduce_engine_gpu_test.cu).
 //
-// Block shape: kThreads threads hold the tile's 1024 lanes, kLanes / kThreads contiguous lanes
-// per thread, so one row of a tile is one coalesced sweep of 16-byte loads (4 floats a thread at
-// 256 threads) and a tile is 16 such rows, all issued before the first add needs them.
-// Napkin math (float): 64 KiB per tile; 2-3 resident blocks per SM keep ~150 KiB in flight per
-// SM, far above the ~25 KiB that Little's law asks for at 4.4 TB/s and ~700 ns of latency.
+// Block shape: kThreads threads hold a tile's 1024 lanes, kLanes / kThreads contiguous lanes per
+// thread, so one row is one coalesced sweep of vector loads (8 bytes a thread for floats at 512
+// threads) and a tile is 16 such rows, all issued before the first add needs them. Napkin math
+// (float): 64 KiB per tile; 2 resident 512-thread blocks per SM keep far more in flight than the
+// ~25 KiB per SM that Little's law asks for at 4.4 TB/s and ~700 ns of latency.
+//
+// How a launch hands the tile values on (LaunchPlan; every plan gives the same bits):
+// - few tiles (at most 1024, 2^24 elements): "flagged" (FlaggedSlot, NCCL's LL protocol): each
+//   32-bit word of a tile sum travels with the launch's epoch in one 8-byte store, and the block
+//   that started last waits for the words. No fence or atomic round trip lies between the last
+//   tile and the finish, which is what a launch-bound call (2^20 elements: 64 tiles) waits for.
+// - many tiles: a persistent, power-of-two grid that divides kLanes. Block b then gets exactly the
+//   tiles of lanes b, b + grid, ... of every tile of the level above (tile t is lane t % 1024,
+//   row (t / 1024) % 16 there) in increasing row order, so it folds those rows itself, in order,
+//   as the level above would, and writes one value per lane instead of 16 tile sums. The last
+//   block then reads 1/16 of the tile sums (2^30 floats: 4096 lane values, not 65536 tile
+//   sums), and all blocks end together (the tiles divide evenly over the grid).
+// - otherwise (other grids, chunked input): one sum per tile; the last block to finish does
+//   every level above.
+//
+// Measured and dropped (docs/case-studies/reduction.md): splitting a tile's lanes over 2 or 4
+// blocks when tiles are scarce (exact, but slower at 2^20 than one 512- or 1024-thread block per
+// tile), and L2::256B / evict_first load hints (8% slower streaming at 2^30).
 
 #include <cuda_runtime.h>
 
+#include <cuda/atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -108,11 +127,11 @@ __device__ __forceinline__ void load_contiguous(S (&destination)[N], const S* so
   }
 }
 
-/// The widest load the lanes of one thread use, in bytes (the data pointer must be aligned to
-/// it for the vector path).
-template <int kThreads, class S>
+/// The widest load one thread's kPerThread contiguous lanes use, in bytes (the data pointer must
+/// be aligned to it for the vector path).
+template <int kPerThread, class S>
 constexpr int vector_bytes() {
-  constexpr int bytes = (kLanes / kThreads) * static_cast<int>(sizeof(S));
+  constexpr int bytes = kPerThread * static_cast<int>(sizeof(S));
   return bytes % 16 == 0 ? 16 : bytes % 8 == 0 ? 8 : static_cast<int>(sizeof(S));
 }
 
@@ -123,6 +142,7 @@ template <int kThreads, class Op>
 __device__ __forceinline__ typename Op::Acc block_pairwise_tree(typename Op::Acc value,
                                                                 const Op& op,
                                                                 typename Op::Acc* warp_values) {
+  static_assert(kThreads % 32 == 0 && (kThreads & (kThreads - 1)) == 0);
   constexpr int kWarps = kThreads / 32;
   const int lane = threadIdx.x % 32;
   const int warp = threadIdx.x / 32;
@@ -143,36 +163,48 @@ __device__ __forceinline__ typename Op::Acc block_pairwise_tree(typename Op::Acc
   return value;
 }
 
-/// One tile: `count` <= kTile elements at `tile`. `read(p)` turns the element at p into an Acc;
-/// `vector_ok` says the tile is full and aligned for vector_bytes<kThreads, Source>(), and
-/// `convert` turns a vector-loaded element into an Acc. kThroughL2: the tile was written by
-/// other blocks of this launch.
-template <int kThreads, bool kThroughL2, class Op, class Source, class Read, class Convert>
-__device__ __forceinline__ typename Op::Acc block_reduce_tile(
-    const Source* tile, std::int64_t count, const Op& op, const Read& read, const Convert& convert,
-    bool vector_ok, typename Op::Acc* warp_values) {
-  static_assert(kLanes % kThreads == 0 && kThreads % 32 == 0 && kThreads <= kLanes);
+/// Lanes [first_lane, first_lane + kThreads * kPerThread) of one tile (`count` <= kTile elements
+/// at `tile`): each lane combines its rows in order from the identity, then the lanes combine as
+/// the adjacent-pair tree. first_lane is a multiple of kThreads * kPerThread (a power of two),
+/// so that tree is a subtree of the tile's. The result is valid in thread 0.
+/// `read_at(i)` turns the tile's element i into an Acc; `vector_ok` says the tile is full and
+/// aligned for vector_bytes<kPerThread, Source>(), and `convert` turns a vector-loaded element
+/// into an Acc. kThroughL2: the tile was written by other blocks of this launch.
+template <int kThreads, int kPerThread, bool kThroughL2, class Op, class Source, class ReadAt,
+          class Convert>
+__device__ __forceinline__ typename Op::Acc block_reduce_lanes(
+    const Source* tile, std::int64_t count, int first_lane, const Op& op, const ReadAt& read_at,
+    const Convert& convert, bool vector_ok, typename Op::Acc* warp_values) {
+  static_assert(kPerThread >= 1 && (kPerThread & (kPerThread - 1)) == 0 &&
+                kThreads * kPerThread <= kLanes);
   using Acc = typename Op::Acc;
-  constexpr int kPerThread = kLanes / kThreads;
   Acc lanes[kPerThread];
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) lanes[j] = Op::identity();
-  const int first_lane = threadIdx.x * kPerThread;
+  const int thread_lane = first_lane + static_cast<int>(threadIdx.x) * kPerThread;
   if (vector_ok) {
     // All rows' loads are independent of the adds, so the compiler issues them up front.
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       Source values[kPerThread];
-      load_contiguous<kThroughL2>(values, tile + r * kLanes + first_lane);
+      load_contiguous<kThroughL2>(values, tile + r * kLanes + thread_lane);
 #pragma unroll
       for (int j = 0; j < kPerThread; ++j) lanes[j] = op(lanes[j], convert(values[j]));
     }
   } else {
-    for (int r = 0; r < kRows; ++r) {
+    // Short tiles (ragged ends, the levels above): rows past the end are skipped whole, and each
+    // row's reads are all issued before the first add waits for one.
+    const int rows = static_cast<int>((count + kLanes - 1) / kLanes);
+    for (int r = 0; r < rows; ++r) {
+      Acc values[kPerThread];
 #pragma unroll
       for (int j = 0; j < kPerThread; ++j) {
-        const std::int64_t i = std::int64_t{r} * kLanes + first_lane + j;
-        if (i < count) lanes[j] = op(lanes[j], read(tile + i));
+        const std::int64_t i = std::int64_t{r} * kLanes + thread_lane + j;
+        values[j] = i < count ? read_at(i) : Op::identity();
+      }
+#pragma unroll
+      for (int j = 0; j < kPerThread; ++j) {
+        if (std::int64_t{r} * kLanes + thread_lane + j < count) lanes[j] = op(lanes[j], values[j]);
       }
     }
   }
@@ -180,79 +212,289 @@ __device__ __forceinline__ typename Op::Acc block_reduce_tile(
   return block_pairwise_tree<kThreads>(value, op, warp_values);
 }
 
-/// Classic last-block detection (every thread of the block calls it): publishes this block's
-/// global writes, takes a ticket, and returns true in every thread of the last block to arrive,
-/// after which that block sees all other blocks' writes. `flag` is a __shared__ bool. The counter
-/// must be 0 when the launch starts; atomicInc wraps it back to 0 for the next launch.
+/// Classic last-block detection, called by every thread of the block after its thread 0 wrote
+/// all of the block's results: thread 0 publishes them and takes a ticket, and every thread of
+/// the last block to arrive gets true; that block then sees all other blocks' results (thread
+/// 0's acquire fence, then the barrier). `flag` is a __shared__ bool. The counter must be 0 when
+/// the launch starts; atomicInc wraps it back to 0 for the next launch.
 __device__ __forceinline__ bool is_last_block_to_finish(unsigned* counter, bool& flag) {
-  __threadfence();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const bool last = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
+    if (last) __threadfence();
+    flag = last;
+  }
   __syncthreads();
-  if (threadIdx.x == 0) flag = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
-  __syncthreads();
-  if (!flag) return false;
-  __threadfence();
-  return true;
+  return flag;
 }
 
-/// The upper levels, by one block: `sums[0..count)` (written by other blocks of this launch or
-/// of an earlier one) reduce in place, level by level; returns the root (valid in thread 0).
-/// In place is safe: tile t's result goes to index t, which lies in a tile already consumed.
+/// A value published with its launch's epoch in every word (NCCL's LL protocol): each 32-bit
+/// word of the value travels with the epoch in one aligned 8-byte word, which is single-copy
+/// atomic, so a reader that finds the epoch in every word has the whole value, with no fence on
+/// either side.
+template <class Acc>
+struct FlaggedSlot {
+  static_assert(sizeof(Acc) % 4 == 0, "flagged values must be a multiple of 4 bytes");
+  unsigned long long words[sizeof(Acc) / 4];
+};
+
+template <class Acc>
+__device__ __forceinline__ void publish_flagged(FlaggedSlot<Acc>* slot, const Acc& value,
+                                                unsigned epoch) {
+  unsigned words[sizeof(Acc) / 4];
+  std::memcpy(words, &value, sizeof(Acc));
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(Acc) / 4); ++k) {
+    ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(slot->words[k])
+        .store((static_cast<unsigned long long>(epoch) << 32) | words[k],
+               ::cuda::memory_order_relaxed);
+  }
+}
+
+/// Where a launch's flagged values go: `slots`, and the state of the epochs before them (in the
+/// same zeroed allocation, so that zeroing both at once restarts the epochs with no stale word
+/// left that could match). The epoch of a launch is *state + 1, in 1 .. 2^32 - 1; the finishing
+/// block advances it, so that launches captured in a CUDA graph get a new epoch at every replay.
+template <class Acc>
+struct FlaggedRegion {
+  unsigned* state = nullptr;
+  FlaggedSlot<Acc>* slots = nullptr;   // null: not a flagged launch
+  unsigned long long* words = nullptr;  // the whole region after the state, for a wrap
+  std::int64_t word_count = 0;
+
+  __device__ unsigned current_epoch() const { return __ldcg(state) + 1; }
+  /// Called by every thread of the finishing block once it has read every slot.
+  __device__ void advance_epoch(unsigned epoch) const {
+    if (epoch != 0xFFFFFFFFu) {
+      if (threadIdx.x == 0) *state = epoch;
+      return;
+    }
+    // After 2^32 - 1 launches the tags would come round again: clear every word first, once
+    // every thread is past its reads.
+    __syncthreads();
+    for (std::int64_t i = threadIdx.x; i < word_count; i += blockDim.x) words[i] = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) *state = 0;
+  }
+};
+
+/// Waits until the 8-byte word carries `epoch`; returns its 32 data bits. `tagged` is a first
+/// load of it, issued earlier so that a thread's loads overlap.
+__device__ __forceinline__ unsigned settle_flagged(unsigned long long* word,
+                                                   unsigned long long tagged, unsigned epoch) {
+  while (static_cast<unsigned>(tagged >> 32) != epoch) {
+    __nanosleep(32);
+    tagged = ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(*word).load(
+        ::cuda::memory_order_relaxed);
+  }
+  return static_cast<unsigned>(tagged);
+}
+
+/// The levels above the tiles, by one block: `sums[0..count)` (written by other blocks of this
+/// launch or of an earlier one) reduce in place, level by level; returns the root (valid in
+/// thread 0; the identity for count 0). In place is safe: level tile t's result goes to index t,
+/// which lies in a tile already consumed. The last level's result stays in a register.
 template <int kThreads, class Op>
 __device__ typename Op::Acc block_reduce_levels(typename Op::Acc* sums, std::int64_t count,
                                                 const Op& op, typename Op::Acc* warp_values) {
   using Acc = typename Op::Acc;
-  const auto read = [](const Acc* p) { return load_through_l2(p); };
+  constexpr int kPerThread = kLanes / kThreads;
   const auto same = [](const Acc& a) { return a; };
-  if (count == 0) return Op::identity();
-  while (count > 1) {
+  if (count <= 1) return count == 0 ? Op::identity() : load_through_l2(sums);
+  for (;;) {
     const std::int64_t next = canonical::tile_count(count);
     for (std::int64_t t = 0; t < next; ++t) {
       const std::int64_t begin = t * kTile;
       const std::int64_t size = tile_size(count - begin);
       // Full tiles take the vector path, so one L2 latency covers a whole tile.
-      const Acc value = block_reduce_tile<kThreads, true>(sums + begin, size, op, read, same,
-                                                          size == kTile, warp_values);
+      const Acc value = block_reduce_lanes<kThreads, kPerThread, true>(
+          sums + begin, size, 0, op,
+          [&](std::int64_t i) { return load_through_l2(sums + begin + i); }, same, size == kTile,
+          warp_values);
+      if (next == 1) return value;
       if (threadIdx.x == 0) sums[t] = value;
       __syncthreads();  // the next level reads what thread 0 just wrote
     }
     count = next;
   }
-  return load_through_l2(sums);
 }
 
-/// Tiles of `data` (tile i of this call is stored at tile_sums[i]); when `done_counter` is not
-/// null, the last block to finish reduces all `total_tiles` sums (tile_sums[-first_tile ...])
-/// and calls finish(root) in thread 0. The counter must be 0 on entry; it is 0 again on exit
-/// (atomicInc wraps at gridDim.x).
+/// The finish of a launch with folded lanes, by one block: lanes[g * kLanes + l] holds lane l of
+/// tile g of the level above the tiles (its rows already combined in order); lanes that tile does
+/// not reach were never written and count as the identity. Combines each such tile's lanes as
+/// the adjacent-pair tree, then the levels above; returns the root (valid in thread 0).
+/// `tiles` >= 2 (one tile has no level above).
+template <int kThreads, class Op>
+__device__ typename Op::Acc block_reduce_folded(typename Op::Acc* lanes, std::int64_t tiles,
+                                                const Op& op, typename Op::Acc* warp_values) {
+  using Acc = typename Op::Acc;
+  constexpr int kPerThread = kLanes / kThreads;
+  const std::int64_t groups = canonical::tile_count(tiles);
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const std::int64_t reached = tile_size(tiles - g * kTile);  // > kLanes: every lane
+    const Acc* group = lanes + g * kLanes;
+    const int first = static_cast<int>(threadIdx.x) * kPerThread;
+    Acc values[kPerThread];
+    if (reached >= kLanes) {
+      load_contiguous<true>(values, group + first);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPerThread; ++j) {
+        values[j] = first + j < reached ? load_through_l2(group + first + j) : Op::identity();
+      }
+    }
+    const Acc value = block_pairwise_tree<kThreads>(
+        canonical::pairwise_tree(values, kPerThread, op), op, warp_values);
+    if (groups == 1) return value;
+    if (threadIdx.x == 0) lanes[g] = value;  // index g < g * kLanes: that group is consumed
+    __syncthreads();
+  }
+  return block_reduce_levels<kThreads>(lanes, groups, op, warp_values);
+}
+
+/// Flagged launches have at most this many tiles, so the level above is one row of lanes.
+inline constexpr std::int64_t kMaxFlaggedTiles = kLanes;
+
+/// The finish of a flagged launch, by one block: waits for this launch's `tiles` (at most
+/// kMaxFlaggedTiles) tile sums in `slots` and combines them as the level above (one row of
+/// lanes); returns the root (valid in thread 0). Each thread loads all words of its lanes before
+/// it waits for any.
+template <int kThreads, class Op>
+__device__ typename Op::Acc block_reduce_flagged(FlaggedSlot<typename Op::Acc>* slots,
+                                                 std::int64_t tiles, unsigned epoch, const Op& op,
+                                                 typename Op::Acc* warp_values) {
+  using Acc = typename Op::Acc;
+  constexpr int kPerThread = kLanes / kThreads;
+  constexpr int kWords = static_cast<int>(sizeof(Acc) / 4);
+  const int first = static_cast<int>(threadIdx.x) * kPerThread;
+  unsigned long long tagged[kPerThread][kWords];
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+#pragma unroll
+    for (int k = 0; k < kWords; ++k) {
+      tagged[j][k] = first + j < tiles
+                         ? ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(
+                               slots[first + j].words[k])
+                               .load(::cuda::memory_order_relaxed)
+                         : 0;
+    }
+  }
+  Acc values[kPerThread];
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    values[j] = Op::identity();
+    if (first + j < tiles) {
+      unsigned words[kWords];
+#pragma unroll
+      for (int k = 0; k < kWords; ++k) {
+        words[k] = settle_flagged(&slots[first + j].words[k], tagged[j][k], epoch);
+      }
+      std::memcpy(&values[j], words, sizeof(Acc));
+    }
+  }
+  if (tiles == 1) return values[0];  // one tile: its sum is the root (thread 0 holds it)
+  // The level above: lane l = op(identity, tile l) for l < tiles, then the adjacent-pair tree.
+  Acc lanes[kPerThread];
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    lanes[j] = first + j < tiles ? op(Op::identity(), values[j]) : Op::identity();
+  }
+  return block_pairwise_tree<kThreads>(canonical::pairwise_tree(lanes, kPerThread, op), op,
+                                       warp_values);
+}
+
+/// A block folds at most this many lanes of the level above (shared memory), so a folding grid
+/// has at least kLanes / kMaxFoldedLanes blocks.
+inline constexpr int kMaxFoldedLanes = 8;
+
 /// Launch bounds: 1024 resident threads per SM caps registers at 64 per thread; unbounded, the
 /// compiler hoisted every load of a tile (167 registers, one block per SM) and lost ~15% of the
 /// bandwidth at 2^30 floats on an H200.
 template <int kThreads>
 inline constexpr int kMinResidentBlocks = 1024 / kThreads;
 
+/// Reduces `count` elements at `data`, a tile per block iteration; thread 0 of each block hands
+/// on its values in one of three ways:
+/// - flagged (`flagged.slots` not null; first_tile == 0, at most kMaxFlaggedTiles tiles): tile
+///   sums go to flagged.slots[i], tagged with the launch's epoch; the block that took the last
+///   ticket at its start finishes, waiting for each value, and advances the epoch;
+/// - fold_lanes (needs kLanes % gridDim.x == 0, kLanes / gridDim.x <= kMaxFoldedLanes,
+///   first_tile == 0 and at least two tiles): the lane values of the level above,
+///   sums[(t / kTile) * kLanes + t % kLanes] for the lanes tiles t reach; the last block to
+///   finish ends with block_reduce_folded;
+/// - otherwise: sums[i] for this call's tile i (tile first_tile + i of an input of
+///   `total_tiles` tiles that arrives in chunks); the last block to finish ends with
+///   block_reduce_levels over all of them.
+/// The finish runs when `done_counter` is not null (it must be 0 on entry and is 0 again on
+/// exit) and calls finish(root) in thread 0.
 template <int kThreads, class Op, class Finish>
 __global__ void __launch_bounds__(kThreads, kMinResidentBlocks<kThreads>)
     reduce_canonical_kernel(const typename Op::Input* data, std::int64_t count, bool aligned,
-                            typename Op::Acc* tile_sums, std::int64_t first_tile,
-                            std::int64_t total_tiles, unsigned* done_counter, Op op,
-                            Finish finish) {
+                            typename Op::Acc* sums, std::int64_t first_tile,
+                            std::int64_t total_tiles, unsigned* done_counter, bool fold_lanes,
+                            FlaggedRegion<typename Op::Acc> flagged, Op op, Finish finish) {
   using Acc = typename Op::Acc;
   using Input = typename Op::Input;
   __shared__ Acc warp_values[kThreads / 32];
+  __shared__ Acc folded[kMaxFoldedLanes];  // thread 0's running lane values
   __shared__ bool is_last_block;
+  __shared__ unsigned block_epoch;
   const std::int64_t tiles = canonical::tile_count(count);
-  const auto read = [](const Input* p) { return Op::load(__ldg(p)); };
   const auto convert = [](const Input& x) { return Op::load(x); };
+  // Flagged: the epoch load's and the ticket's round trips overlap the tile's loads. The block
+  // that starts last finishes: every other block has started by then, so its wait ends.
+  unsigned ticket = 0, epoch = 0;
+  if (flagged.slots != nullptr && threadIdx.x == 0) {
+    epoch = flagged.current_epoch();
+    ticket = atomicInc(done_counter, gridDim.x - 1);
+  }
+  if (fold_lanes && threadIdx.x == 0) {
+    for (int m = 0; m < kMaxFoldedLanes; ++m) folded[m] = Op::identity();
+  }
   for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const std::int64_t begin = tile * kTile;
     const std::int64_t size = tile_size(count - begin);
-    const Acc value = block_reduce_tile<kThreads, false>(data + begin, size, op, read, convert,
-                                                         aligned && size == kTile, warp_values);
-    if (threadIdx.x == 0) tile_sums[tile] = value;
+    const Input* source = data + begin;
+    const Acc value = block_reduce_lanes<kThreads, kLanes / kThreads, false>(
+        source, size, 0, op, [source](std::int64_t i) { return Op::load(__ldg(source + i)); },
+        convert, aligned && size == kTile, warp_values);
+    if (threadIdx.x == 0) {
+      if (flagged.slots != nullptr) {
+        publish_flagged(flagged.slots + tile, value, epoch);
+      } else if (fold_lanes) {
+        // Tiles t and t + kLanes are rows r and r + 1 of the same lane (until r == kRows - 1),
+        // and this block gets both, in that order.
+        const int lane = static_cast<int>(tile % kLanes);
+        Acc& running = folded[lane / static_cast<int>(gridDim.x)];
+        running = op(running, value);
+        if ((tile / kLanes) % kRows == kRows - 1 || tile + kLanes >= tiles) {
+          sums[tile / kTile * kLanes + lane] = running;
+          running = Op::identity();
+        }
+      } else {
+        sums[tile] = value;
+      }
+    }
   }
-  if (done_counter == nullptr || !is_last_block_to_finish(done_counter, is_last_block)) return;
-  const Acc root =
-      block_reduce_levels<kThreads>(tile_sums - first_tile, total_tiles, op, warp_values);
+  Acc root;
+  if (flagged.slots != nullptr) {
+    if (threadIdx.x == 0) {
+      is_last_block = ticket == gridDim.x - 1;
+      block_epoch = epoch;
+    }
+    __syncthreads();
+    if (!is_last_block) return;
+    root = block_reduce_flagged<kThreads>(flagged.slots, total_tiles, block_epoch, op,
+                                          warp_values);
+    // Every slot of this epoch has been read (the tree ended with a barrier); every block that
+    // published read the epoch first. The next launch gets a new one.
+    flagged.advance_epoch(block_epoch);
+  } else {
+    if (done_counter == nullptr || !is_last_block_to_finish(done_counter, is_last_block)) return;
+    root = fold_lanes ? block_reduce_folded<kThreads>(sums, total_tiles, op, warp_values)
+                      : block_reduce_levels<kThreads>(sums - first_tile, total_tiles, op,
+                                                      warp_values);
+  }
   if (threadIdx.x == 0) finish(root);
 }
 
@@ -272,6 +514,50 @@ inline void check_cuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw CudaError(what, cudaGetErrorString(status), __FILE__, __LINE__);
 }
 
+/// Threads per block: a tile per 1024-thread block (one lane a thread) while the tiles do not
+/// fill the SMs (launch-bound calls: 2^20 elements are 64 tiles on 132 SMs), 512 otherwise (2
+/// lanes a thread, so a row of floats is one 8-byte load per thread and the 16 rows' loads fit
+/// in 64 registers; two resident blocks per SM). Measured on the H200 (reduction.md).
+inline int default_block_threads(std::int64_t tiles, int sm_count) {
+  return tiles <= sm_count ? 1024 : 512;
+}
+
+/// How one launch of reduce_canonical_kernel hands on tile values (see the top of this file).
+struct LaunchPlan {
+  std::int64_t grid = 1;  // blocks
+  bool fold_lanes = false;
+  bool flagged = false;
+};
+
+/// The plan for `tiles` tiles with `resident` blocks of the kernel fitting on the GPU at once;
+/// `requested_grid` > 0 overrides the grid (tests). `single_launch`: the launch sees all of the
+/// input and finishes it (no chunks).
+inline LaunchPlan plan_launch(std::int64_t tiles, std::int64_t resident,
+                              std::int64_t requested_grid, bool single_launch) {
+  LaunchPlan plan;
+  resident = resident > 0 ? resident : 1;
+  std::int64_t folding_grid = 1;  // the largest power of two <= resident
+  while (folding_grid * 2 <= resident) folding_grid *= 2;
+  const bool can_fold = single_launch && tiles > 1;
+  if (requested_grid > 0) {
+    plan.grid = requested_grid;
+  } else if (can_fold && tiles > folding_grid && kLanes % folding_grid == 0 &&
+             kLanes / folding_grid <= kMaxFoldedLanes) {
+    plan.grid = folding_grid;  // a few percent of the resident slots idle, no tail, small finish
+  } else {
+    plan.grid = tiles < resident ? tiles : resident;
+  }
+  plan.grid = plan.grid < 1 ? 1 : plan.grid > (1 << 30) ? (1 << 30) : plan.grid;
+  plan.fold_lanes =
+      can_fold && kLanes % plan.grid == 0 && kLanes / plan.grid <= kMaxFoldedLanes;
+  plan.flagged = single_launch && !plan.fold_lanes && tiles >= 1 && tiles <= kMaxFlaggedTiles;
+  return plan;
+}
+
+/// Accs of scratch a launch of `tiles` tiles may write (tile sums, or the folded lanes of every
+/// tile of the level above).
+inline std::int64_t scratch_values(std::int64_t tiles) { return (tiles > 0 ? tiles : 1) + kLanes; }
+
 /// Writes the root to device memory.
 template <class Acc>
 struct StoreRoot {
@@ -279,32 +565,69 @@ struct StoreRoot {
   __device__ void operator()(const Acc& root) const { *result = root; }
 };
 
+/// Launches reduce_canonical_kernel<kThreads> on all `count` elements with the default plan (or
+/// `requested_grid` blocks) and its finish.
+template <int kThreads, class Op, class Finish>
+void launch_planned(const typename Op::Input* data, std::int64_t count, std::int64_t resident,
+                    std::int64_t requested_grid, ReduceWorkspace& workspace, Finish finish,
+                    cudaStream_t stream) {
+  using Acc = typename Op::Acc;
+  const std::int64_t tiles = canonical::tile_count(count);
+  const LaunchPlan plan = plan_launch(tiles, resident, requested_grid, true);
+  workspace.reserve(static_cast<std::size_t>(scratch_values(tiles)) * sizeof(Acc));
+  FlaggedRegion<Acc> flagged;
+  if (plan.flagged) {
+    constexpr std::size_t kStateBytes = 16;
+    auto* region = static_cast<unsigned char*>(workspace.flagged_slots(
+        kStateBytes + static_cast<std::size_t>(tiles) * sizeof(FlaggedSlot<Acc>)));
+    flagged.state = reinterpret_cast<unsigned*>(region);
+    flagged.slots = reinterpret_cast<FlaggedSlot<Acc>*>(region + kStateBytes);
+    flagged.words = reinterpret_cast<unsigned long long*>(region + kStateBytes);
+    flagged.word_count =
+        static_cast<std::int64_t>((workspace.flagged_slot_bytes() - kStateBytes) / 8);
+  }
+  const bool aligned = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
+  reduce_canonical_kernel<kThreads, Op, Finish><<<static_cast<unsigned>(plan.grid), kThreads, 0,
+                                                  stream>>>(
+      data, count, aligned, static_cast<Acc*>(workspace.scratch()), 0, tiles,
+      workspace.counters(), plan.fold_lanes, flagged, Op{}, finish);
+}
+
+namespace engine_detail {
+
+template <int kThreads, class Op>
+void launch_with_threads(const typename Op::Input* data, std::int64_t count,
+                         typename Op::Acc* result, ReduceWorkspace& workspace, int sm_count,
+                         cudaStream_t stream) {
+  using Acc = typename Op::Acc;
+  const auto kernel = reduce_canonical_kernel<kThreads, Op, StoreRoot<Acc>>;
+  int per_sm = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  launch_planned<kThreads, Op>(data, count, std::int64_t{sm_count} * per_sm, 0, workspace,
+                               StoreRoot<Acc>{result}, stream);
+  check_cuda(cudaGetLastError(), "launch of reduce_canonical_kernel");
+}
+
+}  // namespace engine_detail
+
 /// Reduces `count` elements at `data` (device memory, any alignment of Input) with `Op` into
-/// `*result` (device memory) on `stream`, in one launch of 256-thread blocks: the tile sums go
-/// to the workspace's scratch, and the last block to finish reduces them. Nothing waits; the
-/// empty input gives Op::identity(). A workspace is used by one stream at a time.
+/// `*result` (device memory) on `stream`, in one launch whose last (or last started) block
+/// finishes the tree. Nothing waits; the empty input gives Op::identity(). A workspace is used
+/// by one stream at a time.
 template <class Op>
 void launch(const typename Op::Input* data, std::int64_t count, typename Op::Acc* result,
             ReduceWorkspace& workspace, cudaStream_t stream) {
-  using Acc = typename Op::Acc;
-  constexpr int kThreads = 256;
   if (count < 0) throw InvalidInput("reduce engine: negative count");
-  const std::int64_t tiles = canonical::tile_count(count);
-  workspace.reserve(static_cast<std::size_t>(tiles > 0 ? tiles : 1) * sizeof(Acc));
-  const auto kernel = reduce_canonical_kernel<kThreads, Op, StoreRoot<Acc>>;
-  int device = 0, sms = 0, per_sm = 0;
+  int device = 0, sm_count = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+  check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
              "cudaDeviceGetAttribute(SM count)");
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  std::int64_t grid = std::int64_t{sms} * (per_sm > 0 ? per_sm : 1);
-  if (grid > tiles) grid = tiles > 0 ? tiles : 1;
-  const bool aligned = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
-  kernel<<<static_cast<unsigned>(grid), kThreads, 0, stream>>>(
-      data, count, aligned, static_cast<Acc*>(workspace.scratch()), 0, tiles, workspace.counters(),
-      Op{}, StoreRoot<Acc>{result});
-  check_cuda(cudaGetLastError(), "launch of reduce_canonical_kernel");
+  if (default_block_threads(canonical::tile_count(count), sm_count) == 1024) {
+    engine_detail::launch_with_threads<1024, Op>(data, count, result, workspace, sm_count, stream);
+  } else {
+    engine_detail::launch_with_threads<512, Op>(data, count, result, workspace, sm_count, stream);
+  }
 }
 
 }  // namespace gpukit::primitives::cuda_engine

@@ -1,16 +1,20 @@
-// The API's default reduction: the deterministic engine (reduce_engine.cuh) instantiated for
-// gpukit's operations. One launch: a persistent grid walks the tiles, the last block to finish
-// reduces the tile sums and writes the result.
+#pragma once
+// Internal: the API's default reduction: the deterministic engine (reduce_engine.cuh)
+// instantiated for gpukit's operations. One launch: the blocks reduce tiles and hand the tile
+// sums on (flagged when there are few, folded into lanes of the level above when there are
+// many; see the engine's LaunchPlan), and one block finishes the tree and writes the result.
 //
-// Tuning (H200, measured with `gpukit bench reduce`): 256 threads, 4 lanes (one 16-byte load of
-// floats) per thread and row; the grid is the occupancy limit times the SM count, so every SM
-// streams tiles until the input is done and no launch tail is left. 128 and 512 threads are
-// instantiated for sums so that tests can show the result does not depend on the block size.
+// Tuning (H200, `gpukit bench reduce` and the same timing through CUDA graphs): 1024 threads a
+// block while the tiles do not fill the SMs, 512 otherwise (cuda_engine::default_block_threads).
+// 128, 256 and 512/1024 are instantiated for sums so that tests can show the result does not
+// depend on the block size. The reduce_deterministic_<type>.cu files instantiate this, one
+// element type each, so that the many kernels compile in parallel.
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "core/cuda/check.hpp"
 #include "gpukit/primitives/cuda/reduce_engine.cuh"
@@ -22,7 +26,8 @@ namespace gpukit::primitives::cuda_detail {
 
 namespace {
 
-constexpr int kDefaultThreads = 256;
+// The chunked host path's kernel (tile sums only; any block size gives the same bits).
+constexpr int kChunkThreads = 512;
 
 template <class T, class Acc>
 struct WriteResult {
@@ -35,22 +40,31 @@ struct WriteResult {
   }
 };
 
-// Calls f.template operator()<kThreads>() for the requested block size. Only sums get the
-// alternative sizes (they are what the determinism tests are about); other ops use 256.
-template <class Op, class F>
-void with_block_threads(int requested, ReduceOp op, const F& f) {
-  const int threads = requested > 0 ? requested : kDefaultThreads;
-  if (threads != 128 && threads != 256 && threads != 512) {
-    throw InvalidInput("reduce: block_threads must be 128, 256 or 512");
-  }
+// Calls f.template operator()<kThreads>() for the block size; sums get every size (the tests'
+// block_threads), other operations the tuned ones.
+template <class F>
+void with_block_threads(int threads, ReduceOp op, const F& f) {
+  if (threads == 512) return f.template operator()<512>();
+  if (threads == 1024) return f.template operator()<1024>();
   if (op == ReduceOp::sum && threads == 128) return f.template operator()<128>();
-  if (op == ReduceOp::sum && threads == 512) return f.template operator()<512>();
-  return f.template operator()<kDefaultThreads>();
+  if (op == ReduceOp::sum && threads == 256) return f.template operator()<256>();
+  throw InvalidInput(op == ReduceOp::sum
+                         ? "reduce: block_threads must be 128, 256, 512 or 1024"
+                         : "reduce: block_threads must be 512 or 1024 for this operation");
 }
 
 bool aligned_16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
+
+template <class T>
+std::size_t deterministic_scratch_bytes(std::int64_t count, ReduceOp op,
+                                        const ReduceOptions& options) {
+  return detail::with_canonical_op<T>(op, options.accurate_sum, count, [&](auto op_functor) {
+    return static_cast<std::size_t>(cuda_engine::scratch_values(canonical::tile_count(count))) *
+           sizeof(typename decltype(op_functor)::Acc);
+  });
+}
 
 template <class T>
 void launch_deterministic(const T* input, std::int64_t count, ReduceOp op,
@@ -65,30 +79,21 @@ void launch_deterministic(const T* input, std::int64_t count, ReduceOp op,
   }
   detail::with_canonical_op<T>(op, options.accurate_sum, count, [&](auto op_functor) {
     using Op = decltype(op_functor);
-    using Acc = typename Op::Acc;
-    const std::int64_t tiles = canonical::tile_count(count);
-    workspace.reserve(static_cast<std::size_t>(std::max<std::int64_t>(tiles, 1)) * sizeof(Acc));
-    // A grid that cannot fill the GPU (fewer tiles than SMs, e.g. 2^20 elements) gets 512
-    // threads a block: twice the loads in flight per tile, same tree, same bits.
-    const int threads = options.block_threads > 0                           ? options.block_threads
-                        : tiles < current_sm_count() && op == ReduceOp::sum ? 512
-                                                                            : 0;
-    with_block_threads<Op>(threads, op, [&]<int kThreads>() {
-      using Finish = WriteResult<T, Acc>;
+    using Finish = WriteResult<T, typename Op::Acc>;
+    const int sm_count = current_sm_count();
+    const int threads =
+        options.block_threads > 0
+            ? options.block_threads
+            : cuda_engine::default_block_threads(canonical::tile_count(count), sm_count);
+    with_block_threads(threads, op, [&]<int kThreads>() {
       const auto kernel = cuda_engine::reduce_canonical_kernel<kThreads, Op, Finish>;
-      std::int64_t grid = options.grid_blocks > 0
-                              ? options.grid_blocks
-                              : std::int64_t{blocks_per_sm(kernel, kThreads)} * current_sm_count();
-      if (options.grid_blocks <= 0) grid = std::min(grid, tiles);
-      grid = std::clamp<std::int64_t>(grid, 1, 1 << 30);
-      kernel<<<static_cast<unsigned>(grid), kThreads, 0, stream>>>(
-          input, count, aligned_16(input), static_cast<Acc*>(workspace.scratch()), 0, tiles,
-          workspace.counters(), Op{}, Finish{result, workspace.overflow_flag()});
+      cuda_engine::launch_planned<kThreads, Op>(
+          input, count, std::int64_t{blocks_per_sm(kernel, kThreads)} * sm_count,
+          options.grid_blocks, workspace, Finish{result, workspace.overflow_flag()}, stream);
       GPUKIT_CUDA_CHECK_LAUNCH("reduce_canonical_kernel");
     });
   });
 }
-GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(launch_deterministic)
 
 template <class T>
 std::size_t deterministic_accumulator_size(ReduceOp op, bool accurate_sum,
@@ -107,13 +112,13 @@ void launch_deterministic_chunk(const T* input, std::int64_t count, ReduceOp op,
     using Op = decltype(op_functor);
     using Acc = typename Op::Acc;
     using Finish = WriteResult<T, Acc>;
-    const auto kernel = cuda_engine::reduce_canonical_kernel<kDefaultThreads, Op, Finish>;
+    const auto kernel = cuda_engine::reduce_canonical_kernel<kChunkThreads, Op, Finish>;
     const std::int64_t tiles = canonical::tile_count(count);
-    const std::int64_t grid = std::min<std::int64_t>(
-        tiles, std::int64_t{blocks_per_sm(kernel, kDefaultThreads)} * current_sm_count());
-    kernel<<<static_cast<unsigned>(grid), kDefaultThreads, 0, stream>>>(
+    const cuda_engine::LaunchPlan plan = cuda_engine::plan_launch(
+        tiles, std::int64_t{blocks_per_sm(kernel, kChunkThreads)} * current_sm_count(), 0, false);
+    kernel<<<static_cast<unsigned>(plan.grid), kChunkThreads, 0, stream>>>(
         input, count, aligned_16(input), static_cast<Acc*>(tile_sums) + first_tile, first_tile,
-        tiles, nullptr, Op{}, Finish{nullptr, nullptr});
+        tiles, nullptr, false, cuda_engine::FlaggedRegion<Acc>{}, Op{}, Finish{nullptr, nullptr});
     GPUKIT_CUDA_CHECK_LAUNCH("reduce_canonical_kernel (chunk)");
   });
 }
@@ -127,24 +132,21 @@ void launch_deterministic_levels(void* tile_sums, std::int64_t total_tiles, Redu
     using Op = decltype(op_functor);
     using Acc = typename Op::Acc;
     using Finish = WriteResult<T, Acc>;
-    cuda_engine::reduce_canonical_levels_kernel<kDefaultThreads, Op, Finish>
-        <<<1, kDefaultThreads, 0, stream>>>(static_cast<Acc*>(tile_sums), total_tiles, Op{},
+    cuda_engine::reduce_canonical_levels_kernel<kChunkThreads, Op, Finish>
+        <<<1, kChunkThreads, 0, stream>>>(static_cast<Acc*>(tile_sums), total_tiles, Op{},
                                             Finish{result, overflow_flag});
     GPUKIT_CUDA_CHECK_LAUNCH("reduce_canonical_levels_kernel");
   });
 }
 
-#define GPUKIT_INSTANTIATE_PIECES(T)                                                              \
+}  // namespace gpukit::primitives::cuda_detail
+
+#define GPUKIT_INSTANTIATE_DETERMINISTIC(T)                                                       \
+  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(launch_deterministic, T)                                 \
+  template std::size_t deterministic_scratch_bytes<T>(std::int64_t, ReduceOp,                     \
+                                                      const ReduceOptions&);                      \
   template std::size_t deterministic_accumulator_size<T>(ReduceOp, bool, std::int64_t);           \
   template void launch_deterministic_chunk<T>(const T*, std::int64_t, ReduceOp, bool,             \
                                               std::int64_t, void*, std::int64_t, StreamHandle);   \
   template void launch_deterministic_levels<T>(void*, std::int64_t, ReduceOp, bool, std::int64_t, \
                                                reduce_result_t<T>*, int*, StreamHandle);
-GPUKIT_INSTANTIATE_PIECES(std::int32_t)
-GPUKIT_INSTANTIATE_PIECES(std::int64_t)
-GPUKIT_INSTANTIATE_PIECES(std::uint32_t)
-GPUKIT_INSTANTIATE_PIECES(float)
-GPUKIT_INSTANTIATE_PIECES(double)
-#undef GPUKIT_INSTANTIATE_PIECES
-
-}  // namespace gpukit::primitives::cuda_detail

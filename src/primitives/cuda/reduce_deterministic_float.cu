@@ -1,0 +1,10 @@
+// The deterministic engine (reduce_deterministic.cuh) for float input; one file per element
+// type, so that the engine's many kernels compile in parallel.
+
+#include "primitives/cuda/reduce_deterministic.cuh"
+
+namespace gpukit::primitives::cuda_detail {
+
+GPUKIT_INSTANTIATE_DETERMINISTIC(float)
+
+}  // namespace gpukit::primitives::cuda_detail
