@@ -58,8 +58,8 @@ struct SumOfSquaresOp {
 
 // Flagged tile sums (up to 5000011: 306 tiles) and folded lanes over two rows of the level above
 // (1100 tiles and 5).
-const std::int64_t kSizes[] = {0,       1,       31,          1025, 16383, 16385, 3 * 16384 + 7,
-                               1 << 20, 5000011, 1100 * 16384 + 5};
+const std::int64_t kSizes[] = {
+    0, 1, 31, 1025, 16383, 16385, 3 * 16384 + 7, 1 << 20, 5000011, 1100 * 16384 + 5};
 
 template <class Op>
 typename Op::Acc run_engine(const std::vector<typename Op::Input>& host, std::size_t skip,
@@ -137,15 +137,13 @@ TEST(ReduceEngineGpu, GraphReplaysSeeNewData) {
     cuda::DeviceBuffer<float> data(static_cast<std::size_t>(n));
     cuda::DeviceBuffer<float> result(1);
     // The first launch outside the capture sizes the workspace (no allocation while capturing).
-    cuda_engine::launch<SumOfSquaresOp>(data.data(), n, result.data(), workspace,
-                                        stream.handle());
+    cuda_engine::launch<SumOfSquaresOp>(data.data(), n, result.data(), workspace, stream.handle());
     stream.synchronize();
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     ASSERT_EQ(cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal),
               cudaSuccess);
-    cuda_engine::launch<SumOfSquaresOp>(data.data(), n, result.data(), workspace,
-                                        stream.handle());
+    cuda_engine::launch<SumOfSquaresOp>(data.data(), n, result.data(), workspace, stream.handle());
     ASSERT_EQ(cudaStreamEndCapture(stream.handle(), &graph), cudaSuccess);
     ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
     for (int replay = 0; replay < 3; ++replay) {

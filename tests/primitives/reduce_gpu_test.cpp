@@ -152,8 +152,7 @@ TYPED_TEST(ReduceGpuFloatingTest, DeterministicAcrossRunsLaunchShapesAndBackends
         options.block_threads = threads;
         options.grid_blocks = grid;
         EXPECT_TRUE(same_bits(
-            reduce_on_device(d.data(), n, ReduceOp::sum, workspace, stream.handle(), options),
-            cpu))
+            reduce_on_device(d.data(), n, ReduceOp::sum, workspace, stream.handle(), options), cpu))
             << threads << " threads, " << grid << " blocks";
       }
     }
@@ -181,9 +180,9 @@ std::vector<T> hashed_data(std::int64_t n, std::uint64_t seed) {
 }
 
 // Many tiles: the default launch folds the lanes of the level above in its blocks (a 256-block
-// grid of 512 threads on the H200). 1500 tiles reach two rows of that level's lanes 0-475 and one row of the
-// rest; 2^28 + 3 tiles + 100 elements (16388 tiles) reach a second, almost empty tile of it and
-// a third level. Each must be bitwise the CPU's, in both modes, for folding and other grids.
+// grid of 512 threads on the H200). 1500 tiles reach two rows of that level's lanes 0-475 and one
+// row of the rest; 2^28 + 3 tiles + 100 elements (16388 tiles) reach a second, almost empty tile of
+// it and a third level. Each must be bitwise the CPU's, in both modes, for folding and other grids.
 TYPED_TEST(ReduceGpuFloatingTest, FoldedLanesMatchTheCpuOverRowsAndLevels) {
   GPUKIT_REQUIRE_GPU();
   using T = TypeParam;

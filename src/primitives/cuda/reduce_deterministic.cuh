@@ -81,10 +81,9 @@ void launch_deterministic(const T* input, std::int64_t count, ReduceOp op,
     using Op = decltype(op_functor);
     using Finish = WriteResult<T, typename Op::Acc>;
     const int sm_count = current_sm_count();
-    const int threads =
-        options.block_threads > 0
-            ? options.block_threads
-            : cuda_engine::default_block_threads(canonical::tile_count(count), sm_count);
+    const int threads = options.block_threads > 0 ? options.block_threads
+                                                  : cuda_engine::default_block_threads(
+                                                        canonical::tile_count(count), sm_count);
     with_block_threads(threads, op, [&]<int kThreads>() {
       const auto kernel = cuda_engine::reduce_canonical_kernel<kThreads, Op, Finish>;
       cuda_engine::launch_planned<kThreads, Op>(
@@ -134,7 +133,7 @@ void launch_deterministic_levels(void* tile_sums, std::int64_t total_tiles, Redu
     using Finish = WriteResult<T, Acc>;
     cuda_engine::reduce_canonical_levels_kernel<kChunkThreads, Op, Finish>
         <<<1, kChunkThreads, 0, stream>>>(static_cast<Acc*>(tile_sums), total_tiles, Op{},
-                                            Finish{result, overflow_flag});
+                                          Finish{result, overflow_flag});
     GPUKIT_CUDA_CHECK_LAUNCH("reduce_canonical_levels_kernel");
   });
 }

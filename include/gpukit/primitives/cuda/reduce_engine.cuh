@@ -33,9 +33,9 @@
 
 #include <cuda_runtime.h>
 
-#include <cuda/atomic>
 #include <cstdint>
 #include <cstring>
+#include <cuda/atomic>
 #include <string>
 
 #include "gpukit/core/error.hpp"
@@ -258,7 +258,7 @@ __device__ __forceinline__ void publish_flagged(FlaggedSlot<Acc>* slot, const Ac
 template <class Acc>
 struct FlaggedRegion {
   unsigned* state = nullptr;
-  FlaggedSlot<Acc>* slots = nullptr;   // null: not a flagged launch
+  FlaggedSlot<Acc>* slots = nullptr;    // null: not a flagged launch
   unsigned long long* words = nullptr;  // the whole region after the state, for a wrap
   std::int64_t word_count = 0;
 
@@ -484,16 +484,15 @@ __global__ void __launch_bounds__(kThreads, kMinResidentBlocks<kThreads>)
     }
     __syncthreads();
     if (!is_last_block) return;
-    root = block_reduce_flagged<kThreads>(flagged.slots, total_tiles, block_epoch, op,
-                                          warp_values);
+    root = block_reduce_flagged<kThreads>(flagged.slots, total_tiles, block_epoch, op, warp_values);
     // Every slot of this epoch has been read (the tree ended with a barrier); every block that
     // published read the epoch first. The next launch gets a new one.
     flagged.advance_epoch(block_epoch);
   } else {
     if (done_counter == nullptr || !is_last_block_to_finish(done_counter, is_last_block)) return;
-    root = fold_lanes ? block_reduce_folded<kThreads>(sums, total_tiles, op, warp_values)
-                      : block_reduce_levels<kThreads>(sums - first_tile, total_tiles, op,
-                                                      warp_values);
+    root = fold_lanes
+               ? block_reduce_folded<kThreads>(sums, total_tiles, op, warp_values)
+               : block_reduce_levels<kThreads>(sums - first_tile, total_tiles, op, warp_values);
   }
   if (threadIdx.x == 0) finish(root);
 }
@@ -548,8 +547,7 @@ inline LaunchPlan plan_launch(std::int64_t tiles, std::int64_t resident,
     plan.grid = tiles < resident ? tiles : resident;
   }
   plan.grid = plan.grid < 1 ? 1 : plan.grid > (1 << 30) ? (1 << 30) : plan.grid;
-  plan.fold_lanes =
-      can_fold && kLanes % plan.grid == 0 && kLanes / plan.grid <= kMaxFoldedLanes;
+  plan.fold_lanes = can_fold && kLanes % plan.grid == 0 && kLanes / plan.grid <= kMaxFoldedLanes;
   plan.flagged = single_launch && !plan.fold_lanes && tiles >= 1 && tiles <= kMaxFlaggedTiles;
   return plan;
 }
@@ -587,10 +585,10 @@ void launch_planned(const typename Op::Input* data, std::int64_t count, std::int
         static_cast<std::int64_t>((workspace.flagged_slot_bytes() - kStateBytes) / 8);
   }
   const bool aligned = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
-  reduce_canonical_kernel<kThreads, Op, Finish><<<static_cast<unsigned>(plan.grid), kThreads, 0,
-                                                  stream>>>(
-      data, count, aligned, static_cast<Acc*>(workspace.scratch()), 0, tiles,
-      workspace.counters(), plan.fold_lanes, flagged, Op{}, finish);
+  reduce_canonical_kernel<kThreads, Op, Finish>
+      <<<static_cast<unsigned>(plan.grid), kThreads, 0, stream>>>(
+          data, count, aligned, static_cast<Acc*>(workspace.scratch()), 0, tiles,
+          workspace.counters(), plan.fold_lanes, flagged, Op{}, finish);
 }
 
 namespace engine_detail {
