@@ -250,6 +250,27 @@ TEST(ReduceGpu, NanInfinityAndSignedZeroPolicyMatchesTheCpu) {
                InvalidInput);
 }
 
+// The default variant as the first user of a fresh workspace, and on one that grows at every
+// call (a growing workspace moves its counters, where the overflow flag lives).
+TEST(ReduceGpu, DefaultVariantOnFreshAndGrowingWorkspaces) {
+  GPUKIT_REQUIRE_GPU();
+  const ReduceVariant& v = default_reduce_variant();
+  cuda::Stream stream;
+  ReduceWorkspace growing;
+  for (const std::int64_t n : {std::int64_t{1}, std::int64_t{1} << 20, (std::int64_t{1} << 22) + 3,
+                               (std::int64_t{1} << 24) + 5 * canonical::kTile}) {
+    const std::uint64_t seed = 777 + static_cast<std::uint64_t>(n);
+    const std::vector<std::int32_t> data = make_data<std::int32_t>(n, ReduceOp::sum, seed);
+    const auto expected = reduce_sequential<std::int32_t>(data, ReduceOp::sum);
+    const DeviceArray<std::int32_t> d(data, 0);
+    ReduceWorkspace fresh;
+    EXPECT_EQ(run_variant<std::int32_t>(v, d.data(), n, ReduceOp::sum, fresh, stream), expected)
+        << "fresh workspace, n=" << n << " seed=" << seed;
+    EXPECT_EQ(run_variant<std::int32_t>(v, d.data(), n, ReduceOp::sum, growing, stream), expected)
+        << "growing workspace, n=" << n << " seed=" << seed;
+  }
+}
+
 TEST(ReduceGpu, IntegerSumOverflowIsReported) {
   GPUKIT_REQUIRE_GPU();
   std::vector<std::int64_t> data(40000, std::numeric_limits<std::int64_t>::max() / 8);

@@ -80,6 +80,10 @@ void launch_deterministic(const T* input, std::int64_t count, ReduceOp op,
   detail::with_canonical_op<T>(op, options.accurate_sum, count, [&](auto op_functor) {
     using Op = decltype(op_functor);
     using Finish = WriteResult<T, typename Op::Acc>;
+    // Reserve first: Finish holds the overflow flag, which a growing workspace moves.
+    workspace.reserve(
+        static_cast<std::size_t>(cuda_engine::scratch_values(canonical::tile_count(count))) *
+        sizeof(typename Op::Acc));
     const int sm_count = current_sm_count();
     const int threads = options.block_threads > 0 ? options.block_threads
                                                   : cuda_engine::default_block_threads(

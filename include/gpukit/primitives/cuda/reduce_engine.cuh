@@ -564,7 +564,9 @@ struct StoreRoot {
 };
 
 /// Launches reduce_canonical_kernel<kThreads> on all `count` elements with the default plan (or
-/// `requested_grid` blocks) and its finish.
+/// `requested_grid` blocks) and its finish. Reserves the workspace, which moves its counters
+/// and scratch if it grows: a `finish` that points into them must be made after the same
+/// reserve.
 template <int kThreads, class Op, class Finish>
 void launch_planned(const typename Op::Input* data, std::int64_t count, std::int64_t resident,
                     std::int64_t requested_grid, ReduceWorkspace& workspace, Finish finish,
