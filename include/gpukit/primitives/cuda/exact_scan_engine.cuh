@@ -1,0 +1,513 @@
+#pragma once
+// The single-pass scan engine for exact operations (integer sums, products modulo 2^w, min, max,
+// bitwise operations, any associative operation whose result does not depend on the bracketing):
+// Merrill and Garland's decoupled look-back (2016) in its classic form, public so that a CUDA user
+// can instantiate it with an operation of their own (the scan_canonical.hpp operation concept:
+// Input, Acc, identity, load, operator(); `store`, `fits`, `initial` and `clamp_carry` optional).
+// Elements are combined strictly in order, so the operation need not be commutative.
+//
+// Why a second engine. scan_engine.cuh brackets tiles in a fixed tree so that floating-point sums
+// give the same bits on every run; that costs a block up to ten microseconds of waiting per tile
+// (docs/case-studies/scan.md). An exact operation gives the same result for every bracketing, so
+// here a tile's exclusive prefix is whatever the look-back finds first: the inclusive prefix of
+// the nearest predecessor that has published one, combined with the aggregates of the tiles
+// between. Floating-point sums and products keep the deterministic engine.
+//
+// The kernel, per 16 KB tile (4096 int32, 256 threads x 4 chunks of 16 bytes):
+// - persistent blocks, as many as are resident, take tiles in order from an atomic counter (a tile
+//   only ever waits on tiles held by running blocks: no deadlock); each block holds two tickets,
+//   and the next tile's 16 KB is already on its way (cp.async into the second shared-memory
+//   buffer) while the current tile is scanned, looked back and stored, so every SM keeps its
+//   loads in flight through the look-back;
+// - loads land striped (lane l, chunk 32k + l: coalesced) in a swizzled layout that lets each
+//   lane then read its own 16 consecutive elements (blocked) without bank conflicts;
+// - each thread folds its elements, a warp shuffle scan combines the threads, one barrier
+//   combines the warps; warp 0 publishes the tile's aggregate, looks back over 32 predecessors
+//   at once (one status word each: flag and value in 64 bits when the accumulator allows it),
+//   reduces the window with shuffles in tile order and publishes the inclusive prefix;
+// - outputs go back through the same buffer (blocked in, striped out) as 16-byte streaming stores.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "gpukit/primitives/cuda/scan_engine.cuh"
+#include "gpukit/primitives/scan.hpp"
+#include "gpukit/primitives/scan_canonical.hpp"
+
+namespace gpukit::primitives::exact_scan {
+
+inline constexpr int kLanes = 32;
+inline constexpr int kWarps = 8;
+inline constexpr int kThreads = kWarps * kLanes;
+/// 16-byte chunks a lane holds per tile: 64 bytes a thread, 16 KB a tile. Four 16-byte loads per
+/// thread in flight, two tiles a block, three or four blocks an SM keep about 100-200 KB of
+/// reads in flight per SM, well past what the H200's latency-bandwidth product asks (~40 KB).
+inline constexpr int kLaneChunks = 4;
+inline constexpr int kWarpChunks = kLanes * kLaneChunks;  // 128 chunks, 2 KB a warp
+
+/// The tile geometry for elements of type E (4, 8 or 16 bytes).
+template <class E>
+struct TileShape {
+  static_assert(sizeof(E) == 4 || sizeof(E) == 8 || sizeof(E) == 16,
+                "exact_scan: elements of 4, 8 or 16 bytes");
+  static constexpr int kVec = int(16 / sizeof(E));       // elements a chunk
+  static constexpr int kItems = kLaneChunks * kVec;      // elements a thread (blocked)
+  static constexpr int kWarpElements = kLanes * kItems;  // a warp's consecutive segment
+  static constexpr int kTile = kThreads * kItems;        // 4096 for 4-byte elements
+};
+
+enum StatusFlag : unsigned { kInvalid = 0, kAggregate = 1, kInclusive = 2 };
+
+/// The shared-memory slot of chunk c (0..127) of a warp's segment. Keeps c's group of 8 and
+/// permutes within it, so that both the striped accesses (8 lanes at chunks 32k + l) and the
+/// blocked ones (8 lanes at chunks 4l + q) hit 8 distinct 16-byte bank groups.
+__device__ __forceinline__ int chunk_slot(int c) { return (c & ~7) | ((c ^ (c >> 3)) & 7); }
+
+/// Element e of a warp's segment in its (swizzled) shared-memory buffer.
+template <class E>
+__device__ __forceinline__ E& element_at(uint4* warp_buffer, int e) {
+  constexpr int kVec = TileShape<E>::kVec;
+  return reinterpret_cast<E*>(warp_buffer + chunk_slot(e / kVec))[e % kVec];
+}
+
+__device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(global) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+/// Waits for all but the most recent group of this thread's copies.
+__device__ __forceinline__ void cp_async_wait_previous() {
+  asm volatile("cp.async.wait_group 1;" ::: "memory");
+}
+
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+/// Starts copying the calling warp's segment of `tile` into `warp_buffer` (striped, swizzled):
+/// 16-byte asynchronous copies when the segment is whole and the input 16-byte aligned, else
+/// element by element (synchronously; only the last tile or a misaligned input goes this way).
+/// Elements past `count` are not read.
+template <class E>
+__device__ __forceinline__ void stage_warp_segment(const E* input, std::int64_t count,
+                                                   std::int64_t tile, uint4* warp_buffer,
+                                                   bool vector_ok) {
+  using Shape = TileShape<E>;
+  const int warp = threadIdx.x / kLanes;
+  const int lane = threadIdx.x % kLanes;
+  const std::int64_t begin = tile * Shape::kTile + std::int64_t(warp) * Shape::kWarpElements;
+  const std::int64_t remaining = count - begin;
+  const E* source = input + begin;
+  if (vector_ok && remaining >= Shape::kWarpElements) {
+#pragma unroll
+    for (int k = 0; k < kLaneChunks; ++k) {
+      const int c = k * kLanes + lane;
+      cp_async_16(warp_buffer + chunk_slot(c), reinterpret_cast<const uint4*>(source) + c);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < Shape::kItems; ++k) {
+      const int e = k * kLanes + lane;
+      if (e < remaining) element_at<E>(warp_buffer, e) = source[e];
+    }
+  }
+}
+
+/// Reads the lane's kItems consecutive elements (blocked) from its warp's buffer.
+template <class E>
+__device__ __forceinline__ void read_blocked(const uint4* warp_buffer,
+                                             E (&items)[TileShape<E>::kItems]) {
+  const int lane = threadIdx.x % kLanes;
+#pragma unroll
+  for (int q = 0; q < kLaneChunks; ++q) {
+    const uint4 chunk = warp_buffer[chunk_slot(lane * kLaneChunks + q)];
+    memcpy(&items[q * TileShape<E>::kVec], &chunk, sizeof chunk);
+  }
+}
+
+/// Writes the warp's segment from `warp_buffer` (striped) to `destination` (the segment's start):
+/// 16-byte streaming stores when whole and aligned, else element by element up to `remaining`.
+template <class E>
+__device__ __forceinline__ void store_warp_segment(const uint4* warp_buffer, E* destination,
+                                                   std::int64_t remaining, bool vector_ok) {
+  using Shape = TileShape<E>;
+  const int lane = threadIdx.x % kLanes;
+  if (vector_ok && remaining >= Shape::kWarpElements) {
+#pragma unroll
+    for (int k = 0; k < kLaneChunks; ++k) {
+      const int c = k * kLanes + lane;
+      __stcs(reinterpret_cast<uint4*>(destination) + c, warp_buffer[chunk_slot(c)]);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < Shape::kItems; ++k) {
+      const int e = k * kLanes + lane;
+      if (e < remaining) {
+        destination[e] = element_at<E>(const_cast<uint4*>(warp_buffer), e);
+      }
+    }
+  }
+}
+
+// --- tile status -------------------------------------------------------------------------------
+
+/// One word per tile, flag in the low two bits, when scan_engine::packed_status allows it (the
+/// accumulator fits 32 bits, or 62 because the operation clamps its carries); else a flag word
+/// and two value arrays (the aggregate and the inclusive prefix: a reader that saw the flag
+/// "aggregate" must not read a value the owner overwrites with its inclusive prefix).
+template <class Op, bool kPacked = scan_engine::packed_status<Op>()>
+struct LookbackStatus;
+
+template <class Op>
+struct LookbackStatus<Op, true> {
+  using Acc = typename Op::Acc;
+  unsigned long long* words;
+
+  static std::size_t flag_bytes(std::int64_t tiles) {
+    return std::size_t(tiles) * sizeof(unsigned long long);
+  }
+  static std::size_t bytes(std::int64_t tiles) { return flag_bytes(tiles); }
+  static LookbackStatus at(void* area, std::int64_t) {
+    return {static_cast<unsigned long long*>(area)};
+  }
+
+  __device__ __forceinline__ void publish(std::int64_t tile, unsigned flag, Acc value) const {
+    unsigned long long payload = 0;
+    if constexpr (sizeof(Acc) == 8) {
+      payload = static_cast<unsigned long long>(value);
+    } else {
+      unsigned bits = 0;
+      memcpy(&bits, &value, sizeof(Acc));
+      payload = bits;
+    }
+    const unsigned long long word = (payload << 2) | flag;
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(words + tile), "l"(word) : "memory");
+  }
+  __device__ __forceinline__ void read(std::int64_t tile, unsigned& flag, Acc& value) const {
+    unsigned long long word;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(words + tile) : "memory");
+    flag = static_cast<unsigned>(word & 3u);
+    if constexpr (sizeof(Acc) == 8) {
+      if constexpr (std::is_signed_v<Acc>) {
+        value = static_cast<Acc>(static_cast<long long>(word) >> 2);  // sign-extends
+      } else {
+        value = static_cast<Acc>(word >> 2);
+      }
+    } else {
+      const auto bits = static_cast<unsigned>(word >> 2);
+      memcpy(&value, &bits, sizeof(Acc));
+    }
+  }
+};
+
+template <class Op>
+struct LookbackStatus<Op, false> {
+  using Acc = typename Op::Acc;
+  unsigned* flags;
+  Acc* aggregates;
+  Acc* inclusives;
+
+  static std::size_t flag_bytes(std::int64_t tiles) {
+    return (std::size_t(tiles) * sizeof(unsigned) + 15) / 16 * 16;
+  }
+  static std::size_t bytes(std::int64_t tiles) {
+    return flag_bytes(tiles) + 2 * ((std::size_t(tiles) * sizeof(Acc) + 15) / 16 * 16);
+  }
+  static LookbackStatus at(void* area, std::int64_t tiles) {
+    auto* base = static_cast<unsigned char*>(area);
+    auto* aggregates = reinterpret_cast<Acc*>(base + flag_bytes(tiles));
+    auto* inclusives = reinterpret_cast<Acc*>(base + flag_bytes(tiles) +
+                                              (std::size_t(tiles) * sizeof(Acc) + 15) / 16 * 16);
+    return {static_cast<unsigned*>(area), aggregates, inclusives};
+  }
+
+  __device__ __forceinline__ void publish(std::int64_t tile, unsigned flag, Acc value) const {
+    (flag == kInclusive ? inclusives : aggregates)[tile] = value;
+    // Release: the value is visible to whoever acquires the flag.
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + tile), "r"(flag) : "memory");
+  }
+  __device__ __forceinline__ void read(std::int64_t tile, unsigned& flag, Acc& value) const {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(flag) : "l"(flags + tile) : "memory");
+    if (flag == kAggregate) value = aggregates[tile];
+    if (flag == kInclusive) value = inclusives[tile];
+  }
+};
+
+/// By one whole warp, for tile >= 1: the tile's exclusive prefix (every lane returns it). Lane l
+/// watches tile - 1 - l (before the first tile: the initial value, as an inclusive prefix); once
+/// none of the 32 is unpublished, the values up to the nearest inclusive prefix are combined in
+/// tile order (the higher lane is the earlier tile) by a shuffle tree; with no inclusive prefix
+/// in the window, its aggregate carries on to the 32 tiles before it.
+template <class Op, class Status>
+__device__ typename Op::Acc lookback_exclusive_prefix(const Op& op, const Status& status,
+                                                      std::int64_t tile) {
+  using Acc = typename Op::Acc;
+  const int lane = threadIdx.x % kLanes;
+  Acc later = op.identity();  // the combined windows after the current one
+  for (std::int64_t newest = tile - 1;; newest -= kLanes) {
+    const std::int64_t watched = newest - lane;
+    unsigned flag = kInclusive;
+    Acc value = watched == -1 ? canonical_scan::initial_value(op) : op.identity();
+    if (watched >= 0) status.read(watched, flag, value);
+    while (__any_sync(~0u, flag == kInvalid)) {
+      if (flag == kInvalid) status.read(watched, flag, value);
+    }
+    const unsigned inclusive_lanes = __ballot_sync(~0u, flag == kInclusive);
+    const int last = inclusive_lanes != 0 ? __ffs(inclusive_lanes) - 1 : kLanes - 1;
+    Acc window = lane <= last ? value : op.identity();
+#pragma unroll
+    for (int d = 1; d < kLanes; d *= 2) {
+      const Acc earlier = scan_engine::shuffle_words(
+          window, [d](unsigned w) { return __shfl_down_sync(~0u, w, d); });
+      if (lane + d < kLanes) window = op(earlier, window);
+    }
+    later = scan_engine::clamp_carry(op, op(scan_engine::shuffle(window, 0), later));
+    if (inclusive_lanes != 0) return later;
+  }
+}
+
+/// By warp 0 once `aggregate` (the tile's) is known: publishes it, looks back, publishes the
+/// inclusive prefix and returns the exclusive one (every lane).
+template <class Op, class Status>
+__device__ __forceinline__ typename Op::Acc resolve_tile_prefix(const Op& op, const Status& status,
+                                                                std::int64_t tile,
+                                                                typename Op::Acc aggregate) {
+  using Acc = typename Op::Acc;
+  const int lane = threadIdx.x % kLanes;
+  Acc exclusive;
+  if (tile == 0) {
+    exclusive = canonical_scan::initial_value(op);
+  } else {
+    if (lane == 0) status.publish(tile, kAggregate, aggregate);
+    exclusive = lookback_exclusive_prefix(op, status, tile);
+  }
+  if (lane == 0)
+    status.publish(tile, kInclusive, scan_engine::clamp_carry(op, op(exclusive, aggregate)));
+  return exclusive;
+}
+
+/// The warp's inclusive shuffle scan of one value per lane, in lane order.
+template <class Op>
+__device__ __forceinline__ typename Op::Acc warp_inclusive_scan(const Op& op, typename Op::Acc s) {
+  const int lane = threadIdx.x % kLanes;
+#pragma unroll
+  for (int d = 1; d < kLanes; d *= 2) {
+    const auto lower = scan_engine::shuffle_up(s, d);
+    if (lane >= d) s = op(lower, s);
+  }
+  return s;
+}
+
+// --- the scan kernel ---------------------------------------------------------------------------
+
+template <class Acc>
+struct ScanShared {
+  uint4 buffers[2][kWarps][kWarpChunks];  // 32 KB: the current tile and the next one
+  Acc warp_totals[kWarps];
+  Acc exclusive;
+  unsigned long long tickets[2];
+};
+
+/// Blocks an SM for the register budget: 4 (64 registers) for accumulators up to 8 bytes, 2 for
+/// wider ones (int64 sums accumulate in 128 bits, user types).
+template <class Op>
+inline constexpr int kMinBlocks = sizeof(typename Op::Acc) > 8 ? 2 : 4;
+
+template <class Op, class Output, bool kFull>
+__device__ __forceinline__ void scan_thread_items(
+    const Op& op, const typename Op::Input (&items)[TileShape<typename Op::Input>::kItems],
+    typename Op::Acc prefix, bool exclusive, int first_item, int tile_valid, uint4* warp_buffer,
+    int& first_bad) {
+  using Acc = typename Op::Acc;
+  using Shape = TileShape<typename Op::Input>;
+  const int lane = threadIdx.x % kLanes;
+  Acc running = prefix;
+#pragma unroll
+  for (int q = 0; q < kLaneChunks; ++q) {
+    alignas(16) Output out[Shape::kVec];
+#pragma unroll
+    for (int v = 0; v < Shape::kVec; ++v) {
+      const int j = q * Shape::kVec + v;
+      const bool valid = kFull || first_item + j < tile_valid;
+      const Acc before = running;
+      if (valid) running = op(running, op.load(items[j]));
+      const Acc y = exclusive ? before : running;
+      if constexpr (requires { op.fits(y); }) {
+        if (valid && !op.fits(y) && first_bad > j) first_bad = j;
+      }
+      if constexpr (requires { op.store(y); }) {
+        out[v] = op.store(y);
+      } else {
+        out[v] = y;
+      }
+    }
+    memcpy(&warp_buffer[chunk_slot(lane * kLaneChunks + q)], out, sizeof out);
+  }
+}
+
+template <class Op, class Output>
+__global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
+    exact_scan_kernel(Op op, const typename Op::Input* input, Output* output, std::int64_t count,
+                      std::int64_t tiles, bool exclusive, LookbackStatus<Op> status,
+                      unsigned long long* tile_counter, unsigned long long* overflow_report,
+                      std::int64_t index_base) {
+  using Input = typename Op::Input;
+  using Acc = typename Op::Acc;
+  using Shape = TileShape<Input>;
+  static_assert(sizeof(Output) == sizeof(Input), "exact_scan: outputs as wide as inputs");
+  __shared__ ScanShared<Acc> shared;
+  const int warp = threadIdx.x / kLanes;
+  const int lane = threadIdx.x % kLanes;
+  const bool input_vector_ok = reinterpret_cast<std::uintptr_t>(input) % 16 == 0;
+  const bool output_vector_ok = reinterpret_cast<std::uintptr_t>(output) % 16 == 0;
+
+  if (threadIdx.x == 0) {
+    shared.tickets[0] = atomicAdd(tile_counter, 1ull);
+    shared.tickets[1] = atomicAdd(tile_counter, 1ull);
+  }
+  __syncthreads();
+  std::int64_t tile = static_cast<std::int64_t>(shared.tickets[0]);
+  std::int64_t next = static_cast<std::int64_t>(shared.tickets[1]);
+  if (tile < tiles) {
+    stage_warp_segment(input, count, tile, shared.buffers[0][warp], input_vector_ok);
+  }
+  cp_async_commit();
+
+  for (int round = 0; tile < tiles; ++round) {
+    uint4* const buffer = shared.buffers[round & 1][warp];
+    unsigned long long ticket = 0;
+    if (threadIdx.x == 0) ticket = atomicAdd(tile_counter, 1ull);  // used a tile from now
+    __syncwarp();  // the other buffer's last reads (this warp's stores) are done
+    if (next < tiles) {
+      stage_warp_segment(input, count, next, shared.buffers[(round + 1) & 1][warp],
+                         input_vector_ok);
+    }
+    cp_async_commit();
+    cp_async_wait_previous();
+    __syncwarp();
+
+    Input items[Shape::kItems];
+    read_blocked(buffer, items);
+    const std::int64_t tile_begin = tile * Shape::kTile;
+    const int tile_valid =
+        static_cast<int>(count - tile_begin < Shape::kTile ? count - tile_begin : Shape::kTile);
+    const int first_item = warp * Shape::kWarpElements + lane * Shape::kItems;
+    Acc thread_total = op.identity();
+    if (tile_valid == Shape::kTile) {
+#pragma unroll
+      for (int j = 0; j < Shape::kItems; ++j) thread_total = op(thread_total, op.load(items[j]));
+    } else {
+#pragma unroll
+      for (int j = 0; j < Shape::kItems; ++j) {
+        if (first_item + j < tile_valid) thread_total = op(thread_total, op.load(items[j]));
+      }
+    }
+    const Acc lane_inclusive = warp_inclusive_scan(op, thread_total);
+    const Acc lower = scan_engine::shuffle_up(lane_inclusive, 1);
+    const Acc lane_exclusive = lane == 0 ? op.identity() : lower;
+    if (lane == kLanes - 1) shared.warp_totals[warp] = lane_inclusive;
+    __syncthreads();
+
+    Acc warp_prefix = op.identity();
+    for (int w = 0; w < warp; ++w) warp_prefix = op(warp_prefix, shared.warp_totals[w]);
+    if (warp == 0) {
+      Acc aggregate = op.identity();
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) aggregate = op(aggregate, shared.warp_totals[w]);
+      const Acc tile_exclusive = resolve_tile_prefix(op, status, tile, aggregate);
+      if (lane == 0) {
+        shared.exclusive = tile_exclusive;
+        shared.tickets[0] = ticket;
+      }
+    }
+    __syncthreads();
+
+    const Acc prefix = op(op(shared.exclusive, warp_prefix), lane_exclusive);
+    int first_bad = Shape::kItems;
+    if (tile_valid == Shape::kTile) {
+      scan_thread_items<Op, Output, true>(op, items, prefix, exclusive, first_item, tile_valid,
+                                          buffer, first_bad);
+    } else {
+      scan_thread_items<Op, Output, false>(op, items, prefix, exclusive, first_item, tile_valid,
+                                           buffer, first_bad);
+    }
+    if (first_bad < Shape::kItems) {
+      atomicMax(overflow_report,
+                (1ull << 63) - static_cast<unsigned long long>(index_base + tile_begin +
+                                                               first_item + first_bad));
+    }
+    __syncwarp();
+    const std::int64_t warp_begin = tile_begin + warp * Shape::kWarpElements;
+    store_warp_segment(buffer, output + warp_begin, count - warp_begin, output_vector_ok);
+
+    tile = next;
+    next = static_cast<std::int64_t>(shared.tickets[0]);
+  }
+  cp_async_wait_all();  // leave no copy in flight (empty groups at most)
+}
+
+// --- host side -----------------------------------------------------------------------------------
+
+/// The workspace layout (scan_engine's): [0, 8) the overflow report, [8, 16) the tile counter,
+/// [16, ...) the tile status.
+using scan_engine::WorkspaceLayout;
+
+template <class Op>
+std::int64_t tile_count(std::int64_t count) {
+  constexpr int kTile = TileShape<typename Op::Input>::kTile;
+  return (count + kTile - 1) / kTile;
+}
+
+/// Workspace bytes a launch over `count` elements needs.
+template <class Op>
+std::size_t workspace_bytes(std::int64_t count) {
+  return WorkspaceLayout::kStatus + LookbackStatus<Op>::bytes(tile_count<Op>(count));
+}
+
+/// Resident blocks of `kernel` on the current device (the persistent grid), once per kernel.
+template <class Kernel>
+int resident_blocks(Kernel kernel) {
+  int device = 0, sms = 0, per_sm = 0;
+  scan_engine::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  scan_engine::check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                          "cudaDeviceGetAttribute(SM count)");
+  scan_engine::check_cuda(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
+      "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  return sms * (per_sm > 0 ? per_sm : 1);
+}
+
+/// Scans `count` elements of `input` into `output` (device memory, any alignment of the element
+/// types; the same pointer for in place, otherwise disjoint) on `stream`: inclusive or exclusive
+/// per `kind`. Clears the workspace's overflow report and records in it the first index (plus
+/// `index_base`) whose output fails `op.fits` (scan_engine::overflow_index reads it). The
+/// workspace grows to workspace_bytes<Op>(count).
+template <class Op, class Output>
+void launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
+            ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
+            std::int64_t index_base = 0) {
+  auto* base = static_cast<unsigned char*>(workspace.reserve(workspace_bytes<Op>(count)));
+  const std::int64_t tiles = tile_count<Op>(count);
+  // One memset: the overflow report, the tile counter and the flags (values follow their flags).
+  scan_engine::check_cuda(
+      cudaMemsetAsync(base, 0, WorkspaceLayout::kStatus + LookbackStatus<Op>::flag_bytes(tiles),
+                      stream),
+      "cudaMemsetAsync(exact scan status)");
+  if (count <= 0) return;
+  const auto kernel = exact_scan_kernel<Op, Output>;
+  static const int resident = resident_blocks(kernel);
+  const std::int64_t blocks = tiles < resident ? tiles : resident;
+  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      op, input, output, count, tiles, kind == ScanKind::exclusive,
+      LookbackStatus<Op>::at(base + WorkspaceLayout::kStatus, tiles),
+      reinterpret_cast<unsigned long long*>(base + WorkspaceLayout::kTileCounter),
+      reinterpret_cast<unsigned long long*>(base + WorkspaceLayout::kOverflowReport), index_base);
+  scan_engine::check_cuda(cudaGetLastError(), "launch of exact_scan_kernel");
+}
+
+}  // namespace gpukit::primitives::exact_scan
