@@ -3,14 +3,14 @@
 // counts are integers, so the classic decoupled look-back applies. Public so that a CUDA user can
 // instantiate it with a predicate of their own.
 //
-// Per 16 KB tile (4096 elements of 4 bytes): persistent blocks take tiles in order from an atomic
-// counter and prefetch the next tile (cp.async) while working on the current one; each lane reads
-// its consecutive elements from the swizzled buffer and counts the kept ones; a warp shuffle scan
-// and one barrier give every thread its offset within the tile, and the kept elements are packed,
-// in order, into the tile's (now free) shared-memory buffer. Warp 0 publishes the tile's count and
-// looks back for the number kept before the tile; then the block copies the packed elements out
-// with consecutive threads on consecutive addresses, so the writes coalesce however sparse the
-// kept elements are.
+// One block a tile of up to 64 KB (four sub-tiles of 4096 elements of 4 bytes), taken from an
+// atomic counter when the block starts, all of it loaded at once (cp.async), as the scan does.
+// Pass 1: each lane reads its consecutive elements from the swizzled buffer and marks the kept
+// ones; a warp shuffle scan of the counts and one barrier give every thread its offset. Warp 0
+// publishes the tile's count and looks back for the number kept before the tile. Pass 2: the
+// kept elements are packed, in order, into the front of the tile's (consumed) buffer, and the
+// block copies them out with consecutive threads on consecutive addresses, so the writes
+// coalesce however sparse the kept elements are.
 
 #include <cuda_runtime.h>
 
@@ -36,106 +36,120 @@ struct CountOp {
 };
 
 struct CompactShared {
-  uint4 buffers[2][kWarps][exact_scan::kWarpChunks];  // the current tile and the next one
-  int warp_kept[kWarps];
+  int warp_kept[exact_scan::kSubTiles][kWarps];
   long long exclusive;
-  unsigned long long tickets[2];
+  unsigned long long ticket;
 };
 
 template <class T, class Keep>
-__global__ void __launch_bounds__(kThreads, 4)
-    compact_kernel(Keep keep, const T* input, T* output, std::int64_t count, std::int64_t tiles,
-                   exact_scan::LookbackStatus<CountOp> status, unsigned long long* tile_counter,
-                   long long* kept_total) {
+__global__ void __launch_bounds__(kThreads, 3)
+    compact_kernel(Keep keep, const T* input, T* output, std::int64_t count, int sub_tiles,
+                   std::int64_t tiles, exact_scan::LookbackStatus<CountOp> status,
+                   unsigned long long* tile_counter, long long* kept_total) {
   using Shape = exact_scan::TileShape<T>;
+  constexpr int kSubTiles = exact_scan::kSubTiles;
+  static_assert(Shape::kItems <= 32, "compact_engine: one keep bit an item");
+  extern __shared__ uint4 tile_buffer[];  // [sub_tiles][kWarps][kWarpChunks]
   __shared__ CompactShared shared;
   const CountOp op;
   const int warp = threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
-  const bool vector_ok = reinterpret_cast<std::uintptr_t>(input) % 16 == 0;
+  const auto buffer = [warp](int sub) {
+    return tile_buffer + (sub * kWarps + warp) * exact_scan::kWarpChunks;
+  };
 
-  if (threadIdx.x == 0) {
-    shared.tickets[0] = atomicAdd(tile_counter, 1ull);
-    shared.tickets[1] = atomicAdd(tile_counter, 1ull);
-  }
+  if (threadIdx.x == 0) shared.ticket = atomicAdd(tile_counter, 1ull);
   __syncthreads();
-  std::int64_t tile = static_cast<std::int64_t>(shared.tickets[0]);
-  std::int64_t next = static_cast<std::int64_t>(shared.tickets[1]);
-  if (tile < tiles) {
-    exact_scan::stage_warp_segment(input, count, tile, shared.buffers[0][warp], vector_ok);
-  }
-  exact_scan::cp_async_commit();
-
-  for (int round = 0; tile < tiles; ++round) {
-    unsigned long long ticket = 0;
-    if (threadIdx.x == 0) ticket = atomicAdd(tile_counter, 1ull);
-    // The next tile goes to the buffer the whole block copied out of in the previous round.
-    __syncthreads();
-    if (next < tiles) {
-      exact_scan::stage_warp_segment(input, count, next, shared.buffers[(round + 1) & 1][warp],
-                                     vector_ok);
+  const auto tile = static_cast<std::int64_t>(shared.ticket);
+  const std::int64_t first_sub = tile * sub_tiles;
+  const bool vector_ok = reinterpret_cast<std::uintptr_t>(input) % 16 == 0;
+#pragma unroll
+  for (int sub = 0; sub < kSubTiles; ++sub) {
+    if (sub < sub_tiles) {
+      exact_scan::stage_warp_segment(input, count, first_sub + sub, buffer(sub), vector_ok);
     }
     exact_scan::cp_async_commit();
-    exact_scan::cp_async_wait_previous();
-    __syncwarp();
+  }
 
+  // Pass 1: which items are kept, and the warps' scans of the threads' counts.
+  const int first_item = warp * Shape::kWarpElements + lane * Shape::kItems;
+  unsigned kept_mask[kSubTiles];  // bit j: item j of the sub-tile is kept
+  int lane_exclusive[kSubTiles];
+#pragma unroll
+  for (int sub = 0; sub < kSubTiles; ++sub) {
+    kept_mask[sub] = 0;
+    lane_exclusive[sub] = 0;
+    if (sub >= sub_tiles) break;
+    exact_scan::wait_for_sub_tile(sub);
+    __syncwarp();
     T items[Shape::kItems];
-    exact_scan::read_blocked(shared.buffers[round & 1][warp], items);
-    const std::int64_t tile_begin = tile * Shape::kTile;
-    const int tile_valid =
-        static_cast<int>(count - tile_begin < Shape::kTile ? count - tile_begin : Shape::kTile);
-    const int first_item = warp * Shape::kWarpElements + lane * Shape::kItems;
-    unsigned kept_mask = 0;  // bit j: items[j] is kept
+    exact_scan::read_blocked(buffer(sub), items);
+    const int valid = exact_scan::sub_tile_valid<T>(count, first_sub + sub);
 #pragma unroll
     for (int j = 0; j < Shape::kItems; ++j) {
-      if (first_item + j < tile_valid && keep(items[j])) kept_mask |= 1u << j;
+      if (first_item + j < valid && keep(items[j])) kept_mask[sub] |= 1u << j;
     }
-    const int thread_kept = __popc(kept_mask);
+    const int thread_kept = __popc(kept_mask[sub]);
     int lane_inclusive = thread_kept;
 #pragma unroll
     for (int d = 1; d < kLanes; d *= 2) {
       const int lower = __shfl_up_sync(~0u, lane_inclusive, d);
       if (lane >= d) lane_inclusive += lower;
     }
-    if (lane == kLanes - 1) shared.warp_kept[warp] = lane_inclusive;
-    __syncthreads();  // every warp has also read its items: the tile's buffer is free
+    lane_exclusive[sub] = lane_inclusive - thread_kept;
+    if (lane == kLanes - 1) shared.warp_kept[sub][warp] = lane_inclusive;
+  }
+  __syncthreads();
 
-    int offset = lane_inclusive - thread_kept;
-    int tile_kept = 0;
+  if (warp == 0) {
+    long long tile_kept = 0;
+    for (int sub = 0; sub < sub_tiles; ++sub) {
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) tile_kept += shared.warp_kept[sub][w];
+    }
+    const long long before = exact_scan::resolve_tile_prefix(op, status, tile, tile_kept);
+    if (lane == 0) {
+      shared.exclusive = before;
+      if (tile == tiles - 1) *kept_total = before + tile_kept;
+    }
+  }
+
+  // Pass 2: pack the kept items, in order, to the front of the tile's buffer. Sub-tile s's items
+  // go below the end of sub-tile s's own area, so each sub-tile is read into registers (and a
+  // barrier passed) before any thread writes over it.
+  T* packed = reinterpret_cast<T*>(tile_buffer);
+  int packed_before = 0;  // kept items of the tile's earlier sub-tiles
+#pragma unroll
+  for (int sub = 0; sub < kSubTiles; ++sub) {
+    if (sub >= sub_tiles) break;
+    int offset = packed_before + lane_exclusive[sub];
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      if (w < warp) offset += shared.warp_kept[w];
-      tile_kept += shared.warp_kept[w];
+      const int kept = shared.warp_kept[sub][w];
+      if (w < warp) offset += kept;
+      packed_before += kept;
     }
-    T* packed = reinterpret_cast<T*>(shared.buffers[round & 1]);
+    T items[Shape::kItems];
+    exact_scan::read_blocked(buffer(sub), items);
+    __syncthreads();
 #pragma unroll
     for (int j = 0; j < Shape::kItems; ++j) {
-      if (kept_mask & (1u << j)) packed[offset++] = items[j];
+      if (kept_mask[sub] & (1u << j)) packed[offset++] = items[j];
     }
-    if (warp == 0) {
-      const long long before = exact_scan::resolve_tile_prefix(op, status, tile, tile_kept);
-      if (lane == 0) {
-        shared.exclusive = before;
-        shared.tickets[0] = ticket;
-        if (tile == tiles - 1) *kept_total = before + tile_kept;
-      }
-    }
-    __syncthreads();
-
-    T* destination = output + shared.exclusive;
-    for (int k = threadIdx.x; k < tile_kept; k += kThreads) __stcs(destination + k, packed[k]);
-    tile = next;
-    next = static_cast<std::int64_t>(shared.tickets[0]);
   }
-  exact_scan::cp_async_wait_all();
+  __syncthreads();
+
+  // Consecutive threads on consecutive addresses: the writes coalesce however sparse the kept
+  // items are.
+  T* destination = output + shared.exclusive;
+  for (int k = threadIdx.x; k < packed_before; k += kThreads) __stcs(destination + k, packed[k]);
 }
 
 /// Workspace bytes a compaction of `count` elements needs (T's tile size).
 template <class T>
 std::size_t workspace_bytes(std::int64_t count) {
-  const std::int64_t tiles =
-      (count + exact_scan::TileShape<T>::kTile - 1) / exact_scan::TileShape<T>::kTile;
-  return exact_scan::WorkspaceLayout::kStatus + exact_scan::LookbackStatus<CountOp>::bytes(tiles);
+  return exact_scan::WorkspaceLayout::kStatus +
+         exact_scan::LookbackStatus<CountOp>::bytes(exact_scan::tile_count<T>(count));
 }
 
 /// Copies the elements x of `input` with keep(x) true, in order, to the front of `output`
@@ -150,18 +164,19 @@ void launch(Keep keep, const T* input, T* output, std::int64_t count, long long*
     return;
   }
   using Status = exact_scan::LookbackStatus<CountOp>;
-  const std::int64_t tiles =
-      (count + exact_scan::TileShape<T>::kTile - 1) / exact_scan::TileShape<T>::kTile;
+  const std::int64_t tiles = exact_scan::tile_count<T>(count);
   auto* base = static_cast<unsigned char*>(workspace.reserve(workspace_bytes<T>(count)));
   scan_engine::check_cuda(
       cudaMemsetAsync(base, 0, exact_scan::WorkspaceLayout::kStatus + Status::flag_bytes(tiles),
                       stream),
       "cudaMemsetAsync(compact tile status)");
   const auto kernel = compact_kernel<T, Keep>;
-  static const int resident = exact_scan::resident_blocks(kernel);
-  const std::int64_t blocks = tiles < resident ? tiles : resident;
-  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      keep, input, output, count, tiles,
+  static const bool allowed = (exact_scan::allow_tile_buffer(kernel), true);
+  (void)allowed;
+  const int sub_tiles = exact_scan::sub_tiles_for<T>(count);
+  kernel<<<static_cast<unsigned>(tiles), kThreads, exact_scan::tile_buffer_bytes(sub_tiles),
+           stream>>>(
+      keep, input, output, count, sub_tiles, tiles,
       Status::at(base + exact_scan::WorkspaceLayout::kStatus, tiles),
       reinterpret_cast<unsigned long long*>(base + exact_scan::WorkspaceLayout::kTileCounter),
       kept_total);

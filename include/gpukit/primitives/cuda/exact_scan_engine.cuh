@@ -13,19 +13,25 @@
 // the nearest predecessor that has published one, combined with the aggregates of the tiles
 // between. Floating-point sums and products keep the deterministic engine.
 //
-// The kernel, per 16 KB tile (4096 int32, 256 threads x 4 chunks of 16 bytes):
-// - persistent blocks, as many as are resident, take tiles in order from an atomic counter (a tile
-//   only ever waits on tiles held by running blocks: no deadlock); each block holds two tickets,
-//   and the next tile's 16 KB is already on its way (cp.async into the second shared-memory
-//   buffer) while the current tile is scanned, looked back and stored, so every SM keeps its
-//   loads in flight through the look-back;
-// - loads land striped (lane l, chunk 32k + l: coalesced) in a swizzled layout that lets each
-//   lane then read its own 16 consecutive elements (blocked) without bank conflicts;
-// - each thread folds its elements, a warp shuffle scan combines the threads, one barrier
-//   combines the warps; warp 0 publishes the tile's aggregate, looks back over 32 predecessors
-//   at once (one status word each: flag and value in 64 bits when the accumulator allows it),
-//   reduces the window with shuffles in tile order and publishes the inclusive prefix;
-// - outputs go back through the same buffer (blocked in, striped out) as 16-byte streaming stores.
+// The kernel, one block a tile of up to 64 KB (four sub-tiles of 4096 int32: 256 threads x 4
+// chunks of 16 bytes):
+// - a block takes its tile from an atomic counter when it starts, so tiles are taken in the order
+//   blocks run and a tile only ever waits on tiles of running blocks (no deadlock, whatever the
+//   scheduling). A block never holds a tile it is not working on: an early ticket (prefetching
+//   the next tile of a persistent block) makes every later tile wait for the holder's current
+//   one, and the waits chain (measured: 14% of copy bandwidth);
+// - the whole tile's 64 KB of loads are in flight at once (cp.async, one group per sub-tile),
+//   three blocks an SM: enough bytes in flight to cover the look-back of the others. They land
+//   striped (lane l, chunk 32k + l: coalesced) in a swizzled layout that lets each lane read its
+//   16 consecutive elements (blocked) without bank conflicts;
+// - pass 1, each sub-tile as it lands: each thread folds its elements, a warp shuffle scan
+//   combines the threads; one barrier; warp 0 publishes the tile's aggregate, looks back over 32
+//   predecessors at once (one status word each: flag and value in 64 bits when the accumulator
+//   allows it), reduces the window with shuffles in tile order and publishes the inclusive
+//   prefix; one barrier;
+// - pass 2, each sub-tile: the outputs from the elements (read again from shared memory), back
+//   through the buffer (blocked in, striped out) to 16-byte streaming stores.
+// Small arrays take fewer sub-tiles a tile, so that every SM still gets blocks.
 
 #include <cuda_runtime.h>
 
@@ -42,11 +48,11 @@ namespace gpukit::primitives::exact_scan {
 inline constexpr int kLanes = 32;
 inline constexpr int kWarps = 8;
 inline constexpr int kThreads = kWarps * kLanes;
-/// 16-byte chunks a lane holds per tile: 64 bytes a thread, 16 KB a tile. Four 16-byte loads per
-/// thread in flight, two tiles a block, three or four blocks an SM keep about 100-200 KB of
-/// reads in flight per SM, well past what the H200's latency-bandwidth product asks (~40 KB).
+/// 16-byte chunks a lane holds per sub-tile: 64 bytes a thread, 16 KB a sub-tile.
 inline constexpr int kLaneChunks = 4;
 inline constexpr int kWarpChunks = kLanes * kLaneChunks;  // 128 chunks, 2 KB a warp
+/// A tile is up to four sub-tiles of 16 KB (kThreads x kLaneChunks chunks), all loaded at once.
+inline constexpr int kSubTiles = 4;
 
 /// The tile geometry for elements of type E (4, 8 or 16 bytes).
 template <class E>
@@ -56,7 +62,7 @@ struct TileShape {
   static constexpr int kVec = int(16 / sizeof(E));       // elements a chunk
   static constexpr int kItems = kLaneChunks * kVec;      // elements a thread (blocked)
   static constexpr int kWarpElements = kLanes * kItems;  // a warp's consecutive segment
-  static constexpr int kTile = kThreads * kItems;        // 4096 for 4-byte elements
+  static constexpr int kSubTile = kThreads * kItems;     // 4096 for 4-byte elements
 };
 
 enum StatusFlag : unsigned { kInvalid = 0, kAggregate = 1, kInclusive = 2 };
@@ -89,18 +95,18 @@ __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_all;" ::: "memory");
 }
 
-/// Starts copying the calling warp's segment of `tile` into `warp_buffer` (striped, swizzled):
-/// 16-byte asynchronous copies when the segment is whole and the input 16-byte aligned, else
-/// element by element (synchronously; only the last tile or a misaligned input goes this way).
+/// Starts copying the calling warp's segment of sub-tile `sub_tile` into `warp_buffer` (striped,
+/// swizzled): 16-byte asynchronous copies when the segment is whole and the input 16-byte aligned,
+/// else element by element (synchronously; only the last tile or a misaligned input goes this way).
 /// Elements past `count` are not read.
 template <class E>
 __device__ __forceinline__ void stage_warp_segment(const E* input, std::int64_t count,
-                                                   std::int64_t tile, uint4* warp_buffer,
+                                                   std::int64_t sub_tile, uint4* warp_buffer,
                                                    bool vector_ok) {
   using Shape = TileShape<E>;
   const int warp = threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
-  const std::int64_t begin = tile * Shape::kTile + std::int64_t(warp) * Shape::kWarpElements;
+  const std::int64_t begin = sub_tile * Shape::kSubTile + std::int64_t(warp) * Shape::kWarpElements;
   const std::int64_t remaining = count - begin;
   const E* source = input + begin;
   if (vector_ok && remaining >= Shape::kWarpElements) {
@@ -305,23 +311,42 @@ __device__ __forceinline__ typename Op::Acc warp_inclusive_scan(const Op& op, ty
 
 // --- the scan kernel ---------------------------------------------------------------------------
 
+/// Waits until at most `kPending` of this thread's most recent copy groups are in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+/// The same for a sub-tile index known only after unrolling: sub-tile `sub` of kSubTiles groups
+/// has arrived once at most kSubTiles - 1 - sub groups are pending.
+__device__ __forceinline__ void wait_for_sub_tile(int sub) {
+  static_assert(kSubTiles == 4, "exact_scan: one wait per sub-tile below");
+  if (sub == 0) cp_async_wait<3>();
+  if (sub == 1) cp_async_wait<2>();
+  if (sub == 2) cp_async_wait<1>();
+  if (sub == 3) cp_async_wait<0>();
+}
+
 template <class Acc>
 struct ScanShared {
-  uint4 buffers[2][kWarps][kWarpChunks];  // 32 KB: the current tile and the next one
-  Acc warp_totals[kWarps];
+  Acc warp_totals[kSubTiles][kWarps];
   Acc exclusive;
-  unsigned long long tickets[2];
+  unsigned long long ticket;
 };
 
-/// Blocks an SM for the register budget: 4 (64 registers) for accumulators up to 8 bytes, 2 for
-/// wider ones (int64 sums accumulate in 128 bits, user types).
+/// The dynamic shared memory of a block working on tiles of `sub_tiles` sub-tiles.
+inline constexpr std::size_t tile_buffer_bytes(int sub_tiles) {
+  return std::size_t(sub_tiles) * kWarps * kWarpChunks * sizeof(uint4);
+}
+
+/// Blocks an SM: three (85 registers, 3 x 64 KB of shared memory) for accumulators up to 8
+/// bytes, two for wider ones (int64 sums accumulate in 128 bits, user types).
 template <class Op>
-inline constexpr int kMinBlocks = sizeof(typename Op::Acc) > 8 ? 2 : 4;
+inline constexpr int kMinBlocks = sizeof(typename Op::Acc) > 8 ? 2 : 3;
 
 template <class Op, class Output, bool kFull>
 __device__ __forceinline__ void scan_thread_items(
     const Op& op, const typename Op::Input (&items)[TileShape<typename Op::Input>::kItems],
-    typename Op::Acc prefix, bool exclusive, int first_item, int tile_valid, uint4* warp_buffer,
+    typename Op::Acc prefix, bool exclusive, int first_item, int sub_valid, uint4* warp_buffer,
     int& first_bad) {
   using Acc = typename Op::Acc;
   using Shape = TileShape<typename Op::Input>;
@@ -333,7 +358,7 @@ __device__ __forceinline__ void scan_thread_items(
 #pragma unroll
     for (int v = 0; v < Shape::kVec; ++v) {
       const int j = q * Shape::kVec + v;
-      const bool valid = kFull || first_item + j < tile_valid;
+      const bool valid = kFull || first_item + j < sub_valid;
       const Acc before = running;
       if (valid) running = op(running, op.load(items[j]));
       const Acc y = exclusive ? before : running;
@@ -350,105 +375,120 @@ __device__ __forceinline__ void scan_thread_items(
   }
 }
 
+/// Elements of sub-tile `sub` that exist (may be <= 0 past the end, or more than a sub-tile).
+template <class E>
+__device__ __forceinline__ int sub_tile_valid(std::int64_t count, std::int64_t sub) {
+  const std::int64_t left = count - sub * TileShape<E>::kSubTile;
+  return left < TileShape<E>::kSubTile ? static_cast<int>(left < 0 ? 0 : left)
+                                       : TileShape<E>::kSubTile;
+}
+
 template <class Op, class Output>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
     exact_scan_kernel(Op op, const typename Op::Input* input, Output* output, std::int64_t count,
-                      std::int64_t tiles, bool exclusive, LookbackStatus<Op> status,
+                      int sub_tiles, bool exclusive, LookbackStatus<Op> status,
                       unsigned long long* tile_counter, unsigned long long* overflow_report,
                       std::int64_t index_base) {
   using Input = typename Op::Input;
   using Acc = typename Op::Acc;
   using Shape = TileShape<Input>;
   static_assert(sizeof(Output) == sizeof(Input), "exact_scan: outputs as wide as inputs");
+  extern __shared__ uint4 tile_buffer[];  // [sub_tiles][kWarps][kWarpChunks]
   __shared__ ScanShared<Acc> shared;
   const int warp = threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
+  const auto buffer = [warp](int sub) { return tile_buffer + (sub * kWarps + warp) * kWarpChunks; };
+
+  // Tiles in the order blocks start, so a tile only waits on tiles of running blocks.
+  if (threadIdx.x == 0) shared.ticket = atomicAdd(tile_counter, 1ull);
+  __syncthreads();
+  const auto tile = static_cast<std::int64_t>(shared.ticket);
+  const std::int64_t first_sub = tile * sub_tiles;
   const bool input_vector_ok = reinterpret_cast<std::uintptr_t>(input) % 16 == 0;
   const bool output_vector_ok = reinterpret_cast<std::uintptr_t>(output) % 16 == 0;
-
-  if (threadIdx.x == 0) {
-    shared.tickets[0] = atomicAdd(tile_counter, 1ull);
-    shared.tickets[1] = atomicAdd(tile_counter, 1ull);
-  }
-  __syncthreads();
-  std::int64_t tile = static_cast<std::int64_t>(shared.tickets[0]);
-  std::int64_t next = static_cast<std::int64_t>(shared.tickets[1]);
-  if (tile < tiles) {
-    stage_warp_segment(input, count, tile, shared.buffers[0][warp], input_vector_ok);
-  }
-  cp_async_commit();
-
-  for (int round = 0; tile < tiles; ++round) {
-    uint4* const buffer = shared.buffers[round & 1][warp];
-    unsigned long long ticket = 0;
-    if (threadIdx.x == 0) ticket = atomicAdd(tile_counter, 1ull);  // used a tile from now
-    __syncwarp();  // the other buffer's last reads (this warp's stores) are done
-    if (next < tiles) {
-      stage_warp_segment(input, count, next, shared.buffers[(round + 1) & 1][warp],
-                         input_vector_ok);
+  // The whole tile's copies in flight at once, one group per sub-tile (empty ones past the end).
+#pragma unroll
+  for (int sub = 0; sub < kSubTiles; ++sub) {
+    if (sub < sub_tiles) {
+      stage_warp_segment(input, count, first_sub + sub, buffer(sub), input_vector_ok);
     }
     cp_async_commit();
-    cp_async_wait_previous();
-    __syncwarp();
+  }
 
+  // Pass 1, each sub-tile as it lands: the threads' folds and the warps' scans of them.
+  const int first_item = warp * Shape::kWarpElements + lane * Shape::kItems;
+  Acc lane_exclusive[kSubTiles];
+#pragma unroll
+  for (int sub = 0; sub < kSubTiles; ++sub) {
+    if (sub >= sub_tiles) break;
+    wait_for_sub_tile(sub);
+    __syncwarp();
     Input items[Shape::kItems];
-    read_blocked(buffer, items);
-    const std::int64_t tile_begin = tile * Shape::kTile;
-    const int tile_valid =
-        static_cast<int>(count - tile_begin < Shape::kTile ? count - tile_begin : Shape::kTile);
-    const int first_item = warp * Shape::kWarpElements + lane * Shape::kItems;
+    read_blocked(buffer(sub), items);
+    const int valid = sub_tile_valid<Input>(count, first_sub + sub);
     Acc thread_total = op.identity();
-    if (tile_valid == Shape::kTile) {
+    if (valid == Shape::kSubTile) {
 #pragma unroll
       for (int j = 0; j < Shape::kItems; ++j) thread_total = op(thread_total, op.load(items[j]));
     } else {
 #pragma unroll
       for (int j = 0; j < Shape::kItems; ++j) {
-        if (first_item + j < tile_valid) thread_total = op(thread_total, op.load(items[j]));
+        if (first_item + j < valid) thread_total = op(thread_total, op.load(items[j]));
       }
     }
     const Acc lane_inclusive = warp_inclusive_scan(op, thread_total);
     const Acc lower = scan_engine::shuffle_up(lane_inclusive, 1);
-    const Acc lane_exclusive = lane == 0 ? op.identity() : lower;
-    if (lane == kLanes - 1) shared.warp_totals[warp] = lane_inclusive;
-    __syncthreads();
+    lane_exclusive[sub] = lane == 0 ? op.identity() : lower;
+    if (lane == kLanes - 1) shared.warp_totals[sub][warp] = lane_inclusive;
+  }
+  __syncthreads();
 
-    Acc warp_prefix = op.identity();
-    for (int w = 0; w < warp; ++w) warp_prefix = op(warp_prefix, shared.warp_totals[w]);
-    if (warp == 0) {
-      Acc aggregate = op.identity();
+  if (warp == 0) {
+    Acc aggregate = op.identity();
+    for (int sub = 0; sub < sub_tiles; ++sub) {
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) aggregate = op(aggregate, shared.warp_totals[w]);
-      const Acc tile_exclusive = resolve_tile_prefix(op, status, tile, aggregate);
-      if (lane == 0) {
-        shared.exclusive = tile_exclusive;
-        shared.tickets[0] = ticket;
-      }
+      for (int w = 0; w < kWarps; ++w) aggregate = op(aggregate, shared.warp_totals[sub][w]);
     }
-    __syncthreads();
+    const Acc tile_exclusive = resolve_tile_prefix(op, status, tile, aggregate);
+    if (lane == 0) shared.exclusive = tile_exclusive;
+  }
+  __syncthreads();
 
-    const Acc prefix = op(op(shared.exclusive, warp_prefix), lane_exclusive);
+  // Pass 2: outputs, sub-tile by sub-tile, through the buffer to 16-byte streaming stores.
+  Acc base = shared.exclusive;  // everything before the sub-tile
+#pragma unroll
+  for (int sub = 0; sub < kSubTiles; ++sub) {
+    if (sub >= sub_tiles) break;
+    Acc prefix = base;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const Acc total = shared.warp_totals[sub][w];
+      if (w < warp) prefix = op(prefix, total);
+      base = op(base, total);
+    }
+    prefix = op(prefix, lane_exclusive[sub]);
+    Input items[Shape::kItems];
+    read_blocked(buffer(sub), items);
+    const std::int64_t sub_begin = (first_sub + sub) * Shape::kSubTile;
+    const int valid = sub_tile_valid<Input>(count, first_sub + sub);
     int first_bad = Shape::kItems;
-    if (tile_valid == Shape::kTile) {
-      scan_thread_items<Op, Output, true>(op, items, prefix, exclusive, first_item, tile_valid,
-                                          buffer, first_bad);
+    __syncwarp();  // every lane has its items before the outputs overwrite them
+    if (valid == Shape::kSubTile) {
+      scan_thread_items<Op, Output, true>(op, items, prefix, exclusive, first_item, valid,
+                                          buffer(sub), first_bad);
     } else {
-      scan_thread_items<Op, Output, false>(op, items, prefix, exclusive, first_item, tile_valid,
-                                           buffer, first_bad);
+      scan_thread_items<Op, Output, false>(op, items, prefix, exclusive, first_item, valid,
+                                           buffer(sub), first_bad);
     }
     if (first_bad < Shape::kItems) {
       atomicMax(overflow_report,
-                (1ull << 63) - static_cast<unsigned long long>(index_base + tile_begin +
-                                                               first_item + first_bad));
+                (1ull << 63) - static_cast<unsigned long long>(index_base + sub_begin + first_item +
+                                                               first_bad));
     }
     __syncwarp();
-    const std::int64_t warp_begin = tile_begin + warp * Shape::kWarpElements;
-    store_warp_segment(buffer, output + warp_begin, count - warp_begin, output_vector_ok);
-
-    tile = next;
-    next = static_cast<std::int64_t>(shared.tickets[0]);
+    const std::int64_t warp_begin = sub_begin + warp * Shape::kWarpElements;
+    store_warp_segment(buffer(sub), output + warp_begin, count - warp_begin, output_vector_ok);
   }
-  cp_async_wait_all();  // leave no copy in flight (empty groups at most)
 }
 
 // --- host side -----------------------------------------------------------------------------------
@@ -457,29 +497,33 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
 /// [16, ...) the tile status.
 using scan_engine::WorkspaceLayout;
 
-template <class Op>
+/// Sub-tiles a tile: four (64 KB) once there are 1024 tiles or more, fewer for small arrays so
+/// that every SM still gets blocks.
+template <class E>
+int sub_tiles_for(std::int64_t count) {
+  const std::int64_t s = count / (std::int64_t{1024} * TileShape<E>::kSubTile);
+  return static_cast<int>(s < 1 ? 1 : (s > kSubTiles ? kSubTiles : s));
+}
+
+template <class E>
 std::int64_t tile_count(std::int64_t count) {
-  constexpr int kTile = TileShape<typename Op::Input>::kTile;
-  return (count + kTile - 1) / kTile;
+  const std::int64_t tile = std::int64_t{sub_tiles_for<E>(count)} * TileShape<E>::kSubTile;
+  return (count + tile - 1) / tile;
 }
 
 /// Workspace bytes a launch over `count` elements needs.
 template <class Op>
 std::size_t workspace_bytes(std::int64_t count) {
-  return WorkspaceLayout::kStatus + LookbackStatus<Op>::bytes(tile_count<Op>(count));
+  return WorkspaceLayout::kStatus +
+         LookbackStatus<Op>::bytes(tile_count<typename Op::Input>(count));
 }
 
-/// Resident blocks of `kernel` on the current device (the persistent grid), once per kernel.
+/// Lets `kernel` use a whole tile's dynamic shared memory (once per kernel).
 template <class Kernel>
-int resident_blocks(Kernel kernel) {
-  int device = 0, sms = 0, per_sm = 0;
-  scan_engine::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  scan_engine::check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-                          "cudaDeviceGetAttribute(SM count)");
-  scan_engine::check_cuda(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
-      "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  return sms * (per_sm > 0 ? per_sm : 1);
+void allow_tile_buffer(Kernel kernel) {
+  scan_engine::check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(tile_buffer_bytes(kSubTiles))),
+                          "cudaFuncSetAttribute(exact scan shared memory)");
 }
 
 /// Scans `count` elements of `input` into `output` (device memory, any alignment of the element
@@ -491,8 +535,9 @@ template <class Op, class Output>
 void launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
             ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
             std::int64_t index_base = 0) {
+  using Input = typename Op::Input;
   auto* base = static_cast<unsigned char*>(workspace.reserve(workspace_bytes<Op>(count)));
-  const std::int64_t tiles = tile_count<Op>(count);
+  const std::int64_t tiles = tile_count<Input>(count);
   // One memset: the overflow report, the tile counter and the flags (values follow their flags).
   scan_engine::check_cuda(
       cudaMemsetAsync(base, 0, WorkspaceLayout::kStatus + LookbackStatus<Op>::flag_bytes(tiles),
@@ -500,10 +545,11 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
       "cudaMemsetAsync(exact scan status)");
   if (count <= 0) return;
   const auto kernel = exact_scan_kernel<Op, Output>;
-  static const int resident = resident_blocks(kernel);
-  const std::int64_t blocks = tiles < resident ? tiles : resident;
-  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      op, input, output, count, tiles, kind == ScanKind::exclusive,
+  static const bool allowed = (allow_tile_buffer(kernel), true);
+  (void)allowed;
+  const int sub_tiles = sub_tiles_for<Input>(count);
+  kernel<<<static_cast<unsigned>(tiles), kThreads, tile_buffer_bytes(sub_tiles), stream>>>(
+      op, input, output, count, sub_tiles, kind == ScanKind::exclusive,
       LookbackStatus<Op>::at(base + WorkspaceLayout::kStatus, tiles),
       reinterpret_cast<unsigned long long*>(base + WorkspaceLayout::kTileCounter),
       reinterpret_cast<unsigned long long*>(base + WorkspaceLayout::kOverflowReport), index_base);
