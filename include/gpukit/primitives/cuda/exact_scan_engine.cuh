@@ -531,13 +531,17 @@ void allow_tile_buffer(Kernel kernel) {
 /// per `kind`. Clears the workspace's overflow report and records in it the first index (plus
 /// `index_base`) whose output fails `op.fits` (scan_engine::overflow_index reads it). The
 /// workspace grows to workspace_bytes<Op>(count).
+/// `sub_tiles` (1..kSubTiles, 0: sub_tiles_for) is for tuning experiments.
 template <class Op, class Output>
 void launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
             ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
-            std::int64_t index_base = 0) {
+            std::int64_t index_base = 0, int sub_tiles = 0) {
   using Input = typename Op::Input;
-  auto* base = static_cast<unsigned char*>(workspace.reserve(workspace_bytes<Op>(count)));
-  const std::int64_t tiles = tile_count<Input>(count);
+  if (sub_tiles <= 0 || sub_tiles > kSubTiles) sub_tiles = sub_tiles_for<Input>(count);
+  const std::int64_t tile = std::int64_t{sub_tiles} * TileShape<Input>::kSubTile;
+  const std::int64_t tiles = (count + tile - 1) / tile;
+  auto* base = static_cast<unsigned char*>(
+      workspace.reserve(WorkspaceLayout::kStatus + LookbackStatus<Op>::bytes(tiles)));
   // One memset: the overflow report, the tile counter and the flags (values follow their flags).
   scan_engine::check_cuda(
       cudaMemsetAsync(base, 0, WorkspaceLayout::kStatus + LookbackStatus<Op>::flag_bytes(tiles),
@@ -547,7 +551,6 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
   const auto kernel = exact_scan_kernel<Op, Output>;
   static const bool allowed = (allow_tile_buffer(kernel), true);
   (void)allowed;
-  const int sub_tiles = sub_tiles_for<Input>(count);
   kernel<<<static_cast<unsigned>(tiles), kThreads, tile_buffer_bytes(sub_tiles), stream>>>(
       op, input, output, count, sub_tiles, kind == ScanKind::exclusive,
       LookbackStatus<Op>::at(base + WorkspaceLayout::kStatus, tiles),
