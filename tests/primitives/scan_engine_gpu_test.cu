@@ -1,6 +1,7 @@
 // The public scan engines (scan_engine.cuh, the deterministic one, and exact_scan_engine.cuh, the
 // classic look-back) instantiated with operations of a user's own: a non-commutative 2x2 matrix
-// product against a sequential fold, an operation that records any element past n reaching it,
+// product against a sequential fold (also with look-backs that must walk through aggregates
+// alone), an operation that records any element past n reaching it,
 // and one scan over 2^31 + 7 elements (the API's default engine) made and checked on the device.
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "gpu_test_support.hpp"
@@ -90,6 +92,80 @@ TEST(ScanEngineGpu, NonCommutativeUserOperationMatchesASequentialFold) {
         }
       }
     }
+  }
+}
+
+/// An int32 sum wrapping modulo 2^32: its accumulator fits the packed 64-bit status word.
+struct WrappingIntSum {
+  using Input = std::int32_t;
+  using Acc = std::int32_t;
+  __host__ __device__ Acc identity() const { return 0; }
+  __host__ __device__ Acc load(Input x) const { return x; }
+  __host__ __device__ Acc operator()(Acc x, Acc y) const {
+    return static_cast<Acc>(static_cast<std::uint32_t>(x) + static_cast<std::uint32_t>(y));
+  }
+};
+
+/// exact_scan with every tile but the first publishing only its aggregate, so each look-back walks
+/// window after window of aggregates back to the first tile: the carry between windows, the
+/// in-order combination within a lane's status words and across lanes, for a packed status word
+/// (int32) and a split one (the 2x2 matrix product), at the default window and poll delay and at
+/// other ones.
+template <int kWords, unsigned kPollDelayNs, class Op>
+void check_lookback_through_aggregates(const Op& op, std::int64_t n, std::mt19937& rng,
+                                       std::uint64_t seed) {
+  using T = typename Op::Input;
+  std::vector<T> x(static_cast<std::size_t>(n));
+  for (auto& v : x) {
+    if constexpr (std::is_same_v<T, Matrix2>) {
+      v = {std::uint32_t(rng() % 5), std::uint32_t(rng() % 5), std::uint32_t(rng() % 5),
+           std::uint32_t(rng() % 5)};
+    } else {
+      v = static_cast<T>(rng() % 1000003) - 500001;
+    }
+  }
+  cuda::Stream stream;
+  ScanWorkspace workspace;
+  cuda::DeviceBuffer<T> in(x.size()), out(x.size());
+  cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(T));
+  cuda::synchronize_device();
+  for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
+    cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(T), stream.handle());
+    exact_scan::launch<kWords, kPollDelayNs, false>(op, in.data(), out.data(), n, kind, workspace,
+                                                    stream.handle());
+    stream.synchronize();
+    std::vector<T> y(x.size());
+    cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(T));
+    auto acc = op.identity();
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (kind == ScanKind::exclusive) {
+        ASSERT_EQ(y[i], acc) << "words=" << kWords << " delay=" << kPollDelayNs << " n=" << n
+                             << " i=" << i << " seed=" << seed;
+      }
+      acc = op(acc, op.load(x[i]));
+      if (kind == ScanKind::inclusive) {
+        ASSERT_EQ(y[i], acc) << "words=" << kWords << " delay=" << kPollDelayNs << " n=" << n
+                             << " i=" << i << " seed=" << seed;
+      }
+    }
+  }
+}
+
+TEST(ScanEngineGpu, ExactLookbackThroughAggregatesAloneCombinesInOrder) {
+  GPUKIT_REQUIRE_GPU();
+  const std::uint64_t seed = std::random_device{}();
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  // int32: 1024 tiles of 4096 at 2^22 (the last walks 32 windows of 32); matrices: 1024 tiles.
+  for (const std::int64_t n : {4097, 300001, 1 << 22}) {
+    check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs>(
+        WrappingIntSum{}, n, rng, seed);
+    check_lookback_through_aggregates<4, 0>(WrappingIntSum{}, n, rng, seed);
+    check_lookback_through_aggregates<1, 200>(WrappingIntSum{}, n, rng, seed);
+  }
+  for (const std::int64_t n : {70001, 1 << 20}) {
+    check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs>(
+        MatrixProduct{}, n, rng, seed);
+    check_lookback_through_aggregates<3, 100>(MatrixProduct{}, n, rng, seed);
   }
 }
 
