@@ -169,7 +169,10 @@ void size_sweep(const BenchConfig& config, Report& report, const std::vector<std
                             n, type_name));
     for (const ScanVariant& v : primitives::scan_variants()) {
       if (v.max_count < n || !variant_selected(config, v.name)) continue;
-      if (&v != &engine && !v.vendor && v.name != "multi-block") continue;
+      // The default, the deterministic engine (its cost for exact types), the seed's design, CUB.
+      if (&v != &engine && !v.vendor && v.name != "multi-block" && v.name != "decoupled-lookback") {
+        continue;
+      }
       Row row = time_scan(config, v, w, ScanKind::inclusive, workspace, stream);
       row.ladder = false;
       table.rows.push_back(std::move(row));

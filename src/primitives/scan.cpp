@@ -141,8 +141,8 @@ void scan_on_device_async(const T* device_input, T* device_output, std::int64_t 
                           ScanKind kind, ScanWorkspace& workspace, StreamHandle stream) {
   validate_arrays(device_input, device_output, count);
 #if GPUKIT_HAVE_CUDA
-  cuda_detail::launch_decoupled_lookback(device_input, device_output, count, op, kind, workspace,
-                                         stream);
+  cuda_detail::launch_exact_lookback(device_input, device_output, count, op, kind, workspace,
+                                     stream);
 #else
   (void)op, (void)kind, (void)workspace, (void)stream;
   throw DeviceUnavailable("scan: this gpukit was built without CUDA");

@@ -33,14 +33,20 @@ constexpr ScanVariant kVariants[] = {
     {"multi-block", "scan 2048-element tiles, scan the tile sums recursively, add back",
      "004: arrays beyond one block (the exercise)", kUnlimited, false, false, false, false,
      GPUKIT_SCAN_LAUNCHERS(launch_multi_block)},
-    {"decoupled-lookback", "single pass, 4096-element tiles, decoupled look-back (default)",
+    {"decoupled-lookback",
+     "single pass, 4096-element tiles bracketed canonically (bitwise-deterministic floats)",
      "beyond the seeds: Merrill & Garland 2016", kUnlimited, true, true, false, true,
      GPUKIT_SCAN_LAUNCHERS(launch_decoupled_lookback)},
+    {"exact-lookback",
+     "classic look-back, prefetched 16 KB tiles, for exact ops; float sum/product: the row above "
+     "(default)",
+     "beyond the seeds: Merrill & Garland 2016", kUnlimited, true, true, false, true,
+     GPUKIT_SCAN_LAUNCHERS(launch_exact_lookback)},
     {"cub", "CUB DeviceScan (CUDA toolkit), the vendor baseline", "vendor", kUnlimited, false,
      false, true, false, GPUKIT_SCAN_LAUNCHERS(launch_cub_scan)},
 };
 #undef GPUKIT_SCAN_LAUNCHERS
-constexpr std::string_view kDefaultVariant = "decoupled-lookback";
+constexpr std::string_view kDefaultVariant = "exact-lookback";
 #endif
 
 }  // namespace

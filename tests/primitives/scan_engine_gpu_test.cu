@@ -1,17 +1,21 @@
-// The public scan engine (scan_engine.cuh) instantiated with operations of a user's own: a
-// non-commutative 2x2 matrix product against a sequential fold, an operation that records any
-// element past n reaching it, and one scan over 2^31 + 7 elements made and checked on the device.
+// The public scan engines (scan_engine.cuh, the deterministic one, and exact_scan_engine.cuh, the
+// classic look-back) instantiated with operations of a user's own: a non-commutative 2x2 matrix
+// product against a sequential fold (also with look-backs that must walk through aggregates
+// alone), an operation that records any element past n reaching it,
+// and one scan over 2^31 + 7 elements (the API's default engine) made and checked on the device.
 
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdint>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "gpu_test_support.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
+#include "gpukit/primitives/cuda/exact_scan_engine.cuh"
 #include "gpukit/primitives/cuda/scan_engine.cuh"
 
 namespace gpukit::primitives {
@@ -33,6 +37,21 @@ struct MatrixProduct {
   }
 };
 
+enum class Engine { deterministic, exact };
+const char* engine_name(Engine e) { return e == Engine::exact ? "exact_scan" : "scan_engine"; }
+
+/// Scans with one of the two public engines (each reserves its own workspace).
+template <class Op, class Output>
+void launch_engine(Engine engine, const Op& op, const typename Op::Input* input, Output* output,
+                   std::int64_t n, ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream) {
+  if (engine == Engine::exact) {
+    exact_scan::launch(op, input, output, n, kind, workspace, stream);
+  } else {
+    workspace.reserve(scan_engine::workspace_bytes<Op>(n));
+    scan_engine::launch(op, input, output, n, kind, workspace, stream);
+  }
+}
+
 TEST(ScanEngineGpu, NonCommutativeUserOperationMatchesASequentialFold) {
   GPUKIT_REQUIRE_GPU();
   const std::uint64_t seed = std::random_device{}();
@@ -40,7 +59,7 @@ TEST(ScanEngineGpu, NonCommutativeUserOperationMatchesASequentialFold) {
   cuda::Stream stream;
   ScanWorkspace workspace;
   const MatrixProduct op;
-  for (const std::int64_t n : {1, 2, 33, 4095, 4097, 70001}) {
+  for (const std::int64_t n : {1, 2, 33, 1023, 1025, 4095, 4097, 70001, 1 << 20}) {
     std::vector<Matrix2> x(static_cast<std::size_t>(n));
     for (auto& m : x) {
       m = {std::uint32_t(rng() % 5), std::uint32_t(rng() % 5), std::uint32_t(rng() % 5),
@@ -51,24 +70,102 @@ TEST(ScanEngineGpu, NonCommutativeUserOperationMatchesASequentialFold) {
     cuda::DeviceBuffer<Matrix2> in(x.size()), out(x.size());
     cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(Matrix2));
     cuda::synchronize_device();
-    for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
+    for (const auto& [engine, kind] : {std::pair{Engine::deterministic, ScanKind::inclusive},
+                                       std::pair{Engine::deterministic, ScanKind::exclusive},
+                                       std::pair{Engine::exact, ScanKind::inclusive},
+                                       std::pair{Engine::exact, ScanKind::exclusive}}) {
       cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(Matrix2), stream.handle());
-      workspace.reserve(scan_engine::workspace_bytes<MatrixProduct>(n));
-      scan_engine::launch(op, in.data(), out.data(), n, kind, workspace, stream.handle());
+      launch_engine(engine, op, in.data(), out.data(), n, kind, workspace, stream.handle());
       stream.synchronize();
       std::vector<Matrix2> y(x.size());
       cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(Matrix2));
       Matrix2 acc = op.identity();
       for (std::size_t i = 0; i < x.size(); ++i) {
         if (kind == ScanKind::exclusive) {
-          ASSERT_EQ(y[i], acc) << "n=" << n << " i=" << i << " seed=" << seed;
+          ASSERT_EQ(y[i], acc) << engine_name(engine) << " n=" << n << " i=" << i
+                               << " seed=" << seed;
         }
         acc = op(acc, x[i]);
         if (kind == ScanKind::inclusive) {
-          ASSERT_EQ(y[i], acc) << "n=" << n << " i=" << i << " seed=" << seed;
+          ASSERT_EQ(y[i], acc) << engine_name(engine) << " n=" << n << " i=" << i
+                               << " seed=" << seed;
         }
       }
     }
+  }
+}
+
+/// An int32 sum wrapping modulo 2^32: its accumulator fits the packed 64-bit status word.
+struct WrappingIntSum {
+  using Input = std::int32_t;
+  using Acc = std::int32_t;
+  __host__ __device__ Acc identity() const { return 0; }
+  __host__ __device__ Acc load(Input x) const { return x; }
+  __host__ __device__ Acc operator()(Acc x, Acc y) const {
+    return static_cast<Acc>(static_cast<std::uint32_t>(x) + static_cast<std::uint32_t>(y));
+  }
+};
+
+/// exact_scan with every tile but the first publishing only its aggregate, so each look-back walks
+/// window after window of aggregates back to the first tile: the carry between windows, the
+/// in-order combination within a lane's status words and across lanes, for a packed status word
+/// (int32) and a split one (the 2x2 matrix product), at the default window and poll delay and at
+/// other ones.
+template <int kWords, unsigned kPollDelayNs, class Op>
+void check_lookback_through_aggregates(const Op& op, std::int64_t n, std::mt19937& rng,
+                                       std::uint64_t seed) {
+  using T = typename Op::Input;
+  std::vector<T> x(static_cast<std::size_t>(n));
+  for (auto& v : x) {
+    if constexpr (std::is_same_v<T, Matrix2>) {
+      v = {std::uint32_t(rng() % 5), std::uint32_t(rng() % 5), std::uint32_t(rng() % 5),
+           std::uint32_t(rng() % 5)};
+    } else {
+      v = static_cast<T>(rng() % 1000003) - 500001;
+    }
+  }
+  cuda::Stream stream;
+  ScanWorkspace workspace;
+  cuda::DeviceBuffer<T> in(x.size()), out(x.size());
+  cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(T));
+  cuda::synchronize_device();
+  for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
+    cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(T), stream.handle());
+    exact_scan::launch<kWords, kPollDelayNs, false>(op, in.data(), out.data(), n, kind, workspace,
+                                                    stream.handle());
+    stream.synchronize();
+    std::vector<T> y(x.size());
+    cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(T));
+    auto acc = op.identity();
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (kind == ScanKind::exclusive) {
+        ASSERT_EQ(y[i], acc) << "words=" << kWords << " delay=" << kPollDelayNs << " n=" << n
+                             << " i=" << i << " seed=" << seed;
+      }
+      acc = op(acc, op.load(x[i]));
+      if (kind == ScanKind::inclusive) {
+        ASSERT_EQ(y[i], acc) << "words=" << kWords << " delay=" << kPollDelayNs << " n=" << n
+                             << " i=" << i << " seed=" << seed;
+      }
+    }
+  }
+}
+
+TEST(ScanEngineGpu, ExactLookbackThroughAggregatesAloneCombinesInOrder) {
+  GPUKIT_REQUIRE_GPU();
+  const std::uint64_t seed = std::random_device{}();
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  // int32: 1024 tiles of 4096 at 2^22 (the last walks 32 windows of 32); matrices: 1024 tiles.
+  for (const std::int64_t n : {4097, 300001, 1 << 22}) {
+    check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs>(
+        WrappingIntSum{}, n, rng, seed);
+    check_lookback_through_aggregates<4, 0>(WrappingIntSum{}, n, rng, seed);
+    check_lookback_through_aggregates<1, 200>(WrappingIntSum{}, n, rng, seed);
+  }
+  for (const std::int64_t n : {70001, 1 << 20}) {
+    check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs>(
+        MatrixProduct{}, n, rng, seed);
+    check_lookback_through_aggregates<3, 100>(MatrixProduct{}, n, rng, seed);
   }
 }
 
@@ -94,30 +191,32 @@ TEST(ScanEngineGpu, NoElementPastTheEndReachesTheOperation) {
   cuda::Stream stream;
   ScanWorkspace workspace;
   cuda::DeviceBuffer<unsigned> poison_seen(2);
-  for (const std::int64_t n : {1, 127, 4095, 4097, 100001}) {
-    std::vector<int> buffer(static_cast<std::size_t>(n) + 8192);
-    for (std::size_t i = 0; i < buffer.size(); ++i) {
-      buffer[i] = std::int64_t(i) < n ? int(i % 3) : -int(i - std::size_t(n) + 1);
+  for (const Engine engine : {Engine::deterministic, Engine::exact}) {
+    for (const std::int64_t n : {1, 127, 4095, 4097, 100001}) {
+      std::vector<int> buffer(static_cast<std::size_t>(n) + 8192);
+      for (std::size_t i = 0; i < buffer.size(); ++i) {
+        buffer[i] = std::int64_t(i) < n ? int(i % 3) : -int(i - std::size_t(n) + 1);
+      }
+      cuda::DeviceBuffer<int> in(buffer.size()), out(static_cast<std::size_t>(n));
+      cuda::copy_to_device(in.data(), buffer.data(), buffer.size() * sizeof(int));
+      cuda::fill_bytes_async(poison_seen.data(), 0, 2 * sizeof(unsigned), stream.handle());
+      // A pageable copy may still be in flight when cudaMemcpy returns; the stream does not wait
+      // for the legacy stream.
+      cuda::synchronize_device();
+      const PoisonSensingSum op{poison_seen.data()};
+      launch_engine(engine, op, in.data(), out.data(), n, ScanKind::inclusive, workspace,
+                    stream.handle());
+      stream.synchronize();
+      std::array<unsigned, 2> seen = {1, 1};
+      cuda::copy_to_host(seen.data(), poison_seen.data(), sizeof seen);
+      EXPECT_EQ(seen[0], 0u) << engine_name(engine) << " n=" << n << ", furthest element seen: n + "
+                             << seen[1] - 1;
+      int last = 0;
+      cuda::copy_to_host(&last, out.data() + n - 1, sizeof last);
+      std::int64_t expected = 0;
+      for (std::int64_t i = 0; i < n; ++i) expected += i % 3;
+      EXPECT_EQ(last, expected) << engine_name(engine) << " n=" << n;
     }
-    cuda::DeviceBuffer<int> in(buffer.size()), out(static_cast<std::size_t>(n));
-    cuda::copy_to_device(in.data(), buffer.data(), buffer.size() * sizeof(int));
-    cuda::fill_bytes_async(poison_seen.data(), 0, 2 * sizeof(unsigned), stream.handle());
-    // A pageable copy may still be in flight when cudaMemcpy returns; the stream does not wait
-    // for the legacy stream.
-    cuda::synchronize_device();
-    const PoisonSensingSum op{poison_seen.data()};
-    workspace.reserve(scan_engine::workspace_bytes<PoisonSensingSum>(n));
-    scan_engine::launch(op, in.data(), out.data(), n, ScanKind::inclusive, workspace,
-                        stream.handle());
-    stream.synchronize();
-    std::array<unsigned, 2> seen = {1, 1};
-    cuda::copy_to_host(seen.data(), poison_seen.data(), sizeof seen);
-    EXPECT_EQ(seen[0], 0u) << "n=" << n << ", furthest element seen: n + " << seen[1] - 1;
-    int last = 0;
-    cuda::copy_to_host(&last, out.data() + n - 1, sizeof last);
-    std::int64_t expected = 0;
-    for (std::int64_t i = 0; i < n; ++i) expected += i % 3;
-    EXPECT_EQ(last, expected) << "n=" << n;
   }
 }
 

@@ -15,12 +15,17 @@
 //
 // Floating point: deterministic by design. Every backend evaluates one fixed bracketing
 // (scan_canonical.hpp): 4096-element tiles, each scanned in a fixed order, and the tiles' sums
-// combined by a fixed tree within groups of 32 tiles and left to right across groups. The CPU (OpenMP), the single-pass CUDA engine and the chunked host path
-// give the same bits on every run, thread count and GPU. It is not the sequential loop's order:
-// the rounding differs from `scan_sequential` by a few ulps of the partial sums of |x|.
+// combined by a fixed tree within groups of 32 tiles and left to right across groups. The CPU
+// (OpenMP), the single-pass CUDA engine and the chunked host path give the same bits on every run,
+// thread count and GPU. It is not the sequential loop's order: the rounding differs from
+// `scan_sequential` by a few ulps of the partial sums of |x|.
 //
 // NaN and signed zero (as in the reduction): a NaN makes every later min/max output the
 // canonical quiet NaN; -0.0 orders below +0.0 in min/max; sums and products follow IEEE.
+//
+// On the device, exact operations (every integer operation, floating-point min and max) run on a
+// classic decoupled look-back (cuda/exact_scan_engine.cuh), whose bracketing depends on timing
+// but whose results cannot; floating-point sums and products run on the deterministic engine.
 //
 // In place: the output may be the input (same pointer); any other overlap is refused.
 

@@ -1,8 +1,8 @@
 #pragma once
 // The registry of CUDA scan kernels: the seed's one-block scans (Hillis-Steele, work-efficient,
 // with padding), the multi-block scan the seed leaves as the exercise, the single-pass
-// decoupled look-back engine (the API's default) and CUB. Tests and `gpukit bench scan` iterate
-// over it, so a new entry is tested and measured with no new test or bench code.
+// deterministic engine, the exact engine (the API's default) and CUB. Tests and `gpukit bench scan`
+// iterate over it, so a new entry is tested and measured with no new test or bench code.
 
 #include <cstdint>
 #include <limits>
@@ -50,7 +50,8 @@ struct ScanVariant {
 /// Every variant in ladder order (Hillis-Steele first, CUB last); empty without CUDA.
 std::span<const ScanVariant> scan_variants();
 
-/// The variant scan_on_device() uses: the decoupled look-back engine.
+/// The variant scan_on_device() uses: `exact-lookback` (exact operations on the exact engine,
+/// floating-point sums and products on the deterministic one).
 const ScanVariant& default_scan_variant();
 
 /// Looks a variant up by name; InvalidInput listing the names when there is none.

@@ -31,7 +31,7 @@ GPUKIT_DECLARE_SCAN_LAUNCHER(launch_hillis_steele)          // one block, double
 GPUKIT_DECLARE_SCAN_LAUNCHER(launch_work_efficient)         // one block, up-sweep/down-sweep
 GPUKIT_DECLARE_SCAN_LAUNCHER(launch_work_efficient_padded)  // the same, one pad word per 32
 GPUKIT_DECLARE_SCAN_LAUNCHER(launch_multi_block)            // scan tiles, scan sums, add back
-// The single-pass decoupled look-back engine, the API's default (scan_decoupled.cu).
+// The deterministic single-pass engine (scan_decoupled.cu): the canonical bracketing.
 GPUKIT_DECLARE_SCAN_LAUNCHER(launch_decoupled_lookback)
 /// The engine in pieces, for data that arrives in chunks (the host path): `carry_in` (device, an
 /// accumulator of the op, null for the first chunk) is the previous chunk's `total_out`; chunks
@@ -52,6 +52,10 @@ void launch_decoupled_chunk(const T* input, T* output, std::int64_t count, ScanO
 void clear_scan_overflow_report(ScanWorkspace& workspace, StreamHandle stream);
 /// The first overflowing index the report holds, or -1; call after the stream is complete.
 std::int64_t scan_overflow_index(const ScanWorkspace& workspace);
+
+// The API's default (scan_exact.cu): exact operations (integers, floating-point min and max) on
+// the classic decoupled look-back; floating-point sums and products on launch_decoupled_lookback.
+GPUKIT_DECLARE_SCAN_LAUNCHER(launch_exact_lookback)
 
 // CUB's DeviceScan, the vendor row (scan_cub.cu).
 GPUKIT_DECLARE_SCAN_LAUNCHER(launch_cub_scan)

@@ -1,30 +1,28 @@
 #pragma once
-// Single-pass stream compaction on the scan engine's tiles and decoupled look-back
-// (scan_engine.cuh), public so that a CUDA user can instantiate it with a predicate of their own.
+// Single-pass stream compaction on the exact scan engine's machinery (exact_scan_engine.cuh):
+// counts are integers, so the classic decoupled look-back applies. Public so that a CUDA user can
+// instantiate it with a predicate of their own.
 //
-// A tile's 4096 elements are loaded as the scan loads them (warp w: four rows of 32 lanes x 4).
-// Each row's keep-flags are counted with four ballots, so a lane knows where its kept elements go
-// within the row; each warp packs its kept elements, in order, into shared memory. The tile's
-// count is published and warp 0 looks back for the number kept before the tile, exactly as the
-// scan's look-back does. Then every warp copies its packed elements out with consecutive lanes
-// on consecutive addresses, so the writes coalesce however sparse the kept elements are.
+// One block a tile of up to 64 KB (four sub-tiles of 4096 elements of 4 bytes), taken from an
+// atomic counter when the block starts, all of it loaded at once (cp.async), as the scan does.
+// Pass 1: each lane reads its consecutive elements from the swizzled buffer and marks the kept
+// ones; a warp shuffle scan of the counts and one barrier give every thread its offset. Warp 0
+// publishes the tile's count and looks back for the number kept before the tile. Pass 2: the
+// kept elements are packed, in order, into the front of the tile's (consumed) buffer, and the
+// block copies them out with consecutive threads on consecutive addresses, so the writes
+// coalesce however sparse the kept elements are.
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "gpukit/primitives/cuda/scan_engine.cuh"
+#include "gpukit/primitives/cuda/exact_scan_engine.cuh"
 
 namespace gpukit::primitives::compact_engine {
 
-using scan_engine::kLanes;
-using scan_engine::kRowElements;
-using scan_engine::kRows;
-using scan_engine::kThreads;
-using scan_engine::kTile;
-using scan_engine::kVec;
-using scan_engine::kWarpElements;
-using scan_engine::kWarps;
+using exact_scan::kLanes;
+using exact_scan::kThreads;
+using exact_scan::kWarps;
 
 /// Counts as a scan operation: exact int64 sums, packed into 62-bit status payloads (a count of
 /// at most 2^62 needs no clamping).
@@ -37,114 +35,126 @@ struct CountOp {
   __host__ __device__ static Acc clamp_carry(Acc a) { return a; }
 };
 
-template <class T>
 struct CompactShared {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "compact_engine: elements of 4 or 8 bytes");
-  scan_engine::SharedStorage<CountOp> scan;
-  T packed[kWarps][kWarpElements];
+  int warp_kept[exact_scan::kSubTiles][kWarps];
+  long long exclusive;
+  unsigned long long ticket;
 };
 
 template <class T, class Keep>
-__global__ void __launch_bounds__(kThreads)
-    compact_kernel(Keep keep, const T* input, T* output, std::int64_t count, std::int64_t tiles,
-                   scan_engine::TileStatus<CountOp> status, unsigned long long* tile_counter,
-                   long long* kept_total) {
-  __shared__ CompactShared<T> shared;
+__global__ void __launch_bounds__(kThreads, 3)
+    compact_kernel(Keep keep, const T* input, T* output, std::int64_t count, int sub_tiles,
+                   std::int64_t tiles, exact_scan::LookbackStatus<CountOp> status,
+                   unsigned long long* tile_counter, long long* kept_total) {
+  using Shape = exact_scan::TileShape<T>;
+  constexpr int kSubTiles = exact_scan::kSubTiles;
+  static_assert(Shape::kItems <= 32, "compact_engine: one keep bit an item");
+  extern __shared__ uint4 tile_buffer[];  // [sub_tiles][kWarps][kWarpChunks]
+  __shared__ CompactShared shared;
   const CountOp op;
   const int warp = threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
-  const unsigned lanes_below = (1u << lane) - 1u;
-  const bool vector_ok =
-      reinterpret_cast<std::uintptr_t>(input) % 16 == 0 && (sizeof(T) * kVec) % 16 == 0;
-  T* packed = shared.packed[warp];
+  const auto buffer = [warp](int sub) {
+    return tile_buffer + (sub * kWarps + warp) * exact_scan::kWarpChunks;
+  };
 
-  if (threadIdx.x == 0) {
-    shared.scan.next_tile = static_cast<long long>(atomicAdd(tile_counter, 1ull));
+  if (threadIdx.x == 0) shared.ticket = atomicAdd(tile_counter, 1ull);
+  __syncthreads();
+  const auto tile = static_cast<std::int64_t>(shared.ticket);
+  const std::int64_t first_sub = tile * sub_tiles;
+  const bool vector_ok = reinterpret_cast<std::uintptr_t>(input) % 16 == 0;
+#pragma unroll
+  for (int sub = 0; sub < kSubTiles; ++sub) {
+    if (sub < sub_tiles) {
+      exact_scan::stage_warp_segment(input, count, first_sub + sub, buffer(sub), vector_ok);
+    }
+    exact_scan::cp_async_commit();
+  }
+
+  // Pass 1: which items are kept, and the warps' scans of the threads' counts.
+  const int first_item = warp * Shape::kWarpElements + lane * Shape::kItems;
+  unsigned kept_mask[kSubTiles];  // bit j: item j of the sub-tile is kept
+  int lane_exclusive[kSubTiles];
+#pragma unroll
+  for (int sub = 0; sub < kSubTiles; ++sub) {
+    kept_mask[sub] = 0;
+    lane_exclusive[sub] = 0;
+    if (sub >= sub_tiles) break;
+    exact_scan::wait_for_sub_tile(sub);
+    __syncwarp();
+    T items[Shape::kItems];
+    exact_scan::read_blocked(buffer(sub), items);
+    const int valid = exact_scan::sub_tile_valid<T>(count, first_sub + sub);
+#pragma unroll
+    for (int j = 0; j < Shape::kItems; ++j) {
+      if (first_item + j < valid && keep(items[j])) kept_mask[sub] |= 1u << j;
+    }
+    const int thread_kept = __popc(kept_mask[sub]);
+    int lane_inclusive = thread_kept;
+#pragma unroll
+    for (int d = 1; d < kLanes; d *= 2) {
+      const int lower = __shfl_up_sync(~0u, lane_inclusive, d);
+      if (lane >= d) lane_inclusive += lower;
+    }
+    lane_exclusive[sub] = lane_inclusive - thread_kept;
+    if (lane == kLanes - 1) shared.warp_kept[sub][warp] = lane_inclusive;
   }
   __syncthreads();
-  std::int64_t tile = shared.scan.next_tile;
-  while (tile < tiles) {
-    unsigned long long next_tile = 0;
-    if (threadIdx.x == 0) next_tile = atomicAdd(tile_counter, 1ull);
-    const std::int64_t tile_begin = tile * kTile;
-    const int valid = static_cast<int>(count - tile_begin < kTile ? count - tile_begin : kTile);
-    const int warp_begin = warp * kWarpElements;
 
-    // Load, flag, and pack each row's kept elements after the previous rows' in shared memory.
-    int warp_kept = 0;
+  if (warp == 0) {
+    long long tile_kept = 0;
+    for (int sub = 0; sub < sub_tiles; ++sub) {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const int row_begin = warp_begin + r * kRowElements;
-      const int first = row_begin + lane * kVec;
-      alignas(16) T x[kVec];
-      bool flag[kVec];
-      const T* p = input + tile_begin + first;
-      if (vector_ok && row_begin + kRowElements <= valid) {
-#pragma unroll
-        for (int c = 0; c < int(sizeof(x) / 16); ++c) {
-          reinterpret_cast<uint4*>(x)[c] = __ldcs(reinterpret_cast<const uint4*>(p) + c);
-        }
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) flag[j] = keep(x[j]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          flag[j] = first + j < valid;
-          if (flag[j]) {
-            x[j] = p[j];
-            flag[j] = keep(x[j]);
-          }
-        }
-      }
-      // Kept elements of lanes below this one, then this lane's own, in element order.
-      int position = warp_kept;
-      int row_kept = 0;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        const unsigned mask = __ballot_sync(~0u, flag[j]);
-        position += __popc(mask & lanes_below);
-        row_kept += __popc(mask);
-      }
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        if (flag[j]) packed[position++] = x[j];
-      }
-      warp_kept += row_kept;
+      for (int w = 0; w < kWarps; ++w) tile_kept += shared.warp_kept[sub][w];
     }
-    if (lane == 0) shared.scan.warp_totals[warp] = warp_kept;
-    __syncthreads();
-
-    long long warp_prefix = 0;
-    for (int w = 0; w < warp; ++w) warp_prefix += shared.scan.warp_totals[w];
-    if (warp == 0) {
-      long long tile_kept = 0;
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) tile_kept += shared.scan.warp_totals[w];
-      if (lane == 0) status.publish(tile, tile_kept);
-      const long long before =
-          scan_engine::tile_exclusive_prefix(op, status, tile, tiles, 0ll, tile_kept, kept_total);
-      if (lane == 0) {
-        shared.scan.exclusive = before;
-        shared.scan.next_tile = static_cast<long long>(next_tile);
-      }
+    const long long before = exact_scan::resolve_tile_prefix(op, status, tile, tile_kept);
+    if (lane == 0) {
+      shared.exclusive = before;
+      if (tile == tiles - 1) *kept_total = before + tile_kept;
     }
-    __syncthreads();
-
-    T* out = output + shared.scan.exclusive + warp_prefix;
-    for (int k = lane; k < warp_kept; k += kLanes) __stcs(out + k, packed[k]);
-    __syncwarp();  // the packed buffer is rewritten by the next tile
-    tile = shared.scan.next_tile;
   }
+
+  // Pass 2: pack the kept items, in order, to the front of the tile's buffer. Sub-tile s's items
+  // go below the end of sub-tile s's own area, so each sub-tile is read into registers (and a
+  // barrier passed) before any thread writes over it.
+  T* packed = reinterpret_cast<T*>(tile_buffer);
+  int packed_before = 0;  // kept items of the tile's earlier sub-tiles
+#pragma unroll
+  for (int sub = 0; sub < kSubTiles; ++sub) {
+    if (sub >= sub_tiles) break;
+    int offset = packed_before + lane_exclusive[sub];
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const int kept = shared.warp_kept[sub][w];
+      if (w < warp) offset += kept;
+      packed_before += kept;
+    }
+    T items[Shape::kItems];
+    exact_scan::read_blocked(buffer(sub), items);
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < Shape::kItems; ++j) {
+      if (kept_mask[sub] & (1u << j)) packed[offset++] = items[j];
+    }
+  }
+  __syncthreads();
+
+  // Consecutive threads on consecutive addresses: the writes coalesce however sparse the kept
+  // items are.
+  T* destination = output + shared.exclusive;
+  for (int k = threadIdx.x; k < packed_before; k += kThreads) __stcs(destination + k, packed[k]);
 }
 
-/// Workspace bytes a compaction of `count` elements needs.
-inline std::size_t workspace_bytes(std::int64_t count) {
-  return scan_engine::workspace_bytes<CountOp>(count);
+/// Workspace bytes a compaction of `count` elements needs (T's tile size).
+template <class T>
+std::size_t workspace_bytes(std::int64_t count) {
+  return exact_scan::WorkspaceLayout::kStatus +
+         exact_scan::LookbackStatus<CountOp>::bytes(exact_scan::tile_count<T>(count));
 }
 
 /// Copies the elements x of `input` with keep(x) true, in order, to the front of `output`
 /// (device memory, disjoint from the input) and writes their number to `kept_total` (device).
-/// `keep` is a device-callable predicate on T; T's size is 4 or 8 bytes.
+/// `keep` is a device-callable predicate on T; T's size is 4, 8 or 16 bytes.
 template <class T, class Keep>
 void launch(Keep keep, const T* input, T* output, std::int64_t count, long long* kept_total,
             ScanWorkspace& workspace, cudaStream_t stream) {
@@ -153,32 +163,23 @@ void launch(Keep keep, const T* input, T* output, std::int64_t count, long long*
                             "cudaMemsetAsync(kept count)");
     return;
   }
-  const std::int64_t tiles = (count + kTile - 1) / kTile;
-  auto* base = static_cast<unsigned char*>(workspace.reserve(workspace_bytes(count)));
-  auto* tile_counter =
-      reinterpret_cast<unsigned long long*>(base + scan_engine::WorkspaceLayout::kTileCounter);
-  void* status_area = base + scan_engine::WorkspaceLayout::kStatus;
-  scan_engine::check_cuda(cudaMemsetAsync(tile_counter, 0,
-                                          8 + scan_engine::TileStatus<CountOp>::flag_bytes(
-                                                  scan_engine::status_entries(tiles)),
-                                          stream),
-                          "cudaMemsetAsync(compact tile status)");
+  using Status = exact_scan::LookbackStatus<CountOp>;
+  const std::int64_t tiles = exact_scan::tile_count<T>(count);
+  auto* base = static_cast<unsigned char*>(workspace.reserve(workspace_bytes<T>(count)));
+  scan_engine::check_cuda(
+      cudaMemsetAsync(base, 0, exact_scan::WorkspaceLayout::kStatus + Status::flag_bytes(tiles),
+                      stream),
+      "cudaMemsetAsync(compact tile status)");
   const auto kernel = compact_kernel<T, Keep>;
-  static int resident_blocks = [&] {
-    int device = 0, sms = 0, per_sm = 0;
-    scan_engine::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-    scan_engine::check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-                            "cudaDeviceGetAttribute(SM count)");
-    scan_engine::check_cuda(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
-        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    return sms * (per_sm > 0 ? per_sm : 1);
-  }();
-  const std::int64_t blocks = tiles < resident_blocks ? tiles : resident_blocks;
-  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      keep, input, output, count, tiles,
-      scan_engine::TileStatus<CountOp>::at(status_area, scan_engine::status_entries(tiles)),
-      tile_counter, kept_total);
+  static const bool allowed = (exact_scan::allow_tile_buffer(kernel), true);
+  (void)allowed;
+  const int sub_tiles = exact_scan::sub_tiles_for<T>(count);
+  kernel<<<static_cast<unsigned>(tiles), kThreads, exact_scan::tile_buffer_bytes(sub_tiles),
+           stream>>>(
+      keep, input, output, count, sub_tiles, tiles,
+      Status::at(base + exact_scan::WorkspaceLayout::kStatus, tiles),
+      reinterpret_cast<unsigned long long*>(base + exact_scan::WorkspaceLayout::kTileCounter),
+      kept_total);
   scan_engine::check_cuda(cudaGetLastError(), "launch of compact_kernel");
 }
 
