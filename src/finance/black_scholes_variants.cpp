@@ -29,6 +29,13 @@ constexpr BlackScholesVariant kVariants[] = {
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_streaming)},
     {"exact-grid", "as streaming, one tile per block: an exact grid instead of a grid-stride loop",
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_exact_grid)},
+    {"lean-math",
+     "vector-io with lean call/put arithmetic: rsqrt and reciprocals for sqrt and divisions, "
+     "one exponential for both Hull CNDs (F phi(d1) = K phi(d2)), both prices from the two small "
+     "tails",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_math)},
+    {"lean-exact-grid", "exact-grid with lean-math's arithmetic", "beyond the seed",
+     GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
 };
 #undef GPUKIT_BS_LAUNCHERS
 constexpr std::string_view kDefaultVariant = "exact-grid";

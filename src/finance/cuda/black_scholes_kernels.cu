@@ -1,5 +1,7 @@
 // The CUDA Black-Scholes ladder: the seed's kernel (slide 11) and the steps that take it to the
-// HBM limit on an H200. Every kernel prices with detail::price_option, the CPU's arithmetic.
+// HBM limit on an H200. Every kernel prices with detail::price_option, the CPU's arithmetic,
+// except the lean-math variants' calls and puts (black_scholes_lean_math.hpp: the same formula
+// with fewer transcendental functions and no divisions, tested against the CPU's).
 //
 // Napkin math (float, call + put, rate/volatility given once): 12 bytes read + 8 written per
 // option; at the H200's ~4.3 TB/s copy bandwidth that is ~215 G options/s, i.e. ~150 issue slots
@@ -12,6 +14,7 @@
 
 #include "core/cuda/check.hpp"
 #include "core/cuda/launch_shape.hpp"
+#include "finance/black_scholes_lean_math.hpp"
 #include "finance/black_scholes_math.hpp"
 #include "finance/cuda/black_scholes_launchers.hpp"
 
@@ -25,15 +28,45 @@ namespace {
 
 constexpr int kThreadsPerBlock = 256;
 
+// The arithmetic of one option: price_option (the CPU's) or, for the lean-math variants' call and
+// put, price_call_put_lean; the Greeks always take price_option.
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean>
+__device__ __forceinline__ OptionResult<Real> price_one(Real spot, Real strike, Real maturity,
+                                                        Real rate, Real volatility, Real dividend) {
+  if constexpr (kLean && !kGreeks) {
+    const detail::CallPut<Real> p =
+        detail::price_call_put_lean<Real, Cdf>(spot, strike, maturity, rate, volatility, dividend);
+    OptionResult<Real> r{};
+    r.call = p.call, r.put = p.put;
+    return r;
+  } else {
+    return price_option<Real, Cdf, kGreeks>(spot, strike, maturity, rate, volatility, dividend);
+  }
+}
+
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean>
+__device__ __forceinline__ void price_and_store_one(const BlackScholesInputs<Real>& in,
+                                                    const BlackScholesOutputs<Real>& out,
+                                                    std::int64_t i) {
+  if constexpr (kLean && !kGreeks) {
+    const OptionResult<Real> r = price_one<Real, Cdf, kGreeks, kLean>(
+        in.spot[i], in.strike[i], in.maturity[i], detail::parameter_at(in.rate, i),
+        detail::parameter_at(in.volatility, i), detail::parameter_at(in.dividend, i));
+    detail::store_result<Real, kGreeks>(out, i, r);
+  } else {
+    price_and_store<Real, Cdf, kGreeks>(in, out, i);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scalar grid-stride kernel: the seed's shape (slide 11), one option per thread per iteration.
-template <class Real, NormalCdf Cdf, bool kGreeks>
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     black_scholes_grid_stride_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < in.count; i += stride) {
-    price_and_store<Real, Cdf, kGreeks>(in, out, i);
+    price_and_store_one<Real, Cdf, kGreeks, kLean>(in, out, i);
   }
 }
 
@@ -104,7 +137,8 @@ __device__ __forceinline__ void load_parameter(const PerOption<Real>& p, std::in
   }
 }
 
-template <class Real, NormalCdf Cdf, bool kGreeks, int kVectorsPerThread, bool kStreaming>
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerThread,
+          bool kStreaming>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     black_scholes_vector_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
   constexpr int W = Vector16<Real>::kWidth;
@@ -137,7 +171,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
       Real call_theta[W], put_theta[W], call_rho[W], put_rho[W];
 #pragma unroll
       for (int k = 0; k < W; ++k) {
-        const OptionResult<Real> r = price_option<Real, Cdf, kGreeks>(
+        const OptionResult<Real> r = price_one<Real, Cdf, kGreeks, kLean>(
             spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k], dividend[u][k]);
         call[k] = r.call, put[k] = r.put;
         if constexpr (kGreeks) {
@@ -166,7 +200,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   for (std::int64_t i =
            tail_begin + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < in.count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    price_and_store<Real, Cdf, kGreeks>(in, out, i);
+    price_and_store_one<Real, Cdf, kGreeks, kLean>(in, out, i);
   }
 }
 
@@ -254,24 +288,24 @@ void dispatch(NormalCdf cdf, bool greeks, F&& launch) {
   }
 }
 
-template <class Real>
+template <class Real, bool kLean = false>
 void launch_grid_stride(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                         NormalCdf cdf, StreamHandle stream, GridPolicy policy) {
   if (in.count <= 0) return;
   dispatch(cdf, out.has_greeks(), [&](auto cdf_c, auto greeks_c) {
-    launch_kernel(
-        black_scholes_grid_stride_kernel<Real, decltype(cdf_c)::value, decltype(greeks_c)::value>,
-        policy, in.count, in, out, stream);
+    launch_kernel(black_scholes_grid_stride_kernel<Real, decltype(cdf_c)::value,
+                                                   decltype(greeks_c)::value, kLean>,
+                  policy, in.count, in, out, stream);
   });
 }
 
-template <class Real, int kVectorsPerThread, bool kStreaming>
+template <class Real, int kVectorsPerThread, bool kStreaming, bool kLean = false>
 void launch_vectorized(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                        NormalCdf cdf, StreamHandle stream, GridPolicy policy) {
   if (in.count <= 0) return;
   if (!all_aligned16(in, out)) {
     // 16-byte vectors need 16-byte aligned arrays; a misaligned view takes the scalar path.
-    launch_grid_stride(in, out, cdf, stream, GridPolicy::sm_filling);
+    launch_grid_stride<Real, kLean>(in, out, cdf, stream, GridPolicy::sm_filling);
     return;
   }
   const std::int64_t vectors = in.count / Vector16<Real>::kWidth;
@@ -279,7 +313,7 @@ void launch_vectorized(const BlackScholesInputs<Real>& in, const BlackScholesOut
       (vectors + kVectorsPerThread - 1) / kVectorsPerThread + in.count % Vector16<Real>::kWidth;
   dispatch(cdf, out.has_greeks(), [&](auto cdf_c, auto greeks_c) {
     launch_kernel(
-        black_scholes_vector_kernel<Real, decltype(cdf_c)::value, decltype(greeks_c)::value,
+        black_scholes_vector_kernel<Real, decltype(cdf_c)::value, decltype(greeks_c)::value, kLean,
                                     kVectorsPerThread, kStreaming>,
         policy, threads_needed, in, out, stream);
   });
@@ -323,6 +357,19 @@ void launch_exact_grid(const BlackScholesInputs<Real>& in, const BlackScholesOut
   launch_vectorized<Real, 2, true>(in, out, cdf, stream, GridPolicy::exact);
 }
 
+template <class Real>
+void launch_lean_math(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                      NormalCdf cdf, StreamHandle stream) {
+  launch_vectorized<Real, 1, false, true>(in, out, cdf, stream, GridPolicy::sm_filling);
+}
+
+template <class Real>
+void launch_lean_exact_grid(const BlackScholesInputs<Real>& in,
+                            const BlackScholesOutputs<Real>& out, NormalCdf cdf,
+                            StreamHandle stream) {
+  launch_vectorized<Real, 2, true, true>(in, out, cdf, stream, GridPolicy::exact);
+}
+
 #define GPUKIT_INSTANTIATE_BS_LAUNCHER(name)                                                     \
   template void name<float>(const BlackScholesInputs<float>&, const BlackScholesOutputs<float>&, \
                             NormalCdf, StreamHandle);                                            \
@@ -335,5 +382,7 @@ GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_vector_io)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_vector_io_ilp)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_streaming)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_exact_grid)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_math)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_exact_grid)
 
 }  // namespace gpukit::finance::cuda_detail

@@ -1,0 +1,167 @@
+#pragma once
+// Internal: call and put of one option with the least arithmetic we know how to do at the same
+// accuracy as detail::price_option (black_scholes_math.hpp), for the `lean-math` CUDA variant.
+// Kept host-and-device so the CPU tests check it against price_option on extreme books.
+//
+// What it saves over price_option, per option:
+// - sqrt(T) and two divisions become one reciprocal square root and two reciprocals:
+//   sqrt T = T rsqrt(T), d1 = ln(F/K) (1/(sigma sqrt T)) + sigma sqrt T / 2, F/K = F (1/K).
+// - Hull's CND needs phi(d) for both d1 and d2; the identity F phi(d1) = K phi(d2) (F = S e^{-qT},
+//   K = X e^{-rT}, since d1^2 - d2^2 = 2 ln(F/K)) gives both from one exponential.
+// - Both prices come from the two small tails F N(-|d1|) and K N(-|d2|) (the large tails by one
+//   subtraction each), not from four CND values; neither price loses relative accuracy to the
+//   cancellation in 1 - N(d), as in price_option.
+// - Options with sigma sqrt T or T below the smallest normal number are priced as the discounted
+//   intrinsic value: the formula differs from it by at most 0.4 sigma sqrt T max(F, K), below any
+//   rounding of the price. (price_option does the same for exact zeros only.)
+// NaN inputs give NaN outputs, as in price_option.
+//
+// The float fast mode (NormalCdf::hull_polynomial_fast_math) on the GPU uses the single hardware
+// instructions behind __expf and __logf and the approximate reciprocal and reciprocal square root
+// (each within 2 ulp, about 2^-22 relative), without __expf's handling of results below 2^-126:
+// those are flushed to zero, below the price's rounding.
+
+#include <math.h>
+
+#include <limits>
+
+#include "finance/black_scholes_math.hpp"
+
+namespace gpukit::finance::detail {
+
+template <class Real>
+struct CallPut {
+  Real call, put;
+};
+
+inline constexpr double kLog2E = 1.4426950408889634073599246810019;
+inline constexpr double kLn2 = 0.69314718055994530941723212145818;
+
+// The lean primitives: single MUFU instructions in float fast mode on the device, the IEEE
+// round-to-nearest reciprocal and the library's functions elsewhere.
+template <bool kFast, class Real>
+GPUKIT_HD_INLINE Real lean_rcp(Real x) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(Real) == sizeof(float)) {
+    if constexpr (kFast) {
+      float r;
+      asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+      return r;
+    } else {
+      return __frcp_rn(x);
+    }
+  } else {
+    return __drcp_rn(x);
+  }
+#else
+  return Real(1) / x;
+#endif
+}
+
+template <bool kFast, class Real>
+GPUKIT_HD_INLINE Real lean_rsqrt(Real x) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(Real) == sizeof(float)) {
+    if constexpr (kFast) {
+      float r;
+      asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+      return r;
+    } else {
+      return rsqrtf(x);
+    }
+  } else {
+    return rsqrt(x);
+  }
+#else
+  return Real(1) / math_sqrt(x);
+#endif
+}
+
+/// exp(a b); in float fast mode 2^(a (b log2 e)), so a `b` shared by several options (the rate)
+/// or a constant costs one multiplication less.
+template <bool kFast, class Real>
+GPUKIT_HD_INLINE Real lean_exp_product(Real a, Real b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (kFast && sizeof(Real) == sizeof(float)) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a * (b * float(kLog2E))));
+    return r;
+  }
+#endif
+  return math_exp(a * b);
+}
+
+/// log2(x) in fast float mode on the device, ln(x) elsewhere; lean_log_scale is the factor that
+/// turns the result into ln(x) (folded by the caller into a multiplication it does anyway).
+template <bool kFast, class Real>
+GPUKIT_HD_INLINE Real lean_log_unscaled(Real x) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (kFast && sizeof(Real) == sizeof(float)) {
+    float r;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+  }
+#endif
+  return math_log(x);
+}
+template <bool kFast, class Real>
+GPUKIT_HD_INLINE constexpr Real lean_log_scale() {
+#if defined(__CUDA_ARCH__)
+  if constexpr (kFast && sizeof(Real) == sizeof(float)) return Real(kLn2);
+#endif
+  return Real(1);
+}
+
+/// Hull's polynomial without phi: N(-|d|) = phi(d) hull_series(1 / (1 + 0.2316419 |d|)).
+template <class Real>
+GPUKIT_HD_INLINE Real hull_series(Real k) {
+  return k * (Real(0.31938153) +
+              k * (Real(-0.356563782) +
+                   k * (Real(1.781477937) + k * (Real(-1.821255978) + k * Real(1.330274429)))));
+}
+
+template <class Real, NormalCdf Cdf>
+GPUKIT_HD_INLINE CallPut<Real> price_call_put_lean(Real spot, Real strike, Real maturity, Real rate,
+                                                   Real volatility, Real dividend) {
+  constexpr bool kFast = Cdf == NormalCdf::hull_polynomial_fast_math;
+  constexpr Real kTiny = std::numeric_limits<Real>::min();  // smallest normal number
+  const Real rsqrt_t = lean_rsqrt<kFast>(maturity);
+  const Real vol_sqrt_t = volatility * (maturity * rsqrt_t);
+  const Real rate_discount = lean_exp_product<kFast>(maturity, -rate);
+  const Real dividend_discount =
+      dividend != Real(0) ? lean_exp_product<kFast>(maturity, -dividend) : Real(1);
+  const Real fwd = spot * dividend_discount;  // F = S e^{-qT}
+  const Real pv = strike * rate_discount;     // K = X e^{-rT}
+  // `!(x < tiny)` rather than `x >= tiny` so a NaN takes the formula path and gives NaN.
+  if (!(maturity < kTiny) && !(vol_sqrt_t < kTiny) && strike != Real(0)) {
+    const Real inv_vol_sqrt_t = lean_rcp<kFast>(vol_sqrt_t);
+    const Real ratio = fwd * lean_rcp<kFast>(pv);  // F / K
+    const Real d1 =
+        lean_log_unscaled<kFast>(ratio) * (lean_log_scale<kFast, Real>() * inv_vol_sqrt_t) +
+        Real(0.5) * vol_sqrt_t;
+    const Real d2 = d1 - vol_sqrt_t;
+    Real fwd_tail, pv_tail;  // F N(-|d1|), K N(-|d2|)
+    if constexpr (Cdf == NormalCdf::erfc) {
+      fwd_tail = fwd * (Real(0.5) * math_erfc(math_abs(d1) * Real(kInvSqrt2)));
+      pv_tail = pv * (Real(0.5) * math_erfc(math_abs(d2) * Real(kInvSqrt2)));
+    } else {
+      // F phi(d1) = K phi(d2). Where phi(d1) underflows, F phi(d1) < F 2^-126 (float): below
+      // any price's rounding, so evaluating at d1 alone loses nothing.
+      const Real density_weight =
+          fwd * Real(kInvSqrt2Pi) * lean_exp_product<kFast>(d1 * d1, Real(-0.5));
+      fwd_tail =
+          density_weight * hull_series(lean_rcp<kFast>(Real(1) + Real(0.2316419) * math_abs(d1)));
+      pv_tail =
+          density_weight * hull_series(lean_rcp<kFast>(Real(1) + Real(0.2316419) * math_abs(d2)));
+    }
+    const Real fwd_rest = fwd - fwd_tail, pv_rest = pv - pv_tail;
+    const Real fwd_n_d1 = d1 > Real(0) ? fwd_rest : fwd_tail;   // F N(d1)
+    const Real fwd_n_md1 = d1 > Real(0) ? fwd_tail : fwd_rest;  // F N(-d1)
+    const Real pv_n_d2 = d2 > Real(0) ? pv_rest : pv_tail;      // K N(d2)
+    const Real pv_n_md2 = d2 > Real(0) ? pv_tail : pv_rest;     // K N(-d2)
+    return {max_zero(fwd_n_d1 - pv_n_d2), max_zero(pv_n_md2 - fwd_n_md1)};
+  }
+  return {max_zero(fwd - pv), max_zero(pv - fwd)};
+}
+
+}  // namespace gpukit::finance::detail
