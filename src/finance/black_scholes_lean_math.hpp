@@ -23,6 +23,8 @@
 
 #include <math.h>
 
+#include <bit>
+#include <cstdint>
 #include <limits>
 
 #include "finance/black_scholes_math.hpp"
@@ -36,6 +38,110 @@ struct CallPut {
 
 inline constexpr double kLog2E = 1.4426950408889634073599246810019;
 inline constexpr double kLn2 = 0.69314718055994530941723212145818;
+
+// ---------------------------------------------------------------------------------------------
+// Double exp and log for the lean path. The FP64 units are not what limits a double kernel: each
+// 64-bit constant of libdevice's polynomials is an immediate that costs two move instructions
+// next to its DFMA, so the issue slots run out first. These functions read their coefficients
+// from constant memory (one DFMA operand) and skip the range handling for arguments that never
+// need it; anything else goes to the library.
+struct LeanDoubleCoefficients {
+  double exp_taylor[14];  // 1/k!, k = 0..13
+  double log_series[7];   // fdlibm's e_log.c Lg1..Lg7 (log(1+f) = f - f^2/2 + s(f^2/2 + R(s^2)))
+  double hull[5];         // Hull's polynomial, highest power first
+  double exp_ln2[2];      // ln 2 = hi + lo, hi to full precision (the reduction's FMA is exact)
+  double log_ln2[2];      // ln 2 = hi + lo, hi with 32 trailing zero bits (k hi is exact)
+};
+inline constexpr LeanDoubleCoefficients kLeanDoubleCoefficients = {
+    {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
+     1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800},
+    {6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+     2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+     1.479819860511658591e-01},
+    {1.330274429, -1.821255978, 1.781477937, -0.356563782, 0.31938153},
+    {0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56},
+    {6.93147180369123816490e-01, 1.90821492927058770002e-10}};
+#if defined(__CUDACC__)
+// A __constant__ copy: the compiler cannot fold its values into immediates.
+static __constant__ LeanDoubleCoefficients kLeanDoubleCoefficientsOnDevice =
+    kLeanDoubleCoefficients;
+#endif
+GPUKIT_HD_INLINE const LeanDoubleCoefficients& lean_double_coefficients() {
+#if defined(__CUDA_ARCH__)
+  return kLeanDoubleCoefficientsOnDevice;
+#else
+  return kLeanDoubleCoefficients;
+#endif
+}
+
+GPUKIT_HD_INLINE double double_from_words(std::int32_t hi, std::uint32_t lo) {
+#if defined(__CUDA_ARCH__)
+  return __hiloint2double(hi, static_cast<int>(lo));
+#else
+  return std::bit_cast<double>((static_cast<std::uint64_t>(static_cast<std::uint32_t>(hi)) << 32) |
+                               lo);
+#endif
+}
+GPUKIT_HD_INLINE std::int32_t high_word(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double2hiint(x);
+#else
+  return static_cast<std::int32_t>(std::bit_cast<std::uint64_t>(x) >> 32);
+#endif
+}
+GPUKIT_HD_INLINE std::int32_t low_word(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double2loint(x);
+#else
+  return static_cast<std::int32_t>(std::bit_cast<std::uint64_t>(x) & 0xffffffffu);
+#endif
+}
+
+/// e^x within about 1 ulp: x = n ln 2 + r (|r| <= ln2 / 2, Cody-Waite with an FMA), e^r from its
+/// Taylor series to r^13 (truncation below 2^-57 relative), times 2^n. |x| >= 708 and NaN take
+/// the library's exp.
+GPUKIT_HD_INLINE double lean_exp_double(double x) {
+  if (!(math_abs(x) < 708.0)) return math_exp(x);
+  constexpr double kShifter = 0x1.8p52;  // adding it rounds x log2 e to an integer
+  const LeanDoubleCoefficients& coefficients = lean_double_coefficients();
+  const double shifted = fma(x, kLog2E, kShifter);
+  const double n = shifted - kShifter;
+  const double r = fma(-n, coefficients.exp_ln2[1], fma(-n, coefficients.exp_ln2[0], x));
+  const double* c = coefficients.exp_taylor;
+  double p = c[13];
+  for (int k = 12; k >= 0; --k) p = fma(p, r, c[k]);
+  // |n| <= 1022: 2^n is a normal number, built from its exponent bits.
+  return p * double_from_words((low_word(shifted) + 1023) << 20, 0);
+}
+
+/// ln x within about 1 ulp for normal positive x (fdlibm's e_log.c algorithm, its coefficients);
+/// zero, subnormals, negatives, infinities and NaN take the library's log.
+GPUKIT_HD_INLINE double lean_log_double(double x) {
+  if (!(x >= std::numeric_limits<double>::min() && x <= std::numeric_limits<double>::max())) {
+    return math_log(x);
+  }
+  // x = 2^k m with m in [sqrt(2)/2, sqrt(2)).
+  const std::int32_t hi = high_word(x);
+  std::int32_t k = (hi >> 20) - 1023;
+  std::int32_t m_hi = (hi & 0x000fffff) | 0x3ff00000;
+  if (m_hi >= 0x3ff6a09f) m_hi -= 0x00100000, k += 1;
+  const double f = double_from_words(m_hi, static_cast<std::uint32_t>(low_word(x))) - 1.0;
+  const double half_f_squared = 0.5 * f * f;
+#if defined(__CUDA_ARCH__)
+  const double s = f * __drcp_rn(2.0 + f);  // 1 ulp here moves the result by < 0.05 ulp
+#else
+  const double s = f / (2.0 + f);
+#endif
+  const double z = s * s;
+  const LeanDoubleCoefficients& coefficients = lean_double_coefficients();
+  const double* c = coefficients.log_series;
+  double r = c[6];
+  for (int i = 5; i >= 0; --i) r = fma(r, z, c[i]);
+  r *= z;
+  const double dk = static_cast<double>(k);
+  return dk * coefficients.log_ln2[0] -
+         ((half_f_squared - (s * (half_f_squared + r) + dk * coefficients.log_ln2[1])) - f);
+}
 
 // The lean primitives: single MUFU instructions in float fast mode on the device, the IEEE
 // round-to-nearest reciprocal and the library's functions elsewhere.
@@ -88,7 +194,11 @@ GPUKIT_HD_INLINE Real lean_exp_product(Real a, Real b) {
     return r;
   }
 #endif
-  return math_exp(a * b);
+  if constexpr (sizeof(Real) == sizeof(double)) {
+    return lean_exp_double(a * b);
+  } else {
+    return math_exp(a * b);
+  }
 }
 
 /// log2(x) in fast float mode on the device, ln(x) elsewhere; lean_log_scale is the factor that
@@ -102,7 +212,11 @@ GPUKIT_HD_INLINE Real lean_log_unscaled(Real x) {
     return r;
   }
 #endif
-  return math_log(x);
+  if constexpr (sizeof(Real) == sizeof(double)) {
+    return lean_log_double(x);
+  } else {
+    return math_log(x);
+  }
 }
 template <bool kFast, class Real>
 GPUKIT_HD_INLINE constexpr Real lean_log_scale() {
@@ -115,9 +229,14 @@ GPUKIT_HD_INLINE constexpr Real lean_log_scale() {
 /// Hull's polynomial without phi: N(-|d|) = phi(d) hull_series(1 / (1 + 0.2316419 |d|)).
 template <class Real>
 GPUKIT_HD_INLINE Real hull_series(Real k) {
-  return k * (Real(0.31938153) +
-              k * (Real(-0.356563782) +
-                   k * (Real(1.781477937) + k * (Real(-1.821255978) + k * Real(1.330274429)))));
+  if constexpr (sizeof(Real) == sizeof(double)) {
+    const double* c = lean_double_coefficients().hull;
+    return k * fma(fma(fma(fma(c[0], k, c[1]), k, c[2]), k, c[3]), k, c[4]);
+  } else {
+    return k * (Real(0.31938153) +
+                k * (Real(-0.356563782) +
+                     k * (Real(1.781477937) + k * (Real(-1.821255978) + k * Real(1.330274429)))));
+  }
 }
 
 template <class Real, NormalCdf Cdf>

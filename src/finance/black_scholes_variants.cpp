@@ -38,7 +38,7 @@ constexpr BlackScholesVariant kVariants[] = {
      GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
 };
 #undef GPUKIT_BS_LAUNCHERS
-constexpr std::string_view kDefaultVariant = "exact-grid";
+constexpr std::string_view kDefaultVariant = "lean-exact-grid";
 #endif
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <random>
 
 #include "finance/black_scholes_test_support.hpp"
 
@@ -15,6 +17,59 @@ namespace gpukit::finance {
 namespace {
 
 using testing::Book;
+
+// Distance in units in the last place of the correctly rounded result (long double reference).
+double ulps(double got, long double exact) {
+  const double rounded = static_cast<double>(exact);
+  const double ulp = std::nextafter(std::abs(rounded), INFINITY) - std::abs(rounded);
+  return static_cast<double>(std::abs(static_cast<long double>(got) - exact) / ulp);
+}
+
+TEST(BlackScholesLeanMath, DoubleExpWithinOneUlpAndTheLibraryBeyondItsRange) {
+  std::mt19937_64 rng(51);
+  std::uniform_real_distribution<double> wide(-707.9, 707.9), narrow(-2, 2);
+  double worst = 0;
+  for (int i = 0; i < 400000; ++i) {
+    const double x = i % 2 ? wide(rng) : narrow(rng);
+    worst =
+        std::max(worst, ulps(detail::lean_exp_double(x), std::exp(static_cast<long double>(x))));
+  }
+  std::printf("lean_exp_double: max error %.3f ulp over 400000 arguments in [-708, 708]\n", worst);
+  EXPECT_LE(worst, 1.0);
+  for (double x : {0.0, -0.0, 1e-300, -1e-300, 0.5 * 0.6931471805599453, 708.5, -709.0, -745.0,
+                   -800.0, 800.0}) {
+    EXPECT_EQ(detail::lean_exp_double(x), std::exp(x)) << x;
+  }
+  EXPECT_EQ(detail::lean_exp_double(-std::numeric_limits<double>::infinity()), 0.0);
+  EXPECT_TRUE(std::isnan(detail::lean_exp_double(NAN)));
+}
+
+TEST(BlackScholesLeanMath, DoubleLogWithinOneUlpAndTheLibraryBeyondItsRange) {
+  std::mt19937_64 rng(52);
+  std::uniform_real_distribution<double> exponent(-1020, 1020), near_one(0.5, 2);
+  double worst = 0;
+  for (int i = 0; i < 400000; ++i) {
+    const double x = i % 2 ? std::exp2(exponent(rng)) : near_one(rng);
+    worst =
+        std::max(worst, ulps(detail::lean_log_double(x), std::log(static_cast<long double>(x))));
+  }
+  std::printf("lean_log_double: max error %.3f ulp over 400000 normal arguments\n", worst);
+  EXPECT_LE(worst, 1.0);
+  const double finite[] = {1.0,
+                           2.0,
+                           0.5,
+                           std::numeric_limits<double>::min(),
+                           std::numeric_limits<double>::max(),
+                           std::numeric_limits<double>::denorm_min()};
+  for (double x : finite) {
+    EXPECT_NEAR(detail::lean_log_double(x), std::log(x), 1e-15 * std::abs(std::log(x))) << x;
+  }
+  EXPECT_EQ(detail::lean_log_double(0.0), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(detail::lean_log_double(std::numeric_limits<double>::infinity()),
+            std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(detail::lean_log_double(-1.0)));
+  EXPECT_TRUE(std::isnan(detail::lean_log_double(NAN)));
+}
 
 template <class Real, NormalCdf Cdf>
 detail::CallPut<Real> lean(const Book& b, std::size_t i) {
