@@ -4,16 +4,20 @@
 // Kept host-and-device so the CPU tests check it against price_option on extreme books.
 //
 // What it saves over price_option, per option:
-// - sqrt(T) and two divisions become one reciprocal square root and two reciprocals:
-//   sqrt T = T rsqrt(T), d1 = ln(F/K) (1/(sigma sqrt T)) + sigma sqrt T / 2, F/K = F (1/K).
+// - sqrt(T) and two divisions become one reciprocal square root and reciprocals:
+//   1/(sigma sqrt T) = rsqrt(T) (1/sigma), with 1/sigma shared by the options of a thread when
+//   the book has one volatility; F/K = F (1/K).
 // - Hull's CND needs phi(d) for both d1 and d2; the identity F phi(d1) = K phi(d2) (F = S e^{-qT},
 //   K = X e^{-rT}, since d1^2 - d2^2 = 2 ln(F/K)) gives both from one exponential.
 // - Both prices come from the two small tails F N(-|d1|) and K N(-|d2|) (the large tails by one
 //   subtraction each), not from four CND values; neither price loses relative accuracy to the
 //   cancellation in 1 - N(d), as in price_option.
-// - Options with sigma sqrt T or T below the smallest normal number are priced as the discounted
-//   intrinsic value: the formula differs from it by at most 0.4 sigma sqrt T max(F, K), below any
-//   rounding of the price. (price_option does the same for exact zeros only.)
+// - In double, exp and log are lean_exp_double and lean_log_double below (within 1 ulp, measured
+//   by the CPU tests; the library's beyond their ranges), whose coefficients cost no extra
+//   instructions.
+// - Options with sigma, T or sigma sqrt T below the smallest normal number are priced as the
+//   discounted intrinsic value: the formula differs from it by at most 0.4 sigma sqrt T
+//   max(F, K), below any rounding of the price. (price_option does so for exact zeros only.)
 // NaN inputs give NaN outputs, as in price_option.
 //
 // The float fast mode (NormalCdf::hull_polynomial_fast_math) on the GPU uses the single hardware
@@ -252,8 +256,10 @@ GPUKIT_HD_INLINE CallPut<Real> price_call_put_lean(Real spot, Real strike, Real 
   const Real fwd = spot * dividend_discount;  // F = S e^{-qT}
   const Real pv = strike * rate_discount;     // K = X e^{-rT}
   // `!(x < tiny)` rather than `x >= tiny` so a NaN takes the formula path and gives NaN.
-  if (!(maturity < kTiny) && !(vol_sqrt_t < kTiny) && strike != Real(0)) {
-    const Real inv_vol_sqrt_t = lean_rcp<kFast>(vol_sqrt_t);
+  if (!(maturity < kTiny) && !(volatility < kTiny) && !(vol_sqrt_t < kTiny) && strike != Real(0)) {
+    // 1/sigma is shared by every option of a book with one volatility (computed once per
+    // thread); sigma sqrt T >= the smallest normal keeps the product finite.
+    const Real inv_vol_sqrt_t = rsqrt_t * lean_rcp<kFast>(volatility);
     const Real ratio = fwd * lean_rcp<kFast>(pv);  // F / K
     const Real d1 =
         lean_log_unscaled<kFast>(ratio) * (lean_log_scale<kFast, Real>() * inv_vol_sqrt_t) +

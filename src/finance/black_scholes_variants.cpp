@@ -36,6 +36,10 @@ constexpr BlackScholesVariant kVariants[] = {
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_math)},
     {"lean-exact-grid", "exact-grid with lean-math's arithmetic", "beyond the seed",
      GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
+    {"try-1v", "x", "x", GPUKIT_BS_LAUNCHERS(launch_try_lean_1v_exact)},
+    {"try-2v-mb4", "x", "x", GPUKIT_BS_LAUNCHERS(launch_try_lean_2v_exact_mb4)},
+    {"try-1v-mb5", "x", "x", GPUKIT_BS_LAUNCHERS(launch_try_lean_1v_exact_mb5)},
+    {"try-4v", "x", "x", GPUKIT_BS_LAUNCHERS(launch_try_lean_4v_exact)},
 };
 #undef GPUKIT_BS_LAUNCHERS
 constexpr std::string_view kDefaultVariant = "lean-exact-grid";

@@ -155,11 +155,18 @@ void expect_degenerate_cases() {
   const Real tiny = std::numeric_limits<Real>::denorm_min();
   // {S, X, T, r, v, q}: zero or subnormal maturity or volatility, zero strike, at the money with
   // sigma sqrt T far below the smallest normal number.
-  const Real cases[][6] = {{100, 90, 0, 0.05, 0.2, 0.01}, {100, 110, 0, 0.05, 0.2, 0},
-                           {100, 90, 2, 0.05, 0, 0.01},   {100, 120, 2, 0.05, 0, 0},
-                           {100, 0, 1, 0.03, 0.25, 0.02}, {50, 50, 0, 0, 0, 0},
-                           {100, 100, tiny, 0, 0.3, 0},   {100, 90, tiny, 0.05, 0.3, 0},
-                           {100, 100, 1, 0, tiny, 0},     {100, 100, 1e-30f, 0, 1e-30f, 0}};
+  const Real cases[][6] = {{100, 90, 0, 0.05, 0.2, 0.01},
+                           {100, 110, 0, 0.05, 0.2, 0},
+                           {100, 90, 2, 0.05, 0, 0.01},
+                           {100, 120, 2, 0.05, 0, 0},
+                           {100, 0, 1, 0.03, 0.25, 0.02},
+                           {50, 50, 0, 0, 0, 0},
+                           {100, 100, tiny, 0, 0.3, 0},
+                           {100, 90, tiny, 0.05, 0.3, 0},
+                           {100, 100, 1, 0, tiny, 0},
+                           {100, 100, 1e-30f, 0, 1e-30f, 0},
+                           // 1/sigma overflows while sigma sqrt T is a normal number
+                           {100, 100, 1e30f, 0, tiny * Real(1 << 20), 0}};
   for (const auto& c : cases) {
     const auto got = detail::price_call_put_lean<Real, Cdf>(c[0], c[1], c[2], c[3], c[4], c[5]);
     const double fwd = double(c[0]) * std::exp(-double(c[5]) * double(c[2]));

@@ -138,8 +138,8 @@ __device__ __forceinline__ void load_parameter(const PerOption<Real>& p, std::in
 }
 
 template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerThread,
-          bool kStreaming>
-__global__ void __launch_bounds__(kThreadsPerBlock)
+          bool kStreaming, int kMinBlocksPerSm = 1>
+__global__ void __launch_bounds__(kThreadsPerBlock, kMinBlocksPerSm)
     black_scholes_vector_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
   constexpr int W = Vector16<Real>::kWidth;
   const std::int64_t vector_count = in.count / W;
@@ -299,7 +299,8 @@ void launch_grid_stride(const BlackScholesInputs<Real>& in, const BlackScholesOu
   });
 }
 
-template <class Real, int kVectorsPerThread, bool kStreaming, bool kLean = false>
+template <class Real, int kVectorsPerThread, bool kStreaming, bool kLean = false,
+          int kMinBlocksPerSm = 1>
 void launch_vectorized(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                        NormalCdf cdf, StreamHandle stream, GridPolicy policy) {
   if (in.count <= 0) return;
@@ -314,7 +315,7 @@ void launch_vectorized(const BlackScholesInputs<Real>& in, const BlackScholesOut
   dispatch(cdf, out.has_greeks(), [&](auto cdf_c, auto greeks_c) {
     launch_kernel(
         black_scholes_vector_kernel<Real, decltype(cdf_c)::value, decltype(greeks_c)::value, kLean,
-                                    kVectorsPerThread, kStreaming>,
+                                    kVectorsPerThread, kStreaming, kMinBlocksPerSm>,
         policy, threads_needed, in, out, stream);
   });
 }
@@ -370,6 +371,31 @@ void launch_lean_exact_grid(const BlackScholesInputs<Real>& in,
   launch_vectorized<Real, 2, true, true>(in, out, cdf, stream, GridPolicy::exact);
 }
 
+template <class Real>
+void launch_try_lean_1v_exact(const BlackScholesInputs<Real>& in,
+                              const BlackScholesOutputs<Real>& out, NormalCdf cdf,
+                              StreamHandle stream) {
+  launch_vectorized<Real, 1, true, true>(in, out, cdf, stream, GridPolicy::exact);
+}
+template <class Real>
+void launch_try_lean_2v_exact_mb4(const BlackScholesInputs<Real>& in,
+                                  const BlackScholesOutputs<Real>& out, NormalCdf cdf,
+                                  StreamHandle stream) {
+  launch_vectorized<Real, 2, true, true, 4>(in, out, cdf, stream, GridPolicy::exact);
+}
+template <class Real>
+void launch_try_lean_1v_exact_mb5(const BlackScholesInputs<Real>& in,
+                                  const BlackScholesOutputs<Real>& out, NormalCdf cdf,
+                                  StreamHandle stream) {
+  launch_vectorized<Real, 1, true, true, 5>(in, out, cdf, stream, GridPolicy::exact);
+}
+template <class Real>
+void launch_try_lean_4v_exact(const BlackScholesInputs<Real>& in,
+                              const BlackScholesOutputs<Real>& out, NormalCdf cdf,
+                              StreamHandle stream) {
+  launch_vectorized<Real, 4, true, true>(in, out, cdf, stream, GridPolicy::exact);
+}
+
 #define GPUKIT_INSTANTIATE_BS_LAUNCHER(name)                                                     \
   template void name<float>(const BlackScholesInputs<float>&, const BlackScholesOutputs<float>&, \
                             NormalCdf, StreamHandle);                                            \
@@ -384,5 +410,9 @@ GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_streaming)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_exact_grid)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_math)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_exact_grid)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_try_lean_1v_exact)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_try_lean_2v_exact_mb4)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_try_lean_1v_exact_mb5)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_try_lean_4v_exact)
 
 }  // namespace gpukit::finance::cuda_detail

@@ -19,6 +19,10 @@ GPUKIT_DECLARE_BS_LAUNCHER(launch_streaming)
 GPUKIT_DECLARE_BS_LAUNCHER(launch_exact_grid)
 GPUKIT_DECLARE_BS_LAUNCHER(launch_lean_math)
 GPUKIT_DECLARE_BS_LAUNCHER(launch_lean_exact_grid)
+GPUKIT_DECLARE_BS_LAUNCHER(launch_try_lean_1v_exact)
+GPUKIT_DECLARE_BS_LAUNCHER(launch_try_lean_2v_exact_mb4)
+GPUKIT_DECLARE_BS_LAUNCHER(launch_try_lean_1v_exact_mb5)
+GPUKIT_DECLARE_BS_LAUNCHER(launch_try_lean_4v_exact)
 
 #undef GPUKIT_DECLARE_BS_LAUNCHER
 
