@@ -32,17 +32,19 @@ constexpr BlackScholesVariant kVariants[] = {
     {"lean-math",
      "vector-io with lean call/put arithmetic: rsqrt and reciprocals for sqrt and divisions, "
      "one exponential for both Hull CNDs (F phi(d1) = K phi(d2)), both prices from the two small "
-     "tails",
+     "tails, lean double exp/log",
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_math)},
-    {"lean-exact-grid", "exact-grid with lean-math's arithmetic", "beyond the seed",
-     GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
-    {"try-1v", "x", "x", GPUKIT_BS_LAUNCHERS(launch_try_lean_1v_exact)},
-    {"try-2v-mb4", "x", "x", GPUKIT_BS_LAUNCHERS(launch_try_lean_2v_exact_mb4)},
-    {"try-1v-mb5", "x", "x", GPUKIT_BS_LAUNCHERS(launch_try_lean_1v_exact_mb5)},
-    {"try-4v", "x", "x", GPUKIT_BS_LAUNCHERS(launch_try_lean_4v_exact)},
+    {"lean-exact-grid", "lean-math with evict-first accesses and one tile per block (exact grid)",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
+    {"lean-occupancy", "lean-exact-grid capped at 48 registers: 5 blocks (40 warps) per SM",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_occupancy)},
+    {"lean-occupancy-6", "lean-exact-grid capped at 40 registers: 6 blocks (48 warps) per SM",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_occupancy_6)},
+    {"lean-occupancy-8", "lean-exact-grid capped at 32 registers: 8 blocks (64 warps) per SM",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_occupancy_8)},
 };
 #undef GPUKIT_BS_LAUNCHERS
-constexpr std::string_view kDefaultVariant = "lean-exact-grid";
+constexpr std::string_view kDefaultVariant = "lean-occupancy";
 #endif
 
 }  // namespace

@@ -368,32 +368,29 @@ template <class Real>
 void launch_lean_exact_grid(const BlackScholesInputs<Real>& in,
                             const BlackScholesOutputs<Real>& out, NormalCdf cdf,
                             StreamHandle stream) {
-  launch_vectorized<Real, 2, true, true>(in, out, cdf, stream, GridPolicy::exact);
+  launch_vectorized<Real, 1, true, true>(in, out, cdf, stream, GridPolicy::exact);
+}
+
+// The lean kernels are latency-bound at 3-4 resident blocks (the FP64 chains of exp and log
+// most): capping registers for 5, 6 or 8 blocks per SM trades a few spills for more warps.
+template <class Real>
+void launch_lean_occupancy(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                           NormalCdf cdf, StreamHandle stream) {
+  launch_vectorized<Real, 1, true, true, 5>(in, out, cdf, stream, GridPolicy::exact);
 }
 
 template <class Real>
-void launch_try_lean_1v_exact(const BlackScholesInputs<Real>& in,
-                              const BlackScholesOutputs<Real>& out, NormalCdf cdf,
-                              StreamHandle stream) {
-  launch_vectorized<Real, 1, true, true>(in, out, cdf, stream, GridPolicy::exact);
+void launch_lean_occupancy_6(const BlackScholesInputs<Real>& in,
+                             const BlackScholesOutputs<Real>& out, NormalCdf cdf,
+                             StreamHandle stream) {
+  launch_vectorized<Real, 1, true, true, 6>(in, out, cdf, stream, GridPolicy::exact);
 }
+
 template <class Real>
-void launch_try_lean_2v_exact_mb4(const BlackScholesInputs<Real>& in,
-                                  const BlackScholesOutputs<Real>& out, NormalCdf cdf,
-                                  StreamHandle stream) {
-  launch_vectorized<Real, 2, true, true, 4>(in, out, cdf, stream, GridPolicy::exact);
-}
-template <class Real>
-void launch_try_lean_1v_exact_mb5(const BlackScholesInputs<Real>& in,
-                                  const BlackScholesOutputs<Real>& out, NormalCdf cdf,
-                                  StreamHandle stream) {
-  launch_vectorized<Real, 1, true, true, 5>(in, out, cdf, stream, GridPolicy::exact);
-}
-template <class Real>
-void launch_try_lean_4v_exact(const BlackScholesInputs<Real>& in,
-                              const BlackScholesOutputs<Real>& out, NormalCdf cdf,
-                              StreamHandle stream) {
-  launch_vectorized<Real, 4, true, true>(in, out, cdf, stream, GridPolicy::exact);
+void launch_lean_occupancy_8(const BlackScholesInputs<Real>& in,
+                             const BlackScholesOutputs<Real>& out, NormalCdf cdf,
+                             StreamHandle stream) {
+  launch_vectorized<Real, 1, true, true, 8>(in, out, cdf, stream, GridPolicy::exact);
 }
 
 #define GPUKIT_INSTANTIATE_BS_LAUNCHER(name)                                                     \
@@ -410,9 +407,8 @@ GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_streaming)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_exact_grid)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_math)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_exact_grid)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_try_lean_1v_exact)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_try_lean_2v_exact_mb4)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_try_lean_1v_exact_mb5)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_try_lean_4v_exact)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_occupancy)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_occupancy_6)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_occupancy_8)
 
 }  // namespace gpukit::finance::cuda_detail
