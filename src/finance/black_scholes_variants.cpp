@@ -36,12 +36,10 @@ constexpr BlackScholesVariant kVariants[] = {
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_math)},
     {"lean-exact-grid", "lean-math with evict-first accesses and one tile per block (exact grid)",
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
-    {"lean-occupancy", "lean-exact-grid capped at 48 registers: 5 blocks (40 warps) per SM",
+    {"lean-occupancy",
+     "lean-exact-grid capped at 48 registers: 5 blocks (40 warps) per SM (prices; Greeks as "
+     "lean-exact-grid)",
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_occupancy)},
-    {"lean-occupancy-6", "lean-exact-grid capped at 40 registers: 6 blocks (48 warps) per SM",
-     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_occupancy_6)},
-    {"lean-occupancy-8", "lean-exact-grid capped at 32 registers: 8 blocks (64 warps) per SM",
-     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_occupancy_8)},
 };
 #undef GPUKIT_BS_LAUNCHERS
 constexpr std::string_view kDefaultVariant = "lean-occupancy";

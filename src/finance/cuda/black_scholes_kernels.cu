@@ -138,9 +138,9 @@ __device__ __forceinline__ void load_parameter(const PerOption<Real>& p, std::in
 }
 
 template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerThread,
-          bool kStreaming, int kMinBlocksPerSm = 1>
-__global__ void __launch_bounds__(kThreadsPerBlock, kMinBlocksPerSm)
-    black_scholes_vector_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
+          bool kStreaming>
+__device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInputs<Real>& in,
+                                                          const BlackScholesOutputs<Real>& out) {
   constexpr int W = Vector16<Real>::kWidth;
   const std::int64_t vector_count = in.count / W;
   const std::int64_t tile = static_cast<std::int64_t>(blockDim.x) * kVectorsPerThread;
@@ -202,6 +202,23 @@ __global__ void __launch_bounds__(kThreadsPerBlock, kMinBlocksPerSm)
        i < in.count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     price_and_store_one<Real, Cdf, kGreeks, kLean>(in, out, i);
   }
+}
+
+// kMinBlocksPerSm = 0: no register cap. (An explicit minimum of 1 is not the same to ptxas: it
+// gives the exact-grid float erfc kernel 84 registers instead of 78, and 2 resident blocks
+// instead of 3.)
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerThread,
+          bool kStreaming>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    black_scholes_vector_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
+  black_scholes_vector_body<Real, Cdf, kGreeks, kLean, kVectorsPerThread, kStreaming>(in, out);
+}
+
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerThread,
+          bool kStreaming, int kMinBlocksPerSm>
+__global__ void __launch_bounds__(kThreadsPerBlock, kMinBlocksPerSm)
+    black_scholes_vector_kernel_capped(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
+  black_scholes_vector_body<Real, Cdf, kGreeks, kLean, kVectorsPerThread, kStreaming>(in, out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,7 +317,7 @@ void launch_grid_stride(const BlackScholesInputs<Real>& in, const BlackScholesOu
 }
 
 template <class Real, int kVectorsPerThread, bool kStreaming, bool kLean = false,
-          int kMinBlocksPerSm = 1>
+          int kMinBlocksPerSm = 0>
 void launch_vectorized(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                        NormalCdf cdf, StreamHandle stream, GridPolicy policy) {
   if (in.count <= 0) return;
@@ -313,10 +330,18 @@ void launch_vectorized(const BlackScholesInputs<Real>& in, const BlackScholesOut
   const std::int64_t threads_needed =
       (vectors + kVectorsPerThread - 1) / kVectorsPerThread + in.count % Vector16<Real>::kWidth;
   dispatch(cdf, out.has_greeks(), [&](auto cdf_c, auto greeks_c) {
-    launch_kernel(
-        black_scholes_vector_kernel<Real, decltype(cdf_c)::value, decltype(greeks_c)::value, kLean,
-                                    kVectorsPerThread, kStreaming, kMinBlocksPerSm>,
-        policy, threads_needed, in, out, stream);
+    constexpr NormalCdf kCdf = decltype(cdf_c)::value;
+    constexpr bool kGreeks = decltype(greeks_c)::value;
+    if constexpr (kMinBlocksPerSm == 0) {
+      launch_kernel(
+          black_scholes_vector_kernel<Real, kCdf, kGreeks, kLean, kVectorsPerThread, kStreaming>,
+          policy, threads_needed, in, out, stream);
+    } else {
+      launch_kernel(
+          black_scholes_vector_kernel_capped<Real, kCdf, kGreeks, kLean, kVectorsPerThread,
+                                             kStreaming, kMinBlocksPerSm>,
+          policy, threads_needed, in, out, stream);
+    }
   });
 }
 
@@ -361,36 +386,28 @@ void launch_exact_grid(const BlackScholesInputs<Real>& in, const BlackScholesOut
 template <class Real>
 void launch_lean_math(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                       NormalCdf cdf, StreamHandle stream) {
-  launch_vectorized<Real, 1, false, true>(in, out, cdf, stream, GridPolicy::sm_filling);
+  launch_vectorized<Real, 1, false, true, 1>(in, out, cdf, stream, GridPolicy::sm_filling);
 }
 
 template <class Real>
 void launch_lean_exact_grid(const BlackScholesInputs<Real>& in,
                             const BlackScholesOutputs<Real>& out, NormalCdf cdf,
                             StreamHandle stream) {
-  launch_vectorized<Real, 1, true, true>(in, out, cdf, stream, GridPolicy::exact);
+  launch_vectorized<Real, 1, true, true, 1>(in, out, cdf, stream, GridPolicy::exact);
 }
 
 // The lean kernels are latency-bound at 3-4 resident blocks (the FP64 chains of exp and log
-// most): capping registers for 5, 6 or 8 blocks per SM trades a few spills for more warps.
+// most): capping registers at 48 for 5 blocks per SM trades a few spills (double) for more warps.
+// (Caps of 40 and 32 registers, 6 and 8 blocks, measured slower in every table: more spills.)
 template <class Real>
 void launch_lean_occupancy(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                            NormalCdf cdf, StreamHandle stream) {
-  launch_vectorized<Real, 1, true, true, 5>(in, out, cdf, stream, GridPolicy::exact);
-}
-
-template <class Real>
-void launch_lean_occupancy_6(const BlackScholesInputs<Real>& in,
-                             const BlackScholesOutputs<Real>& out, NormalCdf cdf,
-                             StreamHandle stream) {
-  launch_vectorized<Real, 1, true, true, 6>(in, out, cdf, stream, GridPolicy::exact);
-}
-
-template <class Real>
-void launch_lean_occupancy_8(const BlackScholesInputs<Real>& in,
-                             const BlackScholesOutputs<Real>& out, NormalCdf cdf,
-                             StreamHandle stream) {
-  launch_vectorized<Real, 1, true, true, 8>(in, out, cdf, stream, GridPolicy::exact);
+  // Greeks keep lean-exact-grid's kernel: under the cap their ten outputs would spill.
+  if (out.has_greeks()) {
+    launch_lean_exact_grid(in, out, cdf, stream);
+  } else {
+    launch_vectorized<Real, 1, true, true, 5>(in, out, cdf, stream, GridPolicy::exact);
+  }
 }
 
 #define GPUKIT_INSTANTIATE_BS_LAUNCHER(name)                                                     \
@@ -408,7 +425,5 @@ GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_exact_grid)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_math)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_exact_grid)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_occupancy)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_occupancy_6)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_occupancy_8)
 
 }  // namespace gpukit::finance::cuda_detail

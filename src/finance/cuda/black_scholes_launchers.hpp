@@ -20,8 +20,6 @@ GPUKIT_DECLARE_BS_LAUNCHER(launch_exact_grid)
 GPUKIT_DECLARE_BS_LAUNCHER(launch_lean_math)
 GPUKIT_DECLARE_BS_LAUNCHER(launch_lean_exact_grid)
 GPUKIT_DECLARE_BS_LAUNCHER(launch_lean_occupancy)
-GPUKIT_DECLARE_BS_LAUNCHER(launch_lean_occupancy_6)
-GPUKIT_DECLARE_BS_LAUNCHER(launch_lean_occupancy_8)
 
 #undef GPUKIT_DECLARE_BS_LAUNCHER
 
