@@ -5,8 +5,7 @@
 //
 // What it saves over price_option, per option:
 // - sqrt(T) and two divisions become one reciprocal square root and reciprocals:
-//   1/(sigma sqrt T) = rsqrt(T) (1/sigma), with 1/sigma shared by the options of a thread when
-//   the book has one volatility; F/K = F (1/K).
+//   1/(sigma sqrt T) = rsqrt(T) (1/sigma); F/K = F (1/K).
 // - Hull's CND needs phi(d) for both d1 and d2; the identity F phi(d1) = K phi(d2) (F = S e^{-qT},
 //   K = X e^{-rT}, since d1^2 - d2^2 = 2 ln(F/K)) gives both from one exponential.
 // - Both prices come from the two small tails F N(-|d1|) and K N(-|d2|) (the large tails by one
@@ -257,8 +256,7 @@ GPUKIT_HD_INLINE CallPut<Real> price_call_put_lean(Real spot, Real strike, Real 
   const Real pv = strike * rate_discount;     // K = X e^{-rT}
   // `!(x < tiny)` rather than `x >= tiny` so a NaN takes the formula path and gives NaN.
   if (!(maturity < kTiny) && !(volatility < kTiny) && !(vol_sqrt_t < kTiny) && strike != Real(0)) {
-    // 1/sigma is shared by every option of a book with one volatility (computed once per
-    // thread); sigma sqrt T >= the smallest normal keeps the product finite.
+    // sigma >= the smallest normal keeps 1/sigma finite, sigma sqrt T >= it the product.
     const Real inv_vol_sqrt_t = rsqrt_t * lean_rcp<kFast>(volatility);
     const Real ratio = fwd * lean_rcp<kFast>(pv);  // F / K
     const Real d1 =
