@@ -34,7 +34,21 @@ TEST(BlackScholesLeanMath, DoubleExpWithinOneUlpAndTheLibraryBeyondItsRange) {
     worst =
         std::max(worst, ulps(detail::lean_exp_double(x), std::exp(static_cast<long double>(x))));
   }
-  std::printf("lean_exp_double: max error %.3f ulp over 400000 arguments in [-708, 708]\n", worst);
+  // Where the reduction switches table entry (x = (j + 1/2) ln2/64) and at the range's ends.
+  for (int j = -64 * 1021; j <= 64 * 1021; j += 37) {
+    const double edge = (j + 0.5) * (0.69314718055994530942 / 64);
+    for (double x : {std::nextafter(edge, -INFINITY), edge, std::nextafter(edge, INFINITY)}) {
+      if (std::abs(x) >= 708) continue;
+      worst =
+          std::max(worst, ulps(detail::lean_exp_double(x), std::exp(static_cast<long double>(x))));
+    }
+  }
+  for (double x : {-707.99999, 707.99999}) {
+    worst =
+        std::max(worst, ulps(detail::lean_exp_double(x), std::exp(static_cast<long double>(x))));
+  }
+  std::printf("lean_exp_double: max error %.3f ulp over about 410000 arguments in [-708, 708]\n",
+              worst);
   EXPECT_LE(worst, 1.0);
   for (double x : {0.0, -0.0, 1e-300, -1e-300, 0.5 * 0.6931471805599453, 708.5, -709.0, -745.0,
                    -800.0, 800.0}) {
@@ -46,14 +60,30 @@ TEST(BlackScholesLeanMath, DoubleExpWithinOneUlpAndTheLibraryBeyondItsRange) {
 
 TEST(BlackScholesLeanMath, DoubleLogWithinOneUlpAndTheLibraryBeyondItsRange) {
   std::mt19937_64 rng(52);
-  std::uniform_real_distribution<double> exponent(-1020, 1020), near_one(0.5, 2);
+  // Close to 1 the result is small and its ulp too: the table's two intervals next to 1 and
+  // their neighbours, where the sum k ln2 - ln(1/c) + log1p(r) must not lose relative accuracy.
+  std::uniform_real_distribution<double> exponent(-1020, 1020), near_one(0.5, 2),
+      closest_to_one(1 - 0x1p-5, 1 + 0x1p-5);
   double worst = 0;
-  for (int i = 0; i < 400000; ++i) {
-    const double x = i % 2 ? std::exp2(exponent(rng)) : near_one(rng);
+  for (int i = 0; i < 450000; ++i) {
+    const double x = i % 3 == 0   ? std::exp2(exponent(rng))
+                     : i % 3 == 1 ? near_one(rng)
+                                  : closest_to_one(rng);
     worst =
         std::max(worst, ulps(detail::lean_log_double(x), std::log(static_cast<long double>(x))));
   }
-  std::printf("lean_log_double: max error %.3f ulp over 400000 normal arguments\n", worst);
+  // Every interval boundary of the table, and its neighbours, in several binades.
+  for (std::int32_t i = 0; i <= 128; ++i) {
+    for (int k : {-1000, -1, 0, 1, 1000}) {
+      const double edge = std::ldexp(detail::double_from_words(0x3fe6a000 + i * 0x2000, 0),
+                                     k);  // z = sqrt(2)/2 ...
+      for (double x : {std::nextafter(edge, 0.0), edge, std::nextafter(edge, INFINITY)}) {
+        worst = std::max(worst,
+                         ulps(detail::lean_log_double(x), std::log(static_cast<long double>(x))));
+      }
+    }
+  }
+  std::printf("lean_log_double: max error %.3f ulp over 451935 normal arguments\n", worst);
   EXPECT_LE(worst, 1.0);
   const double finite[] = {1.0,
                            2.0,

@@ -44,6 +44,13 @@ __device__ __forceinline__ OptionResult<Real> price_one(Real spot, Real strike, 
   }
 }
 
+// The lean double exp reads its table from shared memory: every lean kernel fills it first, with
+// all threads of the block.
+template <class Real, bool kLean>
+__device__ __forceinline__ void load_lean_tables() {
+  if constexpr (kLean && sizeof(Real) == sizeof(double)) detail::lean_load_tables_to_shared();
+}
+
 template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean>
 __device__ __forceinline__ void price_and_store_one(const BlackScholesInputs<Real>& in,
                                                     const BlackScholesOutputs<Real>& out,
@@ -63,6 +70,7 @@ __device__ __forceinline__ void price_and_store_one(const BlackScholesInputs<Rea
 template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     black_scholes_grid_stride_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
+  load_lean_tables<Real, kLean>();
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < in.count; i += stride) {
@@ -142,6 +150,16 @@ template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerTh
 __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInputs<Real>& in,
                                                           const BlackScholesOutputs<Real>& out) {
   constexpr int W = Vector16<Real>::kWidth;
+  constexpr bool kLeanCallPut = kLean && !kGreeks;
+  load_lean_tables<Real, kLean>();
+  // The lean arithmetic takes 1/sigma from its caller: in double (a reciprocal is ~10
+  // instructions) a book-wide volatility's once per thread; in float it stays per option.
+  constexpr bool kFastRcp = Cdf == NormalCdf::hull_polynomial_fast_math;
+  constexpr bool kHoistInvVolatility = kLeanCallPut && sizeof(Real) == sizeof(double);
+  Real scalar_inv_volatility = Real(0);
+  if (kHoistInvVolatility && in.volatility.values == nullptr) {
+    scalar_inv_volatility = detail::lean_rcp<kFastRcp>(in.volatility.scalar);
+  }
   const std::int64_t vector_count = in.count / W;
   const std::int64_t tile = static_cast<std::int64_t>(blockDim.x) * kVectorsPerThread;
   for (std::int64_t base = blockIdx.x * tile; base < vector_count;
@@ -171,6 +189,16 @@ __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInpu
       Real call_theta[W], put_theta[W], call_rho[W], put_rho[W];
 #pragma unroll
       for (int k = 0; k < W; ++k) {
+        if constexpr (kLeanCallPut) {
+          const Real inv_volatility = kHoistInvVolatility && in.volatility.values == nullptr
+                                          ? scalar_inv_volatility
+                                          : detail::lean_rcp<kFastRcp>(volatility[u][k]);
+          const detail::CallPut<Real> p = detail::price_call_put_lean<Real, Cdf>(
+              spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k],
+              inv_volatility, dividend[u][k]);
+          call[k] = p.call, put[k] = p.put;
+          continue;
+        }
         const OptionResult<Real> r = price_one<Real, Cdf, kGreeks, kLean>(
             spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k], dividend[u][k]);
         call[k] = r.call, put[k] = r.put;
