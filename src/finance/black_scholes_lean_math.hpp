@@ -290,16 +290,27 @@ struct LeanTablesShared {
   double2 exp2_fraction[64];
   double2 log_table[128][2];
 };
+constexpr LeanTablesShared make_lean_tables() {
+  LeanTablesShared t{};
+  const LeanDoubleCoefficients& c = kLeanDoubleCoefficients;
+  for (int j = 0; j < 64; ++j) t.exp2_fraction[j] = {c.exp2_fraction[j][0], c.exp2_fraction[j][1]};
+  for (int j = 0; j < 128; ++j) {
+    t.log_table[j][0] = {c.log_table[j][0], c.log_table[j][1]};
+    t.log_table[j][1] = {c.log_table[j][2], c.log_table[j][3]};
+  }
+  return t;
+}
+// The source of the fill, in the shared layout: the exact-grid kernels run one block per 512
+// options, so each block's fill must be a few coalesced 16-byte loads (L2-resident after the
+// first blocks), not constant-memory reads with a different address per lane.
+static __device__ const LeanTablesShared kLeanTablesGlobal = make_lean_tables();
 static __shared__ LeanTablesShared kLeanTablesShared;
 __device__ __forceinline__ void lean_load_tables_to_shared() {
-  const LeanDoubleCoefficients& c = kLeanDoubleCoefficientsOnDevice;
-  for (int j = static_cast<int>(threadIdx.x); j < 128; j += static_cast<int>(blockDim.x)) {
-    if (j < 64) {
-      kLeanTablesShared.exp2_fraction[j] =
-          make_double2(c.exp2_fraction[j][0], c.exp2_fraction[j][1]);
-    }
-    kLeanTablesShared.log_table[j][0] = make_double2(c.log_table[j][0], c.log_table[j][1]);
-    kLeanTablesShared.log_table[j][1] = make_double2(c.log_table[j][2], c.log_table[j][3]);
+  constexpr int kVectors = sizeof(LeanTablesShared) / sizeof(double2);
+  const double2* source = reinterpret_cast<const double2*>(&kLeanTablesGlobal);
+  double2* destination = reinterpret_cast<double2*>(&kLeanTablesShared);
+  for (int j = static_cast<int>(threadIdx.x); j < kVectors; j += static_cast<int>(blockDim.x)) {
+    destination[j] = __ldg(source + j);
   }
   __syncthreads();
 }
