@@ -29,9 +29,20 @@ constexpr BlackScholesVariant kVariants[] = {
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_streaming)},
     {"exact-grid", "as streaming, one tile per block: an exact grid instead of a grid-stride loop",
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_exact_grid)},
+    {"lean-math",
+     "vector-io with lean call/put arithmetic: rsqrt and reciprocals for sqrt and divisions, "
+     "one exponential for both Hull CNDs (F phi(d1) = K phi(d2)), both prices from the two small "
+     "tails, lean double exp/log",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_math)},
+    {"lean-exact-grid", "lean-math with evict-first accesses and one tile per block (exact grid)",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
+    {"lean-occupancy",
+     "lean-exact-grid capped at 48 registers: 5 blocks (40 warps) per SM (prices; Greeks as "
+     "lean-exact-grid)",
+     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_occupancy)},
 };
 #undef GPUKIT_BS_LAUNCHERS
-constexpr std::string_view kDefaultVariant = "exact-grid";
+constexpr std::string_view kDefaultVariant = "lean-occupancy";
 #endif
 
 }  // namespace

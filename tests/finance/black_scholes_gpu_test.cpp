@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <vector>
 
 #include "finance/black_scholes_test_support.hpp"
 #include "gpu_test_support.hpp"
@@ -130,17 +132,24 @@ void expect_matches(const Book& b, const std::vector<std::vector<double>>& ref,
   }
 }
 
+enum class BookKind { seed_like, extreme };
+
 template <class Real>
-void check_every_variant(std::size_t offset) {
-  for (std::size_t n : kSizes) {
+void check_every_variant(std::size_t offset, BookKind kind = BookKind::seed_like) {
+  const std::vector<std::size_t> sizes =
+      kind == BookKind::seed_like ? std::vector<std::size_t>(std::begin(kSizes), std::end(kSizes))
+                                  : std::vector<std::size_t>{1025, (std::size_t{1} << 16) + 1};
+  for (std::size_t n : sizes) {
     const std::uint64_t seed = 7919 * n + offset;
-    const Book b = testing::seed_like_book(n, seed);
+    const Book b = kind == BookKind::seed_like ? testing::seed_like_book(n, seed)
+                                               : testing::extreme_book(n, seed);
     DeviceBook<Real> d(b, offset);
     for (NormalCdf cdf :
          {NormalCdf::erfc, NormalCdf::hull_polynomial, NormalCdf::hull_polynomial_fast_math}) {
       for (bool per_option : {true, false}) {
         const auto ref = reference<Real>(b, cdf, per_option);
-        for (bool greeks : {false, true}) {
+        // Greeks take price_option in every variant; the seed-like books check them.
+        for (bool greeks : {false, kind == BookKind::seed_like}) {
           for (const BlackScholesVariant& v : black_scholes_variants()) {
             d.poison();
             v.launch(d.inputs(per_option), d.outputs(greeks), cdf, nullptr);
@@ -149,7 +158,8 @@ void check_every_variant(std::size_t offset) {
             for (int k = 0; k < (greeks ? kOutputs : 2); ++k) got.push_back(d.download(k));
             expect_matches<Real>(
                 b, ref, got, per_option, cdf,
-                ::testing::PrintToString(v.name) + " n=" + std::to_string(n) +
+                ::testing::PrintToString(v.name) +
+                    (kind == BookKind::extreme ? " extreme book" : "") + " n=" + std::to_string(n) +
                     " seed=" + std::to_string(seed) + " offset=" + std::to_string(offset) +
                     (per_option ? " per-option" : " book-wide") + " cdf " +
                     std::to_string(static_cast<int>(cdf)) + (greeks ? " greeks" : ""));
@@ -177,6 +187,15 @@ TEST(BlackScholesGpu, EveryVariantFloatMatchesTheReference) {
 TEST(BlackScholesGpu, EveryVariantDoubleMatchesTheReference) {
   GPUKIT_REQUIRE_GPU();
   check_every_variant<double>(0);
+}
+
+// Deep in and out of the money, 1-day to 30-year maturities, volatilities 0.01-3: both tails of
+// both CNDs, calls and puts, in every variant (the lean-math variants' arithmetic included).
+TEST(BlackScholesGpu, EveryVariantMatchesTheReferenceOnExtremeBooks) {
+  GPUKIT_REQUIRE_GPU();
+  check_every_variant<float>(0, BookKind::extreme);
+  check_every_variant<double>(0, BookKind::extreme);
+  check_every_variant<float>(1, BookKind::extreme);
 }
 
 TEST(BlackScholesGpu, MisalignedViewsFallBackAndStayCorrect) {

@@ -21,7 +21,10 @@
 // polynomial (absolute error about 7.5e-8 in N), kept as the seed's variant.
 //
 // Determinism: each option is priced independently; results do not depend on threads, grid or
-// chunk sizes. CPU and GPU results differ by the last bits of the math libraries (erfc, exp, log).
+// chunk sizes. CPU and GPU results differ by the last bits of the math libraries (erfc, exp, log)
+// and, for the lean-* CUDA variants (the default among them), by their rearranged call/put
+// arithmetic, tested to the same tolerances (max |GPU - CPU| 3.4e-13 on 100,000 extreme double
+// options through the default variant, erfc).
 
 #include <cstdint>
 #include <span>

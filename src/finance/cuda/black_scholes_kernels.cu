@@ -1,5 +1,7 @@
 // The CUDA Black-Scholes ladder: the seed's kernel (slide 11) and the steps that take it to the
-// HBM limit on an H200. Every kernel prices with detail::price_option, the CPU's arithmetic.
+// HBM limit on an H200. Every kernel prices with detail::price_option, the CPU's arithmetic,
+// except the lean-math variants' calls and puts (black_scholes_lean_math.hpp: the same formula
+// with fewer transcendental functions and no divisions, tested against the CPU's).
 //
 // Napkin math (float, call + put, rate/volatility given once): 12 bytes read + 8 written per
 // option; at the H200's ~4.3 TB/s copy bandwidth that is ~215 G options/s, i.e. ~150 issue slots
@@ -12,6 +14,7 @@
 
 #include "core/cuda/check.hpp"
 #include "core/cuda/launch_shape.hpp"
+#include "finance/black_scholes_lean_math.hpp"
 #include "finance/black_scholes_math.hpp"
 #include "finance/cuda/black_scholes_launchers.hpp"
 
@@ -25,15 +28,53 @@ namespace {
 
 constexpr int kThreadsPerBlock = 256;
 
+// The arithmetic of one option: price_option (the CPU's) or, for the lean-math variants' call and
+// put, price_call_put_lean; the Greeks always take price_option.
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean>
+__device__ __forceinline__ OptionResult<Real> price_one(Real spot, Real strike, Real maturity,
+                                                        Real rate, Real volatility, Real dividend) {
+  if constexpr (kLean && !kGreeks) {
+    const detail::CallPut<Real> p =
+        detail::price_call_put_lean<Real, Cdf>(spot, strike, maturity, rate, volatility, dividend);
+    OptionResult<Real> r{};
+    r.call = p.call, r.put = p.put;
+    return r;
+  } else {
+    return price_option<Real, Cdf, kGreeks>(spot, strike, maturity, rate, volatility, dividend);
+  }
+}
+
+// The lean double exp reads its table from shared memory: every lean kernel fills it first, with
+// all threads of the block.
+template <class Real, bool kLean>
+__device__ __forceinline__ void load_lean_tables() {
+  if constexpr (kLean && sizeof(Real) == sizeof(double)) detail::lean_load_tables_to_shared();
+}
+
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean>
+__device__ __forceinline__ void price_and_store_one(const BlackScholesInputs<Real>& in,
+                                                    const BlackScholesOutputs<Real>& out,
+                                                    std::int64_t i) {
+  if constexpr (kLean && !kGreeks) {
+    const OptionResult<Real> r = price_one<Real, Cdf, kGreeks, kLean>(
+        in.spot[i], in.strike[i], in.maturity[i], detail::parameter_at(in.rate, i),
+        detail::parameter_at(in.volatility, i), detail::parameter_at(in.dividend, i));
+    detail::store_result<Real, kGreeks>(out, i, r);
+  } else {
+    price_and_store<Real, Cdf, kGreeks>(in, out, i);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scalar grid-stride kernel: the seed's shape (slide 11), one option per thread per iteration.
-template <class Real, NormalCdf Cdf, bool kGreeks>
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     black_scholes_grid_stride_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
+  load_lean_tables<Real, kLean>();
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < in.count; i += stride) {
-    price_and_store<Real, Cdf, kGreeks>(in, out, i);
+    price_and_store_one<Real, Cdf, kGreeks, kLean>(in, out, i);
   }
 }
 
@@ -104,10 +145,21 @@ __device__ __forceinline__ void load_parameter(const PerOption<Real>& p, std::in
   }
 }
 
-template <class Real, NormalCdf Cdf, bool kGreeks, int kVectorsPerThread, bool kStreaming>
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    black_scholes_vector_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerThread,
+          bool kStreaming>
+__device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInputs<Real>& in,
+                                                          const BlackScholesOutputs<Real>& out) {
   constexpr int W = Vector16<Real>::kWidth;
+  constexpr bool kLeanCallPut = kLean && !kGreeks;
+  load_lean_tables<Real, kLean>();
+  // The lean arithmetic takes 1/sigma from its caller: in double (a reciprocal is ~10
+  // instructions) a book-wide volatility's once per thread; in float it stays per option.
+  constexpr bool kFastRcp = Cdf == NormalCdf::hull_polynomial_fast_math;
+  constexpr bool kHoistInvVolatility = kLeanCallPut && sizeof(Real) == sizeof(double);
+  Real scalar_inv_volatility = Real(0);
+  if (kHoistInvVolatility && in.volatility.values == nullptr) {
+    scalar_inv_volatility = detail::lean_rcp<kFastRcp>(in.volatility.scalar);
+  }
   const std::int64_t vector_count = in.count / W;
   const std::int64_t tile = static_cast<std::int64_t>(blockDim.x) * kVectorsPerThread;
   for (std::int64_t base = blockIdx.x * tile; base < vector_count;
@@ -137,7 +189,17 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
       Real call_theta[W], put_theta[W], call_rho[W], put_rho[W];
 #pragma unroll
       for (int k = 0; k < W; ++k) {
-        const OptionResult<Real> r = price_option<Real, Cdf, kGreeks>(
+        if constexpr (kLeanCallPut) {
+          const Real inv_volatility = kHoistInvVolatility && in.volatility.values == nullptr
+                                          ? scalar_inv_volatility
+                                          : detail::lean_rcp<kFastRcp>(volatility[u][k]);
+          const detail::CallPut<Real> p = detail::price_call_put_lean<Real, Cdf>(
+              spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k],
+              inv_volatility, dividend[u][k]);
+          call[k] = p.call, put[k] = p.put;
+          continue;
+        }
+        const OptionResult<Real> r = price_one<Real, Cdf, kGreeks, kLean>(
             spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k], dividend[u][k]);
         call[k] = r.call, put[k] = r.put;
         if constexpr (kGreeks) {
@@ -166,8 +228,25 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   for (std::int64_t i =
            tail_begin + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < in.count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    price_and_store<Real, Cdf, kGreeks>(in, out, i);
+    price_and_store_one<Real, Cdf, kGreeks, kLean>(in, out, i);
   }
+}
+
+// kMinBlocksPerSm = 0: no register cap. (An explicit minimum of 1 is not the same to ptxas: it
+// gives the exact-grid float erfc kernel 84 registers instead of 78, and 2 resident blocks
+// instead of 3.)
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerThread,
+          bool kStreaming>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    black_scholes_vector_kernel(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
+  black_scholes_vector_body<Real, Cdf, kGreeks, kLean, kVectorsPerThread, kStreaming>(in, out);
+}
+
+template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerThread,
+          bool kStreaming, int kMinBlocksPerSm>
+__global__ void __launch_bounds__(kThreadsPerBlock, kMinBlocksPerSm)
+    black_scholes_vector_kernel_capped(BlackScholesInputs<Real> in, BlackScholesOutputs<Real> out) {
+  black_scholes_vector_body<Real, Cdf, kGreeks, kLean, kVectorsPerThread, kStreaming>(in, out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -254,34 +333,43 @@ void dispatch(NormalCdf cdf, bool greeks, F&& launch) {
   }
 }
 
-template <class Real>
+template <class Real, bool kLean = false>
 void launch_grid_stride(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                         NormalCdf cdf, StreamHandle stream, GridPolicy policy) {
   if (in.count <= 0) return;
   dispatch(cdf, out.has_greeks(), [&](auto cdf_c, auto greeks_c) {
-    launch_kernel(
-        black_scholes_grid_stride_kernel<Real, decltype(cdf_c)::value, decltype(greeks_c)::value>,
-        policy, in.count, in, out, stream);
+    launch_kernel(black_scholes_grid_stride_kernel<Real, decltype(cdf_c)::value,
+                                                   decltype(greeks_c)::value, kLean>,
+                  policy, in.count, in, out, stream);
   });
 }
 
-template <class Real, int kVectorsPerThread, bool kStreaming>
+template <class Real, int kVectorsPerThread, bool kStreaming, bool kLean = false,
+          int kMinBlocksPerSm = 0>
 void launch_vectorized(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                        NormalCdf cdf, StreamHandle stream, GridPolicy policy) {
   if (in.count <= 0) return;
   if (!all_aligned16(in, out)) {
     // 16-byte vectors need 16-byte aligned arrays; a misaligned view takes the scalar path.
-    launch_grid_stride(in, out, cdf, stream, GridPolicy::sm_filling);
+    launch_grid_stride<Real, kLean>(in, out, cdf, stream, GridPolicy::sm_filling);
     return;
   }
   const std::int64_t vectors = in.count / Vector16<Real>::kWidth;
   const std::int64_t threads_needed =
       (vectors + kVectorsPerThread - 1) / kVectorsPerThread + in.count % Vector16<Real>::kWidth;
   dispatch(cdf, out.has_greeks(), [&](auto cdf_c, auto greeks_c) {
-    launch_kernel(
-        black_scholes_vector_kernel<Real, decltype(cdf_c)::value, decltype(greeks_c)::value,
-                                    kVectorsPerThread, kStreaming>,
-        policy, threads_needed, in, out, stream);
+    constexpr NormalCdf kCdf = decltype(cdf_c)::value;
+    constexpr bool kGreeks = decltype(greeks_c)::value;
+    if constexpr (kMinBlocksPerSm == 0) {
+      launch_kernel(
+          black_scholes_vector_kernel<Real, kCdf, kGreeks, kLean, kVectorsPerThread, kStreaming>,
+          policy, threads_needed, in, out, stream);
+    } else {
+      launch_kernel(
+          black_scholes_vector_kernel_capped<Real, kCdf, kGreeks, kLean, kVectorsPerThread,
+                                             kStreaming, kMinBlocksPerSm>,
+          policy, threads_needed, in, out, stream);
+    }
   });
 }
 
@@ -323,6 +411,33 @@ void launch_exact_grid(const BlackScholesInputs<Real>& in, const BlackScholesOut
   launch_vectorized<Real, 2, true>(in, out, cdf, stream, GridPolicy::exact);
 }
 
+template <class Real>
+void launch_lean_math(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                      NormalCdf cdf, StreamHandle stream) {
+  launch_vectorized<Real, 1, false, true, 1>(in, out, cdf, stream, GridPolicy::sm_filling);
+}
+
+template <class Real>
+void launch_lean_exact_grid(const BlackScholesInputs<Real>& in,
+                            const BlackScholesOutputs<Real>& out, NormalCdf cdf,
+                            StreamHandle stream) {
+  launch_vectorized<Real, 1, true, true, 1>(in, out, cdf, stream, GridPolicy::exact);
+}
+
+// The lean kernels are latency-bound at 3-4 resident blocks (the FP64 chains of exp and log
+// most): capping registers at 48 for 5 blocks per SM trades a few spills (double) for more warps.
+// (Caps of 40 and 32 registers, 6 and 8 blocks, measured slower in every table: more spills.)
+template <class Real>
+void launch_lean_occupancy(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                           NormalCdf cdf, StreamHandle stream) {
+  // Greeks keep lean-exact-grid's kernel: under the cap their ten outputs would spill.
+  if (out.has_greeks()) {
+    launch_lean_exact_grid(in, out, cdf, stream);
+  } else {
+    launch_vectorized<Real, 1, true, true, 5>(in, out, cdf, stream, GridPolicy::exact);
+  }
+}
+
 #define GPUKIT_INSTANTIATE_BS_LAUNCHER(name)                                                     \
   template void name<float>(const BlackScholesInputs<float>&, const BlackScholesOutputs<float>&, \
                             NormalCdf, StreamHandle);                                            \
@@ -335,5 +450,8 @@ GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_vector_io)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_vector_io_ilp)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_streaming)
 GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_exact_grid)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_math)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_exact_grid)
+GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_occupancy)
 
 }  // namespace gpukit::finance::cuda_detail

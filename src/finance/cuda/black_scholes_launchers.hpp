@@ -17,6 +17,9 @@ GPUKIT_DECLARE_BS_LAUNCHER(launch_vector_io)
 GPUKIT_DECLARE_BS_LAUNCHER(launch_vector_io_ilp)
 GPUKIT_DECLARE_BS_LAUNCHER(launch_streaming)
 GPUKIT_DECLARE_BS_LAUNCHER(launch_exact_grid)
+GPUKIT_DECLARE_BS_LAUNCHER(launch_lean_math)
+GPUKIT_DECLARE_BS_LAUNCHER(launch_lean_exact_grid)
+GPUKIT_DECLARE_BS_LAUNCHER(launch_lean_occupancy)
 
 #undef GPUKIT_DECLARE_BS_LAUNCHER
 

@@ -1,0 +1,229 @@
+// The lean-math call/put arithmetic (the lean-math CUDA variants' body), on the CPU: against the
+// long-double closed form and against price_option on books that reach both tails, and on the
+// degenerate and NaN inputs. The GPU tests run the same function in the kernels.
+
+#include "finance/black_scholes_lean_math.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+
+#include "finance/black_scholes_test_support.hpp"
+
+namespace gpukit::finance {
+namespace {
+
+using testing::Book;
+
+// Distance in units in the last place of the correctly rounded result (long double reference).
+double ulps(double got, long double exact) {
+  const double rounded = static_cast<double>(exact);
+  const double ulp = std::nextafter(std::abs(rounded), INFINITY) - std::abs(rounded);
+  return static_cast<double>(std::abs(static_cast<long double>(got) - exact) / ulp);
+}
+
+TEST(BlackScholesLeanMath, DoubleExpWithinOneUlpAndTheLibraryBeyondItsRange) {
+  std::mt19937_64 rng(51);
+  std::uniform_real_distribution<double> wide(-707.9, 707.9), narrow(-2, 2);
+  double worst = 0;
+  for (int i = 0; i < 400000; ++i) {
+    const double x = i % 2 ? wide(rng) : narrow(rng);
+    worst =
+        std::max(worst, ulps(detail::lean_exp_double(x), std::exp(static_cast<long double>(x))));
+  }
+  // Where the reduction switches table entry (x = (j + 1/2) ln2/64) and at the range's ends.
+  for (int j = -64 * 1021; j <= 64 * 1021; j += 37) {
+    const double edge = (j + 0.5) * (0.69314718055994530942 / 64);
+    for (double x : {std::nextafter(edge, -INFINITY), edge, std::nextafter(edge, INFINITY)}) {
+      if (std::abs(x) >= 708) continue;
+      worst =
+          std::max(worst, ulps(detail::lean_exp_double(x), std::exp(static_cast<long double>(x))));
+    }
+  }
+  for (double x : {-707.99999, 707.99999}) {
+    worst =
+        std::max(worst, ulps(detail::lean_exp_double(x), std::exp(static_cast<long double>(x))));
+  }
+  std::printf("lean_exp_double: max error %.3f ulp over about 410000 arguments in [-708, 708]\n",
+              worst);
+  EXPECT_LE(worst, 1.0);
+  for (double x : {0.0, -0.0, 1e-300, -1e-300, 0.5 * 0.6931471805599453, 708.5, -709.0, -745.0,
+                   -800.0, 800.0}) {
+    EXPECT_EQ(detail::lean_exp_double(x), std::exp(x)) << x;
+  }
+  EXPECT_EQ(detail::lean_exp_double(-std::numeric_limits<double>::infinity()), 0.0);
+  EXPECT_TRUE(std::isnan(detail::lean_exp_double(NAN)));
+}
+
+TEST(BlackScholesLeanMath, DoubleLogWithinOneUlpAndTheLibraryBeyondItsRange) {
+  std::mt19937_64 rng(52);
+  // Close to 1 the result is small and its ulp too: the table's two intervals next to 1 and
+  // their neighbours, where the sum k ln2 - ln(1/c) + log1p(r) must not lose relative accuracy.
+  std::uniform_real_distribution<double> exponent(-1020, 1020), near_one(0.5, 2),
+      closest_to_one(1 - 0x1p-5, 1 + 0x1p-5);
+  double worst = 0;
+  for (int i = 0; i < 450000; ++i) {
+    const double x = i % 3 == 0   ? std::exp2(exponent(rng))
+                     : i % 3 == 1 ? near_one(rng)
+                                  : closest_to_one(rng);
+    worst =
+        std::max(worst, ulps(detail::lean_log_double(x), std::log(static_cast<long double>(x))));
+  }
+  // Every interval boundary of the table, and its neighbours, in several binades.
+  for (std::int32_t i = 0; i <= 128; ++i) {
+    for (int k : {-1000, -1, 0, 1, 1000}) {
+      const double edge = std::ldexp(detail::double_from_words(0x3fe6a000 + i * 0x2000, 0),
+                                     k);  // z = sqrt(2)/2 ...
+      for (double x : {std::nextafter(edge, 0.0), edge, std::nextafter(edge, INFINITY)}) {
+        worst = std::max(worst,
+                         ulps(detail::lean_log_double(x), std::log(static_cast<long double>(x))));
+      }
+    }
+  }
+  std::printf("lean_log_double: max error %.3f ulp over 451935 normal arguments\n", worst);
+  EXPECT_LE(worst, 1.0);
+  const double finite[] = {1.0,
+                           2.0,
+                           0.5,
+                           std::numeric_limits<double>::min(),
+                           std::numeric_limits<double>::max(),
+                           std::numeric_limits<double>::denorm_min()};
+  for (double x : finite) {
+    EXPECT_NEAR(detail::lean_log_double(x), std::log(x), 1e-15 * std::abs(std::log(x))) << x;
+  }
+  EXPECT_EQ(detail::lean_log_double(0.0), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(detail::lean_log_double(std::numeric_limits<double>::infinity()),
+            std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(detail::lean_log_double(-1.0)));
+  EXPECT_TRUE(std::isnan(detail::lean_log_double(NAN)));
+}
+
+template <class Real, NormalCdf Cdf>
+detail::CallPut<Real> lean(const Book& b, std::size_t i) {
+  return detail::price_call_put_lean<Real, Cdf>(Real(b.spot[i]), Real(b.strike[i]),
+                                                Real(b.maturity[i]), Real(b.rate[i]),
+                                                Real(b.volatility[i]), Real(b.dividend[i]));
+}
+
+template <class Real, NormalCdf Cdf>
+detail::OptionResult<Real> shared(const Book& b, std::size_t i) {
+  return detail::price_option<Real, Cdf, false>(Real(b.spot[i]), Real(b.strike[i]),
+                                                Real(b.maturity[i]), Real(b.rate[i]),
+                                                Real(b.volatility[i]), Real(b.dividend[i]));
+}
+
+// Extreme books (strikes e^-3..e^3 times spot, 1 day to 30 years, volatilities 0.01-3) and the
+// seed's ranges, erfc CND: within the same tolerance as price_option of the closed form.
+template <class Real>
+void expect_erfc_matches_the_closed_form(const Book& b, std::uint64_t seed) {
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const auto got = lean<Real, NormalCdf::erfc>(b, i);
+    const auto ref =
+        testing::closed_form(Real(b.spot[i]), Real(b.strike[i]), Real(b.maturity[i]),
+                             Real(b.rate[i]), Real(b.volatility[i]), Real(b.dividend[i]));
+    const double tol = testing::price_tolerance<Real>(b.spot[i], b.strike[i], b.maturity[i],
+                                                      b.rate[i], b.dividend[i], NormalCdf::erfc);
+    ASSERT_NEAR(got.call, double(ref.call), tol) << "seed " << seed << " option " << i;
+    ASSERT_NEAR(got.put, double(ref.put), tol) << "seed " << seed << " option " << i;
+  }
+}
+
+TEST(BlackScholesLeanMath, ErfcMatchesTheIndependentClosedForm) {
+  expect_erfc_matches_the_closed_form<double>(testing::extreme_book(20000, 31), 31);
+  expect_erfc_matches_the_closed_form<float>(testing::extreme_book(20000, 32), 32);
+  expect_erfc_matches_the_closed_form<double>(testing::seed_like_book(5000, 33), 33);
+  expect_erfc_matches_the_closed_form<float>(testing::seed_like_book(5000, 34), 34);
+}
+
+TEST(BlackScholesLeanMath, DoubleErfcWithin1e9OfTheClosedForm) {
+  const Book b = testing::extreme_book(20000, 35);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const auto got = lean<double, NormalCdf::erfc>(b, i);
+    const auto ref = testing::closed_form(b.spot[i], b.strike[i], b.maturity[i], b.rate[i],
+                                          b.volatility[i], b.dividend[i]);
+    ASSERT_NEAR(got.call, double(ref.call), 1e-9) << "option " << i;
+    ASSERT_NEAR(got.put, double(ref.put), 1e-9) << "option " << i;
+  }
+}
+
+// Hull's CND from one exponential (F phi(d1) = K phi(d2)) against price_option's two: the same
+// polynomial, so only rounding separates them, in both tails and for sigma sqrt T up to 30
+// (d1 and d2 far apart).
+template <class Real>
+void expect_hull_matches_price_option(const Book& b, std::uint64_t seed) {
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const auto got = lean<Real, NormalCdf::hull_polynomial>(b, i);
+    const auto ref = shared<Real, NormalCdf::hull_polynomial>(b, i);
+    const double tol = testing::price_tolerance<Real>(b.spot[i], b.strike[i], b.maturity[i],
+                                                      b.rate[i], b.dividend[i], NormalCdf::erfc);
+    ASSERT_NEAR(got.call, ref.call, tol) << "seed " << seed << " option " << i;
+    ASSERT_NEAR(got.put, ref.put, tol) << "seed " << seed << " option " << i;
+  }
+}
+
+Book very_volatile_book(std::size_t n, std::uint64_t seed) {
+  Book b = testing::extreme_book(n, seed);
+  for (std::size_t i = 0; i < n; ++i) b.volatility[i] = 0.5 + 5 * (i % 7) / 7.0;
+  for (std::size_t i = 0; i < n; ++i) b.maturity[i] = 1 + (i % 29);
+  return b;
+}
+
+TEST(BlackScholesLeanMath, HullFromOneExponentialMatchesTheSharedArithmetic) {
+  expect_hull_matches_price_option<double>(testing::extreme_book(20000, 41), 41);
+  expect_hull_matches_price_option<float>(testing::extreme_book(20000, 42), 42);
+  expect_hull_matches_price_option<double>(very_volatile_book(5000, 43), 43);
+  expect_hull_matches_price_option<float>(very_volatile_book(5000, 44), 44);
+  expect_hull_matches_price_option<float>(testing::seed_like_book(5000, 45), 45);
+}
+
+template <class Real, NormalCdf Cdf>
+void expect_degenerate_cases() {
+  SCOPED_TRACE(::testing::Message() << "bytes " << sizeof(Real) << " cdf " << int(Cdf));
+  const Real tiny = std::numeric_limits<Real>::denorm_min();
+  // {S, X, T, r, v, q}: zero or subnormal maturity or volatility, zero strike, at the money with
+  // sigma sqrt T far below the smallest normal number.
+  const Real cases[][6] = {{100, 90, 0, 0.05, 0.2, 0.01},
+                           {100, 110, 0, 0.05, 0.2, 0},
+                           {100, 90, 2, 0.05, 0, 0.01},
+                           {100, 120, 2, 0.05, 0, 0},
+                           {100, 0, 1, 0.03, 0.25, 0.02},
+                           {50, 50, 0, 0, 0, 0},
+                           {100, 100, tiny, 0, 0.3, 0},
+                           {100, 90, tiny, 0.05, 0.3, 0},
+                           {100, 100, 1, 0, tiny, 0},
+                           {100, 100, 1e-30f, 0, 1e-30f, 0},
+                           // 1/sigma overflows while sigma sqrt T is a normal number
+                           {100, 100, 1e30f, 0, tiny * Real(1 << 20), 0}};
+  for (const auto& c : cases) {
+    const auto got = detail::price_call_put_lean<Real, Cdf>(c[0], c[1], c[2], c[3], c[4], c[5]);
+    const double fwd = double(c[0]) * std::exp(-double(c[5]) * double(c[2]));
+    const double pvk = double(c[1]) * std::exp(-double(c[3]) * double(c[2]));
+    // Exact up to rounding, except at the money, where Hull's polynomial misses N(0) = 1/2.
+    const double tol = 4 * std::numeric_limits<Real>::epsilon() * (fwd + pvk) +
+                       (Cdf != NormalCdf::erfc ? 7.5e-8 * (fwd + pvk) : 0.0);
+    EXPECT_NEAR(got.call, std::max(fwd - pvk, 0.0), tol) << c[0] << " " << c[1] << " " << c[2];
+    EXPECT_NEAR(got.put, std::max(pvk - fwd, 0.0), tol) << c[0] << " " << c[1] << " " << c[2];
+  }
+  // A NaN in any input gives NaN call and put.
+  for (int field = 0; field < 6; ++field) {
+    Real in[6] = {100, 95, 1, 0.03, 0.25, 0.01};
+    in[field] = std::numeric_limits<Real>::quiet_NaN();
+    const auto got =
+        detail::price_call_put_lean<Real, Cdf>(in[0], in[1], in[2], in[3], in[4], in[5]);
+    EXPECT_TRUE(std::isnan(got.call) && std::isnan(got.put)) << "NaN in input " << field;
+  }
+}
+
+TEST(BlackScholesLeanMath, DegenerateAndNaNInputs) {
+  expect_degenerate_cases<double, NormalCdf::erfc>();
+  expect_degenerate_cases<double, NormalCdf::hull_polynomial>();
+  expect_degenerate_cases<float, NormalCdf::erfc>();
+  expect_degenerate_cases<float, NormalCdf::hull_polynomial>();
+  expect_degenerate_cases<float, NormalCdf::hull_polynomial_fast_math>();
+}
+
+}  // namespace
+}  // namespace gpukit::finance
