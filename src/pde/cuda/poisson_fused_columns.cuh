@@ -136,15 +136,46 @@ __host__ __device__ __forceinline__ void dft(C (&v)[R]) {
 /// at the price of one complex product (one more rounding).
 /// (One table of n0 entries, one load per twiddle, measured slower on the H200 at every large
 /// size: the larger shared memory footprint costs more than the product saves.)
-template <class C>
-struct Twiddles {
-  const C* fine;
-  const C* coarse;
+/// Each table is stored skewed, entry i at skewed(i) = i + i / 16: a stage's lanes look up
+/// w^(2^p e) for consecutive j (e = j 2^shift), entries 2^(p + shift) apart, which unskewed would
+/// fall on a few banks (up to 4-way conflicts, measured on the H200).
+struct TwiddleLayout {
   int log2_fine;
-  __host__ __device__ __forceinline__ C operator()(int t) const {
-    return mul<false>(coarse[t >> log2_fine], fine[t & ((1 << log2_fine) - 1)]);
+  int fine_count;    // 2^log2_fine
+  int coarse_count;  // n0 / 2^log2_fine
+  __host__ __device__ static constexpr int skewed(int i) { return i + (i >> 4); }
+  /// Slots (complex values) of the skewed fine table, then of both.
+  __host__ __device__ int fine_slots() const { return skewed(fine_count - 1) + 1; }
+  __host__ __device__ int slots() const { return fine_slots() + skewed(coarse_count - 1) + 1; }
+  __host__ __device__ static TwiddleLayout of(int log2_n) {
+    const int log2_fine = (log2_n + 1) / 2;
+    return {log2_fine, 1 << log2_fine, 1 << (log2_n - log2_fine)};
   }
 };
+
+template <class C>
+struct Twiddles {
+  const C* fine;    // skewed
+  const C* coarse;  // skewed
+  int log2_fine;
+  __host__ __device__ __forceinline__ C operator()(int t) const {
+    return mul<false>(coarse[TwiddleLayout::skewed(t >> log2_fine)],
+                      fine[TwiddleLayout::skewed(t & ((1 << log2_fine) - 1))]);
+  }
+};
+
+/// Places the unskewed tables (fine then coarse, `layout`'s counts) into `slots` skewed:
+/// entries thread, thread + threads, ...
+template <class C>
+__host__ __device__ __forceinline__ void place_twiddles(const C* tables, C* slots,
+                                                        TwiddleLayout layout, int thread,
+                                                        int threads) {
+  for (int i = thread; i < layout.fine_count + layout.coarse_count; i += threads) {
+    const bool fine = i < layout.fine_count;
+    const int k = fine ? i : i - layout.fine_count;
+    slots[(fine ? 0 : layout.fine_slots()) + TwiddleLayout::skewed(k)] = tables[i];
+  }
+}
 
 /// The column tile in global memory: `pitch` complex values between rows, of which the tile's
 /// first `columns` (<= TC; fewer in the grid's last tile) exist.
@@ -159,21 +190,81 @@ struct GlobalTile {
   __host__ __device__ __forceinline__ void store(int row, int c, C value) const {
     if (c < columns) base[row * pitch + c] = value;
   }
+  /// Columns c and c + 1 (c even). Two loads: rows of an odd pitch are not 16-byte aligned.
+  __host__ __device__ __forceinline__ void load_pair(int row, int c, C& a, C& b) const {
+    a = load(row, c);
+    b = load(row, c + 1);
+  }
+  __host__ __device__ __forceinline__ void store_pair(int row, int c, C a, C b) const {
+    store(row, c, a);
+    store(row, c + 1, b);
+  }
 };
 
-/// The column tile in shared memory: rows of TC values with one padding row after every 16,
-/// which keeps the butterflies of the late stages (rows 16 apart) off each other's banks and
-/// keeps every row 8-byte aligned. Rows of the tile: n0 + n0 / 16.
+/// The tile's rows [first_row, first_row + rows) in shared memory: rows of TC values with one
+/// padding row after every 2^log2_pad (the pivot's radix, at least 16), which keeps the pivot's
+/// butterflies (that many rows apart, one per lane) off each other's banks (at most
+/// `elements(rows)` values). The base is 16-byte aligned, so a pair of float columns (c even,
+/// TC even) is one 16-byte access. first_row is a multiple of 2^log2_pad.
 template <class C, int TC>
 struct SharedTile {
   C* base;
+  int first_row;
+  int log2_pad;
+  __host__ __device__ __forceinline__ int index(int row, int c) const {
+    const int r = row - first_row;
+    return (r + (r >> log2_pad)) * TC + c;
+  }
+  __host__ __device__ __forceinline__ C load(int row, int c) const { return base[index(row, c)]; }
+  __host__ __device__ __forceinline__ void store(int row, int c, C value) const {
+    base[index(row, c)] = value;
+  }
+  __host__ __device__ __forceinline__ void load_pair(int row, int c, C& a, C& b) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(C) == 8 && TC % 2 == 0) {
+      const float4 q = *reinterpret_cast<const float4*>(base + index(row, c));
+      a = {q.x, q.y};
+      b = {q.z, q.w};
+      return;
+    }
+#endif
+    a = load(row, c);
+    b = load(row, c + 1);
+  }
+  __host__ __device__ __forceinline__ void store_pair(int row, int c, C a, C b) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(C) == 8 && TC % 2 == 0) {
+      *reinterpret_cast<float4*>(base + index(row, c)) = float4{a.x, a.y, b.x, b.y};
+      return;
+    }
+#endif
+    store(row, c, a);
+    store(row, c + 1, b);
+  }
+  static constexpr std::int64_t elements(std::int64_t rows) { return (rows + rows / 16) * TC; }
+};
+
+/// The whole tile spread over the shared memory of the P blocks of a cluster: rows
+/// [h n0/P, (h + 1) n0/P) in block h's (on the GPU, pointers into distributed shared memory;
+/// P = 1: the block's own). Only the first and the last stage reach across blocks.
+template <class C, int TC, int P>
+struct SplitTile {
+  static_assert(P == 1 || P == 2);
+  C* part[P];
+  int log2_rows_per_part;
+  int log2_pad;  // of every part: SharedTile::log2_pad
+  __host__ __device__ __forceinline__ SharedTile<C, TC> part_of(int row) const {
+    if constexpr (P == 1) return {part[0], 0, log2_pad};
+    // A select, not part[h]: an indexed array of pointers would live in local memory.
+    const bool second = (row >> log2_rows_per_part) != 0;
+    return {second ? part[1] : part[0], second ? 1 << log2_rows_per_part : 0, log2_pad};
+  }
   __host__ __device__ __forceinline__ C load(int row, int c) const {
-    return base[(row + (row >> 4)) * TC + c];
+    return part_of(row).load(row, c);
   }
   __host__ __device__ __forceinline__ void store(int row, int c, C value) const {
-    base[(row + (row >> 4)) * TC + c] = value;
+    part_of(row).store(row, c, value);
   }
-  static constexpr std::int64_t elements(std::int64_t n0) { return (n0 + n0 / 16) * TC; }
 };
 
 /// What the scaling needs to know about a tile: the wave numbers and -1/N.
@@ -193,6 +284,8 @@ struct TransformShape {
   int log2_n;     // n0 = 2^log2_n
   int stages;     // radix-16 stages + the pivot
   int log2_last;  // radix of the pivot: 2^log2_last, 1..5
+  /// The shared tile's padding period (SharedTile): the pivot's radix, at least 16.
+  __host__ __device__ int log2_pad() const { return log2_last > 4 ? log2_last : 4; }
 };
 
 __host__ __device__ inline TransformShape transform_shape(int log2_n) {
@@ -214,91 +307,179 @@ __host__ __device__ __forceinline__ int frequency_of_position(int p, TransformSh
   return k | ((p & ((1 << shape.log2_last) - 1)) << (4 * (shape.stages - 1)));
 }
 
-enum class StageKind { forward, pivot, inverse };
+/// Columns per thread in the radix-16 stages within shared memory: a thread does the
+/// butterflies of the same rows in two adjacent columns (TC >= 2), which share their 15
+/// twiddles and are one 16-byte access per row for float. The stages that read or write global
+/// memory do one column per thread, so that a warp's lanes span the tile's row (TC adjacent
+/// values) and each access instruction touches as few rows (sectors) as the tile allows.
+template <int TC>
+inline constexpr int columns_per_thread_in_shared = TC >= 2 ? 2 : 1;
 
-/// One stage on all butterflies of the tile, butterfly b handled by thread b % threads. A stage
-/// of radix R with sub-length L = R * 2^log2_s combines, for each block of L rows and each
-/// offset j < 2^log2_s, the R rows j, j + S, ... (S = 2^log2_s) of one column.
-///   forward (decimation in frequency): y_q = sum_m x_m w_R^{mq}, times w_L^{jq}
+/// The range [begin, end) of a stage's butterfly groups that one block does, the groups
+/// `thread`, `thread + threads`, ... of it.
+struct Work {
+  int begin;
+  int end;
+  int thread;
+  int threads;
+};
+
+template <int Q>
+__host__ __device__ constexpr int highest_bit() {
+  int b = 1;
+  while (2 * b <= Q) b *= 2;
+  return b;
+}
+
+/// v[k][q] times w^(e q) (conjugated when `conjugate`) for q = 1..15, w = exp(-2 pi i / n0).
+/// Four looked-up twiddles w^e, w^2e, w^4e, w^8e; the others are products of those by the bits
+/// of q (w^(e q) = w^(e (q - h)) w^(e h), h the highest bit of q): at most three products after
+/// the lookups instead of 11 more lookups of two shared-memory loads each.
+template <bool conjugate, int K, class C>
+__host__ __device__ __forceinline__ void apply_twiddles(C (&v)[K][16], const Twiddles<C>& twiddles,
+                                                        int e) {
+  C w[16];
+  w[1] = twiddles(e);
+  w[2] = twiddles(2 * e);
+  w[4] = twiddles(4 * e);
+  w[8] = twiddles(8 * e);
+  static_for<16>([&](auto q_constant) {
+    constexpr int q = decltype(q_constant)::value;
+    if constexpr (q > 0) {
+      constexpr int h = highest_bit<q>();
+      if constexpr (h != q) w[q] = mul<false>(w[q - h], w[h]);
+      GPUKIT_FUSED_UNROLL
+      for (int k = 0; k < K; ++k) v[k][q] = mul<conjugate>(v[k][q], w[q]);
+    }
+  });
+}
+
+/// One radix-16 stage on all butterflies of the tile. A stage with sub-length L = 16 * 2^log2_s
+/// combines, for each block of L rows and each offset j < 2^log2_s, the 16 rows j, j + S, ...
+/// (S = 2^log2_s) of a column:
+///   forward (decimation in frequency): y_q = sum_m x_m w_16^{mq}, times w_L^{jq}
 ///   inverse (decimation in time): the adjoint, conjugate twiddles first
-///   pivot (S = 1, no twiddles): forward, scaling by -1/(N |k|^2), inverse
-/// Each butterfly reads and writes the same R places, so a stage is in place.
-template <StageKind kind, int R, int TC, class Real, class Src, class Dst>
-__host__ __device__ __forceinline__ void run_stage(
+/// A group: the butterflies of K adjacent columns at the same rows (K = 1 or 2), in the order
+/// of their rows' blocks of L, then of j, then of the columns: so the groups of a block's
+/// rows (a multiple of L) are a contiguous range. Each butterfly reads and writes the same 16
+/// places: the stage is in place.
+template <int K, int TC>
+__host__ __device__ constexpr int radix16_groups(int log2_n) {
+  return (1 << log2_n) / 16 * (TC / K);
+}
+
+template <bool inverse, int K, int TC, class Real, class Src, class Dst>
+__host__ __device__ __forceinline__ void run_radix16_stage(
     const Src& src, const Dst& dst, int log2_s, TransformShape shape,
-    const Twiddles<typename ComplexOf<Real>::type>& twiddles, const ScalingParams<Real>& scaling,
-    int thread, int threads) {
+    const Twiddles<typename ComplexOf<Real>::type>& twiddles, Work work) {
   using C = typename ComplexOf<Real>::type;
-  const int butterflies = (1 << shape.log2_n) / R * TC;
-  const int log2_l = log2_s + (R == 32 ? 5 : R == 16 ? 4 : R == 8 ? 3 : R == 4 ? 2 : 1);
+  constexpr int R = 16;
+  constexpr int column_groups = TC / K;
+  const int log2_l = log2_s + 4;
   const int twiddle_shift = shape.log2_n - log2_l;  // w_L^e = w_n^(e << twiddle_shift)
-  for (int b = thread; b < butterflies; b += threads) {
-    const int c = b % TC;
-    const int bj = b / TC;
+  for (int g = work.begin + work.thread; g < work.end; g += work.threads) {
+    const int c = (g % column_groups) * K;
+    const int bj = g / column_groups;
     const int j = bj & ((1 << log2_s) - 1);
     const int row0 = ((bj >> log2_s) << log2_l) + j;
-    C v[R];
+    C v[K][R];
     GPUKIT_FUSED_UNROLL
-    for (int m = 0; m < R; ++m) v[m] = src.load(row0 + (m << log2_s), c);
-    if constexpr (kind == StageKind::forward) {
-      dft<R, false>(v);
-      GPUKIT_FUSED_UNROLL
-      for (int q = 1; q < R; ++q) v[q] = mul<false>(v[q], twiddles((j * q) << twiddle_shift));
-    } else if constexpr (kind == StageKind::inverse) {
-      GPUKIT_FUSED_UNROLL
-      for (int q = 1; q < R; ++q) v[q] = mul<true>(v[q], twiddles((j * q) << twiddle_shift));
-      dft<R, true>(v);
-    } else {
-      dft<R, false>(v);
-      // The other axes' wave numbers of this column (m = i for i <= n/2, i - n above).
-      const std::int64_t column = scaling.first_column + c;
-      const int i_mid = static_cast<int>(column / scaling.pitch_last);
-      const int i_last = static_cast<int>(column - std::int64_t{i_mid} * scaling.pitch_last);
-      const int m_mid = i_mid <= scaling.n_mid / 2 ? i_mid : i_mid - scaling.n_mid;
-      const Real k_mid = scaling.k_unit[1] * Real(m_mid);
-      const Real k_last = scaling.k_unit[2] * Real(i_last);
-      const Real k_rest_squared = k_mid * k_mid + k_last * k_last;
-      const bool rest_is_zero = m_mid == 0 && i_last == 0;
-      const int n0 = 1 << shape.log2_n;
-      // row0 + q differs from row0 in the last (the pivot's) digit only, which is q.
-      const int k0_of_row0 = frequency_of_position(row0, shape);
-      GPUKIT_FUSED_UNROLL
-      for (int q = 0; q < R; ++q) {
-        const int k0 = k0_of_row0 | (q << (4 * (shape.stages - 1)));
-        const int m0 = k0 <= n0 / 2 ? k0 : k0 - n0;
-        const Real k_first = scaling.k_unit[0] * Real(m0);
-        const Real factor = (rest_is_zero && m0 == 0)
-                                ? Real(0)
-                                : scaling.minus_inv_size / (k_first * k_first + k_rest_squared);
-        v[q] = {v[q].x * factor, v[q].y * factor};
+    for (int m = 0; m < R; ++m) {
+      if constexpr (K == 2) {
+        src.load_pair(row0 + (m << log2_s), c, v[0][m], v[1][m]);
+      } else {
+        v[0][m] = src.load(row0 + (m << log2_s), c);
       }
-      dft<R, true>(v);
+    }
+    if constexpr (!inverse) {
+      GPUKIT_FUSED_UNROLL
+      for (int k = 0; k < K; ++k) dft<R, false>(v[k]);
+    }
+    apply_twiddles<inverse>(v, twiddles, j << twiddle_shift);
+    if constexpr (inverse) {
+      GPUKIT_FUSED_UNROLL
+      for (int k = 0; k < K; ++k) dft<R, true>(v[k]);
     }
     GPUKIT_FUSED_UNROLL
-    for (int q = 0; q < R; ++q) dst.store(row0 + (q << log2_s), c, v[q]);
+    for (int q = 0; q < R; ++q) {
+      if constexpr (K == 2) {
+        dst.store_pair(row0 + (q << log2_s), c, v[0][q], v[1][q]);
+      } else {
+        dst.store(row0 + (q << log2_s), c, v[0][q]);
+      }
+    }
   }
 }
 
-template <StageKind kind, int TC, class Real, class Src, class Dst>
-__host__ __device__ __forceinline__ void run_pivot_stage(
-    const Src& src, const Dst& dst, TransformShape shape,
-    const Twiddles<typename ComplexOf<Real>::type>& twiddles, const ScalingParams<Real>& scaling,
-    int thread, int threads) {
+/// The pivot: the last forward stage (S = 1, no twiddles), the scaling by -1/(N |k|^2) and the
+/// first inverse stage, in registers, one column's butterfly of radix R per thread at a time.
+/// The butterflies are in the order of their rows, then of the columns, so those of a block's
+/// rows are a contiguous range: `part` of `parts` of them.
+template <int R, int TC, class Real, class Src, class Dst>
+__host__ __device__ __forceinline__ void run_pivot(const Src& src, const Dst& dst,
+                                                   TransformShape shape,
+                                                   const ScalingParams<Real>& scaling, int part,
+                                                   int parts, int thread, int threads) {
+  using C = typename ComplexOf<Real>::type;
+  const int butterflies = (1 << shape.log2_n) / R * TC / parts;
+  const int log2_r = R == 32 ? 5 : R == 16 ? 4 : R == 8 ? 3 : R == 4 ? 2 : 1;
+  const int begin = part * butterflies;
+  for (int b = begin + thread; b < begin + butterflies; b += threads) {
+    const int c = b % TC;
+    const int row0 = (b / TC) << log2_r;
+    C v[R];
+    GPUKIT_FUSED_UNROLL
+    for (int m = 0; m < R; ++m) v[m] = src.load(row0 + m, c);
+    dft<R, false>(v);
+    // The other axes' wave numbers of this column (m = i for i <= n/2, i - n above).
+    const std::int64_t column = scaling.first_column + c;
+    const int i_mid = static_cast<int>(column / scaling.pitch_last);
+    const int i_last = static_cast<int>(column - std::int64_t{i_mid} * scaling.pitch_last);
+    const int m_mid = i_mid <= scaling.n_mid / 2 ? i_mid : i_mid - scaling.n_mid;
+    const Real k_mid = scaling.k_unit[1] * Real(m_mid);
+    const Real k_last = scaling.k_unit[2] * Real(i_last);
+    const Real k_rest_squared = k_mid * k_mid + k_last * k_last;
+    const bool rest_is_zero = m_mid == 0 && i_last == 0;
+    const int n0 = 1 << shape.log2_n;
+    // row0 + q differs from row0 in the last (the pivot's) digit only, which is q.
+    const int k0_of_row0 = frequency_of_position(row0, shape);
+    GPUKIT_FUSED_UNROLL
+    for (int q = 0; q < R; ++q) {
+      const int k0 = k0_of_row0 | (q << (4 * (shape.stages - 1)));
+      const int m0 = k0 <= n0 / 2 ? k0 : k0 - n0;
+      const Real k_first = scaling.k_unit[0] * Real(m0);
+      const Real factor = (rest_is_zero && m0 == 0)
+                              ? Real(0)
+                              : scaling.minus_inv_size / (k_first * k_first + k_rest_squared);
+      v[q] = {v[q].x * factor, v[q].y * factor};
+    }
+    dft<R, true>(v);
+    GPUKIT_FUSED_UNROLL
+    for (int q = 0; q < R; ++q) dst.store(row0 + q, c, v[q]);
+  }
+}
+
+template <int TC, class Real, class Src, class Dst>
+__host__ __device__ __forceinline__ void run_pivot_stage(const Src& src, const Dst& dst,
+                                                         TransformShape shape,
+                                                         const ScalingParams<Real>& scaling,
+                                                         int part, int parts, int thread,
+                                                         int threads) {
   switch (shape.log2_last) {
     case 1:
-      run_stage<kind, 2, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      run_pivot<2, TC, Real>(src, dst, shape, scaling, part, parts, thread, threads);
       break;
     case 2:
-      run_stage<kind, 4, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      run_pivot<4, TC, Real>(src, dst, shape, scaling, part, parts, thread, threads);
       break;
     case 3:
-      run_stage<kind, 8, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      run_pivot<8, TC, Real>(src, dst, shape, scaling, part, parts, thread, threads);
       break;
     case 4:
-      run_stage<kind, 16, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      run_pivot<16, TC, Real>(src, dst, shape, scaling, part, parts, thread, threads);
       break;
     default:
-      run_stage<kind, 32, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      run_pivot<32, TC, Real>(src, dst, shape, scaling, part, parts, thread, threads);
   }
 }
 
@@ -307,40 +488,62 @@ struct NoBarrier {
   __host__ __device__ void operator()() const {}
 };
 
-/// The whole column pass for one tile: global -> (forward stages) -> pivot -> (inverse stages)
-/// -> global, `barrier()` between stages (__syncthreads on the GPU, NoBarrier on the CPU).
-#pragma nv_exec_check_disable
-template <int TC, class Real, class Barrier>
-__host__ __device__ __forceinline__ void solve_column_tile(
-    const GlobalTile<typename ComplexOf<Real>::type, TC>& global,
-    const SharedTile<typename ComplexOf<Real>::type, TC>& shared, TransformShape shape,
-    const Twiddles<typename ComplexOf<Real>::type>& twiddles, const ScalingParams<Real>& scaling,
-    int thread, int threads, Barrier barrier) {
-  constexpr auto forward = StageKind::forward;
-  constexpr auto inverse = StageKind::inverse;
-  if (shape.stages == 1) {  // n0 <= 16: one pass from global to global
-    run_pivot_stage<StageKind::pivot, TC, Real>(global, global, shape, twiddles, scaling, thread,
-                                                threads);
-    return;
+/// The column pass for one tile of TC columns, whose n0 rows are spread over the shared memory
+/// of P blocks (block `part` holds rows [part n0/P, (part + 1) n0/P)), in three phases with a
+/// barrier across the P blocks between them:
+///   first_stage: global -> the first forward radix-16 stage -> the split tile (its 16 outputs
+///     are rows 16 blocks of n0/16 apart: on P = 2 blocks, half of them in the other block);
+///   local_stages: the other forward stages, the pivot, the inverse stages but the last, each
+///     on n0/16 contiguous rows or less, so within the block's own rows, `barrier()` (a barrier
+///     of the block) between them;
+///   last_stage: the split tile -> the last inverse stage -> global.
+/// Each block does 1/P of each stage's butterflies. For n0 <= 32 (one stage) use pivot_only.
+template <int TC, int P, class Real>
+struct ColumnTileSolver {
+  using C = typename ComplexOf<Real>::type;
+  GlobalTile<C, TC> global;
+  SplitTile<C, TC, P> tile;
+  C* own_part;  // tile.part[part], as the block's shared memory (not a cluster address)
+  TransformShape shape;
+  Twiddles<C> twiddles;
+  ScalingParams<Real> scaling;
+  int part;
+  int thread;
+  int threads;
+
+  static constexpr int K = columns_per_thread_in_shared<TC>;
+
+  __host__ __device__ __forceinline__ Work share(int groups) const {
+    const int per_part = groups / P;
+    return {part * per_part, (part + 1) * per_part, thread, threads};
   }
-  run_stage<forward, 16, TC, Real>(global, shared, shape.log2_n - 4, shape, twiddles, scaling,
-                                   thread, threads);
-  barrier();
-  for (int i = 1; i < shape.stages - 1; ++i) {
-    run_stage<forward, 16, TC, Real>(shared, shared, shape.log2_n - 4 * (i + 1), shape, twiddles,
-                                     scaling, thread, threads);
-    barrier();
+  __host__ __device__ __forceinline__ void pivot_only() const {
+    run_pivot_stage<TC, Real>(global, global, shape, scaling, 0, 1, thread, threads);
   }
-  run_pivot_stage<StageKind::pivot, TC, Real>(shared, shared, shape, twiddles, scaling, thread,
-                                              threads);
-  barrier();
-  for (int i = shape.stages - 2; i >= 1; --i) {
-    run_stage<inverse, 16, TC, Real>(shared, shared, shape.log2_n - 4 * (i + 1), shape, twiddles,
-                                     scaling, thread, threads);
-    barrier();
+  __host__ __device__ __forceinline__ void first_stage() const {
+    run_radix16_stage<false, 1, TC, Real>(global, tile, shape.log2_n - 4, shape, twiddles,
+                                          share(radix16_groups<1, TC>(shape.log2_n)));
   }
-  run_stage<inverse, 16, TC, Real>(shared, global, shape.log2_n - 4, shape, twiddles, scaling,
-                                   thread, threads);
-}
+  template <class Barrier>
+  __host__ __device__ __forceinline__ void local_stages(Barrier barrier) const {
+    const SharedTile<C, TC> own{own_part, part << tile.log2_rows_per_part, tile.log2_pad};
+    const Work work = share(radix16_groups<K, TC>(shape.log2_n));
+    for (int i = 1; i < shape.stages - 1; ++i) {
+      run_radix16_stage<false, K, TC, Real>(own, own, shape.log2_n - 4 * (i + 1), shape, twiddles,
+                                            work);
+      barrier();
+    }
+    run_pivot_stage<TC, Real>(own, own, shape, scaling, part, P, thread, threads);
+    for (int i = shape.stages - 2; i >= 1; --i) {
+      barrier();
+      run_radix16_stage<true, K, TC, Real>(own, own, shape.log2_n - 4 * (i + 1), shape, twiddles,
+                                           work);
+    }
+  }
+  __host__ __device__ __forceinline__ void last_stage() const {
+    run_radix16_stage<true, 1, TC, Real>(tile, global, shape.log2_n - 4, shape, twiddles,
+                                         share(radix16_groups<1, TC>(shape.log2_n)));
+  }
+};
 
 }  // namespace gpukit::pde::cuda_detail::fused
