@@ -226,7 +226,9 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
   fused::place_twiddles(table.data(), slots.data(), twiddle_layout, 0, 1);
   const int log2_parts = P == 1 ? 0 : 1;
   std::vector<std::vector<C>> parts(
-      P, std::vector<C>(fused::SharedTile<C, TC>::elements(n >> log2_parts), C{NAN, NAN}));
+      P, std::vector<C>(fused::SharedTile<C, TC>::elements(
+                            n >> log2_parts, fused::transform_shape(log2_n).log2_pad()),
+                        C{NAN, NAN}));
   fused::SplitTile<C, TC, P> tile{};
   for (int h = 0; h < P; ++h) tile.part[h] = parts[h].data();
   tile.log2_rows_per_part = log2_n - log2_parts;

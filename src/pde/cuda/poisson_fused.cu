@@ -46,19 +46,20 @@ using fused::ComplexOf;
 
 /// Tuning of the column pass, per precision. A column tile (TC columns x n0 rows) sits in
 /// shared memory whole, over the P blocks of a cluster (P = 1: one block; P = 2: half the rows
-/// in each of two SMs' shared memory): at most 128 KiB (+ 1/16 padding) per block, which
-/// leaves room for one block per SM at the largest n0; smaller n0 get several blocks per SM.
-/// TC complex values per row make one 32-byte sector: where one block cannot hold them, the
-/// tile is spread over two blocks rather than narrowed (the global accesses of narrow tiles
-/// move whole sectors for half a sector of data).
+/// in each of two SMs' shared memory): at most 128 KiB (+ padding) per block, which leaves room
+/// for one block per SM at the largest n0; smaller n0 get several blocks per SM. TC complex
+/// values per row make one 32-byte sector; where one block cannot hold them (n0 = 8192), the
+/// tile is spread over two blocks rather than narrowed: the global accesses of a 16-byte tile
+/// move whole sectors for half a sector of data (measured on the H200 at 8192^2 float: column
+/// pass 0.510 ms with TC = 4 over two blocks, 0.554 with TC = 2 in one).
 template <class Real>
 struct FusedPolicy {
   using Complex = typename ComplexOf<Real>::type;
-  static constexpr int max_tile_columns = 32 / static_cast<int>(sizeof(Complex));  // 4 / 2
+  static constexpr int tile_columns = 32 / static_cast<int>(sizeof(Complex));  // 4 / 2
   static constexpr std::int64_t max_tile_bytes = 128 * 1024;
   static constexpr int max_cluster = 2;
-  // 2^13: a double column of 128 KiB (float could go to 2^14, but fused_supports answers for
-  // both precisions at once).
+  // 2^13: a double tile over two blocks of 128 KiB (float could go to 2^14, but
+  // fused_supports answers for both precisions at once).
   static constexpr int max_log2_n0 = 13;
   static constexpr int min_log2_n0 = 1;
   // A 16-point butterfly in registers: float 128 registers at 512 threads (the whole register
@@ -92,26 +93,21 @@ struct FusedLayout {
   int twiddle_count = 0;  // fine then coarse table
   int twiddle_slots = 0;  // the same, skewed in shared memory
 
-  /// `tile_columns_override`, `cluster_override` 0: the policy's choice (others: for the
-  /// benchmark's comparison).
-  explicit FusedLayout(const GridShape& shape, int tile_columns_override = 0,
-                       int cluster_override = 0) {
+  /// `cluster_override` 0: the policy's choice (1 or 2: for the benchmark's comparison).
+  explicit FusedLayout(const GridShape& shape, int cluster_override = 0) {
     using Policy = FusedPolicy<Real>;
     rank = shape.rank;
     n0 = shape.n[0];
     log2_n0 = log2_exact(n0);
     n_mid = rank == 3 ? shape.n[1] : 1;
     n_last = shape.n[rank - 1];
-    const auto too_large = [&] {
-      return n0 / cluster * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes;
-    };
-    tile_columns = tile_columns_override != 0 ? tile_columns_override : Policy::max_tile_columns;
+    tile_columns = Policy::tile_columns;
     cluster = cluster_override != 0 ? cluster_override : 1;
-    // n0 >= 64 (two stages or more): the pivot-only pass has no phases to split.
+    // n0 <= max_log2_n0 fits in max_cluster blocks; n0 >= 64 (two stages or more) can be split.
     if (cluster_override == 0)
-      while (too_large() && cluster < Policy::max_cluster && log2_n0 >= 6) cluster *= 2;
-    if (tile_columns_override == 0)
-      while (too_large() && tile_columns > 1) tile_columns /= 2;
+      while (n0 / cluster * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes &&
+             cluster < Policy::max_cluster && log2_n0 >= 6)
+        cluster *= 2;
     pitch_last = n_last / 2 + 1;
     columns = n_mid * pitch_last;
     const fused::TwiddleLayout twiddles = fused::TwiddleLayout::of(log2_n0);
@@ -134,7 +130,8 @@ struct FusedLayout {
   std::size_t twiddle_bytes() const { return twiddle_count * sizeof(Complex); }
   std::size_t shared_bytes() const {
     const std::int64_t rows = n0 / cluster;
-    const std::int64_t tile = (rows + rows / 16) * tile_columns;
+    const int log2_pad = fused::transform_shape(log2_n0).log2_pad();
+    const std::int64_t tile = (rows + (rows >> log2_pad)) * tile_columns;
     return (tile_offset(twiddle_slots) + tile) * sizeof(Complex);
   }
   std::int64_t tiles() const { return (columns + tile_columns - 1) / tile_columns; }
@@ -276,30 +273,11 @@ __global__ void __launch_bounds__(FusedPolicy<Real>::max_threads)
 template <class Real>
 using ColumnKernel = void (*)(ColumnPassParams<Real>);
 
-/// The instantiated (TC, P): float up to 8 columns, double up to 4 (a 32-byte row over two
-/// blocks at the largest n0; the others for the benchmark's comparison); nullptr otherwise.
 template <class Real>
-ColumnKernel<Real> column_kernel(int tile_columns, int cluster) {
-  if (cluster == 1) {
-    switch (tile_columns) {
-      case 1:
-        return fused_columns_kernel<Real, 1, 1>;
-      case 2:
-        return fused_columns_kernel<Real, 2, 1>;
-      case 4:
-        return fused_columns_kernel<Real, 4, 1>;
-    }
-  } else if (cluster == 2) {
-    switch (tile_columns) {
-      case 2:
-        return fused_columns_kernel<Real, 2, 2>;
-      case 4:
-        return fused_columns_kernel<Real, 4, 2>;
-      case 8:
-        if constexpr (sizeof(Real) == 4) return fused_columns_kernel<Real, 8, 2>;
-    }
-  }
-  return nullptr;
+ColumnKernel<Real> column_kernel(int cluster) {
+  constexpr int tile_columns = FusedPolicy<Real>::tile_columns;
+  return cluster == 2 ? fused_columns_kernel<Real, tile_columns, 2>
+                      : fused_columns_kernel<Real, tile_columns, 1>;
 }
 
 /// exp(-2 pi i t / n0) for the fine (t < 2^log2_fine) and coarse (t = s 2^log2_fine) tables.
@@ -358,10 +336,10 @@ class FusedSolver final : public DeviceSolver<Real> {
  public:
   using Complex = typename ComplexOf<Real>::type;
 
-  /// `tile_columns`, `cluster`, `threads` 0: the policy's choice (others for the benchmark's
-  /// comparison: an instantiated (TC, P) of column_kernel, threads up to max_threads).
-  FusedSolver(const GridShape& shape, int tile_columns = 0, int cluster = 0, int threads = 0)
-      : layout_(shape, tile_columns, cluster),
+  /// `cluster`, `threads` 0: the policy's choice (others for the benchmark's comparison:
+  /// cluster 1 or 2, threads up to max_threads).
+  FusedSolver(const GridShape& shape, int cluster = 0, int threads = 0)
+      : layout_(shape, cluster),
         threads_(threads != 0 ? threads
                               : layout_.threads_per_block(cuda::detail::current_sm_count())),
         forward_(row_transform_layout(layout_), r2c_type<Real>, true),
@@ -373,8 +351,7 @@ class FusedSolver final : public DeviceSolver<Real> {
     GPUKIT_CUFFT_CHECK(cufftSetWorkArea(inverse_.handle(), work_area_.data()));
     const auto table = twiddle_tables(layout_);
     twiddles_.copy_from_host(table);
-    kernel_ = column_kernel<Real>(layout_.tile_columns, layout_.cluster);
-    if (kernel_ == nullptr) throw InvalidInput("fused Poisson solver: no such column kernel");
+    kernel_ = column_kernel<Real>(layout_.cluster);
     GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(layout_.shared_bytes())));
 

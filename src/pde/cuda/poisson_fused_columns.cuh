@@ -177,6 +177,45 @@ __host__ __device__ __forceinline__ void place_twiddles(const C* tables, C* slot
   }
 }
 
+/// A butterfly's places in a tile: rows row0 + m S (m = 0, 1, ...) of column c, as a pointer
+/// and a stride computed once, so that each access is one address add.
+template <class C>
+struct Line {
+  C* at;
+  std::int64_t stride;
+  bool exists;  // false: a column beyond the grid's last (reads zero, writes nothing)
+  __host__ __device__ __forceinline__ C load(int m) const {
+    return exists ? at[m * stride] : C{0, 0};
+  }
+  __host__ __device__ __forceinline__ void store(int m, C value) const {
+    if (exists) at[m * stride] = value;
+  }
+  /// Columns c and c + 1 (c even, both exist): one 16-byte access for float, where the line's
+  /// places are 16-byte aligned (shared memory; see SharedTile).
+  __host__ __device__ __forceinline__ void load_pair(int m, C& a, C& b) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(C) == 8) {
+      const float4 q = *reinterpret_cast<const float4*>(at + m * stride);
+      a = {q.x, q.y};
+      b = {q.z, q.w};
+      return;
+    }
+#endif
+    a = at[m * stride];
+    b = at[m * stride + 1];
+  }
+  __host__ __device__ __forceinline__ void store_pair(int m, C a, C b) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(C) == 8) {
+      *reinterpret_cast<float4*>(at + m * stride) = float4{a.x, a.y, b.x, b.y};
+      return;
+    }
+#endif
+    at[m * stride] = a;
+    at[m * stride + 1] = b;
+  }
+};
+
 /// The column tile in global memory: `pitch` complex values between rows, of which the tile's
 /// first `columns` (<= TC; fewer in the grid's last tile) exist.
 template <class C, int TC>
@@ -184,86 +223,65 @@ struct GlobalTile {
   C* base;
   std::int64_t pitch;
   int columns;
-  __host__ __device__ __forceinline__ C load(int row, int c) const {
-    return c < columns ? base[row * pitch + c] : C{0, 0};
-  }
-  __host__ __device__ __forceinline__ void store(int row, int c, C value) const {
-    if (c < columns) base[row * pitch + c] = value;
-  }
-  /// Columns c and c + 1 (c even). Two loads: rows of an odd pitch are not 16-byte aligned.
-  __host__ __device__ __forceinline__ void load_pair(int row, int c, C& a, C& b) const {
-    a = load(row, c);
-    b = load(row, c + 1);
-  }
-  __host__ __device__ __forceinline__ void store_pair(int row, int c, C a, C b) const {
-    store(row, c, a);
-    store(row, c + 1, b);
+  __host__ __device__ __forceinline__ Line<C> line(int row0, int log2_s, int c) const {
+    return {base + row0 * pitch + c, pitch << log2_s, c < columns};
   }
 };
 
 /// The tile's rows [first_row, first_row + rows) in shared memory: rows of TC values with one
-/// padding row after every 2^log2_pad (the pivot's radix, at least 16), which keeps the pivot's
-/// butterflies (that many rows apart, one per lane) off each other's banks (at most
-/// `elements(rows)` values). The base is 16-byte aligned, so a pair of float columns (c even,
-/// TC even) is one 16-byte access. first_row is a multiple of 2^log2_pad.
+/// padding row after every 2^log2_pad, the pivot's radix (4 to 32). The pivot's butterflies,
+/// 2^log2_pad rows apart, one per lane, so stay off each other's banks; the radix-16 stages'
+/// row distances S are multiples of the period, so a butterfly's places are equally spaced
+/// (Line). At most `elements(rows, log2_pad)` values. The base is 16-byte aligned, so a pair
+/// of float columns (c even, TC even) is one 16-byte access. first_row is a multiple of the
+/// period.
 template <class C, int TC>
 struct SharedTile {
   C* base;
   int first_row;
   int log2_pad;
-  __host__ __device__ __forceinline__ int index(int row, int c) const {
-    const int r = row - first_row;
-    return (r + (r >> log2_pad)) * TC + c;
+  /// Rows row0 + m 2^log2_s: for log2_s >= log2_pad, or m < 2^log2_pad with row0 a multiple of
+  /// it (the pivot: log2_s = 0).
+  __host__ __device__ __forceinline__ Line<C> line(int row0, int log2_s, int c) const {
+    const int r = row0 - first_row;
+    const int s = 1 << log2_s;
+    return {base + (r + (r >> log2_pad)) * TC + c, (s + (s >> log2_pad)) * TC, true};
   }
-  __host__ __device__ __forceinline__ C load(int row, int c) const { return base[index(row, c)]; }
-  __host__ __device__ __forceinline__ void store(int row, int c, C value) const {
-    base[index(row, c)] = value;
+  static constexpr std::int64_t elements(std::int64_t rows, int log2_pad) {
+    return (rows + (rows >> log2_pad)) * TC;
   }
-  __host__ __device__ __forceinline__ void load_pair(int row, int c, C& a, C& b) const {
-#if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(C) == 8 && TC % 2 == 0) {
-      const float4 q = *reinterpret_cast<const float4*>(base + index(row, c));
-      a = {q.x, q.y};
-      b = {q.z, q.w};
-      return;
-    }
-#endif
-    a = load(row, c);
-    b = load(row, c + 1);
-  }
-  __host__ __device__ __forceinline__ void store_pair(int row, int c, C a, C b) const {
-#if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(C) == 8 && TC % 2 == 0) {
-      *reinterpret_cast<float4*>(base + index(row, c)) = float4{a.x, a.y, b.x, b.y};
-      return;
-    }
-#endif
-    store(row, c, a);
-    store(row, c + 1, b);
-  }
-  static constexpr std::int64_t elements(std::int64_t rows) { return (rows + rows / 16) * TC; }
 };
 
 /// The whole tile spread over the shared memory of the P blocks of a cluster: rows
 /// [h n0/P, (h + 1) n0/P) in block h's (on the GPU, pointers into distributed shared memory;
-/// P = 1: the block's own). Only the first and the last stage reach across blocks.
+/// P = 1: the block's own). Only the first and the last stage reach across blocks: their
+/// butterflies' rows are j + m n0/16 (j < n0/16), so m < 8 lie in part 0, the others in part 1.
 template <class C, int TC, int P>
 struct SplitTile {
   static_assert(P == 1 || P == 2);
   C* part[P];
   int log2_rows_per_part;
   int log2_pad;  // of every part: SharedTile::log2_pad
-  __host__ __device__ __forceinline__ SharedTile<C, TC> part_of(int row) const {
-    if constexpr (P == 1) return {part[0], 0, log2_pad};
-    // A select, not part[h]: an indexed array of pointers would live in local memory.
-    const bool second = (row >> log2_rows_per_part) != 0;
-    return {second ? part[1] : part[0], second ? 1 << log2_rows_per_part : 0, log2_pad};
-  }
-  __host__ __device__ __forceinline__ C load(int row, int c) const {
-    return part_of(row).load(row, c);
-  }
-  __host__ __device__ __forceinline__ void store(int row, int c, C value) const {
-    part_of(row).store(row, c, value);
+
+  struct SplitLine {
+    Line<C> first;   // m < 16 / P
+    Line<C> second;  // m >= 8 (P = 2): the same place in part 1
+    __host__ __device__ __forceinline__ C load(int m) const {
+      return P == 1 || m < 8 ? first.load(m) : second.load(m - 8);
+    }
+    __host__ __device__ __forceinline__ void store(int m, C value) const {
+      if (P == 1 || m < 8) {
+        first.store(m, value);
+      } else {
+        second.store(m - 8, value);
+      }
+    }
+  };
+  /// The first or last stage's butterfly: rows row0 + m n0/16 (row0 < n0/16).
+  __host__ __device__ __forceinline__ SplitLine line(int row0, int log2_s, int c) const {
+    const Line<C> first = SharedTile<C, TC>{part[0], 0, log2_pad}.line(row0, log2_s, c);
+    if constexpr (P == 1) return {first, first};
+    return {first, SharedTile<C, TC>{part[P - 1], 0, log2_pad}.line(row0, log2_s, c)};
   }
 };
 
@@ -284,8 +302,8 @@ struct TransformShape {
   int log2_n;     // n0 = 2^log2_n
   int stages;     // radix-16 stages + the pivot
   int log2_last;  // radix of the pivot: 2^log2_last, 1..5
-  /// The shared tile's padding period (SharedTile): the pivot's radix, at least 16.
-  __host__ __device__ int log2_pad() const { return log2_last > 4 ? log2_last : 4; }
+  /// The shared tile's padding period (SharedTile): the pivot's radix.
+  __host__ __device__ int log2_pad() const { return log2_last; }
 };
 
 __host__ __device__ inline TransformShape transform_shape(int log2_n) {
@@ -382,13 +400,14 @@ __host__ __device__ __forceinline__ void run_radix16_stage(
     const int bj = g / column_groups;
     const int j = bj & ((1 << log2_s) - 1);
     const int row0 = ((bj >> log2_s) << log2_l) + j;
+    const auto in = src.line(row0, log2_s, c);
     C v[K][R];
     GPUKIT_FUSED_UNROLL
     for (int m = 0; m < R; ++m) {
       if constexpr (K == 2) {
-        src.load_pair(row0 + (m << log2_s), c, v[0][m], v[1][m]);
+        in.load_pair(m, v[0][m], v[1][m]);
       } else {
-        v[0][m] = src.load(row0 + (m << log2_s), c);
+        v[0][m] = in.load(m);
       }
     }
     if constexpr (!inverse) {
@@ -400,12 +419,13 @@ __host__ __device__ __forceinline__ void run_radix16_stage(
       GPUKIT_FUSED_UNROLL
       for (int k = 0; k < K; ++k) dft<R, true>(v[k]);
     }
+    const auto out = dst.line(row0, log2_s, c);
     GPUKIT_FUSED_UNROLL
     for (int q = 0; q < R; ++q) {
       if constexpr (K == 2) {
-        dst.store_pair(row0 + (q << log2_s), c, v[0][q], v[1][q]);
+        out.store_pair(q, v[0][q], v[1][q]);
       } else {
-        dst.store(row0 + (q << log2_s), c, v[0][q]);
+        out.store(q, v[0][q]);
       }
     }
   }
@@ -427,9 +447,10 @@ __host__ __device__ __forceinline__ void run_pivot(const Src& src, const Dst& ds
   for (int b = begin + thread; b < begin + butterflies; b += threads) {
     const int c = b % TC;
     const int row0 = (b / TC) << log2_r;
+    const auto in = src.line(row0, 0, c);
     C v[R];
     GPUKIT_FUSED_UNROLL
-    for (int m = 0; m < R; ++m) v[m] = src.load(row0 + m, c);
+    for (int m = 0; m < R; ++m) v[m] = in.load(m);
     dft<R, false>(v);
     // The other axes' wave numbers of this column (m = i for i <= n/2, i - n above).
     const std::int64_t column = scaling.first_column + c;
@@ -454,8 +475,9 @@ __host__ __device__ __forceinline__ void run_pivot(const Src& src, const Dst& ds
       v[q] = {v[q].x * factor, v[q].y * factor};
     }
     dft<R, true>(v);
+    const auto out = dst.line(row0, 0, c);
     GPUKIT_FUSED_UNROLL
-    for (int q = 0; q < R; ++q) dst.store(row0 + q, c, v[q]);
+    for (int q = 0; q < R; ++q) out.store(q, v[q]);
   }
 }
 
