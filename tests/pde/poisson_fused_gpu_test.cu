@@ -224,7 +224,7 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
   }
   std::vector<C> slots(twiddle_layout.slots(), C{NAN, NAN});  // skew gaps stay NaN
   fused::place_twiddles(table.data(), slots.data(), twiddle_layout, 0, 1);
-  const int log2_parts = P == 1 ? 0 : 1;
+  const int log2_parts = P == 4 ? 2 : P == 2 ? 1 : 0;
   std::vector<std::vector<C>> parts(
       P, std::vector<C>(fused::SharedTile<C, TC>::elements(
                             n >> log2_parts, fused::transform_shape(log2_n).log2_pad()),
@@ -312,6 +312,15 @@ TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftOverTwoBlocks) {
     check_column_pass_on_cpu<float, 2, 2>(log2_n, 2, 900 + log2_n);
     check_column_pass_on_cpu<double, 2, 2>(log2_n, 1, 1000 + log2_n);
     check_column_pass_on_cpu<double, 4, 2>(log2_n, 4, 1100 + log2_n);
+  }
+}
+
+TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftOverFourBlocks) {
+  // Over a cluster of four blocks: the first and last stages' 16 places lie four in each.
+  for (int log2_n = 6; log2_n <= 10; ++log2_n) {
+    check_column_pass_on_cpu<float, 4, 4>(log2_n, 4, 1200 + log2_n);
+    check_column_pass_on_cpu<float, 4, 4>(log2_n, 1, 1300 + log2_n);
+    check_column_pass_on_cpu<double, 2, 4>(log2_n, 2, 1400 + log2_n);
   }
 }
 

@@ -57,7 +57,9 @@ struct FusedPolicy {
   using Complex = typename ComplexOf<Real>::type;
   static constexpr int tile_columns = 32 / static_cast<int>(sizeof(Complex));  // 4 / 2
   static constexpr std::int64_t max_tile_bytes = 128 * 1024;
-  static constexpr int max_cluster = 2;
+  // A tile beyond one block's max_tile_bytes goes over this many blocks (n0 = 8192: 64 KiB
+  // each, two blocks of 256 threads per SM; see FusedLayout's constructor).
+  static constexpr int split_cluster = 4;
   // 2^13: a double tile over two blocks of 128 KiB (float could go to 2^14, but
   // fused_supports answers for both precisions at once).
   static constexpr int max_log2_n0 = 13;
@@ -93,7 +95,7 @@ struct FusedLayout {
   int twiddle_count = 0;  // fine then coarse table
   int twiddle_slots = 0;  // the same, skewed in shared memory
 
-  /// `cluster_override` 0: the policy's choice (1 or 2: for the benchmark's comparison).
+  /// `cluster_override` 0: the policy's choice (1, 2 or 4: for the benchmark's comparison).
   explicit FusedLayout(const GridShape& shape, int cluster_override = 0) {
     using Policy = FusedPolicy<Real>;
     rank = shape.rank;
@@ -103,11 +105,10 @@ struct FusedLayout {
     n_last = shape.n[rank - 1];
     tile_columns = Policy::tile_columns;
     cluster = cluster_override != 0 ? cluster_override : 1;
-    // n0 <= max_log2_n0 fits in max_cluster blocks; n0 >= 64 (two stages or more) can be split.
-    if (cluster_override == 0)
-      while (n0 / cluster * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes &&
-             cluster < Policy::max_cluster && log2_n0 >= 6)
-        cluster *= 2;
+    // n0 <= max_log2_n0 fits in split_cluster blocks; n0 >= 64 (two stages or more) can be split.
+    if (cluster_override == 0 && log2_n0 >= 6 &&
+        n0 * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes)
+      cluster = Policy::split_cluster;
     pitch_last = n_last / 2 + 1;
     columns = n_mid * pitch_last;
     const fused::TwiddleLayout twiddles = fused::TwiddleLayout::of(log2_n0);
@@ -226,7 +227,7 @@ __global__ void __launch_bounds__(FusedPolicy<Real>::max_threads)
   fused::ScalingParams<Real> scaling = params.scaling;
   scaling.first_column = first_column;
   fused::SplitTile<Complex, TC, P> tile{};
-  tile.log2_rows_per_part = params.shape.log2_n - (P == 2 ? 1 : 0);
+  tile.log2_rows_per_part = params.shape.log2_n - (P == 4 ? 2 : P == 2 ? 1 : 0);
   tile.log2_pad = params.shape.log2_pad();
   int part = 0;
   if constexpr (P == 1) {
@@ -276,8 +277,14 @@ using ColumnKernel = void (*)(ColumnPassParams<Real>);
 template <class Real>
 ColumnKernel<Real> column_kernel(int cluster) {
   constexpr int tile_columns = FusedPolicy<Real>::tile_columns;
-  return cluster == 2 ? fused_columns_kernel<Real, tile_columns, 2>
-                      : fused_columns_kernel<Real, tile_columns, 1>;
+  switch (cluster) {
+    case 4:
+      return fused_columns_kernel<Real, tile_columns, 4>;
+    case 2:
+      return fused_columns_kernel<Real, tile_columns, 2>;
+    default:
+      return fused_columns_kernel<Real, tile_columns, 1>;
+  }
 }
 
 /// exp(-2 pi i t / n0) for the fine (t < 2^log2_fine) and coarse (t = s 2^log2_fine) tables.

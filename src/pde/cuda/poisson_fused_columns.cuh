@@ -11,8 +11,8 @@
 // So no permutation pass is ever made, and the last forward stage, the scaling and the first
 // inverse stage (the same butterflies) are one pass in registers ("pivot"). The first forward
 // stage reads global memory and the last inverse stage writes it; the stages between go through
-// shared memory. The tile may be spread over the shared memory of a cluster of two blocks
-// (ColumnTileSolver): only the first and last stages then reach into the other block.
+// shared memory. The tile may be spread over the shared memory of a cluster of 2 or 4 blocks
+// (ColumnTileSolver): only the first and last stages then reach into the other blocks.
 //
 // Where the time goes (H200, float, 4096^2 and 8192^2, one block of 512 threads per SM): the
 // pass is latency-bound, not bandwidth-bound, so what pays is fewer instructions per butterfly
@@ -264,33 +264,32 @@ struct SharedTile {
 /// The whole tile spread over the shared memory of the P blocks of a cluster: rows
 /// [h n0/P, (h + 1) n0/P) in block h's (on the GPU, pointers into distributed shared memory;
 /// P = 1: the block's own). Only the first and the last stage reach across blocks: their
-/// butterflies' rows are j + m n0/16 (j < n0/16), so m < 8 lie in part 0, the others in part 1.
+/// butterflies' rows are j + m n0/16 (j < n0/16), so place m lies in part m / (16/P), at the
+/// same row of it as place m % (16/P) of part 0.
 template <class C, int TC, int P>
 struct SplitTile {
-  static_assert(P == 1 || P == 2);
+  static_assert(P == 1 || P == 2 || P == 4);
+  static constexpr int places_per_part = 16 / P;
   C* part[P];
   int log2_rows_per_part;
   int log2_pad;  // of every part: SharedTile::log2_pad
 
   struct SplitLine {
-    Line<C> first;   // m < 16 / P
-    Line<C> second;  // m >= 8 (P = 2): the same place in part 1
+    Line<C> in_part[P];
     __host__ __device__ __forceinline__ C load(int m) const {
-      return P == 1 || m < 8 ? first.load(m) : second.load(m - 8);
+      return in_part[m / places_per_part].load(m % places_per_part);
     }
     __host__ __device__ __forceinline__ void store(int m, C value) const {
-      if (P == 1 || m < 8) {
-        first.store(m, value);
-      } else {
-        second.store(m - 8, value);
-      }
+      in_part[m / places_per_part].store(m % places_per_part, value);
     }
   };
   /// The first or last stage's butterfly: rows row0 + m n0/16 (row0 < n0/16).
   __host__ __device__ __forceinline__ SplitLine line(int row0, int log2_s, int c) const {
-    const Line<C> first = SharedTile<C, TC>{part[0], 0, log2_pad}.line(row0, log2_s, c);
-    if constexpr (P == 1) return {first, first};
-    return {first, SharedTile<C, TC>{part[P - 1], 0, log2_pad}.line(row0, log2_s, c)};
+    SplitLine split;
+    GPUKIT_FUSED_UNROLL
+    for (int h = 0; h < P; ++h)
+      split.in_part[h] = SharedTile<C, TC>{part[h], 0, log2_pad}.line(row0, log2_s, c);
+    return split;
   }
 };
 
@@ -523,7 +522,7 @@ struct NoBarrier {
 /// of P blocks (block `part` holds rows [part n0/P, (part + 1) n0/P)), in three phases with a
 /// barrier across the P blocks between them:
 ///   first_stage: global -> the first forward radix-16 stage -> the split tile (its 16 outputs
-///     are rows 16 blocks of n0/16 apart: on P = 2 blocks, half of them in the other block);
+///     are rows 16 blocks of n0/16 apart: on P blocks, (P - 1)/P of them in the others);
 ///   local_stages: the other forward stages, the pivot, the inverse stages but the last, each
 ///     on n0/16 contiguous rows or less, so within the block's own rows, `barrier()` (a barrier
 ///     of the block) between them;
