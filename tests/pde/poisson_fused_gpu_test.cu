@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -224,7 +225,7 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
   }
   std::vector<C> slots(twiddle_layout.slots(), C{NAN, NAN});  // skew gaps stay NaN
   fused::place_twiddles(table.data(), slots.data(), twiddle_layout, 0, 1);
-  const int log2_parts = P == 4 ? 2 : P == 2 ? 1 : 0;
+  const int log2_parts = std::countr_zero(unsigned{P});
   std::vector<std::vector<C>> parts(
       P, std::vector<C>(fused::SharedTile<C, TC>::elements(
                             n >> log2_parts, fused::transform_shape(log2_n).log2_pad()),

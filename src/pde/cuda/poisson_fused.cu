@@ -21,6 +21,7 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -45,13 +46,15 @@ namespace {
 using fused::ComplexOf;
 
 /// Tuning of the column pass, per precision. A column tile (TC columns x n0 rows) sits in
-/// shared memory whole, over the P blocks of a cluster (P = 1: one block; P = 2: half the rows
-/// in each of two SMs' shared memory): at most 128 KiB (+ padding) per block, which leaves room
-/// for one block per SM at the largest n0; smaller n0 get several blocks per SM. TC complex
-/// values per row make one 32-byte sector; where one block cannot hold them (n0 = 8192), the
-/// tile is spread over two blocks rather than narrowed: the global accesses of a 16-byte tile
-/// move whole sectors for half a sector of data (measured on the H200 at 8192^2 float: column
-/// pass 0.510 ms with TC = 4 over two blocks, 0.554 with TC = 2 in one).
+/// shared memory whole, in one block up to 128 KiB (+ padding), which leaves room for one block
+/// per SM at n0 = 4096; smaller n0 get several blocks per SM. TC complex values per row make
+/// one 32-byte sector; where one block cannot hold them (n0 = 8192), the tile is spread over
+/// the blocks of a cluster (rows [h n0/P, (h + 1) n0/P) in block h) rather than narrowed: the
+/// global accesses of a 16-byte tile move whole sectors for half a sector of data. Measured on
+/// the H200 at 8192^2 float, column pass: TC = 2 in one block 0.554 ms against 0.510 with TC =
+/// 4 over two blocks (an earlier revision); now TC = 4 over two blocks of 512 threads (one per
+/// SM) 0.478, over four of 256 threads (two per SM: one works while the other waits at a
+/// barrier) 0.441.
 template <class Real>
 struct FusedPolicy {
   using Complex = typename ComplexOf<Real>::type;
@@ -60,7 +63,7 @@ struct FusedPolicy {
   // A tile beyond one block's max_tile_bytes goes over this many blocks (n0 = 8192: 64 KiB
   // each, two blocks of 256 threads per SM; see FusedLayout's constructor).
   static constexpr int split_cluster = 4;
-  // 2^13: a double tile over two blocks of 128 KiB (float could go to 2^14, but
+  // 2^13: a double tile over four blocks of 64 KiB (float could go further, but
   // fused_supports answers for both precisions at once).
   static constexpr int max_log2_n0 = 13;
   static constexpr int min_log2_n0 = 1;
@@ -227,7 +230,7 @@ __global__ void __launch_bounds__(FusedPolicy<Real>::max_threads)
   fused::ScalingParams<Real> scaling = params.scaling;
   scaling.first_column = first_column;
   fused::SplitTile<Complex, TC, P> tile{};
-  tile.log2_rows_per_part = params.shape.log2_n - (P == 4 ? 2 : P == 2 ? 1 : 0);
+  tile.log2_rows_per_part = params.shape.log2_n - std::countr_zero(unsigned{P});
   tile.log2_pad = params.shape.log2_pad();
   int part = 0;
   if constexpr (P == 1) {

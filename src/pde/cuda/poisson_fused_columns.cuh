@@ -18,7 +18,7 @@
 // pass is latency-bound, not bandwidth-bound, so what pays is fewer instructions per butterfly
 // and fewer sectors per global access: twiddles from four table lookups (apply_twiddles), two
 // columns per thread in the shared-memory stages, one pointer and stride per butterfly (Line),
-// tiles of 32-byte rows (over two blocks at n0 = 8192), twiddle tables and tile rows laid out
+// tiles of 32-byte rows (over four blocks at n0 = 8192), twiddle tables and tile rows laid out
 // against bank conflicts.
 //
 // Everything here is __host__ __device__ so that the CPU test runs the very same stage code
