@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -185,8 +186,9 @@ void expect_close(const std::vector<Real>& got, const std::vector<long double>& 
 // ---- the column pass on the CPU ---------------------------------------------------------------
 
 /// One tile of `valid` <= TC columns (fewer: the grid's last tile) in the middle of a wider
-/// array, whose other columns must stay as they are.
-template <class Real, int TC>
+/// array, whose other columns must stay as they are; its rows spread over P "blocks" (the
+/// phases of the P blocks run one after the other, as the cluster barriers order them).
+template <class Real, int TC, int P = 1>
 void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
   using C = typename fused::ComplexOf<Real>::type;
   const int n = 1 << log2_n;
@@ -210,7 +212,8 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
   const double size = double(n) * 2 * (pitch - 1);
   scaling.minus_inv_size = static_cast<Real>(-1 / size);
 
-  const int log2_fine = (log2_n + 1) / 2;
+  const fused::TwiddleLayout twiddle_layout = fused::TwiddleLayout::of(log2_n);
+  const int log2_fine = twiddle_layout.log2_fine;
   std::vector<C> table;
   for (int t = 0; t < (1 << log2_fine); ++t) {
     const long double angle = -2.0L * std::numbers::pi_v<long double> * t / n;
@@ -220,12 +223,38 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
     const long double angle = -2.0L * std::numbers::pi_v<long double> * (s << log2_fine) / n;
     table.push_back({static_cast<Real>(std::cos(angle)), static_cast<Real>(std::sin(angle))});
   }
-  std::vector<C> shared(fused::SharedTile<C, TC>::elements(n), C{NAN, NAN});
-  fused::solve_column_tile<TC, Real>(
-      fused::GlobalTile<C, TC>{data.data() + first_column, pitch, valid},
-      fused::SharedTile<C, TC>{shared.data()}, fused::transform_shape(log2_n),
-      fused::Twiddles<C>{table.data(), table.data() + (1 << log2_fine), log2_fine}, scaling, 0, 1,
-      fused::NoBarrier{});
+  std::vector<C> slots(twiddle_layout.slots(), C{NAN, NAN});  // skew gaps stay NaN
+  fused::place_twiddles(table.data(), slots.data(), twiddle_layout, 0, 1);
+  const int log2_parts = std::countr_zero(unsigned{P});
+  std::vector<std::vector<C>> parts(
+      P, std::vector<C>(fused::SharedTile<C, TC>::elements(
+                            n >> log2_parts, fused::transform_shape(log2_n).log2_pad()),
+                        C{NAN, NAN}));
+  fused::SplitTile<C, TC, P> tile{};
+  for (int h = 0; h < P; ++h) tile.part[h] = parts[h].data();
+  tile.log2_rows_per_part = log2_n - log2_parts;
+  const fused::TransformShape shape = fused::transform_shape(log2_n);
+  tile.log2_pad = shape.log2_pad();
+  const auto solver = [&](int part) {
+    return fused::ColumnTileSolver<TC, P, Real>{
+        fused::GlobalTile<C, TC>{data.data() + first_column, pitch, valid},
+        tile,
+        parts[part].data(),
+        shape,
+        fused::Twiddles<C>{slots.data(), slots.data() + twiddle_layout.fine_slots(), log2_fine},
+        scaling,
+        part,
+        0,
+        1};
+  };
+  if (shape.stages == 1) {
+    ASSERT_EQ(P, 1);
+    solver(0).pivot_only();
+  } else {
+    for (int h = 0; h < P; ++h) solver(h).first_stage();
+    for (int h = 0; h < P; ++h) solver(h).local_stages(fused::NoBarrier{});
+    for (int h = 0; h < P; ++h) solver(h).last_stage();
+  }
 
   double worst = 0, scale = 0;
   for (int c = 0; c < pitch; ++c) {
@@ -259,8 +288,8 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
   }
   // The same FFT bound as the solver's (tolerance()), on a column: relative to the largest value.
   const double tol = 4 * std::numeric_limits<Real>::epsilon() * std::max(1, log2_n) * scale;
-  EXPECT_LE(worst, tol) << "n0 = " << n << ", TC = " << TC << ", " << valid << " columns, seed "
-                        << seed;
+  EXPECT_LE(worst, tol) << "n0 = " << n << ", TC = " << TC << ", P = " << P << ", " << valid
+                        << " columns, seed " << seed;
 }
 
 TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftEveryStageLayout) {
@@ -272,6 +301,27 @@ TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftEveryStageLayout) {
     check_column_pass_on_cpu<double, 2>(log2_n, 2, 400 + log2_n);
     check_column_pass_on_cpu<double, 2>(log2_n, 1, 500 + log2_n);
     check_column_pass_on_cpu<double, 1>(log2_n, 1, 600 + log2_n);
+  }
+}
+
+TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftOverTwoBlocks) {
+  // A tile's rows over a cluster of two blocks (n0 >= 64): the first and last stages write
+  // and read the other block's rows; pivots of 4, 8, 16 and 32.
+  for (int log2_n = 6; log2_n <= 10; ++log2_n) {
+    check_column_pass_on_cpu<float, 8, 2>(log2_n, 8, 700 + log2_n);
+    check_column_pass_on_cpu<float, 4, 2>(log2_n, 3, 800 + log2_n);
+    check_column_pass_on_cpu<float, 2, 2>(log2_n, 2, 900 + log2_n);
+    check_column_pass_on_cpu<double, 2, 2>(log2_n, 1, 1000 + log2_n);
+    check_column_pass_on_cpu<double, 4, 2>(log2_n, 4, 1100 + log2_n);
+  }
+}
+
+TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftOverFourBlocks) {
+  // Over a cluster of four blocks: the first and last stages' 16 places lie four in each.
+  for (int log2_n = 6; log2_n <= 10; ++log2_n) {
+    check_column_pass_on_cpu<float, 4, 4>(log2_n, 4, 1200 + log2_n);
+    check_column_pass_on_cpu<float, 4, 4>(log2_n, 1, 1300 + log2_n);
+    check_column_pass_on_cpu<double, 2, 4>(log2_n, 2, 1400 + log2_n);
   }
 }
 

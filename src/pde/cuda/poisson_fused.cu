@@ -16,10 +16,12 @@
 // / double TC=2) straddle two 32-byte sectors in most rows (neighbouring tiles, read at about
 // the same time by other SMs, share them in L2), and the grid's last tile is partial.
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <cufft.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -43,17 +45,26 @@ namespace {
 
 using fused::ComplexOf;
 
-/// Tuning of the column pass, per precision. A column tile (TC columns x n0 rows) must sit in
-/// shared memory whole; one of 128 KiB (+ 1/16 padding) leaves room for one block per SM at
-/// the largest n0, smaller n0 get several blocks per SM. TC complex values per row make one
-/// 32-byte sector where the tile allows it.
+/// Tuning of the column pass, per precision. A column tile (TC columns x n0 rows) sits in
+/// shared memory whole, in one block up to 128 KiB (+ padding), which leaves room for one block
+/// per SM at n0 = 4096; smaller n0 get several blocks per SM. TC complex values per row make
+/// one 32-byte sector; where one block cannot hold them (n0 = 8192), the tile is spread over
+/// the blocks of a cluster (rows [h n0/P, (h + 1) n0/P) in block h) rather than narrowed: the
+/// global accesses of a 16-byte tile move whole sectors for half a sector of data. Measured on
+/// the H200 at 8192^2 float, column pass: TC = 2 in one block 0.554 ms against 0.510 with TC =
+/// 4 over two blocks (an earlier revision); now TC = 4 over two blocks of 512 threads (one per
+/// SM) 0.478, over four of 256 threads (two per SM: one works while the other waits at a
+/// barrier) 0.441.
 template <class Real>
 struct FusedPolicy {
   using Complex = typename ComplexOf<Real>::type;
-  static constexpr int max_tile_columns = 32 / static_cast<int>(sizeof(Complex));  // 4 / 2
+  static constexpr int tile_columns = 32 / static_cast<int>(sizeof(Complex));  // 4 / 2
   static constexpr std::int64_t max_tile_bytes = 128 * 1024;
-  // 2^13: a double column of 128 KiB (float could go to 2^14, but fused_supports answers for
-  // both precisions at once).
+  // A tile beyond one block's max_tile_bytes goes over this many blocks (n0 = 8192: 64 KiB
+  // each, two blocks of 256 threads per SM; see FusedLayout's constructor).
+  static constexpr int split_cluster = 4;
+  // 2^13: a double tile over four blocks of 64 KiB (float could go further, but
+  // fused_supports answers for both precisions at once).
   static constexpr int max_log2_n0 = 13;
   static constexpr int min_log2_n0 = 1;
   // A 16-point butterfly in registers: float 128 registers at 512 threads (the whole register
@@ -68,6 +79,10 @@ int log2_exact(std::int64_t n) {  // -1 unless n is a power of two
   return l;
 }
 
+/// Where the tile starts in shared memory, after the twiddle tables: rounded up to an even
+/// element so that the tile is 16-byte aligned (a pair of float columns: one 16-byte access).
+__host__ __device__ inline int tile_offset(int twiddle_count) { return (twiddle_count + 1) & ~1; }
+
 /// Everything about the solver's memory and launch that follows from the shape.
 template <class Real>
 struct FusedLayout {
@@ -75,39 +90,42 @@ struct FusedLayout {
   int rank = 2;
   int log2_n0 = 0;
   int tile_columns = 1;
+  int cluster = 1;  // blocks per tile
   std::int64_t n0 = 0, n_mid = 1, n_last = 0;
   std::int64_t pitch_last = 0;  // complex values per axis-(rank-1) line: n_last / 2 + 1
   std::int64_t columns = 0;     // complex values per axis-0 index (row pitch of the columns)
   int log2_fine = 0;
   int twiddle_count = 0;  // fine then coarse table
+  int twiddle_slots = 0;  // the same, skewed in shared memory
 
-  /// `tile_columns_override` 0: the policy's choice (others: for the benchmark's comparison).
-  explicit FusedLayout(const GridShape& shape, int tile_columns_override = 0) {
+  /// `cluster_override` 0: the policy's choice (1, 2 or 4: for the benchmark's comparison).
+  explicit FusedLayout(const GridShape& shape, int cluster_override = 0) {
     using Policy = FusedPolicy<Real>;
     rank = shape.rank;
     n0 = shape.n[0];
     log2_n0 = log2_exact(n0);
     n_mid = rank == 3 ? shape.n[1] : 1;
     n_last = shape.n[rank - 1];
-    tile_columns = tile_columns_override;
-    if (tile_columns == 0) {
-      tile_columns = Policy::max_tile_columns;
-      while (tile_columns > 1 &&
-             n0 * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes)
-        tile_columns /= 2;
-    }
+    tile_columns = Policy::tile_columns;
+    cluster = cluster_override != 0 ? cluster_override : 1;
+    // n0 <= max_log2_n0 fits in split_cluster blocks; n0 >= 64 (two stages or more) can be split.
+    if (cluster_override == 0 && log2_n0 >= 6 &&
+        n0 * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes)
+      cluster = Policy::split_cluster;
     pitch_last = n_last / 2 + 1;
     columns = n_mid * pitch_last;
-    log2_fine = (log2_n0 + 1) / 2;
-    twiddle_count = (1 << log2_fine) + static_cast<int>(n0 >> log2_fine);
+    const fused::TwiddleLayout twiddles = fused::TwiddleLayout::of(log2_n0);
+    log2_fine = twiddles.log2_fine;
+    twiddle_count = twiddles.fine_count + twiddles.coarse_count;
+    twiddle_slots = twiddles.slots();
   }
 
   /// Threads per block: two radix-16 butterflies per thread (fewer threads, more blocks per SM:
-  /// measured best from 2048^2 to 8192^2 and on 512^3), one where the grid has fewer tiles than
-  /// the GPU has SMs (1024^2 floats: 129 tiles); at least a warp.
+  /// measured best from 2048^2 to 8192^2 and on 512^3), one where the grid has fewer blocks
+  /// than the GPU has SMs (1024^2 floats: 129 tiles); at least a warp.
   int threads_per_block(int sm_count) const {
-    const std::int64_t butterflies = n0 * tile_columns / 16;
-    const std::int64_t per_thread = tiles() < sm_count ? 1 : 2;
+    const std::int64_t butterflies = n0 / cluster * tile_columns / 16;
+    const std::int64_t per_thread = blocks() < sm_count ? 1 : 2;
     return static_cast<int>(
         std::clamp<std::int64_t>(butterflies / per_thread, 32, FusedPolicy<Real>::max_threads));
   }
@@ -115,10 +133,13 @@ struct FusedLayout {
   std::size_t spectrum_bytes() const { return spectrum_elements() * sizeof(Complex); }
   std::size_t twiddle_bytes() const { return twiddle_count * sizeof(Complex); }
   std::size_t shared_bytes() const {
-    const std::int64_t tile = (n0 + n0 / 16) * tile_columns;
-    return (twiddle_count + tile) * sizeof(Complex);
+    const std::int64_t rows = n0 / cluster;
+    const int log2_pad = fused::transform_shape(log2_n0).log2_pad();
+    const std::int64_t tile = (rows + (rows >> log2_pad)) * tile_columns;
+    return (tile_offset(twiddle_slots) + tile) * sizeof(Complex);
   }
   std::int64_t tiles() const { return (columns + tile_columns - 1) / tile_columns; }
+  std::int64_t blocks() const { return tiles() * cluster; }
 };
 
 /// The cuFFT layouts of the row transforms: 2D a batch of n0 1D transforms of n_last, 3D a
@@ -170,9 +191,9 @@ std::size_t row_transform_work_estimate(const FusedLayout<Real>& layout) {
     complex_embed[i] = static_cast<int>(r.complex_embed[i]);
   }
   std::size_t forward = 0, inverse = 0;
-  GPUKIT_CUFFT_CHECK(cufftEstimateMany(
-      r.rank, n, real_embed, 1, static_cast<int>(r.real_distance), complex_embed, 1,
-      static_cast<int>(r.complex_distance), r2c_type<Real>, static_cast<int>(r.batch), &forward));
+  GPUKIT_CUFFT_CHECK(cufftEstimateMany(r.rank, n, real_embed, 1, static_cast<int>(r.real_distance),
+                                       complex_embed, 1, static_cast<int>(r.complex_distance),
+                                       r2c_type<Real>, static_cast<int>(r.batch), &forward));
   GPUKIT_CUFFT_CHECK(cufftEstimateMany(
       r.rank, n, complex_embed, 1, static_cast<int>(r.complex_distance), real_embed, 1,
       static_cast<int>(r.real_distance), c2r_type<Real>, static_cast<int>(r.batch), &inverse));
@@ -184,8 +205,7 @@ struct ColumnPassParams {
   using Complex = typename ComplexOf<Real>::type;
   Complex* spectrum;
   std::int64_t pitch;       // columns of the half spectrum
-  const Complex* twiddles;  // fine table then coarse table
-  int log2_fine;
+  const Complex* twiddles;  // fine table then coarse table (fused::TwiddleLayout)
   fused::TransformShape shape;
   fused::ScalingParams<Real> scaling;
 };
@@ -194,39 +214,80 @@ struct DeviceBarrier {
   __device__ __forceinline__ void operator()() const { __syncthreads(); }
 };
 
-template <class Real, int TC>
+/// One tile per cluster of P blocks (P = 1: a plain launch).
+template <class Real, int TC, int P>
 __global__ void __launch_bounds__(FusedPolicy<Real>::max_threads)
     fused_columns_kernel(ColumnPassParams<Real> params) {
   using Complex = typename ComplexOf<Real>::type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  Complex* fine = reinterpret_cast<Complex*>(shared_bytes);
-  const int fine_count = 1 << params.log2_fine;
-  const int twiddle_count = fine_count + ((1 << params.shape.log2_n) >> params.log2_fine);
-  Complex* tile = fine + twiddle_count;
-  for (int i = threadIdx.x; i < twiddle_count; i += blockDim.x) fine[i] = params.twiddles[i];
-  __syncthreads();
+  const fused::TwiddleLayout twiddle_layout = fused::TwiddleLayout::of(params.shape.log2_n);
+  Complex* twiddle_slots = reinterpret_cast<Complex*>(shared_bytes);
+  fused::place_twiddles(params.twiddles, twiddle_slots, twiddle_layout,
+                        static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
+  Complex* own_part = twiddle_slots + tile_offset(twiddle_layout.slots());
 
-  const std::int64_t first_column = std::int64_t{blockIdx.x} * TC;
+  const std::int64_t first_column = std::int64_t{blockIdx.x / P} * TC;
   fused::ScalingParams<Real> scaling = params.scaling;
   scaling.first_column = first_column;
-  fused::solve_column_tile<TC, Real>(
+  fused::SplitTile<Complex, TC, P> tile{};
+  tile.log2_rows_per_part = params.shape.log2_n - std::countr_zero(unsigned{P});
+  tile.log2_pad = params.shape.log2_pad();
+  int part = 0;
+  if constexpr (P == 1) {
+    tile.part[0] = own_part;
+  } else {
+    const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    part = static_cast<int>(cluster.block_rank());
+    for (int h = 0; h < P; ++h)
+      tile.part[h] = h == part ? own_part : cluster.map_shared_rank(own_part, h);
+  }
+  const fused::ColumnTileSolver<TC, P, Real> solver{
       fused::GlobalTile<Complex, TC>{
           params.spectrum + first_column, params.pitch,
           params.pitch - first_column < TC ? static_cast<int>(params.pitch - first_column) : TC},
-      fused::SharedTile<Complex, TC>{tile}, params.shape,
-      fused::Twiddles<Complex>{fine, fine + fine_count, params.log2_fine}, scaling,
-      static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), DeviceBarrier{});
+      tile,
+      own_part,
+      params.shape,
+      fused::Twiddles<Complex>{twiddle_slots, twiddle_slots + twiddle_layout.fine_slots(),
+                               twiddle_layout.log2_fine},
+      scaling,
+      part,
+      static_cast<int>(threadIdx.x),
+      static_cast<int>(blockDim.x)};
+  const auto tile_barrier = [] {  // all P blocks (their shared memory) in step
+    if constexpr (P == 1) {
+      __syncthreads();
+    } else {
+      cooperative_groups::this_cluster().sync();
+    }
+  };
+  tile_barrier();  // the twiddles loaded; the other blocks' shared memory exists
+  if (params.shape.stages == 1) {
+    solver.pivot_only();
+    return;
+  }
+  solver.first_stage();
+  tile_barrier();
+  solver.local_stages([] { __syncthreads(); });
+  tile_barrier();
+  solver.last_stage();
+  if constexpr (P > 1) tile_barrier();  // no block leaves while another reads its part
 }
 
 template <class Real>
 using ColumnKernel = void (*)(ColumnPassParams<Real>);
 
 template <class Real>
-ColumnKernel<Real> column_kernel(int tile_columns) {
-  if constexpr (FusedPolicy<Real>::max_tile_columns == 4) {
-    if (tile_columns == 4) return fused_columns_kernel<Real, 4>;
+ColumnKernel<Real> column_kernel(int cluster) {
+  constexpr int tile_columns = FusedPolicy<Real>::tile_columns;
+  switch (cluster) {
+    case 4:
+      return fused_columns_kernel<Real, tile_columns, 4>;
+    case 2:
+      return fused_columns_kernel<Real, tile_columns, 2>;
+    default:
+      return fused_columns_kernel<Real, tile_columns, 1>;
   }
-  return tile_columns == 2 ? fused_columns_kernel<Real, 2> : fused_columns_kernel<Real, 1>;
 }
 
 /// exp(-2 pi i t / n0) for the fine (t < 2^log2_fine) and coarse (t = s 2^log2_fine) tables.
@@ -262,8 +323,8 @@ class RowPlan {
       const long long in_distance = real_to_complex ? r.real_distance : r.complex_distance;
       const long long out_distance = real_to_complex ? r.complex_distance : r.real_distance;
       GPUKIT_CUFFT_CHECK(cufftMakePlanMany64(handle_, r.rank, n, in_embed, 1, in_distance,
-                                                   out_embed, 1, out_distance, type, r.batch,
-                                                   &work_bytes_));
+                                             out_embed, 1, out_distance, type, r.batch,
+                                             &work_bytes_));
     } catch (...) {
       cufftDestroy(handle_);
       throw;
@@ -285,10 +346,10 @@ class FusedSolver final : public DeviceSolver<Real> {
  public:
   using Complex = typename ComplexOf<Real>::type;
 
-  /// `tile_columns`, `threads` 0: the policy's choice (others for the benchmark's comparison:
-  /// 1, 2 or 4 columns, a multiple of them as threads up to max_threads).
-  FusedSolver(const GridShape& shape, int tile_columns = 0, int threads = 0)
-      : layout_(shape, tile_columns),
+  /// `cluster`, `threads` 0: the policy's choice (others for the benchmark's comparison:
+  /// cluster 1 or 2, threads up to max_threads).
+  FusedSolver(const GridShape& shape, int cluster = 0, int threads = 0)
+      : layout_(shape, cluster),
         threads_(threads != 0 ? threads
                               : layout_.threads_per_block(cuda::detail::current_sm_count())),
         forward_(row_transform_layout(layout_), r2c_type<Real>, true),
@@ -300,14 +361,13 @@ class FusedSolver final : public DeviceSolver<Real> {
     GPUKIT_CUFFT_CHECK(cufftSetWorkArea(inverse_.handle(), work_area_.data()));
     const auto table = twiddle_tables(layout_);
     twiddles_.copy_from_host(table);
-    kernel_ = column_kernel<Real>(layout_.tile_columns);
+    kernel_ = column_kernel<Real>(layout_.cluster);
     GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(layout_.shared_bytes())));
 
     params_.spectrum = spectrum_.data();
     params_.pitch = layout_.columns;
     params_.twiddles = twiddles_.data();
-    params_.log2_fine = layout_.log2_fine;
     params_.shape = fused::transform_shape(layout_.log2_n0);
     auto& s = params_.scaling;
     s.first_column = 0;
@@ -338,9 +398,19 @@ class FusedSolver final : public DeviceSolver<Real> {
     }
   }
   void columns(cudaStream_t stream) {
-    kernel_<<<static_cast<unsigned>(layout_.tiles()), threads_, layout_.shared_bytes(), stream>>>(
-        params_);
-    GPUKIT_CUDA_CHECK_LAUNCH("fused_columns_kernel");
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(layout_.blocks()));
+    config.blockDim = dim3(static_cast<unsigned>(threads_));
+    config.dynamicSmemBytes = layout_.shared_bytes();
+    config.stream = stream;
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = static_cast<unsigned>(layout_.cluster);
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    GPUKIT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel_, params_));
   }
   void inverse_rows(Real* u, cudaStream_t stream) {
     GPUKIT_CUFFT_CHECK(cufftSetStream(inverse_.handle(), stream));

@@ -5,12 +5,21 @@
 // along axis 0, with one read and one write of the tile in global memory.
 //
 // The transform along axis 0 is an in-place radix-16 decimation-in-frequency FFT (the last stage
-// of radix 2, 4, 8 or 16) whose output is left in digit-reversed order; the scaling knows each
-// position's frequency, and the inverse runs the same stages backwards as decimation in time,
-// which takes digit-reversed input to natural order. So no permutation pass is ever made, and the
-// last forward stage, the scaling and the first inverse stage (the same butterflies) are one
-// pass in registers ("pivot"). The first forward stage reads global memory and the last inverse
-// stage writes it; the stages between go through shared memory.
+// of radix 4, 8, 16 or 32; n0 <= 32: one stage of radix 2 to 32) whose output is left in
+// digit-reversed order; the scaling knows each position's frequency, and the inverse runs the
+// same stages backwards as decimation in time, which takes digit-reversed input to natural order.
+// So no permutation pass is ever made, and the last forward stage, the scaling and the first
+// inverse stage (the same butterflies) are one pass in registers ("pivot"). The first forward
+// stage reads global memory and the last inverse stage writes it; the stages between go through
+// shared memory. The tile may be spread over the shared memory of a cluster of 2 or 4 blocks
+// (ColumnTileSolver): only the first and last stages then reach into the other blocks.
+//
+// Where the time goes (H200, float, 4096^2 and 8192^2, one block of 512 threads per SM): the
+// pass is latency-bound, not bandwidth-bound, so what pays is fewer instructions per butterfly
+// and fewer sectors per global access: twiddles from four table lookups (apply_twiddles), two
+// columns per thread in the shared-memory stages, one pointer and stride per butterfly (Line),
+// tiles of 32-byte rows (over four blocks at n0 = 8192), twiddle tables and tile rows laid out
+// against bank conflicts.
 //
 // Everything here is __host__ __device__ so that the CPU test runs the very same stage code
 // (one "thread" doing all butterflies, barriers empty) against a direct DFT.
@@ -136,13 +145,83 @@ __host__ __device__ __forceinline__ void dft(C (&v)[R]) {
 /// at the price of one complex product (one more rounding).
 /// (One table of n0 entries, one load per twiddle, measured slower on the H200 at every large
 /// size: the larger shared memory footprint costs more than the product saves.)
+/// Each table is stored skewed, entry i at skewed(i) = i + i / 16: a stage's lanes look up
+/// w^(2^p e) for consecutive j (e = j 2^shift), entries 2^(p + shift) apart, which unskewed would
+/// fall on a few banks (up to 4-way conflicts, measured on the H200).
+struct TwiddleLayout {
+  int log2_fine;
+  int fine_count;    // 2^log2_fine
+  int coarse_count;  // n0 / 2^log2_fine
+  __host__ __device__ static constexpr int skewed(int i) { return i + (i >> 4); }
+  /// Slots (complex values) of the skewed fine table, then of both.
+  __host__ __device__ int fine_slots() const { return skewed(fine_count - 1) + 1; }
+  __host__ __device__ int slots() const { return fine_slots() + skewed(coarse_count - 1) + 1; }
+  __host__ __device__ static TwiddleLayout of(int log2_n) {
+    const int log2_fine = (log2_n + 1) / 2;
+    return {log2_fine, 1 << log2_fine, 1 << (log2_n - log2_fine)};
+  }
+};
+
 template <class C>
 struct Twiddles {
-  const C* fine;
-  const C* coarse;
+  const C* fine;    // skewed
+  const C* coarse;  // skewed
   int log2_fine;
   __host__ __device__ __forceinline__ C operator()(int t) const {
-    return mul<false>(coarse[t >> log2_fine], fine[t & ((1 << log2_fine) - 1)]);
+    return mul<false>(coarse[TwiddleLayout::skewed(t >> log2_fine)],
+                      fine[TwiddleLayout::skewed(t & ((1 << log2_fine) - 1))]);
+  }
+};
+
+/// Places the unskewed tables (fine then coarse, `layout`'s counts) into `slots` skewed:
+/// entries thread, thread + threads, ...
+template <class C>
+__host__ __device__ __forceinline__ void place_twiddles(const C* tables, C* slots,
+                                                        TwiddleLayout layout, int thread,
+                                                        int threads) {
+  for (int i = thread; i < layout.fine_count + layout.coarse_count; i += threads) {
+    const bool fine = i < layout.fine_count;
+    const int k = fine ? i : i - layout.fine_count;
+    slots[(fine ? 0 : layout.fine_slots()) + TwiddleLayout::skewed(k)] = tables[i];
+  }
+}
+
+/// A butterfly's places in a tile: rows row0 + m S (m = 0, 1, ...) of column c, as a pointer
+/// and a stride computed once, so that each access is one address add.
+template <class C>
+struct Line {
+  C* at;
+  std::int64_t stride;
+  bool exists;  // false: a column beyond the grid's last (reads zero, writes nothing)
+  __host__ __device__ __forceinline__ C load(int m) const {
+    return exists ? at[m * stride] : C{0, 0};
+  }
+  __host__ __device__ __forceinline__ void store(int m, C value) const {
+    if (exists) at[m * stride] = value;
+  }
+  /// Columns c and c + 1 (c even, both exist): one 16-byte access for float, where the line's
+  /// places are 16-byte aligned (shared memory; see SharedTile).
+  __host__ __device__ __forceinline__ void load_pair(int m, C& a, C& b) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(C) == 8) {
+      const float4 q = *reinterpret_cast<const float4*>(at + m * stride);
+      a = {q.x, q.y};
+      b = {q.z, q.w};
+      return;
+    }
+#endif
+    a = at[m * stride];
+    b = at[m * stride + 1];
+  }
+  __host__ __device__ __forceinline__ void store_pair(int m, C a, C b) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(C) == 8) {
+      *reinterpret_cast<float4*>(at + m * stride) = float4{a.x, a.y, b.x, b.y};
+      return;
+    }
+#endif
+    at[m * stride] = a;
+    at[m * stride + 1] = b;
   }
 };
 
@@ -153,27 +232,65 @@ struct GlobalTile {
   C* base;
   std::int64_t pitch;
   int columns;
-  __host__ __device__ __forceinline__ C load(int row, int c) const {
-    return c < columns ? base[row * pitch + c] : C{0, 0};
-  }
-  __host__ __device__ __forceinline__ void store(int row, int c, C value) const {
-    if (c < columns) base[row * pitch + c] = value;
+  __host__ __device__ __forceinline__ Line<C> line(int row0, int log2_s, int c) const {
+    return {base + row0 * pitch + c, pitch << log2_s, c < columns};
   }
 };
 
-/// The column tile in shared memory: rows of TC values with one padding row after every 16,
-/// which keeps the butterflies of the late stages (rows 16 apart) off each other's banks and
-/// keeps every row 8-byte aligned. Rows of the tile: n0 + n0 / 16.
+/// The tile's rows [first_row, first_row + rows) in shared memory: rows of TC values with one
+/// padding row after every 2^log2_pad, the pivot's radix (4 to 32). The pivot's butterflies,
+/// 2^log2_pad rows apart, one per lane, so stay off each other's banks; the radix-16 stages'
+/// row distances S are multiples of the period, so a butterfly's places are equally spaced
+/// (Line). At most `elements(rows, log2_pad)` values. The base is 16-byte aligned, so a pair
+/// of float columns (c even, TC even) is one 16-byte access. first_row is a multiple of the
+/// period.
 template <class C, int TC>
 struct SharedTile {
   C* base;
-  __host__ __device__ __forceinline__ C load(int row, int c) const {
-    return base[(row + (row >> 4)) * TC + c];
+  int first_row;
+  int log2_pad;
+  /// Rows row0 + m 2^log2_s: for log2_s >= log2_pad, or m < 2^log2_pad with row0 a multiple of
+  /// it (the pivot: log2_s = 0).
+  __host__ __device__ __forceinline__ Line<C> line(int row0, int log2_s, int c) const {
+    const int r = row0 - first_row;
+    const int s = 1 << log2_s;
+    return {base + (r + (r >> log2_pad)) * TC + c, (s + (s >> log2_pad)) * TC, true};
   }
-  __host__ __device__ __forceinline__ void store(int row, int c, C value) const {
-    base[(row + (row >> 4)) * TC + c] = value;
+  static constexpr std::int64_t elements(std::int64_t rows, int log2_pad) {
+    return (rows + (rows >> log2_pad)) * TC;
   }
-  static constexpr std::int64_t elements(std::int64_t n0) { return (n0 + n0 / 16) * TC; }
+};
+
+/// The whole tile spread over the shared memory of the P blocks of a cluster: rows
+/// [h n0/P, (h + 1) n0/P) in block h's (on the GPU, pointers into distributed shared memory;
+/// P = 1: the block's own). Only the first and the last stage reach across blocks: their
+/// butterflies' rows are j + m n0/16 (j < n0/16), so place m lies in part m / (16/P), at the
+/// same row of it as place m % (16/P) of part 0.
+template <class C, int TC, int P>
+struct SplitTile {
+  static_assert(P == 1 || P == 2 || P == 4);
+  static constexpr int places_per_part = 16 / P;
+  C* part[P];
+  int log2_rows_per_part;
+  int log2_pad;  // of every part: SharedTile::log2_pad
+
+  struct SplitLine {
+    Line<C> in_part[P];
+    __host__ __device__ __forceinline__ C load(int m) const {
+      return in_part[m / places_per_part].load(m % places_per_part);
+    }
+    __host__ __device__ __forceinline__ void store(int m, C value) const {
+      in_part[m / places_per_part].store(m % places_per_part, value);
+    }
+  };
+  /// The first or last stage's butterfly: rows row0 + m n0/16 (row0 < n0/16).
+  __host__ __device__ __forceinline__ SplitLine line(int row0, int log2_s, int c) const {
+    SplitLine split;
+    GPUKIT_FUSED_UNROLL
+    for (int h = 0; h < P; ++h)
+      split.in_part[h] = SharedTile<C, TC>{part[h], 0, log2_pad}.line(row0, log2_s, c);
+    return split;
+  }
 };
 
 /// What the scaling needs to know about a tile: the wave numbers and -1/N.
@@ -193,6 +310,8 @@ struct TransformShape {
   int log2_n;     // n0 = 2^log2_n
   int stages;     // radix-16 stages + the pivot
   int log2_last;  // radix of the pivot: 2^log2_last, 1..5
+  /// The shared tile's padding period (SharedTile): the pivot's radix.
+  __host__ __device__ int log2_pad() const { return log2_last; }
 };
 
 __host__ __device__ inline TransformShape transform_shape(int log2_n) {
@@ -214,91 +333,183 @@ __host__ __device__ __forceinline__ int frequency_of_position(int p, TransformSh
   return k | ((p & ((1 << shape.log2_last) - 1)) << (4 * (shape.stages - 1)));
 }
 
-enum class StageKind { forward, pivot, inverse };
+/// Columns per thread in the radix-16 stages within shared memory: a thread does the
+/// butterflies of the same rows in two adjacent columns (TC >= 2), which share their 15
+/// twiddles and are one 16-byte access per row for float. The stages that read or write global
+/// memory do one column per thread, so that a warp's lanes span the tile's row (TC adjacent
+/// values) and each access instruction touches as few rows (sectors) as the tile allows.
+template <int TC>
+inline constexpr int columns_per_thread_in_shared = TC >= 2 ? 2 : 1;
 
-/// One stage on all butterflies of the tile, butterfly b handled by thread b % threads. A stage
-/// of radix R with sub-length L = R * 2^log2_s combines, for each block of L rows and each
-/// offset j < 2^log2_s, the R rows j, j + S, ... (S = 2^log2_s) of one column.
-///   forward (decimation in frequency): y_q = sum_m x_m w_R^{mq}, times w_L^{jq}
+/// The range [begin, end) of a stage's butterfly groups that one block does, the groups
+/// `thread`, `thread + threads`, ... of it.
+struct Work {
+  int begin;
+  int end;
+  int thread;
+  int threads;
+};
+
+template <int Q>
+__host__ __device__ constexpr int highest_bit() {
+  int b = 1;
+  while (2 * b <= Q) b *= 2;
+  return b;
+}
+
+/// v[k][q] times w^(e q) (conjugated when `conjugate`) for q = 1..15, w = exp(-2 pi i / n0).
+/// Four looked-up twiddles w^e, w^2e, w^4e, w^8e; the others are products of those by the bits
+/// of q (w^(e q) = w^(e (q - h)) w^(e h), h the highest bit of q): at most three products after
+/// the lookups instead of 11 more lookups of two shared-memory loads each.
+template <bool conjugate, int K, class C>
+__host__ __device__ __forceinline__ void apply_twiddles(C (&v)[K][16], const Twiddles<C>& twiddles,
+                                                        int e) {
+  C w[16];
+  w[1] = twiddles(e);
+  w[2] = twiddles(2 * e);
+  w[4] = twiddles(4 * e);
+  w[8] = twiddles(8 * e);
+  static_for<16>([&](auto q_constant) {
+    constexpr int q = decltype(q_constant)::value;
+    if constexpr (q > 0) {
+      constexpr int h = highest_bit<q>();
+      if constexpr (h != q) w[q] = mul<false>(w[q - h], w[h]);
+      GPUKIT_FUSED_UNROLL
+      for (int k = 0; k < K; ++k) v[k][q] = mul<conjugate>(v[k][q], w[q]);
+    }
+  });
+}
+
+/// One radix-16 stage on all butterflies of the tile. A stage with sub-length L = 16 * 2^log2_s
+/// combines, for each block of L rows and each offset j < 2^log2_s, the 16 rows j, j + S, ...
+/// (S = 2^log2_s) of a column:
+///   forward (decimation in frequency): y_q = sum_m x_m w_16^{mq}, times w_L^{jq}
 ///   inverse (decimation in time): the adjoint, conjugate twiddles first
-///   pivot (S = 1, no twiddles): forward, scaling by -1/(N |k|^2), inverse
-/// Each butterfly reads and writes the same R places, so a stage is in place.
-template <StageKind kind, int R, int TC, class Real, class Src, class Dst>
-__host__ __device__ __forceinline__ void run_stage(
+/// A group: the butterflies of K adjacent columns at the same rows (K = 1 or 2), in the order
+/// of their rows' blocks of L, then of j, then of the columns: so the groups of a block's
+/// rows (a multiple of L) are a contiguous range. Each butterfly reads and writes the same 16
+/// places: the stage is in place.
+template <int K, int TC>
+__host__ __device__ constexpr int radix16_groups(int log2_n) {
+  return (1 << log2_n) / 16 * (TC / K);
+}
+
+template <bool inverse, int K, int TC, class Real, class Src, class Dst>
+__host__ __device__ __forceinline__ void run_radix16_stage(
     const Src& src, const Dst& dst, int log2_s, TransformShape shape,
-    const Twiddles<typename ComplexOf<Real>::type>& twiddles, const ScalingParams<Real>& scaling,
-    int thread, int threads) {
+    const Twiddles<typename ComplexOf<Real>::type>& twiddles, Work work) {
   using C = typename ComplexOf<Real>::type;
-  const int butterflies = (1 << shape.log2_n) / R * TC;
-  const int log2_l = log2_s + (R == 32 ? 5 : R == 16 ? 4 : R == 8 ? 3 : R == 4 ? 2 : 1);
+  constexpr int R = 16;
+  constexpr int column_groups = TC / K;
+  const int log2_l = log2_s + 4;
   const int twiddle_shift = shape.log2_n - log2_l;  // w_L^e = w_n^(e << twiddle_shift)
-  for (int b = thread; b < butterflies; b += threads) {
-    const int c = b % TC;
-    const int bj = b / TC;
+  for (int g = work.begin + work.thread; g < work.end; g += work.threads) {
+    const int c = (g % column_groups) * K;
+    const int bj = g / column_groups;
     const int j = bj & ((1 << log2_s) - 1);
     const int row0 = ((bj >> log2_s) << log2_l) + j;
-    C v[R];
+    const auto in = src.line(row0, log2_s, c);
+    C v[K][R];
     GPUKIT_FUSED_UNROLL
-    for (int m = 0; m < R; ++m) v[m] = src.load(row0 + (m << log2_s), c);
-    if constexpr (kind == StageKind::forward) {
-      dft<R, false>(v);
-      GPUKIT_FUSED_UNROLL
-      for (int q = 1; q < R; ++q) v[q] = mul<false>(v[q], twiddles((j * q) << twiddle_shift));
-    } else if constexpr (kind == StageKind::inverse) {
-      GPUKIT_FUSED_UNROLL
-      for (int q = 1; q < R; ++q) v[q] = mul<true>(v[q], twiddles((j * q) << twiddle_shift));
-      dft<R, true>(v);
-    } else {
-      dft<R, false>(v);
-      // The other axes' wave numbers of this column (m = i for i <= n/2, i - n above).
-      const std::int64_t column = scaling.first_column + c;
-      const int i_mid = static_cast<int>(column / scaling.pitch_last);
-      const int i_last = static_cast<int>(column - std::int64_t{i_mid} * scaling.pitch_last);
-      const int m_mid = i_mid <= scaling.n_mid / 2 ? i_mid : i_mid - scaling.n_mid;
-      const Real k_mid = scaling.k_unit[1] * Real(m_mid);
-      const Real k_last = scaling.k_unit[2] * Real(i_last);
-      const Real k_rest_squared = k_mid * k_mid + k_last * k_last;
-      const bool rest_is_zero = m_mid == 0 && i_last == 0;
-      const int n0 = 1 << shape.log2_n;
-      // row0 + q differs from row0 in the last (the pivot's) digit only, which is q.
-      const int k0_of_row0 = frequency_of_position(row0, shape);
-      GPUKIT_FUSED_UNROLL
-      for (int q = 0; q < R; ++q) {
-        const int k0 = k0_of_row0 | (q << (4 * (shape.stages - 1)));
-        const int m0 = k0 <= n0 / 2 ? k0 : k0 - n0;
-        const Real k_first = scaling.k_unit[0] * Real(m0);
-        const Real factor = (rest_is_zero && m0 == 0)
-                                ? Real(0)
-                                : scaling.minus_inv_size / (k_first * k_first + k_rest_squared);
-        v[q] = {v[q].x * factor, v[q].y * factor};
+    for (int m = 0; m < R; ++m) {
+      if constexpr (K == 2) {
+        in.load_pair(m, v[0][m], v[1][m]);
+      } else {
+        v[0][m] = in.load(m);
       }
-      dft<R, true>(v);
     }
+    if constexpr (!inverse) {
+      GPUKIT_FUSED_UNROLL
+      for (int k = 0; k < K; ++k) dft<R, false>(v[k]);
+    }
+    apply_twiddles<inverse>(v, twiddles, j << twiddle_shift);
+    if constexpr (inverse) {
+      GPUKIT_FUSED_UNROLL
+      for (int k = 0; k < K; ++k) dft<R, true>(v[k]);
+    }
+    const auto out = dst.line(row0, log2_s, c);
     GPUKIT_FUSED_UNROLL
-    for (int q = 0; q < R; ++q) dst.store(row0 + (q << log2_s), c, v[q]);
+    for (int q = 0; q < R; ++q) {
+      if constexpr (K == 2) {
+        out.store_pair(q, v[0][q], v[1][q]);
+      } else {
+        out.store(q, v[0][q]);
+      }
+    }
   }
 }
 
-template <StageKind kind, int TC, class Real, class Src, class Dst>
-__host__ __device__ __forceinline__ void run_pivot_stage(
-    const Src& src, const Dst& dst, TransformShape shape,
-    const Twiddles<typename ComplexOf<Real>::type>& twiddles, const ScalingParams<Real>& scaling,
-    int thread, int threads) {
+/// The pivot: the last forward stage (S = 1, no twiddles), the scaling by -1/(N |k|^2) and the
+/// first inverse stage, in registers, one column's butterfly of radix R per thread at a time.
+/// The butterflies are in the order of their rows, then of the columns, so those of a block's
+/// rows are a contiguous range: `part` of `parts` of them.
+template <int R, int TC, class Real, class Src, class Dst>
+__host__ __device__ __forceinline__ void run_pivot(const Src& src, const Dst& dst,
+                                                   TransformShape shape,
+                                                   const ScalingParams<Real>& scaling, int part,
+                                                   int parts, int thread, int threads) {
+  using C = typename ComplexOf<Real>::type;
+  const int butterflies = (1 << shape.log2_n) / R * TC / parts;
+  const int log2_r = R == 32 ? 5 : R == 16 ? 4 : R == 8 ? 3 : R == 4 ? 2 : 1;
+  const int begin = part * butterflies;
+  for (int b = begin + thread; b < begin + butterflies; b += threads) {
+    const int c = b % TC;
+    const int row0 = (b / TC) << log2_r;
+    const auto in = src.line(row0, 0, c);
+    C v[R];
+    GPUKIT_FUSED_UNROLL
+    for (int m = 0; m < R; ++m) v[m] = in.load(m);
+    dft<R, false>(v);
+    // The other axes' wave numbers of this column (m = i for i <= n/2, i - n above).
+    const std::int64_t column = scaling.first_column + c;
+    const int i_mid = static_cast<int>(column / scaling.pitch_last);
+    const int i_last = static_cast<int>(column - std::int64_t{i_mid} * scaling.pitch_last);
+    const int m_mid = i_mid <= scaling.n_mid / 2 ? i_mid : i_mid - scaling.n_mid;
+    const Real k_mid = scaling.k_unit[1] * Real(m_mid);
+    const Real k_last = scaling.k_unit[2] * Real(i_last);
+    const Real k_rest_squared = k_mid * k_mid + k_last * k_last;
+    const bool rest_is_zero = m_mid == 0 && i_last == 0;
+    const int n0 = 1 << shape.log2_n;
+    // row0 + q differs from row0 in the last (the pivot's) digit only, which is q.
+    const int k0_of_row0 = frequency_of_position(row0, shape);
+    GPUKIT_FUSED_UNROLL
+    for (int q = 0; q < R; ++q) {
+      const int k0 = k0_of_row0 | (q << (4 * (shape.stages - 1)));
+      const int m0 = k0 <= n0 / 2 ? k0 : k0 - n0;
+      const Real k_first = scaling.k_unit[0] * Real(m0);
+      const Real factor = (rest_is_zero && m0 == 0)
+                              ? Real(0)
+                              : scaling.minus_inv_size / (k_first * k_first + k_rest_squared);
+      v[q] = {v[q].x * factor, v[q].y * factor};
+    }
+    dft<R, true>(v);
+    const auto out = dst.line(row0, 0, c);
+    GPUKIT_FUSED_UNROLL
+    for (int q = 0; q < R; ++q) out.store(q, v[q]);
+  }
+}
+
+template <int TC, class Real, class Src, class Dst>
+__host__ __device__ __forceinline__ void run_pivot_stage(const Src& src, const Dst& dst,
+                                                         TransformShape shape,
+                                                         const ScalingParams<Real>& scaling,
+                                                         int part, int parts, int thread,
+                                                         int threads) {
   switch (shape.log2_last) {
     case 1:
-      run_stage<kind, 2, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      run_pivot<2, TC, Real>(src, dst, shape, scaling, part, parts, thread, threads);
       break;
     case 2:
-      run_stage<kind, 4, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      run_pivot<4, TC, Real>(src, dst, shape, scaling, part, parts, thread, threads);
       break;
     case 3:
-      run_stage<kind, 8, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      run_pivot<8, TC, Real>(src, dst, shape, scaling, part, parts, thread, threads);
       break;
     case 4:
-      run_stage<kind, 16, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      run_pivot<16, TC, Real>(src, dst, shape, scaling, part, parts, thread, threads);
       break;
     default:
-      run_stage<kind, 32, TC, Real>(src, dst, 0, shape, twiddles, scaling, thread, threads);
+      run_pivot<32, TC, Real>(src, dst, shape, scaling, part, parts, thread, threads);
   }
 }
 
@@ -307,40 +518,62 @@ struct NoBarrier {
   __host__ __device__ void operator()() const {}
 };
 
-/// The whole column pass for one tile: global -> (forward stages) -> pivot -> (inverse stages)
-/// -> global, `barrier()` between stages (__syncthreads on the GPU, NoBarrier on the CPU).
-#pragma nv_exec_check_disable
-template <int TC, class Real, class Barrier>
-__host__ __device__ __forceinline__ void solve_column_tile(
-    const GlobalTile<typename ComplexOf<Real>::type, TC>& global,
-    const SharedTile<typename ComplexOf<Real>::type, TC>& shared, TransformShape shape,
-    const Twiddles<typename ComplexOf<Real>::type>& twiddles, const ScalingParams<Real>& scaling,
-    int thread, int threads, Barrier barrier) {
-  constexpr auto forward = StageKind::forward;
-  constexpr auto inverse = StageKind::inverse;
-  if (shape.stages == 1) {  // n0 <= 16: one pass from global to global
-    run_pivot_stage<StageKind::pivot, TC, Real>(global, global, shape, twiddles, scaling, thread,
-                                                threads);
-    return;
+/// The column pass for one tile of TC columns, whose n0 rows are spread over the shared memory
+/// of P blocks (block `part` holds rows [part n0/P, (part + 1) n0/P)), in three phases with a
+/// barrier across the P blocks between them:
+///   first_stage: global -> the first forward radix-16 stage -> the split tile (its 16 outputs
+///     are rows 16 blocks of n0/16 apart: on P blocks, (P - 1)/P of them in the others);
+///   local_stages: the other forward stages, the pivot, the inverse stages but the last, each
+///     on n0/16 contiguous rows or less, so within the block's own rows, `barrier()` (a barrier
+///     of the block) between them;
+///   last_stage: the split tile -> the last inverse stage -> global.
+/// Each block does 1/P of each stage's butterflies. For n0 <= 32 (one stage) use pivot_only.
+template <int TC, int P, class Real>
+struct ColumnTileSolver {
+  using C = typename ComplexOf<Real>::type;
+  GlobalTile<C, TC> global;
+  SplitTile<C, TC, P> tile;
+  C* own_part;  // tile.part[part], as the block's shared memory (not a cluster address)
+  TransformShape shape;
+  Twiddles<C> twiddles;
+  ScalingParams<Real> scaling;
+  int part;
+  int thread;
+  int threads;
+
+  static constexpr int K = columns_per_thread_in_shared<TC>;
+
+  __host__ __device__ __forceinline__ Work share(int groups) const {
+    const int per_part = groups / P;
+    return {part * per_part, (part + 1) * per_part, thread, threads};
   }
-  run_stage<forward, 16, TC, Real>(global, shared, shape.log2_n - 4, shape, twiddles, scaling,
-                                   thread, threads);
-  barrier();
-  for (int i = 1; i < shape.stages - 1; ++i) {
-    run_stage<forward, 16, TC, Real>(shared, shared, shape.log2_n - 4 * (i + 1), shape, twiddles,
-                                     scaling, thread, threads);
-    barrier();
+  __host__ __device__ __forceinline__ void pivot_only() const {
+    run_pivot_stage<TC, Real>(global, global, shape, scaling, 0, 1, thread, threads);
   }
-  run_pivot_stage<StageKind::pivot, TC, Real>(shared, shared, shape, twiddles, scaling, thread,
-                                              threads);
-  barrier();
-  for (int i = shape.stages - 2; i >= 1; --i) {
-    run_stage<inverse, 16, TC, Real>(shared, shared, shape.log2_n - 4 * (i + 1), shape, twiddles,
-                                     scaling, thread, threads);
-    barrier();
+  __host__ __device__ __forceinline__ void first_stage() const {
+    run_radix16_stage<false, 1, TC, Real>(global, tile, shape.log2_n - 4, shape, twiddles,
+                                          share(radix16_groups<1, TC>(shape.log2_n)));
   }
-  run_stage<inverse, 16, TC, Real>(shared, global, shape.log2_n - 4, shape, twiddles, scaling,
-                                   thread, threads);
-}
+  template <class Barrier>
+  __host__ __device__ __forceinline__ void local_stages(Barrier barrier) const {
+    const SharedTile<C, TC> own{own_part, part << tile.log2_rows_per_part, tile.log2_pad};
+    const Work work = share(radix16_groups<K, TC>(shape.log2_n));
+    for (int i = 1; i < shape.stages - 1; ++i) {
+      run_radix16_stage<false, K, TC, Real>(own, own, shape.log2_n - 4 * (i + 1), shape, twiddles,
+                                            work);
+      barrier();
+    }
+    run_pivot_stage<TC, Real>(own, own, shape, scaling, part, P, thread, threads);
+    for (int i = shape.stages - 2; i >= 1; --i) {
+      barrier();
+      run_radix16_stage<true, K, TC, Real>(own, own, shape.log2_n - 4 * (i + 1), shape, twiddles,
+                                           work);
+    }
+  }
+  __host__ __device__ __forceinline__ void last_stage() const {
+    run_radix16_stage<true, 1, TC, Real>(tile, global, shape.log2_n - 4, shape, twiddles,
+                                         share(radix16_groups<1, TC>(shape.log2_n)));
+  }
+};
 
 }  // namespace gpukit::pde::cuda_detail::fused
