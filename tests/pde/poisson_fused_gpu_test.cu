@@ -43,7 +43,10 @@ GridShape grid(std::vector<std::int64_t> n, std::vector<double> length = {}) {
 
 std::string describe(const GridShape& g) {
   std::string s;
-  for (int a = 0; a < g.rank; ++a) s += (a ? "x" : "") + std::to_string(g.n[a]);
+  for (int a = 0; a < g.rank; ++a) {
+    if (a > 0) s += 'x';
+    s += std::to_string(g.n[a]);
+  }
   return s;
 }
 
