@@ -183,31 +183,10 @@ struct LookbackStatus<Op, true> {
   }
 
   __device__ __forceinline__ void publish(std::int64_t tile, unsigned flag, Acc value) const {
-    unsigned long long payload = 0;
-    if constexpr (sizeof(Acc) == 8) {
-      payload = static_cast<unsigned long long>(value);
-    } else {
-      unsigned bits = 0;
-      memcpy(&bits, &value, sizeof(Acc));
-      payload = bits;
-    }
-    const unsigned long long word = (payload << 2) | flag;
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(words + tile), "l"(word) : "memory");
+    scan_engine::store_status_word(words + tile, flag, value);
   }
   __device__ __forceinline__ void read(std::int64_t tile, unsigned& flag, Acc& value) const {
-    unsigned long long word;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(words + tile) : "memory");
-    flag = static_cast<unsigned>(word & 3u);
-    if constexpr (sizeof(Acc) == 8) {
-      if constexpr (std::is_signed_v<Acc>) {
-        value = static_cast<Acc>(static_cast<long long>(word) >> 2);  // sign-extends
-      } else {
-        value = static_cast<Acc>(word >> 2);
-      }
-    } else {
-      const auto bits = static_cast<unsigned>(word >> 2);
-      memcpy(&value, &bits, sizeof(Acc));
-    }
+    scan_engine::load_status_word(words + tile, flag, value);
   }
 };
 

@@ -120,6 +120,42 @@ __device__ __forceinline__ T shuffle_up(T value, int delta) {
 
 // --- tile status ---------------------------------------------------------------------------------
 
+/// A packed status word (both engines): the value's bits above a 2-bit flag, stored and loaded
+/// relaxed at GPU scope (a whole aligned 8-byte word is single-copy atomic, so a reader sees the
+/// flag and its value together). A 62-bit payload sign-extends for signed accumulators.
+template <class Acc>
+__device__ __forceinline__ void store_status_word(unsigned long long* word_address, unsigned flag,
+                                                  Acc value) {
+  unsigned long long payload = 0;
+  if constexpr (sizeof(Acc) == 8) {
+    payload = static_cast<unsigned long long>(value);
+  } else {
+    unsigned bits = 0;
+    memcpy(&bits, &value, sizeof(Acc));
+    payload = bits;
+  }
+  const unsigned long long word = (payload << 2) | flag;
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(word_address), "l"(word) : "memory");
+}
+
+template <class Acc>
+__device__ __forceinline__ void load_status_word(const unsigned long long* word_address,
+                                                 unsigned& flag, Acc& value) {
+  unsigned long long word;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(word_address) : "memory");
+  flag = static_cast<unsigned>(word & 3u);
+  if constexpr (sizeof(Acc) == 8) {
+    if constexpr (std::is_signed_v<Acc>) {
+      value = static_cast<Acc>(static_cast<long long>(word) >> 2);  // arithmetic shift
+    } else {
+      value = static_cast<Acc>(word >> 2);
+    }
+  } else {
+    const auto bits = static_cast<unsigned>(word >> 2);
+    memcpy(&value, &bits, sizeof(Acc));
+  }
+}
+
 /// The workspace layout: [0, 8) the overflow report, [8, 16) the tile counter, [16, ...) status.
 struct WorkspaceLayout {
   static constexpr std::size_t kOverflowReport = 0;
@@ -143,35 +179,10 @@ struct TileStatus<Op, true> {
   }
 
   __device__ __forceinline__ void publish(std::int64_t entry, Acc value) const {
-    unsigned long long payload = 0;
-    if constexpr (sizeof(Acc) == 8) {
-      payload = static_cast<unsigned long long>(value);
-    } else {
-      unsigned bits = 0;
-      memcpy(&bits, &value, sizeof(Acc));
-      payload = bits;
-    }
-    const unsigned long long word = (payload << 2) | kFlagValid;
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(words + entry), "l"(word) : "memory");
+    store_status_word(words + entry, kFlagValid, value);
   }
   __device__ __forceinline__ void read(std::int64_t entry, unsigned& flag, Acc& value) const {
-    unsigned long long word;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
-                 : "=l"(word)
-                 : "l"(words + entry)
-                 : "memory");
-    flag = static_cast<unsigned>(word & 3u);
-    if constexpr (sizeof(Acc) == 8) {
-      // The 62-bit payload sign-extends (arithmetic shift) for signed accumulators.
-      if constexpr (std::is_signed_v<Acc>) {
-        value = static_cast<Acc>(static_cast<long long>(word) >> 2);
-      } else {
-        value = static_cast<Acc>(word >> 2);
-      }
-    } else {
-      const unsigned bits = static_cast<unsigned>(word >> 2);
-      memcpy(&value, &bits, sizeof(Acc));
-    }
+    load_status_word(words + entry, flag, value);
   }
 };
 
