@@ -103,10 +103,11 @@ void seed_cpu_scan(const std::vector<float>& input, std::vector<float>& scanned)
 }
 
 void seed_table(const BenchConfig& config, Report& report) {
-  Table table =
-      device_table(report,
-                   "Scan, the seed's table (004): float exclusive sum, the seed's CPU loop against "
-                   "the GPU (device-resident data; the note gives the speedup over the CPU loop)");
+  Table table = device_table(
+      report,
+      "Scan, the seed's table (004): float exclusive sum, the seed's CPU loop against "
+      "the GPU (device-resident data; the API's default takes the deterministic engine "
+      "for a float sum; the note gives the speedup over the CPU loop)");
   ScanWorkspace workspace;
   cuda::Stream stream;
   const ScanVariant& engine = primitives::default_scan_variant();

@@ -38,8 +38,8 @@ constexpr ScanVariant kVariants[] = {
      "beyond the seeds: Merrill & Garland 2016", kUnlimited, true, true, false, true,
      GPUKIT_SCAN_LAUNCHERS(launch_decoupled_lookback)},
     {"exact-lookback",
-     "classic look-back, prefetched 16 KB tiles, for exact ops; float sum/product: the row above "
-     "(default)",
+     "classic look-back, tiles of up to 64 KB loaded at once, for exact ops; float sum/product: "
+     "the row above (default)",
      "beyond the seeds: Merrill & Garland 2016", kUnlimited, true, true, false, true,
      GPUKIT_SCAN_LAUNCHERS(launch_exact_lookback)},
     {"cub", "CUB DeviceScan (CUDA toolkit), the vendor baseline", "vendor", kUnlimited, false,
