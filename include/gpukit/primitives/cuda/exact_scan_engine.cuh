@@ -325,18 +325,6 @@ __device__ __forceinline__ typename Op::Acc resolve_tile_prefix(const Op& op, co
   return exclusive;
 }
 
-/// The warp's inclusive shuffle scan of one value per lane, in lane order.
-template <class Op>
-__device__ __forceinline__ typename Op::Acc warp_inclusive_scan(const Op& op, typename Op::Acc s) {
-  const int lane = threadIdx.x % kLanes;
-#pragma unroll
-  for (int d = 1; d < kLanes; d *= 2) {
-    const auto lower = scan_engine::shuffle_up(s, d);
-    if (lane >= d) s = op(lower, s);
-  }
-  return s;
-}
-
 // --- the scan kernel ---------------------------------------------------------------------------
 
 /// Waits until at most `kPending` of this thread's most recent copy groups are in flight.
@@ -481,7 +469,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
         if (first_item + j < valid) thread_total = op(thread_total, op.load(items[j]));
       }
     }
-    const Acc lane_inclusive = warp_inclusive_scan(op, thread_total);
+    const Acc lane_inclusive = scan_engine::warp_inclusive_scan(op, thread_total);
     const Acc lower = scan_engine::shuffle_up(lane_inclusive, 1);
     lane_exclusive[sub] = lane == 0 ? op.identity() : lower;
     if (lane == kLanes - 1) shared.warp_totals[sub][warp] = lane_inclusive;
