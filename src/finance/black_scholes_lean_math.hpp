@@ -55,9 +55,10 @@ struct LeanDoubleCoefficients {
   double exp_ln2_64[2];  // ln 2 / 64 = hi + lo, hi to full precision (the reduction's FMA is exact)
   double log_ln2[2];     // ln 2 = hi + lo, hi a multiple of 2^-42 (k hi is exact for |k| < 2^11)
   // Constants of the double path that have no DFMA immediate form (each would cost two moves).
-  double exp_64_log2e;  // 64 / ln 2
-  double hull_scale;    // 0.2316419
-  double inv_sqrt_2pi;  // 1 / sqrt(2 pi)
+  double exp_64_log2e;      // 64 / ln 2
+  double hull_scale;        // 0.2316419
+  double inv_sqrt_2pi;      // 1 / sqrt(2 pi)
+  double log_inv_sqrt_2pi;  // ln(1 / sqrt(2 pi))
   // 2^(j/64) = hi + lo, j = 0..63, hi correctly rounded and lo the rest (|lo| < 2^-53 hi), from
   // 60-digit decimal arithmetic.
   double exp2_fraction[64][2];
@@ -77,6 +78,7 @@ inline constexpr LeanDoubleCoefficients kLeanDoubleCoefficients = {
     64 * kLog2E,
     0.2316419,
     kInvSqrt2Pi,
+    -0.91893853320467274178032973640562,
     {{0x1.0000000000000p+0, 0x0.0p+0},
      {0x1.02c9a3e778061p+0, -0x1.19083535b085dp-56},
      {0x1.059b0d3158574p+0, 0x1.d73e2a475b465p-55},
@@ -364,12 +366,11 @@ GPUKIT_HD_INLINE std::int32_t low_word(double x) {
 #endif
 }
 
-/// e^x within about 1 ulp: x = (64 m + j) ln2/64 + r (|r| <= ln2/128, Cody-Waite with an FMA),
-/// e^x = 2^m 2^(j/64) e^r with 2^(j/64) = hi + lo from a table and e^r - 1 from its Taylor
-/// series to r^5 (truncation below 2^-56 relative). |x| >= 708 and NaN take the library's exp.
-/// On the device the table is in shared memory (lean_load_tables_to_shared).
-GPUKIT_HD_INLINE double lean_exp_double(double x) {
-  if (!(math_abs(x) < 708.0)) return math_exp(x);
+/// e^x within about 1 ulp for |x| < 708 (callers guarantee it): x = (64 m + j) ln2/64 + r
+/// (|r| <= ln2/128, Cody-Waite with an FMA), e^x = 2^m 2^(j/64) e^r with 2^(j/64) = hi + lo from a
+/// table and e^r - 1 from its Taylor series to r^5 (truncation below 2^-56 relative). On the
+/// device the table is in shared memory (lean_load_tables_to_shared).
+GPUKIT_HD_INLINE double lean_exp_double_in_range(double x) {
   constexpr double kShifter = 0x1.8p52;  // adding it rounds x 64 log2 e to an integer
   const LeanDoubleCoefficients& coefficients = lean_double_coefficients();
   const double shifted = fma(x, coefficients.exp_64_log2e, kShifter);
@@ -386,32 +387,49 @@ GPUKIT_HD_INLINE double lean_exp_double(double x) {
                            static_cast<std::uint32_t>(low_word(scaled)));
 }
 
+/// e^x within about 1 ulp (lean_exp_double_in_range); |x| >= 708 and NaN take the library's exp.
+GPUKIT_HD_INLINE double lean_exp_double(double x) {
+  if (!(math_abs(x) < 708.0)) return math_exp(x);
+  return lean_exp_double_in_range(x);
+}
+
 /// 1/x within 1 ulp for |x| in [2^-1000, 2^1000] (callers guarantee it), without __drcp_rn's
-/// range check: the hardware seed and two Newton steps (its fast path).
+/// range check: the hardware seed y (its high word only, so e = 1 - x y takes one rounding) and
+/// y (1 + e + e^2 + e^3) (error e^4, below 2^-80 for the seed's 2^-20).
 GPUKIT_HD_INLINE double lean_rcp_moderate(double x) {
 #if defined(__CUDA_ARCH__)
-  double y;
-  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-  double e = fma(-x, y, 1.0);
-  e = fma(e, e, e);
-  y = fma(y, e, y);
-  e = fma(-x, y, 1.0);
-  return fma(y, e, y);
+  double seed;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(seed) : "d"(x));
+  const double y = double_from_words(high_word(seed), 0u);
+  const double e = fma(-x, y, 1.0);
+  return fma(y, fma(e, fma(e, e, e), e), y);
 #else
   return 1.0 / x;
 #endif
 }
 
-/// ln x within about 1 ulp for normal positive x: x = 2^k z (z in [0.707, 1.414)), ln x =
-/// k ln 2 - ln(1/c) + log1p(r) with 1/c and ln(1/c) from a 128-entry table (shared memory on the
-/// device, see lean_load_tables_to_shared), r = z/c - 1 exact, |r| < 2^-7, and log1p(r) from its
-/// Taylor series to r^8 (truncation below 2^-58 relative). Zero, subnormals, negatives,
-/// infinities and NaN take the library's log.
-GPUKIT_HD_INLINE double lean_log_double(double x) {
-  // Normal positive x: high word in [0x00100000, 0x7fefffff] (one integer compare; NaN, the
-  // infinities, zero, subnormals and negatives fall outside).
+/// 1/sqrt(x) within about 1 ulp for x in [2^-1000, 2^1000] (callers guarantee it), without the
+/// library's range handling: the hardware seed, kept to its high word so that y^2 is exact and
+/// e = 1 - x y^2 takes one rounding, then one Newton step with its cubic term
+/// (y (1 + e/2 + 3e^2/8), error 5e^3/16).
+GPUKIT_HD_INLINE double lean_rsqrt_moderate(double x) {
+#if defined(__CUDA_ARCH__)
+  double seed;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(seed) : "d"(x));
+  const double y = double_from_words(high_word(seed), 0u);
+  const double e = fma(-x, y * y, 1.0);
+  return fma(y * e, fma(e, 0.375, 0.5), y);
+#else
+  return 1.0 / math_sqrt(x);
+#endif
+}
+
+/// ln x within about 1 ulp for normal positive x (callers guarantee it): x = 2^k z (z in
+/// [0.707, 1.414)), ln x = k ln 2 - ln(1/c) + log1p(r) with 1/c and ln(1/c) from a 128-entry table
+/// (shared memory on the device, see lean_load_tables_to_shared), r = z/c - 1 exact, |r| < 2^-7,
+/// and log1p(r) from its Taylor series to r^8 (truncation below 2^-58 relative).
+GPUKIT_HD_INLINE double lean_log_double_normal(double x) {
   const std::int32_t hi = high_word(x);
-  if (!(static_cast<std::uint32_t>(hi) - 0x00100000u < 0x7fe00000u)) return math_log(x);
   // The high word of sqrt(2)/2 rounded down to the table's 2^13 steps: the offset splits the
   // exponent k from z and indexes the interval with the top 7 bits of what is left.
   const std::int32_t offset = hi - 0x3fe6a000;
@@ -423,7 +441,11 @@ GPUKIT_HD_INLINE double lean_log_double(double x) {
       static_cast<std::uint32_t>(low_word(x)));
   const LeanDoubleCoefficients& coefficients = lean_double_coefficients();
   const double r = fma(z, e.inv_c, -1.0);
-  const double dk = static_cast<double>(k);
+  // k as a double from its bits (2^52 + 2^31 + k, less the constant): an integer add and a
+  // DADD, where a conversion instruction issues at a quarter of the FP64 rate.
+  constexpr double kBias = 0x1.000008p52;  // 2^52 + 2^31
+  const double dk =
+      double_from_words(0x43300000, static_cast<std::uint32_t>(k) ^ 0x80000000u) - kBias;
   const double w = fma(dk, coefficients.log_ln2[0], e.log_hi);  // exact
   // w + r = sum + rest exactly: |w| >= |r| wherever w is not zero (the table keeps |ln(1/c)|
   // above |r| for k = 0).
@@ -434,6 +456,16 @@ GPUKIT_HD_INLINE double lean_log_double(double x) {
       fma(fma(fma(fma(fma(fma(-0.125, r, c[0]), r, c[1]), r, c[2]), r, -0.25), r, c[3]), r, -0.5);
   const double small = fma(dk, coefficients.log_ln2[1], e.log_lo);
   return sum + (rest + fma(r * r, p, small));
+}
+
+/// ln x within about 1 ulp (lean_log_double_normal); zero, subnormals, negatives, infinities and
+/// NaN take the library's log.
+GPUKIT_HD_INLINE double lean_log_double(double x) {
+  // Normal positive x: high word in [0x00100000, 0x7fefffff] (one integer compare; NaN, the
+  // infinities, zero, subnormals and negatives fall outside).
+  const std::int32_t hi = high_word(x);
+  if (!(static_cast<std::uint32_t>(hi) - 0x00100000u < 0x7fe00000u)) return math_log(x);
+  return lean_log_double_normal(x);
 }
 
 // The lean primitives: single MUFU instructions in float fast mode on the device, the IEEE
@@ -612,6 +644,78 @@ GPUKIT_HD_INLINE CallPut<Real> price_call_put_lean(Real spot, Real strike, Real 
   return price_call_put_lean<Real, Cdf>(
       spot, strike, maturity, rate, volatility,
       lean_rcp<Cdf == NormalCdf::hull_polynomial_fast_math>(volatility), dividend);
+}
+
+/// Call and put of N options at once, double precision, Hull's CND: price_call_put_lean's
+/// arithmetic with no branch before the end, so the N options' chains of dependent FP64
+/// instructions interleave, and with the range checks of every step folded into one test for all
+/// N. Where an input falls outside the ranges below, all N take price_call_put_lean.
+///
+/// The fast path takes ln(F/K) as ln(S (1/X)) + (r - q) T, so the logarithm does not wait for the
+/// discount factors. Its ranges: S, X, T and sigma in [2^-256, 2^256) (every product and quotient
+/// below stays a normal number), |r T| and |q T| below 500 (the discount factors within 2^+-722),
+/// |d1| below 37 (phi(d1) above e^-686 and Hull's product of the two (1 + 0.23 |d|) below 2^400).
+/// Inside them every step is a normal number, so the primitives run without their range checks.
+/// inv_volatility may be lean_rcp_moderate(volatility): it is used only inside the ranges.
+template <int N, bool kDividend>
+GPUKIT_HD_INLINE void price_call_put_lean_hull_double(
+    const double (&spot)[N], const double (&strike)[N], const double (&maturity)[N],
+    const double (&rate)[N], const double (&volatility)[N], const double (&inv_volatility)[N],
+    const double (&dividend)[N], CallPut<double> (&out)[N]) {
+  // High words of 2^-256 and of the range's span: a span of a power of two lets one OR of the
+  // four offsets stand for four compares.
+  constexpr std::uint32_t kRangeBase = (1023u - 256u) << 20;
+  constexpr std::uint32_t kRangeSpan = 512u << 20;
+  const LeanDoubleCoefficients& coefficients = lean_double_coefficients();
+  bool in_range = true;
+  for (int i = 0; i < N; ++i) {
+    const std::uint32_t offsets =
+        (static_cast<std::uint32_t>(high_word(spot[i])) - kRangeBase) |
+        (static_cast<std::uint32_t>(high_word(strike[i])) - kRangeBase) |
+        (static_cast<std::uint32_t>(high_word(maturity[i])) - kRangeBase) |
+        (static_cast<std::uint32_t>(high_word(volatility[i])) - kRangeBase);
+    const double rate_time = rate[i] * maturity[i];
+    double fwd = spot[i];      // F = S e^{-qT}
+    double drift = rate_time;  // (r - q) T
+    bool exponents_in_range = math_abs(rate_time) < 500.0;
+    if constexpr (kDividend) {
+      const double dividend_time = dividend[i] * maturity[i];
+      fwd *= lean_exp_double_in_range(-dividend_time);
+      drift -= dividend_time;
+      exponents_in_range = exponents_in_range & (math_abs(dividend_time) < 500.0);
+    }
+    const double pv = strike[i] * lean_exp_double_in_range(-rate_time);  // K = X e^{-rT}
+    const double rsqrt_t = lean_rsqrt_moderate(maturity[i]);
+    const double vol_sqrt_t = volatility[i] * (maturity[i] * rsqrt_t);
+    const double log_fwd_over_pv =
+        lean_log_double_normal(spot[i] * lean_rcp_moderate(strike[i])) + drift;
+    const double d1 = fma(log_fwd_over_pv, rsqrt_t * inv_volatility[i], 0.5 * vol_sqrt_t);
+    const double d2 = d1 - vol_sqrt_t;
+    in_range = in_range & (offsets < kRangeSpan) & exponents_in_range & (math_abs(d1) < 37.0);
+    // F phi(d1) = K phi(d2) and Hull's two reciprocals from one, as in price_call_put_lean;
+    // phi(d1) from one exponential of -d1^2/2 - ln sqrt(2 pi).
+    const double density_weight =
+        fwd * lean_exp_double_in_range(fma(d1 * -0.5, d1, coefficients.log_inv_sqrt_2pi));
+    const double hull_d1 = 1.0 + coefficients.hull_scale * math_abs(d1);
+    const double hull_d2 = 1.0 + coefficients.hull_scale * math_abs(d2);
+    const double inv_product = lean_rcp_moderate(hull_d1 * hull_d2);
+    const double fwd_tail = density_weight * hull_series(inv_product * hull_d2);  // F N(-|d1|)
+    const double pv_tail = density_weight * hull_series(inv_product * hull_d1);   // K N(-|d2|)
+    const double fwd_rest = fwd - fwd_tail, pv_rest = pv - pv_tail;
+    const double fwd_n_d1 = d1 > 0.0 ? fwd_rest : fwd_tail;   // F N(d1)
+    const double fwd_n_md1 = d1 > 0.0 ? fwd_tail : fwd_rest;  // F N(-d1)
+    const double pv_n_d2 = d2 > 0.0 ? pv_rest : pv_tail;      // K N(d2)
+    const double pv_n_md2 = d2 > 0.0 ? pv_tail : pv_rest;     // K N(-d2)
+    // Finite inside the ranges, so max(x, 0) needs no NaN test.
+    const double call = fwd_n_d1 - pv_n_d2, put = pv_n_md2 - fwd_n_md1;
+    out[i] = {call > 0.0 ? call : 0.0, put > 0.0 ? put : 0.0};
+  }
+  if (!in_range) {
+    for (int i = 0; i < N; ++i) {
+      out[i] = price_call_put_lean<double, NormalCdf::hull_polynomial>(
+          spot[i], strike[i], maturity[i], rate[i], volatility[i], dividend[i]);
+    }
+  }
 }
 
 }  // namespace gpukit::finance::detail

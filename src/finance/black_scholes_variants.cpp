@@ -37,8 +37,8 @@ constexpr BlackScholesVariant kVariants[] = {
     {"lean-exact-grid", "lean-math with evict-first accesses and one tile per block (exact grid)",
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
     {"lean-occupancy",
-     "lean-exact-grid capped at 48 registers: 5 blocks (40 warps) per SM (prices; Greeks as "
-     "lean-exact-grid)",
+     "lean-exact-grid capped at 48 registers: 5 blocks (40 warps) per SM; double Hull takes "
+     "lean-math's kernel, which prefetches its next tile (prices; Greeks as lean-exact-grid)",
      "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_occupancy)},
 };
 #undef GPUKIT_BS_LAUNCHERS

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -177,6 +178,84 @@ TEST(BlackScholesLeanMath, HullFromOneExponentialMatchesTheSharedArithmetic) {
   expect_hull_matches_price_option<double>(very_volatile_book(5000, 43), 43);
   expect_hull_matches_price_option<float>(very_volatile_book(5000, 44), 44);
   expect_hull_matches_price_option<float>(testing::seed_like_book(5000, 45), 45);
+}
+
+// The double Hull path that prices two options at once (the lean kernels' 16-byte vectors):
+// inside its ranges within rounding of price_option's Hull (both tails, sigma sqrt T up to 30),
+// with and without dividends.
+template <bool kDividend>
+void expect_hull_pairs_match_price_option(const Book& b, std::uint64_t seed) {
+  for (std::size_t i = 0; i + 1 < b.size(); i += 2) {
+    const double spot[2] = {b.spot[i], b.spot[i + 1]}, strike[2] = {b.strike[i], b.strike[i + 1]};
+    const double maturity[2] = {b.maturity[i], b.maturity[i + 1]};
+    const double rate[2] = {b.rate[i], b.rate[i + 1]};
+    const double volatility[2] = {b.volatility[i], b.volatility[i + 1]};
+    const double inv_volatility[2] = {1 / volatility[0], 1 / volatility[1]};
+    const double dividend[2] = {kDividend ? b.dividend[i] : 0.0,
+                                kDividend ? b.dividend[i + 1] : 0.0};
+    detail::CallPut<double> got[2];
+    detail::price_call_put_lean_hull_double<2, kDividend>(spot, strike, maturity, rate, volatility,
+                                                          inv_volatility, dividend, got);
+    for (int k = 0; k < 2; ++k) {
+      const auto ref = detail::price_option<double, NormalCdf::hull_polynomial, false>(
+          spot[k], strike[k], maturity[k], rate[k], volatility[k], dividend[k]);
+      const double tol = testing::price_tolerance<double>(spot[k], strike[k], maturity[k], rate[k],
+                                                          dividend[k], NormalCdf::erfc);
+      ASSERT_NEAR(got[k].call, ref.call, tol) << "seed " << seed << " option " << i + k;
+      ASSERT_NEAR(got[k].put, ref.put, tol) << "seed " << seed << " option " << i + k;
+    }
+  }
+}
+
+TEST(BlackScholesLeanMath, HullPairsMatchTheSharedArithmetic) {
+  expect_hull_pairs_match_price_option<true>(testing::extreme_book(20000, 61), 61);
+  expect_hull_pairs_match_price_option<false>(testing::extreme_book(20000, 62), 62);
+  expect_hull_pairs_match_price_option<true>(very_volatile_book(5000, 63), 63);
+  expect_hull_pairs_match_price_option<false>(testing::seed_like_book(5000, 64), 64);
+}
+
+// Outside the pair path's ranges (either option of the pair) both options take
+// price_call_put_lean, bit for bit: degenerate, NaN, huge and tiny inputs, |d1| at 37.
+TEST(BlackScholesLeanMath, HullPairsOutsideTheirRangesTakeTheCheckedPath) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  // {S, X, T, r, v, q}
+  const double odd[][6] = {{100, 90, 0, 0.05, 0.2, 0.01},       {100, 0, 1, 0.03, 0.25, 0.02},
+                           {100, 100, tiny, 0, 0.3, 0},         {100, 100, 1, 0, tiny, 0},
+                           {nan, 95, 1, 0.03, 0.25, 0.01},      {100, nan, 1, 0.03, 0.25, 0.01},
+                           {100, 95, nan, 0.03, 0.25, 0.01},    {100, 95, 1, nan, 0.25, 0.01},
+                           {100, 95, 1, 0.03, nan, 0.01},       {100, 95, 1, 0.03, 0.25, nan},
+                           {100, 95, 1, 0.03, 0.25, inf},       {inf, 95, 1, 0.03, 0.25, 0},
+                           {0x1p256, 95, 1, 0.03, 0.25, 0},     {100, 0x1p-257, 1, 0.03, 0.25, 0},
+                           {100, 95, 0x1p300, 1e-80, 1e-80, 0}, {100, 95, 1, 0.03, 0x1p257, 0},
+                           {100, 95, 10, 50.1, 0.25, 0},        {100, 95, 10, 0.03, 0.25, -50.1},
+                           {1e16, 1, 1, 0, 0.001, 0},           {-100, 95, 1, 0.03, 0.25, 0},
+                           {100, -95, 1, 0.03, 0.25, 0},        {100, 95, -1, 0.03, 0.25, 0}};
+  const double good[6] = {100, 95, 1, 0.03, 0.25, 0.01};
+  for (const auto& o : odd) {
+    for (int slot = 0; slot < 2; ++slot) {
+      const double* a = slot == 0 ? o : good;
+      const double* c = slot == 0 ? good : o;
+      const double spot[2] = {a[0], c[0]}, strike[2] = {a[1], c[1]}, maturity[2] = {a[2], c[2]};
+      const double rate[2] = {a[3], c[3]}, volatility[2] = {a[4], c[4]}, dividend[2] = {a[5], c[5]};
+      const double inv_volatility[2] = {1 / a[4], 1 / c[4]};
+      detail::CallPut<double> got[2];
+      detail::price_call_put_lean_hull_double<2, true>(spot, strike, maturity, rate, volatility,
+                                                       inv_volatility, dividend, got);
+      for (int k = 0; k < 2; ++k) {
+        const auto want = detail::price_call_put_lean<double, NormalCdf::hull_polynomial>(
+            spot[k], strike[k], maturity[k], rate[k], volatility[k], dividend[k]);
+        const auto same = [](double x, double y) {
+          return std::memcmp(&x, &y, sizeof x) == 0 || (std::isnan(x) && std::isnan(y));
+        };
+        EXPECT_TRUE(same(got[k].call, want.call) && same(got[k].put, want.put))
+            << o[0] << " " << o[1] << " " << o[2] << " " << o[3] << " " << o[4] << " " << o[5]
+            << " in slot " << slot << ", option " << k << ": " << got[k].call << " " << want.call
+            << " " << got[k].put << " " << want.put;
+      }
+    }
+  }
 }
 
 template <class Real, NormalCdf Cdf>

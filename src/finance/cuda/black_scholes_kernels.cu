@@ -145,6 +145,10 @@ __device__ __forceinline__ void load_parameter(const PerOption<Real>& p, std::in
   }
 }
 
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
+}
+
 template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerThread,
           bool kStreaming>
 __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInputs<Real>& in,
@@ -160,6 +164,16 @@ __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInpu
   if (kHoistInvVolatility && in.volatility.values == nullptr) {
     scalar_inv_volatility = detail::lean_rcp<kFastRcp>(in.volatility.scalar);
   }
+  // Double Hull takes both options of a vector at once, without a branch before the end
+  // (price_call_put_lean_hull_double); a book without dividends skips their exponential.
+  constexpr bool kLeanHullPair =
+      kLeanCallPut && sizeof(Real) == sizeof(double) && Cdf != NormalCdf::erfc;
+  const bool has_dividend = in.dividend.values != nullptr || in.dividend.scalar != Real(0);
+  // On a grid that strides (sm_filling), ask L2 for the next tile's inputs while this one is
+  // priced, so that the next iteration's loads wait for L2, not for HBM: the pair path needs its
+  // registers for the arithmetic, so it cannot hold the next tile's inputs itself. (Measured:
+  // 0.735 -> 0.694 ms at 2 blocks per SM, double Hull, 2^26 options; see the case study.)
+  constexpr bool kPrefetchNextTile = kLeanHullPair;
   const std::int64_t vector_count = in.count / W;
   const std::int64_t tile = static_cast<std::int64_t>(blockDim.x) * kVectorsPerThread;
   for (std::int64_t base = blockIdx.x * tile; base < vector_count;
@@ -180,6 +194,18 @@ __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInpu
         load_parameter<Real, kStreaming>(in.dividend, v, dividend[u]);
       }
     }
+    if constexpr (kPrefetchNextTile) {
+#pragma unroll
+      for (int u = 0; u < kVectorsPerThread; ++u) {
+        const std::int64_t next =
+            base + static_cast<std::int64_t>(gridDim.x) * tile + u * blockDim.x + threadIdx.x;
+        if (next < vector_count) {
+          prefetch_l2(in.spot + W * next);
+          prefetch_l2(in.strike + W * next);
+          prefetch_l2(in.maturity + W * next);
+        }
+      }
+    }
 #pragma unroll
     for (int u = 0; u < kVectorsPerThread; ++u) {
       const std::int64_t v = base + u * blockDim.x + threadIdx.x;
@@ -187,26 +213,49 @@ __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInpu
       Real call[W], put[W];
       Real call_delta[W], put_delta[W], gamma[W], vega[W];
       Real call_theta[W], put_theta[W], call_rho[W], put_rho[W];
+      if constexpr (kLeanHullPair) {
+        double inv_volatility[W];
+        detail::CallPut<double> p[W];
 #pragma unroll
-      for (int k = 0; k < W; ++k) {
-        if constexpr (kLeanCallPut) {
-          const Real inv_volatility = kHoistInvVolatility && in.volatility.values == nullptr
-                                          ? scalar_inv_volatility
-                                          : detail::lean_rcp<kFastRcp>(volatility[u][k]);
-          const detail::CallPut<Real> p = detail::price_call_put_lean<Real, Cdf>(
-              spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k],
-              inv_volatility, dividend[u][k]);
-          call[k] = p.call, put[k] = p.put;
-          continue;
+        for (int k = 0; k < W; ++k) {
+          inv_volatility[k] = in.volatility.values == nullptr
+                                  ? scalar_inv_volatility
+                                  : detail::lean_rcp_moderate(volatility[u][k]);
         }
-        const OptionResult<Real> r = price_one<Real, Cdf, kGreeks, kLean>(
-            spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k], dividend[u][k]);
-        call[k] = r.call, put[k] = r.put;
-        if constexpr (kGreeks) {
-          call_delta[k] = r.call_delta, put_delta[k] = r.put_delta;
-          gamma[k] = r.gamma, vega[k] = r.vega;
-          call_theta[k] = r.call_theta, put_theta[k] = r.put_theta;
-          call_rho[k] = r.call_rho, put_rho[k] = r.put_rho;
+        if (has_dividend) {
+          detail::price_call_put_lean_hull_double<W, true>(spot[u], strike[u], maturity[u], rate[u],
+                                                           volatility[u], inv_volatility,
+                                                           dividend[u], p);
+        } else {
+          detail::price_call_put_lean_hull_double<W, false>(spot[u], strike[u], maturity[u],
+                                                            rate[u], volatility[u], inv_volatility,
+                                                            dividend[u], p);
+        }
+#pragma unroll
+        for (int k = 0; k < W; ++k) call[k] = p[k].call, put[k] = p[k].put;
+      } else {
+#pragma unroll
+        for (int k = 0; k < W; ++k) {
+          if constexpr (kLeanCallPut) {
+            const Real inv_volatility = kHoistInvVolatility && in.volatility.values == nullptr
+                                            ? scalar_inv_volatility
+                                            : detail::lean_rcp<kFastRcp>(volatility[u][k]);
+            const detail::CallPut<Real> p = detail::price_call_put_lean<Real, Cdf>(
+                spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k],
+                inv_volatility, dividend[u][k]);
+            call[k] = p.call, put[k] = p.put;
+            continue;
+          }
+          const OptionResult<Real> r =
+              price_one<Real, Cdf, kGreeks, kLean>(spot[u][k], strike[u][k], maturity[u][k],
+                                                   rate[u][k], volatility[u][k], dividend[u][k]);
+          call[k] = r.call, put[k] = r.put;
+          if constexpr (kGreeks) {
+            call_delta[k] = r.call_delta, put_delta[k] = r.put_delta;
+            gamma[k] = r.gamma, vega[k] = r.vega;
+            call_theta[k] = r.call_theta, put_theta[k] = r.put_theta;
+            call_rho[k] = r.call_rho, put_rho[k] = r.put_rho;
+          }
         }
       }
       if (out.call) store_vector<Real, kStreaming>(out.call, v, call);
@@ -424,15 +473,20 @@ void launch_lean_exact_grid(const BlackScholesInputs<Real>& in,
   launch_vectorized<Real, 1, true, true, 1>(in, out, cdf, stream, GridPolicy::exact);
 }
 
-// The lean kernels are latency-bound at 3-4 resident blocks (the FP64 chains of exp and log
-// most): capping registers at 48 for 5 blocks per SM trades a few spills (double) for more warps.
-// (Caps of 40 and 32 registers, 6 and 8 blocks, measured slower in every table: more spills.)
+// The lean kernels are latency-bound at 2-3 resident blocks (the FP64 chains of exp and log
+// most). Float and double erfc: capping registers at 48 for 5 blocks per SM on the exact grid.
+// Double Hull, which prices both options of a vector at once and prefetches its next tile into
+// L2: lean-math's kernel (SM-filling grid, no cap, 2 blocks per SM). Without the prefetch a cap
+// of 64 registers (4 blocks) was best; with it, 2 blocks beat 4, and 48 registers spill. (The
+// case study's "Lean arithmetic" section has the figures.)
 template <class Real>
 void launch_lean_occupancy(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                            NormalCdf cdf, StreamHandle stream) {
   // Greeks keep lean-exact-grid's kernel: under the cap their ten outputs would spill.
   if (out.has_greeks()) {
     launch_lean_exact_grid(in, out, cdf, stream);
+  } else if (sizeof(Real) == sizeof(double) && cdf != NormalCdf::erfc) {
+    launch_lean_math(in, out, cdf, stream);
   } else {
     launch_vectorized<Real, 1, true, true, 5>(in, out, cdf, stream, GridPolicy::exact);
   }
