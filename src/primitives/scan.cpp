@@ -109,10 +109,26 @@ std::string_view scan_kind_name(ScanKind kind) {
 
 void* ScanWorkspace::reserve(std::size_t bytes) {
   bytes = (bytes + 15) / 16 * 16;
+  clean_bytes_ = 0;
+  pending_clean_bytes_ = 0;
   if (buffer_.data() != nullptr && bytes <= buffer_.size()) return buffer_.data();
   buffer_ = {};  // free before allocating the larger one
   buffer_ = cuda::DeviceBuffer<unsigned char>(bytes);
   return buffer_.data();
+}
+
+void* ScanWorkspace::reserve_clean(std::size_t bytes, std::size_t clean_bytes,
+                                   StreamHandle stream) {
+  const bool kept = buffer_.data() != nullptr && (bytes + 15) / 16 * 16 <= buffer_.size();
+  std::size_t clean = kept ? clean_bytes_ : 0;
+  void* area = reserve(bytes);
+  if (clean < clean_bytes) {
+    cuda::fill_bytes_async(area, 0, clean_bytes, stream);
+    clean = clean_bytes;
+  }
+  // A launch leaves clean what it uses; what lies beyond stays as it was.
+  pending_clean_bytes_ = clean;
+  return area;
 }
 
 template <class T>

@@ -1,8 +1,10 @@
 // The public scan engines (scan_engine.cuh, the deterministic one, and exact_scan_engine.cuh, the
 // classic look-back) instantiated with operations of a user's own: a non-commutative 2x2 matrix
 // product against a sequential fold (also with look-backs that must walk through aggregates
-// alone), an operation that records any element past n reaching it,
-// and one scan over 2^31 + 7 elements (the API's default engine) made and checked on the device.
+// alone), an operation that records any element past n reaching it, every tile size of the exact
+// engine on one workspace that no memset clears between launches (scans, compactions, overflow
+// reports), and one scan over 2^31 + 7 elements (the API's default engine) made and checked on
+// the device.
 
 #include <gtest/gtest.h>
 
@@ -15,6 +17,7 @@
 #include "gpu_test_support.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
+#include "gpukit/primitives/cuda/compact_engine.cuh"
 #include "gpukit/primitives/cuda/exact_scan_engine.cuh"
 #include "gpukit/primitives/cuda/scan_engine.cuh"
 
@@ -131,8 +134,9 @@ void check_lookback_through_aggregates(const Op& op, std::int64_t n, std::mt1993
   cuda::synchronize_device();
   for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
     cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(T), stream.handle());
+    // One sub-tile a tile: the most tiles, so the longest walks.
     exact_scan::launch<kWords, kPollDelayNs, false>(op, in.data(), out.data(), n, kind, workspace,
-                                                    stream.handle());
+                                                    stream.handle(), 0, /*sub_tiles=*/1);
     stream.synchronize();
     std::vector<T> y(x.size());
     cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(T));
@@ -166,6 +170,119 @@ TEST(ScanEngineGpu, ExactLookbackThroughAggregatesAloneCombinesInOrder) {
     check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs>(
         MatrixProduct{}, n, rng, seed);
     check_lookback_through_aggregates<3, 100>(MatrixProduct{}, n, rng, seed);
+  }
+}
+
+/// An exact int32 sum as gpukit's (int64 accumulator clamped to +-2^40 between tiles, so that the
+/// status word packs it; outputs must fit int32, else the first failing index is reported).
+struct CheckedIntSum {
+  using Input = std::int32_t;
+  using Acc = long long;
+  __host__ __device__ Acc identity() const { return 0; }
+  __host__ __device__ Acc load(Input x) const { return x; }
+  __host__ __device__ Acc operator()(Acc x, Acc y) const { return x + y; }
+  __host__ __device__ static bool fits(Acc y) { return y >= INT32_MIN && y <= INT32_MAX; }
+  __host__ __device__ static Input store(Acc y) { return static_cast<Input>(y); }
+  __host__ __device__ static Acc clamp_carry(Acc y) {
+    constexpr Acc kLimit = Acc{1} << 40;
+    return y > kLimit ? kLimit : (y < -kLimit ? -kLimit : y);
+  }
+};
+
+struct KeepPositive {
+  __host__ __device__ bool operator()(std::int32_t x) const { return x > 0; }
+};
+
+/// Scans x on the exact engine with `sub_tiles` sub-tiles a tile (0: the default rule); checks
+/// every output and the overflow report (-1 expected unless `first_overflow` says otherwise).
+void check_exact_sum(const std::vector<std::int32_t>& x, const cuda::DeviceBuffer<std::int32_t>& in,
+                     cuda::DeviceBuffer<std::int32_t>& out, int sub_tiles, ScanKind kind,
+                     ScanWorkspace& workspace, cuda::Stream& stream, std::uint64_t seed,
+                     std::int64_t first_overflow = -1) {
+  const auto n = static_cast<std::int64_t>(x.size());
+  cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(std::int32_t), stream.handle());
+  exact_scan::launch(CheckedIntSum{}, in.data(), out.data(), n, kind, workspace, stream.handle(), 0,
+                     sub_tiles);
+  stream.synchronize();
+  std::vector<std::int32_t> y(x.size());
+  cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(std::int32_t));
+  EXPECT_EQ(scan_engine::overflow_index(workspace), first_overflow)
+      << "n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
+  if (first_overflow >= 0) return;
+  long long acc = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (kind == ScanKind::exclusive) {
+      ASSERT_EQ(y[i], acc) << "n=" << n << " sub_tiles=" << sub_tiles << " i=" << i
+                           << " seed=" << seed;
+    }
+    acc += x[i];
+    if (kind == ScanKind::inclusive) {
+      ASSERT_EQ(y[i], acc) << "n=" << n << " sub_tiles=" << sub_tiles << " i=" << i
+                           << " seed=" << seed;
+    }
+  }
+}
+
+// The exact engine's kernels leave the workspace's counters and tile flags zero for the next
+// launch (no memset between launches): every tile size, arrays growing and shrinking, exact scans
+// and compactions on one workspace, and overflow reports that must not outlive their launch.
+TEST(ScanEngineGpu, ExactEngineEveryTileSizeOnOneWorkspaceWithoutMemsets) {
+  GPUKIT_REQUIRE_GPU();
+  const std::uint64_t seed = std::random_device{}();
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  cuda::Stream stream;
+  ScanWorkspace workspace;
+  cuda::DeviceBuffer<long long> kept(1);
+  int round = 0;
+  const std::int64_t large = (std::int64_t{1} << (gpukit::testing::quick_tests() ? 18 : 22)) + 3;
+  for (const std::int64_t n :
+       {std::int64_t{300001}, std::int64_t{1}, std::int64_t{4097}, large, std::int64_t{65536},
+        std::int64_t{16383}, std::int64_t{1} << 20, std::int64_t{70001}}) {
+    std::vector<std::int32_t> x(static_cast<std::size_t>(n));
+    for (auto& v : x) v = static_cast<std::int32_t>(rng() % 2001) - 1000;
+    cuda::DeviceBuffer<std::int32_t> in(x.size()), out(x.size());
+    cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(std::int32_t));
+    cuda::synchronize_device();
+    for (int sub_tiles = 0; sub_tiles <= exact_scan::kSubTiles; ++sub_tiles) {
+      const ScanKind kind = (round++ % 2 == 0) ? ScanKind::inclusive : ScanKind::exclusive;
+      check_exact_sum(x, in, out, sub_tiles, kind, workspace, stream, seed);
+      // A compaction on the same workspace between scans.
+      cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(std::int32_t), stream.handle());
+      compact_engine::launch(KeepPositive{}, in.data(), out.data(), n, kept.data(), workspace,
+                             stream.handle(), sub_tiles);
+      stream.synchronize();
+      std::vector<std::int32_t> expected;
+      for (const std::int32_t v : x) {
+        if (v > 0) expected.push_back(v);
+      }
+      long long count = -1;
+      cuda::copy_to_host(&count, kept.data(), sizeof count);
+      ASSERT_EQ(count, static_cast<long long>(expected.size()))
+          << "compaction n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
+      std::vector<std::int32_t> y(expected.size());
+      cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(std::int32_t));
+      ASSERT_EQ(y, expected) << "compaction n=" << n << " sub_tiles=" << sub_tiles
+                             << " seed=" << seed;
+    }
+  }
+  // Overflow reports: each launch clears the last one's. 2^30 everywhere overflows at index 1
+  // (inclusive); a later first overflow (index 70000) must not be masked by the earlier report.
+  const std::int64_t n = 100001;
+  std::vector<std::int32_t> big(static_cast<std::size_t>(n), 1 << 30), small(big.size(), 1);
+  std::vector<std::int32_t> late = small;
+  late[70000] = INT32_MAX;
+  cuda::DeviceBuffer<std::int32_t> in_big(big.size()), in_small(big.size()), in_late(big.size()),
+      out(big.size());
+  cuda::copy_to_device(in_big.data(), big.data(), big.size() * sizeof(std::int32_t));
+  cuda::copy_to_device(in_small.data(), small.data(), small.size() * sizeof(std::int32_t));
+  cuda::copy_to_device(in_late.data(), late.data(), late.size() * sizeof(std::int32_t));
+  cuda::synchronize_device();
+  for (int sub_tiles = 1; sub_tiles <= exact_scan::kSubTiles; ++sub_tiles) {
+    check_exact_sum(big, in_big, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed, 1);
+    check_exact_sum(small, in_small, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed);
+    check_exact_sum(big, in_big, out, sub_tiles, ScanKind::exclusive, workspace, stream, seed, 2);
+    check_exact_sum(late, in_late, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed,
+                    70000);
   }
 }
 

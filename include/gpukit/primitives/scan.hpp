@@ -55,13 +55,24 @@ std::string_view scan_kind_name(ScanKind kind);
 class ScanWorkspace {
  public:
   ScanWorkspace() = default;
-  /// Makes room for `bytes` (16-byte aligned) and returns the start of the area.
+  /// Makes room for `bytes` (16-byte aligned) and returns the start of the area. Forgets what
+  /// leave_clean() recorded: the caller may write anything.
   void* reserve(std::size_t bytes);
+  /// For the look-back engines, whose kernels leave their counters and tile flags as they found
+  /// them (zero, the overflow report excepted): makes room for `bytes` and returns the area with
+  /// its first `clean_bytes` zeroed on `stream`, by a memset only when the last launch did not
+  /// leave at least that many clean (the first use, a growth, another engine in between).
+  void* reserve_clean(std::size_t bytes, std::size_t clean_bytes, StreamHandle stream);
+  /// Records, once the kernel is queued, that the area reserve_clean() returned will be clean
+  /// again when that kernel finishes.
+  void leave_clean() noexcept { clean_bytes_ = pending_clean_bytes_; }
   void* data() const noexcept { return buffer_.data(); }
   std::size_t bytes() const noexcept { return buffer_.size(); }
 
  private:
   cuda::DeviceBuffer<unsigned char> buffer_;
+  std::size_t clean_bytes_ = 0;          // left clean by the last queued launch
+  std::size_t pending_clean_bytes_ = 0;  // clean after the launch being queued
 };
 
 /// Scans `input` (host memory) into `output` on the context's backend. On a CUDA context the

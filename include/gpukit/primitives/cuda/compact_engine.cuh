@@ -39,13 +39,14 @@ struct CompactShared {
   int warp_kept[exact_scan::kSubTiles][kWarps];
   long long exclusive;
   unsigned long long ticket;
+  bool last;  // the last block to finish (exact_scan::finish_block)
 };
 
 template <class T, class Keep>
 __global__ void __launch_bounds__(kThreads, 3)
     compact_kernel(Keep keep, const T* input, T* output, std::int64_t count, int sub_tiles,
                    std::int64_t tiles, exact_scan::LookbackStatus<CountOp> status,
-                   unsigned long long* tile_counter, long long* kept_total) {
+                   exact_scan::LaunchControl* control, long long* kept_total) {
   using Shape = exact_scan::TileShape<T>;
   constexpr int kSubTiles = exact_scan::kSubTiles;
   static_assert(Shape::kItems <= 32, "compact_engine: one keep bit an item");
@@ -58,7 +59,7 @@ __global__ void __launch_bounds__(kThreads, 3)
     return tile_buffer + (sub * kWarps + warp) * exact_scan::kWarpChunks;
   };
 
-  if (threadIdx.x == 0) shared.ticket = atomicAdd(tile_counter, 1ull);
+  if (threadIdx.x == 0) shared.ticket = atomicAdd(&control->tile_counter, 1ull);
   __syncthreads();
   const auto tile = static_cast<std::int64_t>(shared.ticket);
   const std::int64_t first_sub = tile * sub_tiles;
@@ -143,44 +144,48 @@ __global__ void __launch_bounds__(kThreads, 3)
   // items are.
   T* destination = output + shared.exclusive;
   for (int k = threadIdx.x; k < packed_before; k += kThreads) __stcs(destination + k, packed[k]);
+  exact_scan::finish_block(control, status, tiles, shared.last);
 }
 
 /// Workspace bytes a compaction of `count` elements needs (T's tile size).
 template <class T>
 std::size_t workspace_bytes(std::int64_t count) {
-  return exact_scan::WorkspaceLayout::kStatus +
+  return exact_scan::kStatusOffset +
          exact_scan::LookbackStatus<CountOp>::bytes(exact_scan::tile_count<T>(count));
 }
 
 /// Copies the elements x of `input` with keep(x) true, in order, to the front of `output`
 /// (device memory, disjoint from the input) and writes their number to `kept_total` (device).
-/// `keep` is a device-callable predicate on T; T's size is 4, 8 or 16 bytes.
+/// `keep` is a device-callable predicate on T; T's size is 4, 8 or 16 bytes. One kernel launch,
+/// no memset, when the workspace's last user was this engine or the exact scan engine with at
+/// least as many tiles (exact_scan::LaunchControl). `sub_tiles` (1..4, 0: the default rule) is
+/// for tuning experiments and tests.
 template <class T, class Keep>
 void launch(Keep keep, const T* input, T* output, std::int64_t count, long long* kept_total,
-            ScanWorkspace& workspace, cudaStream_t stream) {
+            ScanWorkspace& workspace, cudaStream_t stream, int sub_tiles = 0) {
   if (count <= 0) {
     scan_engine::check_cuda(cudaMemsetAsync(kept_total, 0, sizeof(long long), stream),
                             "cudaMemsetAsync(kept count)");
     return;
   }
   using Status = exact_scan::LookbackStatus<CountOp>;
-  const std::int64_t tiles = exact_scan::tile_count<T>(count);
-  auto* base = static_cast<unsigned char*>(workspace.reserve(workspace_bytes<T>(count)));
-  scan_engine::check_cuda(
-      cudaMemsetAsync(base, 0, exact_scan::WorkspaceLayout::kStatus + Status::flag_bytes(tiles),
-                      stream),
-      "cudaMemsetAsync(compact tile status)");
+  if (sub_tiles <= 0 || sub_tiles > exact_scan::kSubTiles) {
+    sub_tiles = exact_scan::sub_tiles_for<T>(count);
+  }
+  const std::int64_t tile = std::int64_t{sub_tiles} * exact_scan::TileShape<T>::kSubTile;
+  const std::int64_t tiles = (count + tile - 1) / tile;
+  auto* base = static_cast<unsigned char*>(
+      workspace.reserve_clean(exact_scan::kStatusOffset + Status::bytes(tiles),
+                              exact_scan::kStatusOffset + Status::flag_bytes(tiles), stream));
   const auto kernel = compact_kernel<T, Keep>;
   static const bool allowed = (exact_scan::allow_tile_buffer(kernel), true);
   (void)allowed;
-  const int sub_tiles = exact_scan::sub_tiles_for<T>(count);
   kernel<<<static_cast<unsigned>(tiles), kThreads, exact_scan::tile_buffer_bytes(sub_tiles),
-           stream>>>(
-      keep, input, output, count, sub_tiles, tiles,
-      Status::at(base + exact_scan::WorkspaceLayout::kStatus, tiles),
-      reinterpret_cast<unsigned long long*>(base + exact_scan::WorkspaceLayout::kTileCounter),
-      kept_total);
+           stream>>>(keep, input, output, count, sub_tiles, tiles,
+                     Status::at(base + exact_scan::kStatusOffset, tiles),
+                     reinterpret_cast<exact_scan::LaunchControl*>(base), kept_total);
   scan_engine::check_cuda(cudaGetLastError(), "launch of compact_kernel");
+  workspace.leave_clean();
 }
 
 }  // namespace gpukit::primitives::compact_engine

@@ -30,8 +30,10 @@
 //   accumulator allows it; it waits only for the tiles after the nearest inclusive prefix),
 //   reduces the window in tile order and publishes the inclusive prefix; one barrier;
 // - pass 2, each sub-tile: the outputs from the elements (read again from shared memory), back
-//   through the buffer (blocked in, striped out) to 16-byte streaming stores.
-// Small arrays take fewer sub-tiles a tile, so that every SM still gets blocks.
+//   through the buffer (blocked in, striped out) to 16-byte streaming stores;
+// - the last block to finish returns the tile counter and the tiles' flags to zero, so a launch
+//   is one kernel with no memset before it (LaunchControl).
+// Arrays below 384 sub-tiles (1.5 M int32) take fewer sub-tiles a tile (sub_tiles_for).
 
 #include <cuda_runtime.h>
 
@@ -188,6 +190,10 @@ struct LookbackStatus<Op, true> {
   __device__ __forceinline__ void read(std::int64_t tile, unsigned& flag, Acc& value) const {
     scan_engine::load_status_word(words + tile, flag, value);
   }
+  /// By a whole block, once no tile reads the status any more: every tile's flag back to invalid.
+  __device__ __forceinline__ void clear(std::int64_t tiles) const {
+    for (std::int64_t t = threadIdx.x; t < tiles; t += blockDim.x) words[t] = 0;
+  }
 };
 
 template <class Op>
@@ -220,6 +226,11 @@ struct LookbackStatus<Op, false> {
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(flag) : "l"(flags + tile) : "memory");
     if (flag == kAggregate) value = aggregates[tile];
     if (flag == kInclusive) value = inclusives[tile];
+  }
+  /// By a whole block, once no tile reads the status any more: every tile's flag back to invalid
+  /// (the values follow their flags).
+  __device__ __forceinline__ void clear(std::int64_t tiles) const {
+    for (std::int64_t t = threadIdx.x; t < tiles; t += blockDim.x) flags[t] = kInvalid;
   }
 };
 
@@ -325,6 +336,66 @@ __device__ __forceinline__ typename Op::Acc resolve_tile_prefix(const Op& op, co
   return exclusive;
 }
 
+// --- the launch's control words -------------------------------------------------------------
+
+/// The head of the workspace, before the tile status. A launch leaves it and the tiles' flags as
+/// it found them, zero (the overflow report excepted), so the next launch needs no memset
+/// (ScanWorkspace::reserve_clean): the first tile clears the report, the last block to finish
+/// clears the rest. Measured on the H200, a memset queued before every launch cost 1.2-2.7 us.
+struct LaunchControl {
+  unsigned long long overflow_report;  // where scan_engine::overflow_index reads it
+  unsigned long long tile_counter;     // tiles taken
+  unsigned long long done_counter;     // blocks finished
+  unsigned report_cleared;             // 1 once the first tile has cleared the report
+  unsigned unused;
+};
+static_assert(sizeof(LaunchControl) == 32 && scan_engine::WorkspaceLayout::kOverflowReport == 0);
+/// The tile status follows the control words.
+inline constexpr std::size_t kStatusOffset = sizeof(LaunchControl);
+
+/// By thread 0 of the first tile's block, before it publishes anything: clears the overflow
+/// report of an earlier launch, then lets this launch's reports in (release).
+__device__ __forceinline__ void clear_overflow_report(LaunchControl* control) {
+  control->overflow_report = 0;
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(&control->report_cleared), "r"(1u)
+               : "memory");
+}
+
+/// Waits (acquire) until the first tile has cleared the report; only an overflowing warp gets
+/// here, and the first tile's block is running (it took its ticket before this one).
+__device__ __forceinline__ void wait_for_report_cleared(const LaunchControl* control) {
+  for (;;) {
+    unsigned cleared;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+                 : "=r"(cleared)
+                 : "l"(&control->report_cleared)
+                 : "memory");
+    if (cleared != 0) return;
+  }
+}
+
+/// By the whole block, as its last act: counts the block as finished; the last one returns the
+/// counters and the tiles' flags to zero. Every block has done its look-back (the only reads of
+/// other tiles' status) and its reports before it counts itself.
+template <class Status>
+__device__ __forceinline__ void finish_block(LaunchControl* control, const Status& status,
+                                             std::int64_t tiles, bool& last /* shared */) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(&control->done_counter, 1ull) == static_cast<unsigned long long>(tiles - 1);
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  status.clear(tiles);
+  if (threadIdx.x == 0) {
+    control->tile_counter = 0;
+    control->done_counter = 0;
+    control->report_cleared = 0;
+  }
+}
+
 // --- the scan kernel ---------------------------------------------------------------------------
 
 /// Waits until at most `kPending` of this thread's most recent copy groups are in flight.
@@ -332,21 +403,29 @@ template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
-/// The same for a sub-tile index known only after unrolling: sub-tile `sub` of kSubTiles groups
-/// has arrived once at most kSubTiles - 1 - sub groups are pending.
+/// The same for a sub-tile index known only after unrolling: sub-tile `sub` of kMaxSub groups
+/// has arrived once at most kMaxSub - 1 - sub groups are pending.
+template <int kMaxSub>
 __device__ __forceinline__ void wait_for_sub_tile(int sub) {
-  static_assert(kSubTiles == 4, "exact_scan: one wait per sub-tile below");
-  if (sub == 0) cp_async_wait<3>();
-  if (sub == 1) cp_async_wait<2>();
-  if (sub == 2) cp_async_wait<1>();
-  if (sub == 3) cp_async_wait<0>();
+  static_assert(kMaxSub >= 1 && kMaxSub <= 8, "exact_scan: 1 to 8 sub-tiles a tile");
+  const int pending = kMaxSub - 1 - sub;
+  if (pending == 0) cp_async_wait<0>();
+  if (pending == 1) cp_async_wait<1>();
+  if (pending == 2) cp_async_wait<2>();
+  if (pending == 3) cp_async_wait<3>();
+  if (pending == 4) cp_async_wait<4>();
+  if (pending == 5) cp_async_wait<5>();
+  if (pending == 6) cp_async_wait<6>();
+  if (pending == 7) cp_async_wait<7>();
 }
+__device__ __forceinline__ void wait_for_sub_tile(int sub) { wait_for_sub_tile<kSubTiles>(sub); }
 
-template <class Acc>
+template <class Acc, int kMaxSub>
 struct ScanShared {
-  Acc warp_totals[kSubTiles][kWarps];
+  Acc warp_totals[kMaxSub][kWarps];
   Acc exclusive;
   unsigned long long ticket;
+  bool last;  // the last block to finish (finish_block)
 };
 
 /// The dynamic shared memory of a block working on tiles of `sub_tiles` sub-tiles.
@@ -403,37 +482,41 @@ __device__ __forceinline__ int sub_tile_valid(std::int64_t count, std::int64_t s
 /// lowest failing lane reports, and only when the report does not hold an earlier index already
 /// (an overflowing scan would otherwise send one atomic per thread to one address: measured, a
 /// 2^30 int32 scan that overflows early took 41 ms instead of 2.8).
-__device__ __forceinline__ void report_overflow(unsigned long long* overflow_report,
+__device__ __forceinline__ void report_overflow(LaunchControl* control,
                                                 std::int64_t lane_first_index, int first_bad,
                                                 int items) {
   const unsigned failing = __ballot_sync(~0u, first_bad < items);
   if (failing == 0) return;
   const int lane = threadIdx.x % kLanes;
   if (lane != __ffs(failing) - 1) return;
+  wait_for_report_cleared(control);
   const auto value = (1ull << 63) - static_cast<unsigned long long>(lane_first_index + first_bad);
-  if (*static_cast<volatile unsigned long long*>(overflow_report) < value) {
-    atomicMax(overflow_report, value);
+  if (*static_cast<volatile unsigned long long*>(&control->overflow_report) < value) {
+    atomicMax(&control->overflow_report, value);
   }
 }
 
-template <class Op, class Output, int kWords, unsigned kPollDelayNs, bool kPublishInclusive>
-__global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
+template <class Op, class Output, int kWords, unsigned kPollDelayNs, bool kPublishInclusive,
+          int kMaxSub, int kBlocksPerSm>
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     exact_scan_kernel(Op op, const typename Op::Input* input, Output* output, std::int64_t count,
-                      int sub_tiles, bool exclusive, LookbackStatus<Op> status,
-                      unsigned long long* tile_counter, unsigned long long* overflow_report,
-                      std::int64_t index_base) {
+                      int sub_tiles, std::int64_t tiles, bool exclusive, LookbackStatus<Op> status,
+                      LaunchControl* control, std::int64_t index_base) {
   using Input = typename Op::Input;
   using Acc = typename Op::Acc;
   using Shape = TileShape<Input>;
   static_assert(sizeof(Output) == sizeof(Input), "exact_scan: outputs as wide as inputs");
   extern __shared__ uint4 tile_buffer[];  // [sub_tiles][kWarps][kWarpChunks]
-  __shared__ ScanShared<Acc> shared;
+  __shared__ ScanShared<Acc, kMaxSub> shared;
   const int warp = threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
   const auto buffer = [warp](int sub) { return tile_buffer + (sub * kWarps + warp) * kWarpChunks; };
 
   // Tiles in the order blocks start, so a tile only waits on tiles of running blocks.
-  if (threadIdx.x == 0) shared.ticket = atomicAdd(tile_counter, 1ull);
+  if (threadIdx.x == 0) {
+    shared.ticket = atomicAdd(&control->tile_counter, 1ull);
+    if (shared.ticket == 0) clear_overflow_report(control);
+  }
   __syncthreads();
   const auto tile = static_cast<std::int64_t>(shared.ticket);
   const std::int64_t first_sub = tile * sub_tiles;
@@ -441,7 +524,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
   const bool output_vector_ok = reinterpret_cast<std::uintptr_t>(output) % 16 == 0;
   // The whole tile's copies in flight at once, one group per sub-tile (empty ones past the end).
 #pragma unroll
-  for (int sub = 0; sub < kSubTiles; ++sub) {
+  for (int sub = 0; sub < kMaxSub; ++sub) {
     if (sub < sub_tiles) {
       stage_warp_segment(input, count, first_sub + sub, buffer(sub), input_vector_ok);
     }
@@ -450,11 +533,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
 
   // Pass 1, each sub-tile as it lands: the threads' folds and the warps' scans of them.
   const int first_item = warp * Shape::kWarpElements + lane * Shape::kItems;
-  Acc lane_exclusive[kSubTiles];
+  Acc lane_exclusive[kMaxSub];
 #pragma unroll
-  for (int sub = 0; sub < kSubTiles; ++sub) {
+  for (int sub = 0; sub < kMaxSub; ++sub) {
     if (sub >= sub_tiles) break;
-    wait_for_sub_tile(sub);
+    wait_for_sub_tile<kMaxSub>(sub);
     __syncwarp();
     Input items[Shape::kItems];
     read_blocked(buffer(sub), items);
@@ -491,7 +574,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
   // Pass 2: outputs, sub-tile by sub-tile, through the buffer to 16-byte streaming stores.
   Acc base = shared.exclusive;  // everything before the sub-tile
 #pragma unroll
-  for (int sub = 0; sub < kSubTiles; ++sub) {
+  for (int sub = 0; sub < kMaxSub; ++sub) {
     if (sub >= sub_tiles) break;
     Acc prefix = base;
 #pragma unroll
@@ -515,26 +598,27 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
                                            buffer(sub), first_bad);
     }
     if constexpr (requires(Acc y) { op.fits(y); }) {
-      report_overflow(overflow_report, index_base + sub_begin + first_item, first_bad,
-                      Shape::kItems);
+      report_overflow(control, index_base + sub_begin + first_item, first_bad, Shape::kItems);
     }
     __syncwarp();
     const std::int64_t warp_begin = sub_begin + warp * Shape::kWarpElements;
     store_warp_segment(buffer(sub), output + warp_begin, count - warp_begin, output_vector_ok);
   }
+  finish_block(control, status, tiles, shared.last);
 }
 
 // --- host side -----------------------------------------------------------------------------------
 
-/// The workspace layout (scan_engine's): [0, 8) the overflow report, [8, 16) the tile counter,
-/// [16, ...) the tile status.
-using scan_engine::WorkspaceLayout;
+/// The workspace layout: [0, kStatusOffset) the LaunchControl words (the overflow report first,
+/// where scan_engine::overflow_index reads it), then the tile status.
 
-/// Sub-tiles a tile: four (64 KB) once there are 1024 tiles or more, fewer for small arrays so
-/// that every SM still gets blocks.
+/// Sub-tiles a tile: one per 96 sub-tiles of the array, from one up to four (64 KB) from 384
+/// sub-tiles (1.5 M int32) up. Measured on the H200 (int32 sum, docs/case-studies/scan.md): four
+/// were the fastest from 2^22 to 2^30, even where that leaves fewer tiles than the 396 blocks
+/// that fit at once (2^22: 256 tiles); at 2^21 two and four tied, at 2^20 two were the fastest.
 template <class E>
 int sub_tiles_for(std::int64_t count) {
-  const std::int64_t s = count / (std::int64_t{1024} * TileShape<E>::kSubTile);
+  const std::int64_t s = count / (std::int64_t{96} * TileShape<E>::kSubTile);
   return static_cast<int>(s < 1 ? 1 : (s > kSubTiles ? kSubTiles : s));
 }
 
@@ -547,15 +631,14 @@ std::int64_t tile_count(std::int64_t count) {
 /// Workspace bytes a launch over `count` elements needs.
 template <class Op>
 std::size_t workspace_bytes(std::int64_t count) {
-  return WorkspaceLayout::kStatus +
-         LookbackStatus<Op>::bytes(tile_count<typename Op::Input>(count));
+  return kStatusOffset + LookbackStatus<Op>::bytes(tile_count<typename Op::Input>(count));
 }
 
 /// Lets `kernel` use a whole tile's dynamic shared memory (once per kernel).
 template <class Kernel>
-void allow_tile_buffer(Kernel kernel) {
+void allow_tile_buffer(Kernel kernel, int max_sub_tiles = kSubTiles) {
   scan_engine::check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(tile_buffer_bytes(kSubTiles))),
+                                               static_cast<int>(tile_buffer_bytes(max_sub_tiles))),
                           "cudaFuncSetAttribute(exact scan shared memory)");
 }
 
@@ -563,35 +646,41 @@ void allow_tile_buffer(Kernel kernel) {
 /// types; the same pointer for in place, otherwise disjoint) on `stream`: inclusive or exclusive
 /// per `kind`. Clears the workspace's overflow report and records in it the first index (plus
 /// `index_base`) whose output fails `op.fits` (scan_engine::overflow_index reads it). The
-/// workspace grows to workspace_bytes<Op>(count).
-/// `sub_tiles` (1..kSubTiles, 0: sub_tiles_for), kWords (status words a lane reads per look-back
-/// step) and kPollDelayNs are for tuning experiments; kPublishInclusive = false is for tests.
+/// workspace grows to workspace_bytes<Op>(count); one kernel launch, no memset, when the
+/// workspace's last user was this engine or the compaction engine with at least as many tiles.
+/// `sub_tiles` (1..kMaxSub, 0: sub_tiles_for), kWords (status words a lane reads per look-back
+/// step), kPollDelayNs, kMaxSub and kBlocksPerSm (0: kMinBlocks) are for tuning experiments and
+/// tests; kPublishInclusive = false is for tests.
 template <int kWords = kLookbackWords, unsigned kPollDelayNs = kLookbackPollDelayNs,
-          bool kPublishInclusive = true, class Op, class Output>
+          bool kPublishInclusive = true, int kMaxSub = kSubTiles, int kBlocksPerSm = 0, class Op,
+          class Output>
 void launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
             ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
             std::int64_t index_base = 0, int sub_tiles = 0) {
   using Input = typename Op::Input;
-  if (sub_tiles <= 0 || sub_tiles > kSubTiles) sub_tiles = sub_tiles_for<Input>(count);
+  using Status = LookbackStatus<Op>;
+  if (sub_tiles <= 0 || sub_tiles > kMaxSub) sub_tiles = sub_tiles_for<Input>(count);
   const std::int64_t tile = std::int64_t{sub_tiles} * TileShape<Input>::kSubTile;
-  const std::int64_t tiles = (count + tile - 1) / tile;
-  auto* base = static_cast<unsigned char*>(
-      workspace.reserve(WorkspaceLayout::kStatus + LookbackStatus<Op>::bytes(tiles)));
-  // One memset: the overflow report, the tile counter and the flags (values follow their flags).
-  scan_engine::check_cuda(
-      cudaMemsetAsync(base, 0, WorkspaceLayout::kStatus + LookbackStatus<Op>::flag_bytes(tiles),
-                      stream),
-      "cudaMemsetAsync(exact scan status)");
-  if (count <= 0) return;
-  const auto kernel = exact_scan_kernel<Op, Output, kWords, kPollDelayNs, kPublishInclusive>;
-  static const bool allowed = (allow_tile_buffer(kernel), true);
+  const std::int64_t tiles = count > 0 ? (count + tile - 1) / tile : 0;
+  auto* base = static_cast<unsigned char*>(workspace.reserve_clean(
+      kStatusOffset + Status::bytes(tiles), kStatusOffset + Status::flag_bytes(tiles), stream));
+  auto* control = reinterpret_cast<LaunchControl*>(base);
+  if (count <= 0) {
+    scan_engine::check_cuda(cudaMemsetAsync(&control->overflow_report, 0, 8, stream),
+                            "cudaMemsetAsync(exact scan overflow report)");
+    workspace.leave_clean();
+    return;
+  }
+  const auto kernel =
+      exact_scan_kernel<Op, Output, kWords, kPollDelayNs, kPublishInclusive, kMaxSub,
+                        (kBlocksPerSm > 0 ? kBlocksPerSm : kMinBlocks<Op>)>;
+  static const bool allowed = (allow_tile_buffer(kernel, kMaxSub), true);
   (void)allowed;
   kernel<<<static_cast<unsigned>(tiles), kThreads, tile_buffer_bytes(sub_tiles), stream>>>(
-      op, input, output, count, sub_tiles, kind == ScanKind::exclusive,
-      LookbackStatus<Op>::at(base + WorkspaceLayout::kStatus, tiles),
-      reinterpret_cast<unsigned long long*>(base + WorkspaceLayout::kTileCounter),
-      reinterpret_cast<unsigned long long*>(base + WorkspaceLayout::kOverflowReport), index_base);
+      op, input, output, count, sub_tiles, tiles, kind == ScanKind::exclusive,
+      Status::at(base + kStatusOffset, tiles), control, index_base);
   scan_engine::check_cuda(cudaGetLastError(), "launch of exact_scan_kernel");
+  workspace.leave_clean();
 }
 
 }  // namespace gpukit::primitives::exact_scan
