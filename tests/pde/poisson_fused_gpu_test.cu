@@ -328,6 +328,15 @@ TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftOverFourBlocks) {
   }
 }
 
+TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftOverEightBlocks) {
+  // Over a cluster of eight blocks (float at n0 = 8192): two of the first and last stages' 16
+  // places in each; pivots of 4 (n0 = 64: 8 rows per block), 8, 16, 32.
+  for (int log2_n = 6; log2_n <= 10; ++log2_n) {
+    check_column_pass_on_cpu<float, 4, 8>(log2_n, 4, 1500 + log2_n);
+    check_column_pass_on_cpu<float, 4, 8>(log2_n, 2, 1600 + log2_n);
+  }
+}
+
 // ---- what the solver takes ------------------------------------------------------------------
 
 TEST(PoissonFusedSupports, RefusesWhatItCannotDo) {

@@ -54,15 +54,17 @@ using fused::ComplexOf;
 /// the H200 at 8192^2 float, column pass: TC = 2 in one block 0.554 ms against 0.510 with TC =
 /// 4 over two blocks (an earlier revision); now TC = 4 over two blocks of 512 threads (one per
 /// SM) 0.478, over four of 256 threads (two per SM: one works while the other waits at a
-/// barrier) 0.441.
+/// barrier) 0.441; float over eight of 128 threads (four per SM) 0.433 against 0.436 over four
+/// (the same kernel otherwise).
 template <class Real>
 struct FusedPolicy {
   using Complex = typename ComplexOf<Real>::type;
   static constexpr int tile_columns = 32 / static_cast<int>(sizeof(Complex));  // 4 / 2
   static constexpr std::int64_t max_tile_bytes = 128 * 1024;
-  // A tile beyond one block's max_tile_bytes goes over this many blocks (n0 = 8192: 64 KiB
-  // each, two blocks of 256 threads per SM; see FusedLayout's constructor).
-  static constexpr int split_cluster = 4;
+  // A tile beyond one block's max_tile_bytes goes over this many blocks (n0 = 8192, float: 32
+  // KiB each, blocks of 128 threads, several per SM; double: 64 KiB each; see FusedLayout's
+  // constructor).
+  static constexpr int split_cluster = sizeof(Real) == 4 ? 8 : 4;
   // 2^13: a double tile over four blocks of 64 KiB (float could go further, but
   // fused_supports answers for both precisions at once).
   static constexpr int max_log2_n0 = 13;
@@ -70,6 +72,17 @@ struct FusedPolicy {
   // A 16-point butterfly in registers: float 128 registers at 512 threads (the whole register
   // file), double about 230, so half the threads.
   static constexpr int max_threads = sizeof(Real) == 4 ? 512 : 256;
+};
+
+/// The column kernel's launch bounds for tiles over P blocks: over a cluster of 8 (float), at
+/// most 128 threads and registers for four blocks per SM (128 each, no spills). Measured at
+/// 8192^2, column pass: five blocks per SM (96 registers, 68 bytes of spills) 0.453 ms, six (80
+/// registers, 352 bytes) 0.633, against 0.433 with four.
+template <class Real, int P>
+struct ColumnLaunchBounds {
+  static constexpr bool small_blocks = P == 8;
+  static constexpr int max_threads = small_blocks ? 128 : FusedPolicy<Real>::max_threads;
+  static constexpr int min_blocks = small_blocks ? 4 : 1;
 };
 
 int log2_exact(std::int64_t n) {  // -1 unless n is a power of two
@@ -98,7 +111,7 @@ struct FusedLayout {
   int twiddle_count = 0;  // fine then coarse table
   int twiddle_slots = 0;  // the same, skewed in shared memory
 
-  /// `cluster_override` 0: the policy's choice (1, 2 or 4: for the benchmark's comparison).
+  /// `cluster_override` 0: the policy's choice (1, 2, 4 or 8 (float): for comparisons).
   explicit FusedLayout(const GridShape& shape, int cluster_override = 0) {
     using Policy = FusedPolicy<Real>;
     rank = shape.rank;
@@ -126,8 +139,9 @@ struct FusedLayout {
   int threads_per_block(int sm_count) const {
     const std::int64_t butterflies = n0 / cluster * tile_columns / 16;
     const std::int64_t per_thread = blocks() < sm_count ? 1 : 2;
-    return static_cast<int>(
-        std::clamp<std::int64_t>(butterflies / per_thread, 32, FusedPolicy<Real>::max_threads));
+    const int max_threads =
+        cluster == 8 ? ColumnLaunchBounds<Real, 8>::max_threads : FusedPolicy<Real>::max_threads;
+    return static_cast<int>(std::clamp<std::int64_t>(butterflies / per_thread, 32, max_threads));
   }
   std::int64_t spectrum_elements() const { return n0 * columns; }
   std::size_t spectrum_bytes() const { return spectrum_elements() * sizeof(Complex); }
@@ -216,7 +230,8 @@ struct DeviceBarrier {
 
 /// One tile per cluster of P blocks (P = 1: a plain launch).
 template <class Real, int TC, int P>
-__global__ void __launch_bounds__(FusedPolicy<Real>::max_threads)
+__global__ void __launch_bounds__(ColumnLaunchBounds<Real, P>::max_threads,
+                                  ColumnLaunchBounds<Real, P>::min_blocks)
     fused_columns_kernel(ColumnPassParams<Real> params) {
   using Complex = typename ComplexOf<Real>::type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -281,6 +296,11 @@ template <class Real>
 ColumnKernel<Real> column_kernel(int cluster) {
   constexpr int tile_columns = FusedPolicy<Real>::tile_columns;
   switch (cluster) {
+    case 8:
+      if constexpr (FusedPolicy<Real>::split_cluster == 8)
+        return fused_columns_kernel<Real, tile_columns, 8>;
+      else
+        throw InvalidInput("fused Poisson solver: no cluster of 8 blocks in this precision");
     case 4:
       return fused_columns_kernel<Real, tile_columns, 4>;
     case 2:

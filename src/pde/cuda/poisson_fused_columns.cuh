@@ -11,7 +11,7 @@
 // So no permutation pass is ever made, and the last forward stage, the scaling and the first
 // inverse stage (the same butterflies) are one pass in registers ("pivot"). The first forward
 // stage reads global memory and the last inverse stage writes it; the stages between go through
-// shared memory. The tile may be spread over the shared memory of a cluster of 2 or 4 blocks
+// shared memory. The tile may be spread over the shared memory of a cluster of 2, 4 or 8 blocks
 // (ColumnTileSolver): only the first and last stages then reach into the other blocks.
 //
 // Where the time goes (H200, float, 4096^2 and 8192^2, one block of 512 threads per SM): the
@@ -268,7 +268,7 @@ struct SharedTile {
 /// same row of it as place m % (16/P) of part 0.
 template <class C, int TC, int P>
 struct SplitTile {
-  static_assert(P == 1 || P == 2 || P == 4);
+  static_assert(P == 1 || P == 2 || P == 4 || P == 8);
   static constexpr int places_per_part = 16 / P;
   C* part[P];
   int log2_rows_per_part;
@@ -439,6 +439,18 @@ __host__ __device__ __forceinline__ void run_radix16_stage(
   }
 }
 
+/// a / b for the scaling. Float on the GPU: the hardware reciprocal (max. 2 ulp, where b <
+/// 2^126: |k|^2 of any grid whose factor is not below float's range) in two instructions
+/// instead of the IEEE division's eight and a branch, once per value in the pivot; the FFTs
+/// around it round far more (tolerance: ~eps log2 n).
+template <class Real>
+__host__ __device__ __forceinline__ Real scaled_reciprocal(Real a, Real b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<Real, float>) return __fdividef(a, b);
+#endif
+  return a / b;
+}
+
 /// The pivot: the last forward stage (S = 1, no twiddles), the scaling by -1/(N |k|^2) and the
 /// first inverse stage, in registers, one column's butterfly of radix R per thread at a time.
 /// The butterflies are in the order of their rows, then of the columns, so those of a block's
@@ -460,10 +472,11 @@ __host__ __device__ __forceinline__ void run_pivot(const Src& src, const Dst& ds
     GPUKIT_FUSED_UNROLL
     for (int m = 0; m < R; ++m) v[m] = in.load(m);
     dft<R, false>(v);
-    // The other axes' wave numbers of this column (m = i for i <= n/2, i - n above).
-    const std::int64_t column = scaling.first_column + c;
-    const int i_mid = static_cast<int>(column / scaling.pitch_last);
-    const int i_last = static_cast<int>(column - std::int64_t{i_mid} * scaling.pitch_last);
+    // The other axes' wave numbers of this column (m = i for i <= n/2, i - n above). Column
+    // indices are below 2^31 (fused_supports): a 32-bit division, not a 64-bit one.
+    const int column = static_cast<int>(scaling.first_column) + c;
+    const int i_mid = column / scaling.pitch_last;
+    const int i_last = column - i_mid * scaling.pitch_last;
     const int m_mid = i_mid <= scaling.n_mid / 2 ? i_mid : i_mid - scaling.n_mid;
     const Real k_mid = scaling.k_unit[1] * Real(m_mid);
     const Real k_last = scaling.k_unit[2] * Real(i_last);
@@ -477,9 +490,10 @@ __host__ __device__ __forceinline__ void run_pivot(const Src& src, const Dst& ds
       const int k0 = k0_of_row0 | (q << (4 * (shape.stages - 1)));
       const int m0 = k0 <= n0 / 2 ? k0 : k0 - n0;
       const Real k_first = scaling.k_unit[0] * Real(m0);
-      const Real factor = (rest_is_zero && m0 == 0)
-                              ? Real(0)
-                              : scaling.minus_inv_size / (k_first * k_first + k_rest_squared);
+      const Real factor =
+          (rest_is_zero && m0 == 0)
+              ? Real(0)
+              : scaled_reciprocal(scaling.minus_inv_size, k_first * k_first + k_rest_squared);
       v[q] = {v[q].x * factor, v[q].y * factor};
     }
     dft<R, true>(v);
