@@ -72,6 +72,8 @@ struct FusedPolicy {
   // A 16-point butterfly in registers: float 128 registers at 512 threads (the whole register
   // file), double about 230, so half the threads.
   static constexpr int max_threads = sizeof(Real) == 4 ? 512 : 256;
+  // Over a cluster of 8 (float, n0 = 8192): two butterflies per thread in the global stages.
+  static constexpr int cluster8_threads = 128;
 };
 
 /// The column kernel's launch bounds for tiles over P blocks: over a cluster of 8 (float), at
@@ -81,7 +83,8 @@ struct FusedPolicy {
 template <class Real, int P>
 struct ColumnLaunchBounds {
   static constexpr bool small_blocks = P == 8;
-  static constexpr int max_threads = small_blocks ? 128 : FusedPolicy<Real>::max_threads;
+  static constexpr int max_threads =
+      small_blocks ? FusedPolicy<Real>::cluster8_threads : FusedPolicy<Real>::max_threads;
   static constexpr int min_blocks = small_blocks ? 4 : 1;
 };
 
@@ -121,6 +124,8 @@ struct FusedLayout {
     n_last = shape.n[rank - 1];
     tile_columns = Policy::tile_columns;
     cluster = cluster_override != 0 ? cluster_override : 1;
+    if (cluster > 1 && log2_n0 < 6)  // one stage (the pivot alone) works on whole columns
+      throw InvalidInput("fused Poisson solver: a tile of n0 < 64 rows split over blocks");
     // n0 <= max_log2_n0 fits in split_cluster blocks; n0 >= 64 (two stages or more) can be split.
     if (cluster_override == 0 && log2_n0 >= 6 &&
         n0 * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes)
@@ -140,7 +145,7 @@ struct FusedLayout {
     const std::int64_t butterflies = n0 / cluster * tile_columns / 16;
     const std::int64_t per_thread = blocks() < sm_count ? 1 : 2;
     const int max_threads =
-        cluster == 8 ? ColumnLaunchBounds<Real, 8>::max_threads : FusedPolicy<Real>::max_threads;
+        cluster == 8 ? FusedPolicy<Real>::cluster8_threads : FusedPolicy<Real>::max_threads;
     return static_cast<int>(std::clamp<std::int64_t>(butterflies / per_thread, 32, max_threads));
   }
   std::int64_t spectrum_elements() const { return n0 * columns; }
@@ -224,8 +229,82 @@ struct ColumnPassParams {
   fused::ScalingParams<Real> scaling;
 };
 
-struct DeviceBarrier {
-  __device__ __forceinline__ void operator()() const { __syncthreads(); }
+/// The two halves of a cluster barrier (cooperative_groups' cluster.sync() is both, with
+/// release semantics).
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+}
+
+/// Waits for phase 0 of the block's mbarrier at `bar` (a shared::cta address).
+__device__ __forceinline__ void mbarrier_wait_first_phase(std::uint32_t bar) {
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n"
+        "selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(bar)
+        : "memory");
+  } while (done == 0);
+}
+
+/// The address of the same shared memory location in block `rank` of the cluster.
+__device__ __forceinline__ std::uint32_t cluster_address(std::uint32_t shared, int rank) {
+  std::uint32_t mapped;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(shared), "r"(rank));
+  return mapped;
+}
+
+/// The tile over a cluster as the first stage's destination (the places of fused::SplitTile):
+/// each store is an st.async into the owning block's shared memory that counts its bytes on
+/// that block's mbarrier. A block then waits only until its own part has all its bytes, where
+/// a cluster barrier's release would first wait for all of its own remote stores to complete.
+template <class C, int TC, int P>
+struct AsyncSplitTile {
+  static_assert(P == 2 || P == 4 || P == 8);
+  static constexpr int places_per_part = 16 / P;
+  std::uint32_t part[P];     // shared::cluster addresses of the parts
+  std::uint32_t arrival[P];  // and of their mbarriers
+  int log2_pad;
+
+  struct AsyncLine {
+    std::uint32_t at[P];  // place 0's byte address in each part
+    std::uint32_t arrival[P];
+    std::uint32_t stride;  // bytes between places
+    __device__ __forceinline__ void store(int m, C value) const {
+      const int h = m / places_per_part;
+      const std::uint32_t address = at[h] + (m % places_per_part) * stride;
+      if constexpr (sizeof(C) == 8) {
+        asm volatile(
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
+            :
+            : "r"(address), "f"(value.x), "f"(value.y), "r"(arrival[h])
+            : "memory");
+      } else {
+        asm volatile(
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f64 [%0], {%1, %2}, [%3];"
+            :
+            : "r"(address), "d"(value.x), "d"(value.y), "r"(arrival[h])
+            : "memory");
+      }
+    }
+  };
+  /// The first stage's butterfly: rows row0 + m n0/16 (row0 < n0/16), as SplitTile::line.
+  __device__ __forceinline__ AsyncLine line(int row0, int log2_s, int c) const {
+    const int s = 1 << log2_s;
+    const std::uint32_t offset = ((row0 + (row0 >> log2_pad)) * TC + c) * sizeof(C);
+    AsyncLine line;
+    line.stride = (s + (s >> log2_pad)) * TC * sizeof(C);
+    GPUKIT_FUSED_UNROLL
+    for (int h = 0; h < P; ++h) {
+      line.at[h] = part[h] + offset;
+      line.arrival[h] = arrival[h];
+    }
+    return line;
+  }
 };
 
 /// One tile per cluster of P blocks (P = 1: a plain launch).
@@ -237,6 +316,28 @@ __global__ void __launch_bounds__(ColumnLaunchBounds<Real, P>::max_threads,
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const fused::TwiddleLayout twiddle_layout = fused::TwiddleLayout::of(params.shape.log2_n);
   Complex* twiddle_slots = reinterpret_cast<Complex*>(shared_bytes);
+  // Over a cluster, the first stage writes into the other blocks' shared memory, so they must
+  // have started: arrive now, wait in the first stage (the twiddle tables' and the first
+  // butterfly's loads overlap the other blocks' start). The mbarrier counts the bytes that the
+  // first stage writes into this block's part, initialized before this block's arrive.
+  __shared__ alignas(8) std::uint64_t part_arrival;
+  const auto part_arrival_address =
+      static_cast<std::uint32_t>(__cvta_generic_to_shared(&part_arrival));
+  if constexpr (P > 1) {
+    if (threadIdx.x == 0) {
+      const std::uint32_t part_bytes =
+          (std::uint32_t{1} << (params.shape.log2_n - std::countr_zero(unsigned{P}))) * TC *
+          sizeof(Complex);
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(part_arrival_address) : "memory");
+      asm volatile(
+          "{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}" ::
+              "r"(part_arrival_address),
+          "r"(part_bytes)
+          : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cluster_arrive_relaxed();
+  }
   fused::place_twiddles(params.twiddles, twiddle_slots, twiddle_layout,
                         static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
   Complex* own_part = twiddle_slots + tile_offset(twiddle_layout.slots());
@@ -276,17 +377,43 @@ __global__ void __launch_bounds__(ColumnLaunchBounds<Real, P>::max_threads,
       cooperative_groups::this_cluster().sync();
     }
   };
-  tile_barrier();  // the twiddles loaded; the other blocks' shared memory exists
-  if (params.shape.stages == 1) {
+  if (params.shape.stages == 1) {  // (P = 1) no twiddles
     solver.pivot_only();
     return;
   }
-  solver.first_stage();
-  tile_barrier();
+  if constexpr (P == 1) {
+    __syncthreads();  // the twiddles placed
+    solver.first_stage();
+  } else {
+    // The twiddles placed and the other blocks started (their shared memory exists) before
+    // the first twiddle product and the first store: after the first butterfly's loads.
+    AsyncSplitTile<Complex, TC, P> async_tile{};
+    async_tile.log2_pad = tile.log2_pad;
+    const auto own_address = static_cast<std::uint32_t>(__cvta_generic_to_shared(own_part));
+    for (int h = 0; h < P; ++h) {
+      async_tile.part[h] = cluster_address(own_address, h);
+      async_tile.arrival[h] = cluster_address(part_arrival_address, h);
+    }
+    solver.first_stage_into(async_tile, [] {
+      __syncthreads();
+      cluster_wait();
+    });
+    // This block's part complete (every byte of it has landed): no cluster barrier.
+    mbarrier_wait_first_phase(part_arrival_address);
+  }
+  if constexpr (P == 1) __syncthreads();
   solver.local_stages([] { __syncthreads(); });
   tile_barrier();
   solver.last_stage();
-  if constexpr (P > 1) tile_barrier();  // no block leaves while another reads its part
+  // No block leaves while another still reads its part. Those reads are complete once their
+  // values were used, all before the arrive in program order, so the arrive needs no release
+  // (which would also wait for this block's global stores).
+  if constexpr (P > 1) {
+    cluster_arrive_relaxed();
+    cluster_wait();
+    if (threadIdx.x == 0)  // (its memory is the next block's)
+      asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(part_arrival_address) : "memory");
+  }
 }
 
 template <class Real>
@@ -397,7 +524,7 @@ class FusedSolver final : public DeviceSolver<Real> {
     s.k_unit[0] = static_cast<Real>(two_pi / shape.length[0]);
     s.k_unit[1] = shape.rank == 3 ? static_cast<Real>(two_pi / shape.length[1]) : Real(0);
     s.k_unit[2] = static_cast<Real>(two_pi / shape.length[shape.rank - 1]);
-    s.minus_inv_size = static_cast<Real>(-1.0 / static_cast<double>(shape.size()));
+    s.minus_size = static_cast<Real>(-static_cast<double>(shape.size()));
   }
 
   void solve(const Real* f, Real* u, StreamHandle stream) override {
