@@ -213,7 +213,7 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
   scaling.k_unit[1] = 0;
   scaling.k_unit[2] = static_cast<Real>(2 * std::numbers::pi / length1);
   const double size = double(n) * 2 * (pitch - 1);
-  scaling.minus_inv_size = static_cast<Real>(-1 / size);
+  scaling.minus_size = static_cast<Real>(-size);
 
   const fused::TwiddleLayout twiddle_layout = fused::TwiddleLayout::of(log2_n);
   const int log2_fine = twiddle_layout.log2_fine;
@@ -326,6 +326,18 @@ TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftOverFourBlocks) {
     check_column_pass_on_cpu<float, 4, 4>(log2_n, 1, 1300 + log2_n);
     check_column_pass_on_cpu<double, 2, 4>(log2_n, 2, 1400 + log2_n);
   }
+}
+
+TEST(PoissonFusedColumnPassOnCpu, MatchesDirectDftOverEightBlocks) {
+  // Over a cluster of eight blocks (float at n0 = 8192): two of the first and last stages' 16
+  // places in each; pivots of 4 (n0 = 64: 8 rows per block), 8, 16, 32.
+  for (int log2_n = 6; log2_n <= 10; ++log2_n) {
+    check_column_pass_on_cpu<float, 4, 8>(log2_n, 4, 1500 + log2_n);
+    check_column_pass_on_cpu<float, 4, 8>(log2_n, 2, 1600 + log2_n);
+  }
+  // The solver's own shape (n0 = 8192: stages of 16 and 16, a pivot of 32), one column for
+  // time (the direct DFT is O(n0^2)).
+  check_column_pass_on_cpu<float, 4, 8>(13, 1, 1713);
 }
 
 // ---- what the solver takes ------------------------------------------------------------------

@@ -54,15 +54,17 @@ using fused::ComplexOf;
 /// the H200 at 8192^2 float, column pass: TC = 2 in one block 0.554 ms against 0.510 with TC =
 /// 4 over two blocks (an earlier revision); now TC = 4 over two blocks of 512 threads (one per
 /// SM) 0.478, over four of 256 threads (two per SM: one works while the other waits at a
-/// barrier) 0.441.
+/// barrier) 0.441; float over eight of 128 threads (four per SM) 0.433 against 0.436 over four
+/// (the same kernel otherwise).
 template <class Real>
 struct FusedPolicy {
   using Complex = typename ComplexOf<Real>::type;
   static constexpr int tile_columns = 32 / static_cast<int>(sizeof(Complex));  // 4 / 2
   static constexpr std::int64_t max_tile_bytes = 128 * 1024;
-  // A tile beyond one block's max_tile_bytes goes over this many blocks (n0 = 8192: 64 KiB
-  // each, two blocks of 256 threads per SM; see FusedLayout's constructor).
-  static constexpr int split_cluster = 4;
+  // A tile beyond one block's max_tile_bytes goes over this many blocks (n0 = 8192, float: 32
+  // KiB each, blocks of 128 threads, several per SM; double: 64 KiB each; see FusedLayout's
+  // constructor).
+  static constexpr int split_cluster = sizeof(Real) == 4 ? 8 : 4;
   // 2^13: a double tile over four blocks of 64 KiB (float could go further, but
   // fused_supports answers for both precisions at once).
   static constexpr int max_log2_n0 = 13;
@@ -70,6 +72,20 @@ struct FusedPolicy {
   // A 16-point butterfly in registers: float 128 registers at 512 threads (the whole register
   // file), double about 230, so half the threads.
   static constexpr int max_threads = sizeof(Real) == 4 ? 512 : 256;
+  // Over a cluster of 8 (float, n0 = 8192): two butterflies per thread in the global stages.
+  static constexpr int cluster8_threads = 128;
+};
+
+/// The column kernel's launch bounds for tiles over P blocks: over a cluster of 8 (float), at
+/// most 128 threads and registers for four blocks per SM (128 each, no spills). Measured at
+/// 8192^2, column pass: five blocks per SM (96 registers, 68 bytes of spills) 0.453 ms, six (80
+/// registers, 352 bytes) 0.633, against 0.433 with four.
+template <class Real, int P>
+struct ColumnLaunchBounds {
+  static constexpr bool small_blocks = P == 8;
+  static constexpr int max_threads =
+      small_blocks ? FusedPolicy<Real>::cluster8_threads : FusedPolicy<Real>::max_threads;
+  static constexpr int min_blocks = small_blocks ? 4 : 1;
 };
 
 int log2_exact(std::int64_t n) {  // -1 unless n is a power of two
@@ -98,7 +114,7 @@ struct FusedLayout {
   int twiddle_count = 0;  // fine then coarse table
   int twiddle_slots = 0;  // the same, skewed in shared memory
 
-  /// `cluster_override` 0: the policy's choice (1, 2 or 4: for the benchmark's comparison).
+  /// `cluster_override` 0: the policy's choice (1, 2, 4 or 8 (float): for comparisons).
   explicit FusedLayout(const GridShape& shape, int cluster_override = 0) {
     using Policy = FusedPolicy<Real>;
     rank = shape.rank;
@@ -108,6 +124,8 @@ struct FusedLayout {
     n_last = shape.n[rank - 1];
     tile_columns = Policy::tile_columns;
     cluster = cluster_override != 0 ? cluster_override : 1;
+    if (cluster > 1 && log2_n0 < 6)  // one stage (the pivot alone) works on whole columns
+      throw InvalidInput("fused Poisson solver: a tile of n0 < 64 rows split over blocks");
     // n0 <= max_log2_n0 fits in split_cluster blocks; n0 >= 64 (two stages or more) can be split.
     if (cluster_override == 0 && log2_n0 >= 6 &&
         n0 * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes)
@@ -126,8 +144,9 @@ struct FusedLayout {
   int threads_per_block(int sm_count) const {
     const std::int64_t butterflies = n0 / cluster * tile_columns / 16;
     const std::int64_t per_thread = blocks() < sm_count ? 1 : 2;
-    return static_cast<int>(
-        std::clamp<std::int64_t>(butterflies / per_thread, 32, FusedPolicy<Real>::max_threads));
+    const int max_threads =
+        cluster == 8 ? FusedPolicy<Real>::cluster8_threads : FusedPolicy<Real>::max_threads;
+    return static_cast<int>(std::clamp<std::int64_t>(butterflies / per_thread, 32, max_threads));
   }
   std::int64_t spectrum_elements() const { return n0 * columns; }
   std::size_t spectrum_bytes() const { return spectrum_elements() * sizeof(Complex); }
@@ -210,18 +229,115 @@ struct ColumnPassParams {
   fused::ScalingParams<Real> scaling;
 };
 
-struct DeviceBarrier {
-  __device__ __forceinline__ void operator()() const { __syncthreads(); }
+/// The two halves of a cluster barrier (cooperative_groups' cluster.sync() is both, with
+/// release semantics).
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+}
+
+/// Waits for phase 0 of the block's mbarrier at `bar` (a shared::cta address).
+__device__ __forceinline__ void mbarrier_wait_first_phase(std::uint32_t bar) {
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n"
+        "selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(bar)
+        : "memory");
+  } while (done == 0);
+}
+
+/// The address of the same shared memory location in block `rank` of the cluster.
+__device__ __forceinline__ std::uint32_t cluster_address(std::uint32_t shared, int rank) {
+  std::uint32_t mapped;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(shared), "r"(rank));
+  return mapped;
+}
+
+/// The tile over a cluster as the first stage's destination (the places of fused::SplitTile):
+/// each store is an st.async into the owning block's shared memory that counts its bytes on
+/// that block's mbarrier. A block then waits only until its own part has all its bytes, where
+/// a cluster barrier's release would first wait for all of its own remote stores to complete.
+template <class C, int TC, int P>
+struct AsyncSplitTile {
+  static_assert(P == 2 || P == 4 || P == 8);
+  static constexpr int places_per_part = 16 / P;
+  std::uint32_t part[P];     // shared::cluster addresses of the parts
+  std::uint32_t arrival[P];  // and of their mbarriers
+  int log2_pad;
+
+  struct AsyncLine {
+    std::uint32_t at[P];  // place 0's byte address in each part
+    std::uint32_t arrival[P];
+    std::uint32_t stride;  // bytes between places
+    __device__ __forceinline__ void store(int m, C value) const {
+      const int h = m / places_per_part;
+      const std::uint32_t address = at[h] + (m % places_per_part) * stride;
+      if constexpr (sizeof(C) == 8) {
+        asm volatile(
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
+            :
+            : "r"(address), "f"(value.x), "f"(value.y), "r"(arrival[h])
+            : "memory");
+      } else {
+        asm volatile(
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f64 [%0], {%1, %2}, [%3];"
+            :
+            : "r"(address), "d"(value.x), "d"(value.y), "r"(arrival[h])
+            : "memory");
+      }
+    }
+  };
+  /// The first stage's butterfly: rows row0 + m n0/16 (row0 < n0/16), as SplitTile::line.
+  __device__ __forceinline__ AsyncLine line(int row0, int log2_s, int c) const {
+    const int s = 1 << log2_s;
+    const std::uint32_t offset = ((row0 + (row0 >> log2_pad)) * TC + c) * sizeof(C);
+    AsyncLine line;
+    line.stride = (s + (s >> log2_pad)) * TC * sizeof(C);
+    GPUKIT_FUSED_UNROLL
+    for (int h = 0; h < P; ++h) {
+      line.at[h] = part[h] + offset;
+      line.arrival[h] = arrival[h];
+    }
+    return line;
+  }
 };
 
 /// One tile per cluster of P blocks (P = 1: a plain launch).
 template <class Real, int TC, int P>
-__global__ void __launch_bounds__(FusedPolicy<Real>::max_threads)
+__global__ void __launch_bounds__(ColumnLaunchBounds<Real, P>::max_threads,
+                                  ColumnLaunchBounds<Real, P>::min_blocks)
     fused_columns_kernel(ColumnPassParams<Real> params) {
   using Complex = typename ComplexOf<Real>::type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const fused::TwiddleLayout twiddle_layout = fused::TwiddleLayout::of(params.shape.log2_n);
   Complex* twiddle_slots = reinterpret_cast<Complex*>(shared_bytes);
+  // Over a cluster, the first stage writes into the other blocks' shared memory, so they must
+  // have started: arrive now, wait in the first stage (the twiddle tables' and the first
+  // butterfly's loads overlap the other blocks' start). The mbarrier counts the bytes that the
+  // first stage writes into this block's part, initialized before this block's arrive.
+  __shared__ alignas(8) std::uint64_t part_arrival;
+  const auto part_arrival_address =
+      static_cast<std::uint32_t>(__cvta_generic_to_shared(&part_arrival));
+  if constexpr (P > 1) {
+    if (threadIdx.x == 0) {
+      const std::uint32_t part_bytes =
+          (std::uint32_t{1} << (params.shape.log2_n - std::countr_zero(unsigned{P}))) * TC *
+          sizeof(Complex);
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(part_arrival_address) : "memory");
+      asm volatile(
+          "{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}" ::
+              "r"(part_arrival_address),
+          "r"(part_bytes)
+          : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cluster_arrive_relaxed();
+  }
   fused::place_twiddles(params.twiddles, twiddle_slots, twiddle_layout,
                         static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
   Complex* own_part = twiddle_slots + tile_offset(twiddle_layout.slots());
@@ -261,17 +377,43 @@ __global__ void __launch_bounds__(FusedPolicy<Real>::max_threads)
       cooperative_groups::this_cluster().sync();
     }
   };
-  tile_barrier();  // the twiddles loaded; the other blocks' shared memory exists
-  if (params.shape.stages == 1) {
+  if (params.shape.stages == 1) {  // (P = 1) no twiddles
     solver.pivot_only();
     return;
   }
-  solver.first_stage();
-  tile_barrier();
+  if constexpr (P == 1) {
+    __syncthreads();  // the twiddles placed
+    solver.first_stage();
+  } else {
+    // The twiddles placed and the other blocks started (their shared memory exists) before
+    // the first twiddle product and the first store: after the first butterfly's loads.
+    AsyncSplitTile<Complex, TC, P> async_tile{};
+    async_tile.log2_pad = tile.log2_pad;
+    const auto own_address = static_cast<std::uint32_t>(__cvta_generic_to_shared(own_part));
+    for (int h = 0; h < P; ++h) {
+      async_tile.part[h] = cluster_address(own_address, h);
+      async_tile.arrival[h] = cluster_address(part_arrival_address, h);
+    }
+    solver.first_stage_into(async_tile, [] {
+      __syncthreads();
+      cluster_wait();
+    });
+    // This block's part complete (every byte of it has landed): no cluster barrier.
+    mbarrier_wait_first_phase(part_arrival_address);
+  }
+  if constexpr (P == 1) __syncthreads();
   solver.local_stages([] { __syncthreads(); });
   tile_barrier();
   solver.last_stage();
-  if constexpr (P > 1) tile_barrier();  // no block leaves while another reads its part
+  // No block leaves while another still reads its part. Those reads are complete once their
+  // values were used, all before the arrive in program order, so the arrive needs no release
+  // (which would also wait for this block's global stores).
+  if constexpr (P > 1) {
+    cluster_arrive_relaxed();
+    cluster_wait();
+    if (threadIdx.x == 0)  // (its memory is the next block's)
+      asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(part_arrival_address) : "memory");
+  }
 }
 
 template <class Real>
@@ -281,6 +423,11 @@ template <class Real>
 ColumnKernel<Real> column_kernel(int cluster) {
   constexpr int tile_columns = FusedPolicy<Real>::tile_columns;
   switch (cluster) {
+    case 8:
+      if constexpr (FusedPolicy<Real>::split_cluster == 8)
+        return fused_columns_kernel<Real, tile_columns, 8>;
+      else
+        throw InvalidInput("fused Poisson solver: no cluster of 8 blocks in this precision");
     case 4:
       return fused_columns_kernel<Real, tile_columns, 4>;
     case 2:
@@ -377,7 +524,7 @@ class FusedSolver final : public DeviceSolver<Real> {
     s.k_unit[0] = static_cast<Real>(two_pi / shape.length[0]);
     s.k_unit[1] = shape.rank == 3 ? static_cast<Real>(two_pi / shape.length[1]) : Real(0);
     s.k_unit[2] = static_cast<Real>(two_pi / shape.length[shape.rank - 1]);
-    s.minus_inv_size = static_cast<Real>(-1.0 / static_cast<double>(shape.size()));
+    s.minus_size = static_cast<Real>(-static_cast<double>(shape.size()));
   }
 
   void solve(const Real* f, Real* u, StreamHandle stream) override {

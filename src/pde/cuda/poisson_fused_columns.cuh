@@ -11,7 +11,7 @@
 // So no permutation pass is ever made, and the last forward stage, the scaling and the first
 // inverse stage (the same butterflies) are one pass in registers ("pivot"). The first forward
 // stage reads global memory and the last inverse stage writes it; the stages between go through
-// shared memory. The tile may be spread over the shared memory of a cluster of 2 or 4 blocks
+// shared memory. The tile may be spread over the shared memory of a cluster of 2, 4 or 8 blocks
 // (ColumnTileSolver): only the first and last stages then reach into the other blocks.
 //
 // Where the time goes (H200, float, 4096^2 and 8192^2, one block of 512 threads per SM): the
@@ -268,7 +268,7 @@ struct SharedTile {
 /// same row of it as place m % (16/P) of part 0.
 template <class C, int TC, int P>
 struct SplitTile {
-  static_assert(P == 1 || P == 2 || P == 4);
+  static_assert(P == 1 || P == 2 || P == 4 || P == 8);
   static constexpr int places_per_part = 16 / P;
   C* part[P];
   int log2_rows_per_part;
@@ -300,7 +300,7 @@ struct ScalingParams {
   int pitch_last;             // columns per axis-1 index (3D: the padded half length of axis 2)
   int n_mid;                  // 3D: n1; 2D: 1
   Real k_unit[3];             // 2 pi / length[a]; k_unit[1] = 0 in 2D
-  Real minus_inv_size;        // -1 / (n0 n1 [n2]): cuFFT's transforms are unnormalized
+  Real minus_size;            // -n0 n1 [n2]: cuFFT's transforms are unnormalized
 };
 
 /// The stages: radix 16 but for the last (the pivot), of radix 2, 4, 8, 16 or 32. A radix-2
@@ -380,6 +380,11 @@ __host__ __device__ __forceinline__ void apply_twiddles(C (&v)[K][16], const Twi
   });
 }
 
+/// The barrier of the CPU run, where one "thread" does every butterfly of a stage.
+struct NoBarrier {
+  __host__ __device__ void operator()() const {}
+};
+
 /// One radix-16 stage on all butterflies of the tile. A stage with sub-length L = 16 * 2^log2_s
 /// combines, for each block of L rows and each offset j < 2^log2_s, the 16 rows j, j + S, ...
 /// (S = 2^log2_s) of a column:
@@ -394,15 +399,22 @@ __host__ __device__ constexpr int radix16_groups(int log2_n) {
   return (1 << log2_n) / 16 * (TC / K);
 }
 
-template <bool inverse, int K, int TC, class Real, class Src, class Dst>
+/// `before_twiddles()` runs once in every thread before its first use of the twiddle tables,
+/// after the loads of its first butterfly where every thread has one (so a barrier there lets
+/// those loads overlap it).
+template <bool inverse, int K, int TC, class Real, class Src, class Dst,
+          class BeforeTwiddles = NoBarrier>
 __host__ __device__ __forceinline__ void run_radix16_stage(
     const Src& src, const Dst& dst, int log2_s, TransformShape shape,
-    const Twiddles<typename ComplexOf<Real>::type>& twiddles, Work work) {
+    const Twiddles<typename ComplexOf<Real>::type>& twiddles, Work work,
+    BeforeTwiddles before_twiddles = {}) {
   using C = typename ComplexOf<Real>::type;
   constexpr int R = 16;
   constexpr int column_groups = TC / K;
   const int log2_l = log2_s + 4;
   const int twiddle_shift = shape.log2_n - log2_l;  // w_L^e = w_n^(e << twiddle_shift)
+  const bool every_thread_has_one = work.end - work.begin >= work.threads;
+  if (!every_thread_has_one) before_twiddles();
   for (int g = work.begin + work.thread; g < work.end; g += work.threads) {
     const int c = (g % column_groups) * K;
     const int bj = g / column_groups;
@@ -422,6 +434,7 @@ __host__ __device__ __forceinline__ void run_radix16_stage(
       GPUKIT_FUSED_UNROLL
       for (int k = 0; k < K; ++k) dft<R, false>(v[k]);
     }
+    if (every_thread_has_one && g == work.begin + work.thread) before_twiddles();
     apply_twiddles<inverse>(v, twiddles, j << twiddle_shift);
     if constexpr (inverse) {
       GPUKIT_FUSED_UNROLL
@@ -437,6 +450,18 @@ __host__ __device__ __forceinline__ void run_radix16_stage(
       }
     }
   }
+}
+
+/// 1 / x for the scaling. Float on the GPU: the hardware reciprocal (max. 2 ulp; a factor
+/// below float's normal range, |x| > 2^126, becomes 0), one or two instructions instead of the
+/// IEEE division's eight and a branch, once per value in the pivot; the FFTs around it round
+/// far more (tolerance: ~eps log2 n).
+template <class Real>
+__host__ __device__ __forceinline__ Real reciprocal(Real x) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<Real, float>) return __fdividef(1.0f, x);
+#endif
+  return Real(1) / x;
 }
 
 /// The pivot: the last forward stage (S = 1, no twiddles), the scaling by -1/(N |k|^2) and the
@@ -460,28 +485,32 @@ __host__ __device__ __forceinline__ void run_pivot(const Src& src, const Dst& ds
     GPUKIT_FUSED_UNROLL
     for (int m = 0; m < R; ++m) v[m] = in.load(m);
     dft<R, false>(v);
-    // The other axes' wave numbers of this column (m = i for i <= n/2, i - n above).
-    const std::int64_t column = scaling.first_column + c;
-    const int i_mid = static_cast<int>(column / scaling.pitch_last);
-    const int i_last = static_cast<int>(column - std::int64_t{i_mid} * scaling.pitch_last);
+    // The other axes' wave numbers of this column (m = i for i <= n/2, i - n above). Column
+    // indices are below 2^31 (fused_supports): a 32-bit division, not a 64-bit one.
+    const int column = static_cast<int>(scaling.first_column) + c;
+    const int i_mid = column / scaling.pitch_last;
+    const int i_last = column - i_mid * scaling.pitch_last;
     const int m_mid = i_mid <= scaling.n_mid / 2 ? i_mid : i_mid - scaling.n_mid;
     const Real k_mid = scaling.k_unit[1] * Real(m_mid);
     const Real k_last = scaling.k_unit[2] * Real(i_last);
     const Real k_rest_squared = k_mid * k_mid + k_last * k_last;
-    const bool rest_is_zero = m_mid == 0 && i_last == 0;
+    // factor = -1 / (N (k_unit0^2 m0^2 + k_rest^2)) = 1 / (a m0^2 + b): per value an exact
+    // integer square, a conversion, one FFMA and one reciprocal.
+    const Real a_first = scaling.k_unit[0] * scaling.k_unit[0] * scaling.minus_size;
+    const Real b_rest = k_rest_squared * scaling.minus_size;
     const int n0 = 1 << shape.log2_n;
     // row0 + q differs from row0 in the last (the pivot's) digit only, which is q.
     const int k0_of_row0 = frequency_of_position(row0, shape);
+    const int pivot_shift = 4 * (shape.stages - 1);
     GPUKIT_FUSED_UNROLL
     for (int q = 0; q < R; ++q) {
-      const int k0 = k0_of_row0 | (q << (4 * (shape.stages - 1)));
-      const int m0 = k0 <= n0 / 2 ? k0 : k0 - n0;
-      const Real k_first = scaling.k_unit[0] * Real(m0);
-      const Real factor = (rest_is_zero && m0 == 0)
-                              ? Real(0)
-                              : scaling.minus_inv_size / (k_first * k_first + k_rest_squared);
+      const int k0 = k0_of_row0 | (q << pivot_shift);
+      const int m0 = k0 <= n0 / 2 ? k0 : k0 - n0;  // |m0| <= 2^12: m0^2 exact in float
+      const Real factor = reciprocal(a_first * Real(m0 * m0) + b_rest);
       v[q] = {v[q].x * factor, v[q].y * factor};
     }
+    // The mean (k = 0, only at q = 0 of row 0 of column 0): zero, whatever 1/0 made of it.
+    if (m_mid == 0 && i_last == 0 && k0_of_row0 == 0) v[0] = {Real(0), Real(0)};
     dft<R, true>(v);
     const auto out = dst.line(row0, 0, c);
     GPUKIT_FUSED_UNROLL
@@ -513,11 +542,6 @@ __host__ __device__ __forceinline__ void run_pivot_stage(const Src& src, const D
   }
 }
 
-/// The barrier of the CPU run, where one "thread" does every butterfly of a stage.
-struct NoBarrier {
-  __host__ __device__ void operator()() const {}
-};
-
 /// The column pass for one tile of TC columns, whose n0 rows are spread over the shared memory
 /// of P blocks (block `part` holds rows [part n0/P, (part + 1) n0/P)), in three phases with a
 /// barrier across the P blocks between them:
@@ -528,6 +552,8 @@ struct NoBarrier {
 ///     of the block) between them;
 ///   last_stage: the split tile -> the last inverse stage -> global.
 /// Each block does 1/P of each stage's butterflies. For n0 <= 32 (one stage) use pivot_only.
+/// (On the GPU the first barrier is no cluster barrier: the first stage's stores count their
+/// bytes on the receiving block's mbarrier, and each block waits for its own part's.)
 template <int TC, int P, class Real>
 struct ColumnTileSolver {
   using C = typename ComplexOf<Real>::type;
@@ -550,10 +576,16 @@ struct ColumnTileSolver {
   __host__ __device__ __forceinline__ void pivot_only() const {
     run_pivot_stage<TC, Real>(global, global, shape, scaling, 0, 1, thread, threads);
   }
-  __host__ __device__ __forceinline__ void first_stage() const {
-    run_radix16_stage<false, 1, TC, Real>(global, tile, shape.log2_n - 4, shape, twiddles,
-                                          share(radix16_groups<1, TC>(shape.log2_n)));
+  /// `before_twiddles`: see run_radix16_stage. `dst`: the tile, or on the GPU the same places
+  /// written another way (AsyncSplitTile in poisson_fused.cu).
+  template <class Dst, class BeforeTwiddles = NoBarrier>
+  __host__ __device__ __forceinline__ void first_stage_into(
+      const Dst& dst, BeforeTwiddles before_twiddles = {}) const {
+    run_radix16_stage<false, 1, TC, Real>(global, dst, shape.log2_n - 4, shape, twiddles,
+                                          share(radix16_groups<1, TC>(shape.log2_n)),
+                                          before_twiddles);
   }
+  __host__ __device__ __forceinline__ void first_stage() const { first_stage_into(tile); }
   template <class Barrier>
   __host__ __device__ __forceinline__ void local_stages(Barrier barrier) const {
     const SharedTile<C, TC> own{own_part, part << tile.log2_rows_per_part, tile.log2_pad};
