@@ -399,22 +399,15 @@ __host__ __device__ constexpr int radix16_groups(int log2_n) {
   return (1 << log2_n) / 16 * (TC / K);
 }
 
-/// `before_twiddles()` runs once in every thread before its first use of the twiddle tables,
-/// after the loads of its first butterfly where every thread has one (so a barrier there lets
-/// those loads overlap it).
-template <bool inverse, int K, int TC, class Real, class Src, class Dst,
-          class BeforeTwiddles = NoBarrier>
+template <bool inverse, int K, int TC, class Real, class Src, class Dst>
 __host__ __device__ __forceinline__ void run_radix16_stage(
     const Src& src, const Dst& dst, int log2_s, TransformShape shape,
-    const Twiddles<typename ComplexOf<Real>::type>& twiddles, Work work,
-    BeforeTwiddles before_twiddles = {}) {
+    const Twiddles<typename ComplexOf<Real>::type>& twiddles, Work work) {
   using C = typename ComplexOf<Real>::type;
   constexpr int R = 16;
   constexpr int column_groups = TC / K;
   const int log2_l = log2_s + 4;
   const int twiddle_shift = shape.log2_n - log2_l;  // w_L^e = w_n^(e << twiddle_shift)
-  const bool every_thread_has_one = work.end - work.begin >= work.threads;
-  if (!every_thread_has_one) before_twiddles();
   for (int g = work.begin + work.thread; g < work.end; g += work.threads) {
     const int c = (g % column_groups) * K;
     const int bj = g / column_groups;
@@ -434,7 +427,6 @@ __host__ __device__ __forceinline__ void run_radix16_stage(
       GPUKIT_FUSED_UNROLL
       for (int k = 0; k < K; ++k) dft<R, false>(v[k]);
     }
-    if (every_thread_has_one && g == work.begin + work.thread) before_twiddles();
     apply_twiddles<inverse>(v, twiddles, j << twiddle_shift);
     if constexpr (inverse) {
       GPUKIT_FUSED_UNROLL
@@ -576,14 +568,12 @@ struct ColumnTileSolver {
   __host__ __device__ __forceinline__ void pivot_only() const {
     run_pivot_stage<TC, Real>(global, global, shape, scaling, 0, 1, thread, threads);
   }
-  /// `before_twiddles`: see run_radix16_stage. `dst`: the tile, or on the GPU the same places
-  /// written another way (AsyncSplitTile in poisson_fused.cu).
-  template <class Dst, class BeforeTwiddles = NoBarrier>
-  __host__ __device__ __forceinline__ void first_stage_into(
-      const Dst& dst, BeforeTwiddles before_twiddles = {}) const {
+  /// `dst`: the tile, or on the GPU the same places written another way (AsyncSplitTile in
+  /// poisson_fused.cu).
+  template <class Dst>
+  __host__ __device__ __forceinline__ void first_stage_into(const Dst& dst) const {
     run_radix16_stage<false, 1, TC, Real>(global, dst, shape.log2_n - 4, shape, twiddles,
-                                          share(radix16_groups<1, TC>(shape.log2_n)),
-                                          before_twiddles);
+                                          share(radix16_groups<1, TC>(shape.log2_n)));
   }
   __host__ __device__ __forceinline__ void first_stage() const { first_stage_into(tile); }
   template <class Barrier>
