@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <type_traits>
@@ -193,8 +194,31 @@ struct KeepPositive {
   __host__ __device__ bool operator()(std::int32_t x) const { return x > 0; }
 };
 
+/// Checks that a finished launch over `n` int32 elements with `sub_tiles` sub-tiles a tile (0: the
+/// default rule) left its tile counter, look-back counter and every tile's status word zero (the
+/// next launch's memset-free start depends on it; the overflow report and its tag may hold
+/// anything). The status is the packed one of CheckedIntSum and of the compaction's count.
+void expect_workspace_left_clean(const ScanWorkspace& workspace, std::int64_t n, int sub_tiles,
+                                 const char* what, std::uint64_t seed) {
+  if (sub_tiles == 0) sub_tiles = exact_scan::sub_tiles_for<std::int32_t>(n);
+  const std::int64_t tile = std::int64_t{sub_tiles} * exact_scan::TileShape<std::int32_t>::kSubTile;
+  const std::int64_t tiles = (n + tile - 1) / tile;
+  std::vector<unsigned long long> words(exact_scan::kStatusOffset / 8 + std::size_t(tiles));
+  cuda::copy_to_host(words.data(), workspace.data(), words.size() * sizeof(unsigned long long));
+  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, tile_counter) / 8], 0u)
+      << what << ": tile counter, n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
+  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, lookback_counter) / 8], 0u)
+      << what << ": look-back counter, n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
+  for (std::int64_t t = 0; t < tiles; ++t) {
+    ASSERT_EQ(words[exact_scan::kStatusOffset / 8 + std::size_t(t)], 0u)
+        << what << ": status of tile " << t << " of " << tiles << ", n=" << n
+        << " sub_tiles=" << sub_tiles << " seed=" << seed;
+  }
+}
+
 /// Scans x on the exact engine with `sub_tiles` sub-tiles a tile (0: the default rule); checks
-/// every output and the overflow report (-1 expected unless `first_overflow` says otherwise).
+/// every output, the overflow report (-1 expected unless `first_overflow` says otherwise) and that
+/// the workspace is left clean.
 void check_exact_sum(const std::vector<std::int32_t>& x, const cuda::DeviceBuffer<std::int32_t>& in,
                      cuda::DeviceBuffer<std::int32_t>& out, int sub_tiles, ScanKind kind,
                      ScanWorkspace& workspace, cuda::Stream& stream, std::uint64_t seed,
@@ -208,6 +232,7 @@ void check_exact_sum(const std::vector<std::int32_t>& x, const cuda::DeviceBuffe
   cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(std::int32_t));
   EXPECT_EQ(scan_engine::overflow_index(workspace), first_overflow)
       << "n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
+  expect_workspace_left_clean(workspace, n, sub_tiles, "scan", seed);
   if (first_overflow >= 0) return;
   long long acc = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -224,8 +249,9 @@ void check_exact_sum(const std::vector<std::int32_t>& x, const cuda::DeviceBuffe
 }
 
 // The exact engine's kernels leave the workspace's counters and tile flags zero for the next
-// launch (no memset between launches): every tile size, arrays growing and shrinking, exact scans
-// and compactions on one workspace, and overflow reports that must not outlive their launch.
+// launch (no memset between launches; checked after every launch): every tile size, arrays
+// growing and shrinking, exact scans and compactions on one workspace, and overflow reports that
+// must not outlive their launch.
 TEST(ScanEngineGpu, ExactEngineEveryTileSizeOnOneWorkspaceWithoutMemsets) {
   GPUKIT_REQUIRE_GPU();
   const std::uint64_t seed = std::random_device{}();
@@ -251,6 +277,7 @@ TEST(ScanEngineGpu, ExactEngineEveryTileSizeOnOneWorkspaceWithoutMemsets) {
       compact_engine::launch(KeepPositive{}, in.data(), out.data(), n, kept.data(), workspace,
                              stream.handle(), sub_tiles);
       stream.synchronize();
+      expect_workspace_left_clean(workspace, n, sub_tiles, "compaction", seed);
       std::vector<std::int32_t> expected;
       for (const std::int32_t v : x) {
         if (v > 0) expected.push_back(v);
