@@ -195,9 +195,9 @@ struct KeepPositive {
 };
 
 /// Checks that a finished launch over `n` int32 elements with `sub_tiles` sub-tiles a tile (0: the
-/// default rule) left its tile counter, look-back counter and every tile's status word zero (the
-/// next launch's memset-free start depends on it; the overflow report and its tag may hold
-/// anything). The status is the packed one of CheckedIntSum and of the compaction's count.
+/// default rule) left its tile counter, done counter, report gate and every tile's status word zero
+/// (the next launch's memset-free start depends on it; the overflow report may hold anything). The
+/// status is the packed one of CheckedIntSum and of the compaction's count.
 void expect_workspace_left_clean(const ScanWorkspace& workspace, std::int64_t n, int sub_tiles,
                                  const char* what, std::uint64_t seed) {
   if (sub_tiles == 0) sub_tiles = exact_scan::sub_tiles_for<std::int32_t>(n);
@@ -207,8 +207,10 @@ void expect_workspace_left_clean(const ScanWorkspace& workspace, std::int64_t n,
   cuda::copy_to_host(words.data(), workspace.data(), words.size() * sizeof(unsigned long long));
   EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, tile_counter) / 8], 0u)
       << what << ": tile counter, n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
-  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, lookback_counter) / 8], 0u)
-      << what << ": look-back counter, n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
+  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, done_counter) / 8], 0u)
+      << what << ": done counter, n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
+  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, report_cleared) / 8], 0u)
+      << what << ": report gate, n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
   for (std::int64_t t = 0; t < tiles; ++t) {
     ASSERT_EQ(words[exact_scan::kStatusOffset / 8 + std::size_t(t)], 0u)
         << what << ": status of tile " << t << " of " << tiles << ", n=" << n

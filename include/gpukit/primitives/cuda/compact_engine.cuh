@@ -39,6 +39,7 @@ struct CompactShared {
   int warp_kept[exact_scan::kSubTiles][kWarps];
   long long exclusive;
   unsigned long long ticket;
+  bool last;  // the last block to finish (exact_scan::finish_block)
 };
 
 template <class T, class Keep>
@@ -58,7 +59,7 @@ __global__ void __launch_bounds__(kThreads, 3)
     return tile_buffer + (sub * kWarps + warp) * exact_scan::kWarpChunks;
   };
 
-  if (threadIdx.x == 0) shared.ticket = exact_scan::take_ticket(control, tiles);
+  if (threadIdx.x == 0) shared.ticket = atomicAdd(&control->tile_counter, 1ull);
   __syncthreads();
   const auto tile = static_cast<std::int64_t>(shared.ticket);
   const std::int64_t first_sub = tile * sub_tiles;
@@ -138,17 +139,12 @@ __global__ void __launch_bounds__(kThreads, 3)
     }
   }
   __syncthreads();
-  // Counted by the last warp, before its stores; its end clears the flags if it counted last.
-  unsigned long long counted_before = 0;
-  if (warp == kWarps - 1 && lane == 0) counted_before = exact_scan::count_lookback(control);
 
   // Consecutive threads on consecutive addresses: the writes coalesce however sparse the kept
   // items are.
   T* destination = output + shared.exclusive;
   for (int k = threadIdx.x; k < packed_before; k += kThreads) __stcs(destination + k, packed[k]);
-  if (warp == kWarps - 1) {
-    exact_scan::clear_after_last_lookback(control, status, tiles, counted_before);
-  }
+  exact_scan::finish_block(control, status, tiles, shared.last);
 }
 
 /// Workspace bytes a compaction of `count` elements needs (T's tile size).

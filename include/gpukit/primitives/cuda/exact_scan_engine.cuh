@@ -31,14 +31,12 @@
 //   reduces the window in tile order and publishes the inclusive prefix; one barrier;
 // - pass 2, each sub-tile: the outputs from the elements (read again from shared memory), back
 //   through the buffer (blocked in, striped out) to 16-byte streaming stores;
-// - the block that takes the last ticket returns the tile counter to zero, and the tile whose
-//   look-back is counted last returns the tiles' flags to zero, so a launch is one kernel with no
-//   memset before it and no block waits at its end (LaunchControl).
+// - the last block to finish returns the tile counter and the tiles' flags to zero, so a launch
+//   is one kernel with no memset before it (LaunchControl).
 // Arrays below 384 sub-tiles (1.5 M int32) take fewer sub-tiles a tile (sub_tiles_for).
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -192,9 +190,9 @@ struct LookbackStatus<Op, true> {
   __device__ __forceinline__ void read(std::int64_t tile, unsigned& flag, Acc& value) const {
     scan_engine::load_status_word(words + tile, flag, value);
   }
-  /// By a whole warp, once no tile reads the status any more: every tile's flag back to invalid.
+  /// By a whole block, once no tile reads the status any more: every tile's flag back to invalid.
   __device__ __forceinline__ void clear(std::int64_t tiles) const {
-    for (std::int64_t t = threadIdx.x % kLanes; t < tiles; t += kLanes) words[t] = 0;
+    for (std::int64_t t = threadIdx.x; t < tiles; t += blockDim.x) words[t] = 0;
   }
 };
 
@@ -229,10 +227,10 @@ struct LookbackStatus<Op, false> {
     if (flag == kAggregate) value = aggregates[tile];
     if (flag == kInclusive) value = inclusives[tile];
   }
-  /// By a whole warp, once no tile reads the status any more: every tile's flag back to invalid
+  /// By a whole block, once no tile reads the status any more: every tile's flag back to invalid
   /// (the values follow their flags).
   __device__ __forceinline__ void clear(std::int64_t tiles) const {
-    for (std::int64_t t = threadIdx.x % kLanes; t < tiles; t += kLanes) flags[t] = kInvalid;
+    for (std::int64_t t = threadIdx.x; t < tiles; t += blockDim.x) flags[t] = kInvalid;
   }
 };
 
@@ -341,87 +339,61 @@ __device__ __forceinline__ typename Op::Acc resolve_tile_prefix(const Op& op, co
 // --- the launch's control words -------------------------------------------------------------
 
 /// The head of the workspace, before the tile status. A launch leaves it and the tiles' flags as
-/// it found them, zero (the overflow report and its tag excepted), so the next launch needs no
-/// memset (ScanWorkspace::reserve_clean): the block that takes the last ticket returns the tile
-/// counter to zero, the tile whose look-back is counted last returns the flags and the look-back
-/// counter to zero, and the first tile clears the report and tags it with the launch's tag (a
-/// process-wide count of launches), so no block waits for the others at its end. Measured on the
-/// H200, a memset queued before every launch cost 1.2-2.7 us.
+/// it found them, zero (the overflow report excepted), so the next launch needs no memset
+/// (ScanWorkspace::reserve_clean): the first tile clears the report, the last block to finish
+/// clears the rest. Measured on the H200, a memset queued before every launch cost 1.2-2.7 us.
 struct LaunchControl {
-  unsigned long long overflow_report;   // where scan_engine::overflow_index reads it
-  unsigned long long tile_counter;      // tickets taken
-  unsigned long long lookback_counter;  // tiles whose look-back is done
-  unsigned long long report_tag;        // the launch whose first tile cleared the report
+  unsigned long long overflow_report;  // where scan_engine::overflow_index reads it
+  unsigned long long tile_counter;     // tiles taken
+  unsigned long long done_counter;     // blocks finished
+  unsigned report_cleared;             // 1 once the first tile has cleared the report
+  unsigned unused;
 };
 static_assert(sizeof(LaunchControl) == 32 && scan_engine::WorkspaceLayout::kOverflowReport == 0);
 /// The tile status follows the control words.
 inline constexpr std::size_t kStatusOffset = sizeof(LaunchControl);
 
-/// A tag no earlier launch in this process had (never 0, the value a memset leaves).
-inline unsigned long long next_launch_tag() {
-  static std::atomic<unsigned long long> launches{0};
-  return launches.fetch_add(1, std::memory_order_relaxed) + 1;
-}
-
-/// By one thread of each block: the block's tile. Every block takes one ticket, so the one that
-/// takes the last is the last to touch the counter and returns it to zero.
-__device__ __forceinline__ std::int64_t take_ticket(LaunchControl* control, std::int64_t tiles) {
-  const unsigned long long ticket = atomicAdd(&control->tile_counter, 1ull);
-  if (ticket == static_cast<unsigned long long>(tiles - 1)) control->tile_counter = 0;
-  return static_cast<std::int64_t>(ticket);
-}
-
 /// By thread 0 of the first tile's block, before it publishes anything: clears the overflow
 /// report of an earlier launch, then lets this launch's reports in (release).
-__device__ __forceinline__ void clear_overflow_report(LaunchControl* control,
-                                                      unsigned long long launch_tag) {
+__device__ __forceinline__ void clear_overflow_report(LaunchControl* control) {
   control->overflow_report = 0;
-  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(&control->report_tag), "l"(launch_tag)
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(&control->report_cleared), "r"(1u)
                : "memory");
 }
 
-/// Waits (acquire) until the first tile has cleared the report for this launch; only an
-/// overflowing warp gets here, and the first tile's block is running (it took its ticket before
-/// this one).
-__device__ __forceinline__ void wait_for_report_cleared(const LaunchControl* control,
-                                                        unsigned long long launch_tag) {
+/// Waits (acquire) until the first tile has cleared the report; only an overflowing warp gets
+/// here, and the first tile's block is running (it took its ticket before this one).
+__device__ __forceinline__ void wait_for_report_cleared(const LaunchControl* control) {
   for (;;) {
-    unsigned long long tag;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];"
-                 : "=l"(tag)
-                 : "l"(&control->report_tag)
+    unsigned cleared;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+                 : "=r"(cleared)
+                 : "l"(&control->report_cleared)
                  : "memory");
-    if (tag == launch_tag) return;
+    if (cleared != 0) return;
   }
 }
 
-/// By one thread, after a barrier that follows its block's look-back and inclusive publication
-/// (release: they come before the count) and before the block's output stores (which a release
-/// would wait for): counts the tile's look-back as done. Returns the count before it.
-__device__ __forceinline__ unsigned long long count_lookback(LaunchControl* control) {
-  unsigned long long before;
-  asm volatile("atom.release.gpu.global.add.u64 %0, [%1], 1;"
-               : "=l"(before)
-               : "l"(&control->lookback_counter)
-               : "memory");
-  return before;
-}
-
-/// By the whole warp whose lane 0 called count_lookback (`counted_before`, lane 0's), at its end:
-/// the tile counted last returns the tiles' flags and the look-back counter to zero; every tile
-/// has then read all the status it will read (acquire).
+/// By the whole block, as its last act: counts the block as finished; the last one returns the
+/// counters and the tiles' flags to zero. Every block has done its look-back (the only reads of
+/// other tiles' status) and its reports before it counts itself.
 template <class Status>
-__device__ __forceinline__ void clear_after_last_lookback(LaunchControl* control,
-                                                          const Status& status, std::int64_t tiles,
-                                                          unsigned long long counted_before) {
-  counted_before = __shfl_sync(~0u, counted_before, 0);
-  if (counted_before != static_cast<unsigned long long>(tiles - 1)) return;
-  if (threadIdx.x % kLanes == 0) {
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
-    control->lookback_counter = 0;
+__device__ __forceinline__ void finish_block(LaunchControl* control, const Status& status,
+                                             std::int64_t tiles, bool& last /* shared */) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(&control->done_counter, 1ull) == static_cast<unsigned long long>(tiles - 1);
   }
-  __syncwarp();
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
   status.clear(tiles);
+  if (threadIdx.x == 0) {
+    control->tile_counter = 0;
+    control->done_counter = 0;
+    control->report_cleared = 0;
+  }
 }
 
 // --- the scan kernel ---------------------------------------------------------------------------
@@ -453,6 +425,7 @@ struct ScanShared {
   Acc warp_totals[kMaxSub][kWarps];
   Acc exclusive;
   unsigned long long ticket;
+  bool last;  // the last block to finish (finish_block)
 };
 
 /// The dynamic shared memory of a block working on tiles of `sub_tiles` sub-tiles.
@@ -510,14 +483,13 @@ __device__ __forceinline__ int sub_tile_valid(std::int64_t count, std::int64_t s
 /// (an overflowing scan would otherwise send one atomic per thread to one address: measured, a
 /// 2^30 int32 scan that overflows early took 41 ms instead of 2.8).
 __device__ __forceinline__ void report_overflow(LaunchControl* control,
-                                                unsigned long long launch_tag,
                                                 std::int64_t lane_first_index, int first_bad,
                                                 int items) {
   const unsigned failing = __ballot_sync(~0u, first_bad < items);
   if (failing == 0) return;
   const int lane = threadIdx.x % kLanes;
   if (lane != __ffs(failing) - 1) return;
-  wait_for_report_cleared(control, launch_tag);
+  wait_for_report_cleared(control);
   const auto value = (1ull << 63) - static_cast<unsigned long long>(lane_first_index + first_bad);
   if (*static_cast<volatile unsigned long long*>(&control->overflow_report) < value) {
     atomicMax(&control->overflow_report, value);
@@ -529,8 +501,7 @@ template <class Op, class Output, int kWords, unsigned kPollDelayNs, bool kPubli
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     exact_scan_kernel(Op op, const typename Op::Input* input, Output* output, std::int64_t count,
                       int sub_tiles, std::int64_t tiles, bool exclusive, LookbackStatus<Op> status,
-                      LaunchControl* control, unsigned long long launch_tag,
-                      std::int64_t index_base) {
+                      LaunchControl* control, std::int64_t index_base) {
   using Input = typename Op::Input;
   using Acc = typename Op::Acc;
   using Shape = TileShape<Input>;
@@ -543,8 +514,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 
   // Tiles in the order blocks start, so a tile only waits on tiles of running blocks.
   if (threadIdx.x == 0) {
-    shared.ticket = take_ticket(control, tiles);
-    if (shared.ticket == 0) clear_overflow_report(control, launch_tag);
+    shared.ticket = atomicAdd(&control->tile_counter, 1ull);
+    if (shared.ticket == 0) clear_overflow_report(control);
   }
   __syncthreads();
   const auto tile = static_cast<std::int64_t>(shared.ticket);
@@ -599,9 +570,6 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     if (lane == 0) shared.exclusive = tile_exclusive;
   }
   __syncthreads();
-  // Counted by the last warp, before its stores; its end clears the flags if it counted last.
-  unsigned long long counted_before = 0;
-  if (warp == kWarps - 1 && lane == 0) counted_before = count_lookback(control);
 
   // Pass 2: outputs, sub-tile by sub-tile, through the buffer to 16-byte streaming stores.
   Acc base = shared.exclusive;  // everything before the sub-tile
@@ -630,14 +598,13 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
                                            buffer(sub), first_bad);
     }
     if constexpr (requires(Acc y) { op.fits(y); }) {
-      report_overflow(control, launch_tag, index_base + sub_begin + first_item, first_bad,
-                      Shape::kItems);
+      report_overflow(control, index_base + sub_begin + first_item, first_bad, Shape::kItems);
     }
     __syncwarp();
     const std::int64_t warp_begin = sub_begin + warp * Shape::kWarpElements;
     store_warp_segment(buffer(sub), output + warp_begin, count - warp_begin, output_vector_ok);
   }
-  if (warp == kWarps - 1) clear_after_last_lookback(control, status, tiles, counted_before);
+  finish_block(control, status, tiles, shared.last);
 }
 
 // --- host side -----------------------------------------------------------------------------------
@@ -711,7 +678,7 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
   (void)allowed;
   kernel<<<static_cast<unsigned>(tiles), kThreads, tile_buffer_bytes(sub_tiles), stream>>>(
       op, input, output, count, sub_tiles, tiles, kind == ScanKind::exclusive,
-      Status::at(base + kStatusOffset, tiles), control, next_launch_tag(), index_base);
+      Status::at(base + kStatusOffset, tiles), control, index_base);
   scan_engine::check_cuda(cudaGetLastError(), "launch of exact_scan_kernel");
   workspace.leave_clean();
 }
