@@ -370,11 +370,18 @@ __global__ void __launch_bounds__(ColumnLaunchBounds<Real, P>::max_threads,
       part,
       static_cast<int>(threadIdx.x),
       static_cast<int>(blockDim.x)};
-  const auto tile_barrier = [] {  // all P blocks (their shared memory) in step
+  // Before the last stage, which reads the other blocks' parts: every block's local-stage
+  // stores to its own part must be visible across the cluster. Only those stores need a release
+  // (no block has read another's part since the first stage), so a fence restricted to
+  // shared::cta replaces cluster.sync()'s release, which compiles to a GPU-wide MEMBAR that
+  // also waits for nothing this barrier protects.
+  const auto tile_barrier = [] {
     if constexpr (P == 1) {
       __syncthreads();
     } else {
-      cooperative_groups::this_cluster().sync();
+      asm volatile("fence.release.sync_restrict::shared::cta.cluster;" ::: "memory");
+      cluster_arrive_relaxed();
+      cluster_wait();
     }
   };
   if (params.shape.stages == 1) {  // (P = 1) no twiddles
