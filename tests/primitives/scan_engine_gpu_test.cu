@@ -4,7 +4,7 @@
 // alone), an operation that records any element past n reaching it, every tile size of the exact
 // engine on one workspace that no memset clears between launches (scans, compactions, overflow
 // reports), and one scan over 2^31 + 7 elements (the API's default engine) made and checked on
-// the device. Every exact-engine test also runs the persistent kernel (kPersistent).
+// the device.
 
 #include <gtest/gtest.h>
 
@@ -21,7 +21,6 @@
 #include "gpukit/primitives/cuda/compact_engine.cuh"
 #include "gpukit/primitives/cuda/exact_scan_engine.cuh"
 #include "gpukit/primitives/cuda/scan_engine.cuh"
-#include "primitives/scan_ops.hpp"
 
 namespace gpukit::primitives {
 namespace {
@@ -42,23 +41,8 @@ struct MatrixProduct {
   }
 };
 
-enum class Engine { deterministic, exact, exact_persistent };
-const char* engine_name(Engine e) {
-  return e == Engine::exact              ? "exact_scan"
-         : e == Engine::exact_persistent ? "exact_scan persistent"
-                                         : "scan_engine";
-}
-
-/// The exact engine's persistent kernel (exact_scan::launch with kPersistent), other parameters
-/// at their defaults.
-template <class Op, class Output>
-void launch_exact_persistent(const Op& op, const typename Op::Input* input, Output* output,
-                             std::int64_t n, ScanKind kind, ScanWorkspace& workspace,
-                             cudaStream_t stream, std::int64_t index_base = 0, int sub_tiles = 0) {
-  exact_scan::launch<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs, true,
-                     exact_scan::kSubTiles, 0, /*kPersistent=*/true>(
-      op, input, output, n, kind, workspace, stream, index_base, sub_tiles);
-}
+enum class Engine { deterministic, exact };
+const char* engine_name(Engine e) { return e == Engine::exact ? "exact_scan" : "scan_engine"; }
 
 /// Scans with one of the two public engines (each reserves its own workspace).
 template <class Op, class Output>
@@ -66,8 +50,6 @@ void launch_engine(Engine engine, const Op& op, const typename Op::Input* input,
                    std::int64_t n, ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream) {
   if (engine == Engine::exact) {
     exact_scan::launch(op, input, output, n, kind, workspace, stream);
-  } else if (engine == Engine::exact_persistent) {
-    launch_exact_persistent(op, input, output, n, kind, workspace, stream);
   } else {
     workspace.reserve(scan_engine::workspace_bytes<Op>(n));
     scan_engine::launch(op, input, output, n, kind, workspace, stream);
@@ -95,9 +77,7 @@ TEST(ScanEngineGpu, NonCommutativeUserOperationMatchesASequentialFold) {
     for (const auto& [engine, kind] : {std::pair{Engine::deterministic, ScanKind::inclusive},
                                        std::pair{Engine::deterministic, ScanKind::exclusive},
                                        std::pair{Engine::exact, ScanKind::inclusive},
-                                       std::pair{Engine::exact, ScanKind::exclusive},
-                                       std::pair{Engine::exact_persistent, ScanKind::inclusive},
-                                       std::pair{Engine::exact_persistent, ScanKind::exclusive}}) {
+                                       std::pair{Engine::exact, ScanKind::exclusive}}) {
       cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(Matrix2), stream.handle());
       launch_engine(engine, op, in.data(), out.data(), n, kind, workspace, stream.handle());
       stream.synchronize();
@@ -135,7 +115,7 @@ struct WrappingIntSum {
 /// in-order combination within a lane's status words and across lanes, for a packed status word
 /// (int32) and a split one (the 2x2 matrix product), at the default window and poll delay and at
 /// other ones.
-template <int kWords, unsigned kPollDelayNs, bool kPersistent = false, class Op>
+template <int kWords, unsigned kPollDelayNs, class Op>
 void check_lookback_through_aggregates(const Op& op, std::int64_t n, std::mt19937& rng,
                                        std::uint64_t seed) {
   using T = typename Op::Input;
@@ -156,23 +136,21 @@ void check_lookback_through_aggregates(const Op& op, std::int64_t n, std::mt1993
   for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
     cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(T), stream.handle());
     // One sub-tile a tile: the most tiles, so the longest walks.
-    exact_scan::launch<kWords, kPollDelayNs, false, exact_scan::kSubTiles, 0, kPersistent>(
-        op, in.data(), out.data(), n, kind, workspace, stream.handle(), 0, /*sub_tiles=*/1);
+    exact_scan::launch<kWords, kPollDelayNs, false>(op, in.data(), out.data(), n, kind, workspace,
+                                                    stream.handle(), 0, /*sub_tiles=*/1);
     stream.synchronize();
     std::vector<T> y(x.size());
     cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(T));
     auto acc = op.identity();
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (kind == ScanKind::exclusive) {
-        ASSERT_EQ(y[i], acc) << "words=" << kWords << " delay=" << kPollDelayNs
-                             << " persistent=" << kPersistent << " n=" << n << " i=" << i
-                             << " seed=" << seed;
+        ASSERT_EQ(y[i], acc) << "words=" << kWords << " delay=" << kPollDelayNs << " n=" << n
+                             << " i=" << i << " seed=" << seed;
       }
       acc = op(acc, op.load(x[i]));
       if (kind == ScanKind::inclusive) {
-        ASSERT_EQ(y[i], acc) << "words=" << kWords << " delay=" << kPollDelayNs
-                             << " persistent=" << kPersistent << " n=" << n << " i=" << i
-                             << " seed=" << seed;
+        ASSERT_EQ(y[i], acc) << "words=" << kWords << " delay=" << kPollDelayNs << " n=" << n
+                             << " i=" << i << " seed=" << seed;
       }
     }
   }
@@ -188,15 +166,11 @@ TEST(ScanEngineGpu, ExactLookbackThroughAggregatesAloneCombinesInOrder) {
         WrappingIntSum{}, n, rng, seed);
     check_lookback_through_aggregates<4, 0>(WrappingIntSum{}, n, rng, seed);
     check_lookback_through_aggregates<1, 200>(WrappingIntSum{}, n, rng, seed);
-    check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs,
-                                      true>(WrappingIntSum{}, n, rng, seed);
   }
   for (const std::int64_t n : {70001, 1 << 20}) {
     check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs>(
         MatrixProduct{}, n, rng, seed);
     check_lookback_through_aggregates<3, 100>(MatrixProduct{}, n, rng, seed);
-    check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs,
-                                      true>(MatrixProduct{}, n, rng, seed);
   }
 }
 
@@ -250,35 +224,28 @@ void expect_workspace_left_clean(const ScanWorkspace& workspace, std::int64_t n,
 void check_exact_sum(const std::vector<std::int32_t>& x, const cuda::DeviceBuffer<std::int32_t>& in,
                      cuda::DeviceBuffer<std::int32_t>& out, int sub_tiles, ScanKind kind,
                      ScanWorkspace& workspace, cuda::Stream& stream, std::uint64_t seed,
-                     std::int64_t first_overflow = -1, bool persistent = false) {
+                     std::int64_t first_overflow = -1) {
   const auto n = static_cast<std::int64_t>(x.size());
   cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(std::int32_t), stream.handle());
-  if (persistent) {
-    launch_exact_persistent(CheckedIntSum{}, in.data(), out.data(), n, kind, workspace,
-                            stream.handle(), 0, sub_tiles);
-  } else {
-    exact_scan::launch(CheckedIntSum{}, in.data(), out.data(), n, kind, workspace, stream.handle(),
-                       0, sub_tiles);
-  }
+  exact_scan::launch(CheckedIntSum{}, in.data(), out.data(), n, kind, workspace, stream.handle(), 0,
+                     sub_tiles);
   stream.synchronize();
   std::vector<std::int32_t> y(x.size());
   cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(std::int32_t));
   EXPECT_EQ(scan_engine::overflow_index(workspace), first_overflow)
-      << "n=" << n << " sub_tiles=" << sub_tiles << " persistent=" << persistent
-      << " seed=" << seed;
-  expect_workspace_left_clean(workspace, n, sub_tiles, persistent ? "persistent scan" : "scan",
-                              seed);
+      << "n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
+  expect_workspace_left_clean(workspace, n, sub_tiles, "scan", seed);
   if (first_overflow >= 0) return;
   long long acc = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (kind == ScanKind::exclusive) {
-      ASSERT_EQ(y[i], acc) << "n=" << n << " sub_tiles=" << sub_tiles
-                           << " persistent=" << persistent << " i=" << i << " seed=" << seed;
+      ASSERT_EQ(y[i], acc) << "n=" << n << " sub_tiles=" << sub_tiles << " i=" << i
+                           << " seed=" << seed;
     }
     acc += x[i];
     if (kind == ScanKind::inclusive) {
-      ASSERT_EQ(y[i], acc) << "n=" << n << " sub_tiles=" << sub_tiles
-                           << " persistent=" << persistent << " i=" << i << " seed=" << seed;
+      ASSERT_EQ(y[i], acc) << "n=" << n << " sub_tiles=" << sub_tiles << " i=" << i
+                           << " seed=" << seed;
     }
   }
 }
@@ -307,8 +274,6 @@ TEST(ScanEngineGpu, ExactEngineEveryTileSizeOnOneWorkspaceWithoutMemsets) {
     for (int sub_tiles = 0; sub_tiles <= exact_scan::kSubTiles; ++sub_tiles) {
       const ScanKind kind = (round++ % 2 == 0) ? ScanKind::inclusive : ScanKind::exclusive;
       check_exact_sum(x, in, out, sub_tiles, kind, workspace, stream, seed);
-      check_exact_sum(x, in, out, sub_tiles, kind, workspace, stream, seed, -1,
-                      /*persistent=*/true);
       // A compaction on the same workspace between scans.
       cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(std::int32_t), stream.handle());
       compact_engine::launch(KeepPositive{}, in.data(), out.data(), n, kept.data(), workspace,
@@ -342,16 +307,11 @@ TEST(ScanEngineGpu, ExactEngineEveryTileSizeOnOneWorkspaceWithoutMemsets) {
   cuda::copy_to_device(in_late.data(), late.data(), late.size() * sizeof(std::int32_t));
   cuda::synchronize_device();
   for (int sub_tiles = 1; sub_tiles <= exact_scan::kSubTiles; ++sub_tiles) {
-    for (const bool persistent : {false, true}) {
-      check_exact_sum(big, in_big, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed, 1,
-                      persistent);
-      check_exact_sum(small, in_small, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed,
-                      -1, persistent);
-      check_exact_sum(big, in_big, out, sub_tiles, ScanKind::exclusive, workspace, stream, seed, 2,
-                      persistent);
-      check_exact_sum(late, in_late, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed,
-                      70000, persistent);
-    }
+    check_exact_sum(big, in_big, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed, 1);
+    check_exact_sum(small, in_small, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed);
+    check_exact_sum(big, in_big, out, sub_tiles, ScanKind::exclusive, workspace, stream, seed, 2);
+    check_exact_sum(late, in_late, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed,
+                    70000);
   }
 }
 
@@ -377,7 +337,7 @@ TEST(ScanEngineGpu, NoElementPastTheEndReachesTheOperation) {
   cuda::Stream stream;
   ScanWorkspace workspace;
   cuda::DeviceBuffer<unsigned> poison_seen(2);
-  for (const Engine engine : {Engine::deterministic, Engine::exact, Engine::exact_persistent}) {
+  for (const Engine engine : {Engine::deterministic, Engine::exact}) {
     for (const std::int64_t n : {1, 127, 4095, 4097, 100001}) {
       std::vector<int> buffer(static_cast<std::size_t>(n) + 8192);
       for (std::size_t i = 0; i < buffer.size(); ++i) {
@@ -454,20 +414,6 @@ TEST(ScanEngineGpu, InPlaceSumOverMoreThan2To31Elements) {
   std::array<unsigned long long, 2> result{};
   cuda::copy_to_host(result.data(), counters.data(), sizeof result);
   EXPECT_EQ(result[0], 0ull) << "first wrong element at " << result[1];
-
-  // The same on the exact engine's persistent kernel, with the API's exact uint32 sum.
-  fill_ones_and_twos<<<1024, 256, 0, stream.handle()>>>(x.data(), n);
-  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-  launch_exact_persistent(detail::ExactScanSum<std::uint32_t>{}, x.data(), x.data(), n,
-                          ScanKind::inclusive, workspace, stream.handle());
-  cuda::copy_to_device(counters.data(), initial.data(), sizeof initial);
-  cuda::synchronize_device();  // the pageable copy has landed before the stream reads it
-  count_wrong_prefixes<<<1024, 256, 0, stream.handle()>>>(x.data(), n, counters.data(),
-                                                          counters.data() + 1);
-  stream.synchronize();
-  EXPECT_EQ(scan_engine::overflow_index(workspace), -1);
-  cuda::copy_to_host(result.data(), counters.data(), sizeof result);
-  EXPECT_EQ(result[0], 0ull) << "persistent: first wrong element at " << result[1];
 }
 
 }  // namespace

@@ -34,9 +34,6 @@
 // - the last block to finish returns the tile counter and the tiles' flags to zero, so a launch
 //   is one kernel with no memset before it (LaunchControl).
 // Arrays below 384 sub-tiles (1.5 M int32) take fewer sub-tiles a tile (sub_tiles_for).
-// launch<..., kPersistent = true> runs exact_scan_persistent_kernel instead: two blocks an SM that
-// work through tiles held in registers, loading the next tile while the current one's outputs
-// leave; measured faster as a prototype (docs/case-studies/scan.md), not yet the default.
 
 #include <cuda_runtime.h>
 
@@ -377,19 +374,16 @@ __device__ __forceinline__ void wait_for_report_cleared(const LaunchControl* con
   }
 }
 
-/// By the whole block, as its last act: counts the block as finished; the last of the launch's
-/// `blocks` returns the counters and the tiles' flags to zero. Every block has done its look-backs
-/// (the only reads of other tiles' status), its reports and its ticket fetches before it counts
-/// itself. Measured on the H200, this end (a barrier, a fence, an atomic) costs 1.1 us at 2^20 and
-/// 4.2 us at 2^24 with one block a tile: the persistent kernel pays it once a block.
+/// By the whole block, as its last act: counts the block as finished; the last one returns the
+/// counters and the tiles' flags to zero. Every block has done its look-back (the only reads of
+/// other tiles' status) and its reports before it counts itself.
 template <class Status>
 __device__ __forceinline__ void finish_block(LaunchControl* control, const Status& status,
-                                             std::int64_t tiles, std::int64_t blocks,
-                                             bool& last /* shared */) {
+                                             std::int64_t tiles, bool& last /* shared */) {
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();
-    last = atomicAdd(&control->done_counter, 1ull) == static_cast<unsigned long long>(blocks - 1);
+    last = atomicAdd(&control->done_counter, 1ull) == static_cast<unsigned long long>(tiles - 1);
   }
   __syncthreads();
   if (!last) return;
@@ -610,153 +604,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     const std::int64_t warp_begin = sub_begin + warp * Shape::kWarpElements;
     store_warp_segment(buffer(sub), output + warp_begin, count - warp_begin, output_vector_ok);
   }
-  finish_block(control, status, tiles, tiles, shared.last);
-}
-
-// --- the persistent kernel (kPersistent) ---------------------------------------------------------
-
-/// Shared memory of the persistent kernel besides the tile buffer: a 2 KB staging area a warp for
-/// the outputs' transpose (blocked in, striped out).
-inline constexpr std::size_t kStagingBytes = std::size_t(kWarps) * kWarpChunks * sizeof(uint4);
-
-template <class Acc, int kMaxSub>
-struct PersistentShared {
-  Acc warp_totals[2][kMaxSub][kWarps];  // by tile parity: a warp may start the next tile's pass 1
-                                        // while others still read this tile's totals
-  Acc exclusive;
-  unsigned long long ticket;
-  bool last;  // the last block to finish (finish_block)
-};
-
-/// Persistent blocks, two an SM, each working through tiles until the tickets run out. After pass 1
-/// a tile lives in registers (kMaxSub x kItems elements a thread), so the whole buffer is free:
-/// warp 0 looks back and only then takes the next ticket (a ticket held through a look-back makes
-/// every later tile wait: measured, 0.49-0.74x CUB at 2^28-2^30), the next tile's copies start into
-/// the buffer and the outputs leave through each warp's staging area while they land. The clean-up
-/// (finish_block) runs once a block rather than once a tile. Measured as a prototype (full tiles,
-/// int32 sum): 1.06-1.13x CUB at 2^20-2^23, 0.98x at 2^24, 0.99x at 2^26-2^30, against 0.90-1.04x
-/// and 0.96-0.98x for exact_scan_kernel in the same process.
-template <class Op, class Output, int kWords, unsigned kPollDelayNs, bool kPublishInclusive,
-          int kMaxSub>
-__global__ void __launch_bounds__(kThreads, 2)
-    exact_scan_persistent_kernel(Op op, const typename Op::Input* input, Output* output,
-                                 std::int64_t count, int sub_tiles, std::int64_t tiles,
-                                 bool exclusive, LookbackStatus<Op> status, LaunchControl* control,
-                                 std::int64_t index_base) {
-  using Input = typename Op::Input;
-  using Acc = typename Op::Acc;
-  using Shape = TileShape<Input>;
-  static_assert(sizeof(Output) == sizeof(Input), "exact_scan: outputs as wide as inputs");
-  extern __shared__ uint4 tile_buffer[];  // [sub_tiles][kWarps][kWarpChunks], then the staging
-  __shared__ PersistentShared<Acc, kMaxSub> shared;
-  const int warp = threadIdx.x / kLanes;
-  const int lane = threadIdx.x % kLanes;
-  const auto buffer = [warp](int sub) { return tile_buffer + (sub * kWarps + warp) * kWarpChunks; };
-  uint4* const staging = tile_buffer + (sub_tiles * kWarps + warp) * kWarpChunks;
-  const bool input_vector_ok = reinterpret_cast<std::uintptr_t>(input) % 16 == 0;
-  const bool output_vector_ok = reinterpret_cast<std::uintptr_t>(output) % 16 == 0;
-  // The tile's copies, one group per sub-tile (empty ones past the end), each warp its segments.
-  const auto start_loading = [&](std::int64_t tile) {
-#pragma unroll
-    for (int sub = 0; sub < kMaxSub; ++sub) {
-      if (sub < sub_tiles) {
-        stage_warp_segment(input, count, tile * sub_tiles + sub, buffer(sub), input_vector_ok);
-      }
-      cp_async_commit();
-    }
-  };
-
-  if (threadIdx.x == 0) {
-    shared.ticket = atomicAdd(&control->tile_counter, 1ull);
-    if (shared.ticket == 0) clear_overflow_report(control);
-  }
-  __syncthreads();
-  auto tile = static_cast<std::int64_t>(shared.ticket);
-  if (tile < tiles) start_loading(tile);
-  const int first_item = warp * Shape::kWarpElements + lane * Shape::kItems;
-  for (int parity = 0; tile < tiles; parity ^= 1) {
-    const std::int64_t first_sub = tile * sub_tiles;
-    // Pass 1, each sub-tile as it lands: into registers, the threads' folds, the warps' scans.
-    Input items[kMaxSub][Shape::kItems];
-    Acc lane_exclusive[kMaxSub];
-#pragma unroll
-    for (int sub = 0; sub < kMaxSub; ++sub) {
-      if (sub >= sub_tiles) break;
-      wait_for_sub_tile<kMaxSub>(sub);
-      __syncwarp();
-      read_blocked(buffer(sub), items[sub]);
-      const int valid = sub_tile_valid<Input>(count, first_sub + sub);
-      Acc thread_total = op.identity();
-      if (valid == Shape::kSubTile) {
-#pragma unroll
-        for (int j = 0; j < Shape::kItems; ++j) {
-          thread_total = op(thread_total, op.load(items[sub][j]));
-        }
-      } else {
-#pragma unroll
-        for (int j = 0; j < Shape::kItems; ++j) {
-          if (first_item + j < valid) thread_total = op(thread_total, op.load(items[sub][j]));
-        }
-      }
-      const Acc lane_inclusive = scan_engine::warp_inclusive_scan(op, thread_total);
-      const Acc lower = scan_engine::shuffle_up(lane_inclusive, 1);
-      lane_exclusive[sub] = lane == 0 ? op.identity() : lower;
-      if (lane == kLanes - 1) shared.warp_totals[parity][sub][warp] = lane_inclusive;
-    }
-    __syncthreads();  // the totals are in; every warp has read its part of the buffer
-
-    if (warp == 0) {
-      Acc aggregate = op.identity();
-      for (int sub = 0; sub < sub_tiles; ++sub) {
-#pragma unroll
-        for (int w = 0; w < kWarps; ++w)
-          aggregate = op(aggregate, shared.warp_totals[parity][sub][w]);
-      }
-      const Acc tile_exclusive =
-          resolve_tile_prefix<kWords, kPollDelayNs, kPublishInclusive>(op, status, tile, aggregate);
-      if (lane == 0) {
-        shared.exclusive = tile_exclusive;
-        shared.ticket = atomicAdd(&control->tile_counter, 1ull);  // only now: see above
-      }
-    }
-    __syncthreads();
-    const auto next = static_cast<std::int64_t>(shared.ticket);
-    if (next < tiles) start_loading(next);
-
-    // Pass 2: outputs from the registers, through the warp's staging area to streaming stores.
-    Acc base = shared.exclusive;  // everything before the sub-tile
-#pragma unroll
-    for (int sub = 0; sub < kMaxSub; ++sub) {
-      if (sub >= sub_tiles) break;
-      Acc prefix = base;
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) {
-        const Acc total = shared.warp_totals[parity][sub][w];
-        if (w < warp) prefix = op(prefix, total);
-        base = op(base, total);
-      }
-      prefix = op(prefix, lane_exclusive[sub]);
-      const std::int64_t sub_begin = (first_sub + sub) * Shape::kSubTile;
-      const int valid = sub_tile_valid<Input>(count, first_sub + sub);
-      int first_bad = Shape::kItems;
-      __syncwarp();  // the previous stores have read the staging area
-      if (valid == Shape::kSubTile) {
-        scan_thread_items<Op, Output, true>(op, items[sub], prefix, exclusive, first_item, valid,
-                                            staging, first_bad);
-      } else {
-        scan_thread_items<Op, Output, false>(op, items[sub], prefix, exclusive, first_item, valid,
-                                             staging, first_bad);
-      }
-      if constexpr (requires(Acc y) { op.fits(y); }) {
-        report_overflow(control, index_base + sub_begin + first_item, first_bad, Shape::kItems);
-      }
-      __syncwarp();
-      const std::int64_t warp_begin = sub_begin + warp * Shape::kWarpElements;
-      store_warp_segment(staging, output + warp_begin, count - warp_begin, output_vector_ok);
-    }
-    tile = next;
-  }
-  finish_block(control, status, tiles, gridDim.x, shared.last);
+  finish_block(control, status, tiles, shared.last);
 }
 
 // --- host side -----------------------------------------------------------------------------------
@@ -802,12 +650,10 @@ void allow_tile_buffer(Kernel kernel, int max_sub_tiles = kSubTiles) {
 /// workspace's last user was this engine or the compaction engine with at least as many tiles.
 /// `sub_tiles` (1..kMaxSub, 0: sub_tiles_for), kWords (status words a lane reads per look-back
 /// step), kPollDelayNs, kMaxSub and kBlocksPerSm (0: kMinBlocks) are for tuning experiments and
-/// tests; kPublishInclusive = false is for tests. kPersistent launches
-/// exact_scan_persistent_kernel (two blocks an SM, as many as fit at once, tiles in registers)
-/// instead of one block a tile; not yet the default: see docs/case-studies/scan.md.
+/// tests; kPublishInclusive = false is for tests.
 template <int kWords = kLookbackWords, unsigned kPollDelayNs = kLookbackPollDelayNs,
-          bool kPublishInclusive = true, int kMaxSub = kSubTiles, int kBlocksPerSm = 0,
-          bool kPersistent = false, class Op, class Output>
+          bool kPublishInclusive = true, int kMaxSub = kSubTiles, int kBlocksPerSm = 0, class Op,
+          class Output>
 void launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
             ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
             std::int64_t index_base = 0, int sub_tiles = 0) {
@@ -822,33 +668,6 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
   if (count <= 0) {
     scan_engine::check_cuda(cudaMemsetAsync(&control->overflow_report, 0, 8, stream),
                             "cudaMemsetAsync(exact scan overflow report)");
-    workspace.leave_clean();
-    return;
-  }
-  if constexpr (kPersistent) {
-    const auto kernel =
-        exact_scan_persistent_kernel<Op, Output, kWords, kPollDelayNs, kPublishInclusive, kMaxSub>;
-    static const bool allowed_persistent =
-        (scan_engine::check_cuda(
-             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(tile_buffer_bytes(kMaxSub) + kStagingBytes)),
-             "cudaFuncSetAttribute(exact scan persistent shared memory)"),
-         true);
-    (void)allowed_persistent;
-    const std::size_t shared_bytes = tile_buffer_bytes(sub_tiles) + kStagingBytes;
-    int device = 0, sms = 0, per_sm = 0;
-    scan_engine::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-    scan_engine::check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-                            "cudaDeviceGetAttribute(multiprocessors)");
-    scan_engine::check_cuda(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared_bytes),
-        "cudaOccupancyMaxActiveBlocksPerMultiprocessor(exact scan persistent)");
-    const std::int64_t resident = std::int64_t{per_sm > 0 ? per_sm : 1} * sms;
-    const std::int64_t blocks = tiles < resident ? tiles : resident;
-    kernel<<<static_cast<unsigned>(blocks), kThreads, shared_bytes, stream>>>(
-        op, input, output, count, sub_tiles, tiles, kind == ScanKind::exclusive,
-        Status::at(base + kStatusOffset, tiles), control, index_base);
-    scan_engine::check_cuda(cudaGetLastError(), "launch of exact_scan_persistent_kernel");
     workspace.leave_clean();
     return;
   }
