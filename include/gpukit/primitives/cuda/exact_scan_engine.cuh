@@ -403,26 +403,19 @@ template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
-/// The same for a sub-tile index known only after unrolling: sub-tile `sub` of kMaxSub groups
-/// has arrived once at most kMaxSub - 1 - sub groups are pending.
-template <int kMaxSub>
+/// The same for a sub-tile index known only after unrolling: sub-tile `sub` of kSubTiles groups
+/// has arrived once at most kSubTiles - 1 - sub groups are pending.
 __device__ __forceinline__ void wait_for_sub_tile(int sub) {
-  static_assert(kMaxSub >= 1 && kMaxSub <= 8, "exact_scan: 1 to 8 sub-tiles a tile");
-  const int pending = kMaxSub - 1 - sub;
-  if (pending == 0) cp_async_wait<0>();
-  if (pending == 1) cp_async_wait<1>();
-  if (pending == 2) cp_async_wait<2>();
-  if (pending == 3) cp_async_wait<3>();
-  if (pending == 4) cp_async_wait<4>();
-  if (pending == 5) cp_async_wait<5>();
-  if (pending == 6) cp_async_wait<6>();
-  if (pending == 7) cp_async_wait<7>();
+  static_assert(kSubTiles == 4, "exact_scan: one wait per sub-tile below");
+  if (sub == 0) cp_async_wait<3>();
+  if (sub == 1) cp_async_wait<2>();
+  if (sub == 2) cp_async_wait<1>();
+  if (sub == 3) cp_async_wait<0>();
 }
-__device__ __forceinline__ void wait_for_sub_tile(int sub) { wait_for_sub_tile<kSubTiles>(sub); }
 
-template <class Acc, int kMaxSub>
+template <class Acc>
 struct ScanShared {
-  Acc warp_totals[kMaxSub][kWarps];
+  Acc warp_totals[kSubTiles][kWarps];
   Acc exclusive;
   unsigned long long ticket;
   bool last;  // the last block to finish (finish_block)
@@ -496,9 +489,8 @@ __device__ __forceinline__ void report_overflow(LaunchControl* control,
   }
 }
 
-template <class Op, class Output, int kWords, unsigned kPollDelayNs, bool kPublishInclusive,
-          int kMaxSub, int kBlocksPerSm>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+template <class Op, class Output, int kWords, unsigned kPollDelayNs, bool kPublishInclusive>
+__global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
     exact_scan_kernel(Op op, const typename Op::Input* input, Output* output, std::int64_t count,
                       int sub_tiles, std::int64_t tiles, bool exclusive, LookbackStatus<Op> status,
                       LaunchControl* control, std::int64_t index_base) {
@@ -507,7 +499,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   using Shape = TileShape<Input>;
   static_assert(sizeof(Output) == sizeof(Input), "exact_scan: outputs as wide as inputs");
   extern __shared__ uint4 tile_buffer[];  // [sub_tiles][kWarps][kWarpChunks]
-  __shared__ ScanShared<Acc, kMaxSub> shared;
+  __shared__ ScanShared<Acc> shared;
   const int warp = threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
   const auto buffer = [warp](int sub) { return tile_buffer + (sub * kWarps + warp) * kWarpChunks; };
@@ -524,7 +516,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   const bool output_vector_ok = reinterpret_cast<std::uintptr_t>(output) % 16 == 0;
   // The whole tile's copies in flight at once, one group per sub-tile (empty ones past the end).
 #pragma unroll
-  for (int sub = 0; sub < kMaxSub; ++sub) {
+  for (int sub = 0; sub < kSubTiles; ++sub) {
     if (sub < sub_tiles) {
       stage_warp_segment(input, count, first_sub + sub, buffer(sub), input_vector_ok);
     }
@@ -533,11 +525,11 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 
   // Pass 1, each sub-tile as it lands: the threads' folds and the warps' scans of them.
   const int first_item = warp * Shape::kWarpElements + lane * Shape::kItems;
-  Acc lane_exclusive[kMaxSub];
+  Acc lane_exclusive[kSubTiles];
 #pragma unroll
-  for (int sub = 0; sub < kMaxSub; ++sub) {
+  for (int sub = 0; sub < kSubTiles; ++sub) {
     if (sub >= sub_tiles) break;
-    wait_for_sub_tile<kMaxSub>(sub);
+    wait_for_sub_tile(sub);
     __syncwarp();
     Input items[Shape::kItems];
     read_blocked(buffer(sub), items);
@@ -574,7 +566,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   // Pass 2: outputs, sub-tile by sub-tile, through the buffer to 16-byte streaming stores.
   Acc base = shared.exclusive;  // everything before the sub-tile
 #pragma unroll
-  for (int sub = 0; sub < kMaxSub; ++sub) {
+  for (int sub = 0; sub < kSubTiles; ++sub) {
     if (sub >= sub_tiles) break;
     Acc prefix = base;
 #pragma unroll
@@ -636,9 +628,9 @@ std::size_t workspace_bytes(std::int64_t count) {
 
 /// Lets `kernel` use a whole tile's dynamic shared memory (once per kernel).
 template <class Kernel>
-void allow_tile_buffer(Kernel kernel, int max_sub_tiles = kSubTiles) {
+void allow_tile_buffer(Kernel kernel) {
   scan_engine::check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(tile_buffer_bytes(max_sub_tiles))),
+                                               static_cast<int>(tile_buffer_bytes(kSubTiles))),
                           "cudaFuncSetAttribute(exact scan shared memory)");
 }
 
@@ -648,18 +640,17 @@ void allow_tile_buffer(Kernel kernel, int max_sub_tiles = kSubTiles) {
 /// `index_base`) whose output fails `op.fits` (scan_engine::overflow_index reads it). The
 /// workspace grows to workspace_bytes<Op>(count); one kernel launch, no memset, when the
 /// workspace's last user was this engine or the compaction engine with at least as many tiles.
-/// `sub_tiles` (1..kMaxSub, 0: sub_tiles_for), kWords (status words a lane reads per look-back
-/// step), kPollDelayNs, kMaxSub and kBlocksPerSm (0: kMinBlocks) are for tuning experiments and
-/// tests; kPublishInclusive = false is for tests.
+/// `sub_tiles` (1..kSubTiles, 0: sub_tiles_for), kWords (status words a lane reads per look-back
+/// step) and kPollDelayNs are for tuning experiments and tests; kPublishInclusive = false is for
+/// tests.
 template <int kWords = kLookbackWords, unsigned kPollDelayNs = kLookbackPollDelayNs,
-          bool kPublishInclusive = true, int kMaxSub = kSubTiles, int kBlocksPerSm = 0, class Op,
-          class Output>
+          bool kPublishInclusive = true, class Op, class Output>
 void launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
             ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
             std::int64_t index_base = 0, int sub_tiles = 0) {
   using Input = typename Op::Input;
   using Status = LookbackStatus<Op>;
-  if (sub_tiles <= 0 || sub_tiles > kMaxSub) sub_tiles = sub_tiles_for<Input>(count);
+  if (sub_tiles <= 0 || sub_tiles > kSubTiles) sub_tiles = sub_tiles_for<Input>(count);
   const std::int64_t tile = std::int64_t{sub_tiles} * TileShape<Input>::kSubTile;
   const std::int64_t tiles = count > 0 ? (count + tile - 1) / tile : 0;
   auto* base = static_cast<unsigned char*>(workspace.reserve_clean(
@@ -671,10 +662,8 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
     workspace.leave_clean();
     return;
   }
-  const auto kernel =
-      exact_scan_kernel<Op, Output, kWords, kPollDelayNs, kPublishInclusive, kMaxSub,
-                        (kBlocksPerSm > 0 ? kBlocksPerSm : kMinBlocks<Op>)>;
-  static const bool allowed = (allow_tile_buffer(kernel, kMaxSub), true);
+  const auto kernel = exact_scan_kernel<Op, Output, kWords, kPollDelayNs, kPublishInclusive>;
+  static const bool allowed = (allow_tile_buffer(kernel), true);
   (void)allowed;
   kernel<<<static_cast<unsigned>(tiles), kThreads, tile_buffer_bytes(sub_tiles), stream>>>(
       op, input, output, count, sub_tiles, tiles, kind == ScanKind::exclusive,
