@@ -114,8 +114,7 @@ struct FusedLayout {
   int twiddle_count = 0;  // fine then coarse table
   int twiddle_slots = 0;  // the same, skewed in shared memory
 
-  /// `cluster_override` 0: the policy's choice (1, 2, 4 or 8 (float): for comparisons).
-  explicit FusedLayout(const GridShape& shape, int cluster_override = 0) {
+  explicit FusedLayout(const GridShape& shape) {
     using Policy = FusedPolicy<Real>;
     rank = shape.rank;
     n0 = shape.n[0];
@@ -123,12 +122,10 @@ struct FusedLayout {
     n_mid = rank == 3 ? shape.n[1] : 1;
     n_last = shape.n[rank - 1];
     tile_columns = Policy::tile_columns;
-    cluster = cluster_override != 0 ? cluster_override : 1;
-    if (cluster > 1 && log2_n0 < 6)  // one stage (the pivot alone) works on whole columns
-      throw InvalidInput("fused Poisson solver: a tile of n0 < 64 rows split over blocks");
-    // n0 <= max_log2_n0 fits in split_cluster blocks; n0 >= 64 (two stages or more) can be split.
-    if (cluster_override == 0 && log2_n0 >= 6 &&
-        n0 * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes)
+    // n0 <= max_log2_n0 fits in split_cluster blocks; n0 >= 64 (two stages or more) can be split
+    // (one stage, the pivot alone, works on whole columns).
+    cluster = 1;
+    if (log2_n0 >= 6 && n0 * tile_columns * std::int64_t{sizeof(Complex)} > Policy::max_tile_bytes)
       cluster = Policy::split_cluster;
     pitch_last = n_last / 2 + 1;
     columns = n_mid * pitch_last;
@@ -501,12 +498,9 @@ class FusedSolver final : public DeviceSolver<Real> {
  public:
   using Complex = typename ComplexOf<Real>::type;
 
-  /// `cluster`, `threads` 0: the policy's choice (others for the benchmark's comparison:
-  /// cluster 1 or 2, threads up to max_threads).
-  FusedSolver(const GridShape& shape, int cluster = 0, int threads = 0)
-      : layout_(shape, cluster),
-        threads_(threads != 0 ? threads
-                              : layout_.threads_per_block(cuda::detail::current_sm_count())),
+  explicit FusedSolver(const GridShape& shape)
+      : layout_(shape),
+        threads_(layout_.threads_per_block(cuda::detail::current_sm_count())),
         forward_(row_transform_layout(layout_), r2c_type<Real>, true),
         inverse_(row_transform_layout(layout_), c2r_type<Real>, false),
         spectrum_(layout_.spectrum_elements()),
@@ -575,8 +569,6 @@ class FusedSolver final : public DeviceSolver<Real> {
       GPUKIT_CUFFT_CHECK(cufftExecZ2D(inverse_.handle(), spectrum_.data(), u));
     }
   }
-  const FusedLayout<Real>& layout() const { return layout_; }
-  int threads() const { return threads_; }
 
  private:
   FusedLayout<Real> layout_;
