@@ -170,8 +170,10 @@ void size_sweep(const BenchConfig& config, Report& report, const std::vector<std
                             n, type_name));
     for (const ScanVariant& v : primitives::scan_variants()) {
       if (v.max_count < n || !variant_selected(config, v.name)) continue;
-      // The default, the deterministic engine (its cost for exact types), the seed's design, CUB.
-      if (&v != &engine && !v.vendor && v.name != "multi-block" && v.name != "decoupled-lookback") {
+      // The default, the one-block-a-tile exact engine, the deterministic engine (its cost for
+      // exact types), the seed's design, CUB.
+      if (&v != &engine && !v.vendor && v.name != "multi-block" && v.name != "decoupled-lookback" &&
+          v.name != "exact-lookback") {
         continue;
       }
       Row row = time_scan(config, v, w, ScanKind::inclusive, workspace, stream);

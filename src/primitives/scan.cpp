@@ -126,8 +126,12 @@ void* ScanWorkspace::reserve_clean(std::size_t bytes, std::size_t clean_bytes,
     cuda::fill_bytes_async(area, 0, clean_bytes, stream);
     clean = clean_bytes;
   }
-  // A launch leaves clean what it uses; what lies beyond stays as it was.
-  pending_clean_bytes_ = clean;
+  // A launch leaves its first clean_bytes zero again, but what it writes past them (the split
+  // status's value arrays, up to `bytes`) is no longer clean; only what lies beyond all it
+  // touches stays as it was. (Keeping the old clean length there let a launch with fewer tiles
+  // leave aggregates where the next launch with more tiles expected zero flags: wrong int64
+  // sums, seen on the H200 when the pipelined and the exact engine alternated on one workspace.)
+  pending_clean_bytes_ = bytes > clean_bytes ? clean_bytes : clean;
   return area;
 }
 
@@ -157,8 +161,8 @@ void scan_on_device_async(const T* device_input, T* device_output, std::int64_t 
                           ScanKind kind, ScanWorkspace& workspace, StreamHandle stream) {
   validate_arrays(device_input, device_output, count);
 #if GPUKIT_HAVE_CUDA
-  cuda_detail::launch_exact_lookback(device_input, device_output, count, op, kind, workspace,
-                                     stream);
+  cuda_detail::launch_pipelined_lookback(device_input, device_output, count, op, kind, workspace,
+                                         stream);
 #else
   (void)op, (void)kind, (void)workspace, (void)stream;
   throw DeviceUnavailable("scan: this gpukit was built without CUDA");

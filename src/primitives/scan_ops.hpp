@@ -35,6 +35,8 @@ template <class T>
 struct ExactScanSum {
   using Input = T;
   using Acc = ExactScanAcc<T>;
+  /// Integer sums may be combined in any order (pipelined_scan_engine.cuh folds columns first).
+  static constexpr bool kCommutative = std::is_integral_v<T>;
   GPUKIT_HD_INLINE static Acc identity() {
     if constexpr (std::is_floating_point_v<T>) {
       return Acc(-0.0);
@@ -80,6 +82,7 @@ template <class T>
 struct WrappingScanSum {
   using Input = T;
   using Acc = WrappingAcc<T>;
+  static constexpr bool kCommutative = std::is_integral_v<T>;
   GPUKIT_HD_INLINE static Acc identity() { return ExactScanSum<T>::identity(); }
   GPUKIT_HD_INLINE static Acc initial() { return Acc(0); }
   GPUKIT_HD_INLINE static Acc load(T x) { return static_cast<Acc>(x); }
@@ -93,6 +96,7 @@ template <class T>
 struct ScanProduct {
   using Input = T;
   using Acc = WrappingAcc<T>;
+  static constexpr bool kCommutative = std::is_integral_v<T>;
   GPUKIT_HD_INLINE static Acc identity() { return Acc(1); }
   GPUKIT_HD_INLINE static Acc load(T x) { return static_cast<Acc>(x); }
   GPUKIT_HD_INLINE Acc operator()(Acc a, Acc b) const {
@@ -109,11 +113,13 @@ struct ScanProduct {
 /// Min and max: the reduction's functors (NaN wins, -0.0 below +0.0), stored as they are.
 template <class T>
 struct ScanMin : MinOp<T> {
+  static constexpr bool kCommutative = true;  // NaN and signed zeros decided symmetrically
   GPUKIT_HD_INLINE static bool fits(T) { return true; }
   GPUKIT_HD_INLINE static T store(T a) { return a; }
 };
 template <class T>
 struct ScanMax : MaxOp<T> {
+  static constexpr bool kCommutative = true;
   GPUKIT_HD_INLINE static bool fits(T) { return true; }
   GPUKIT_HD_INLINE static T store(T a) { return a; }
 };

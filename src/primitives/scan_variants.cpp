@@ -39,14 +39,19 @@ constexpr ScanVariant kVariants[] = {
      GPUKIT_SCAN_LAUNCHERS(launch_decoupled_lookback)},
     {"exact-lookback",
      "classic look-back, tiles of up to 64 KB loaded at once, for exact ops; float sum/product: "
-     "the row above (default)",
+     "the row above",
      "beyond the seeds: Merrill & Garland 2016", kUnlimited, true, true, false, true,
      GPUKIT_SCAN_LAUNCHERS(launch_exact_lookback)},
+    {"pipelined-lookback",
+     "persistent warp-specialised blocks, 32 KB tiles through six bulk-copied stages (sm_90), "
+     "exact ops from 32 MB; otherwise the row above (default)",
+     "beyond the seeds: Merrill & Garland 2016 on Hopper", kUnlimited, true, true, false, true,
+     GPUKIT_SCAN_LAUNCHERS(launch_pipelined_lookback)},
     {"cub", "CUB DeviceScan (CUDA toolkit), the vendor baseline", "vendor", kUnlimited, false,
      false, true, false, GPUKIT_SCAN_LAUNCHERS(launch_cub_scan)},
 };
 #undef GPUKIT_SCAN_LAUNCHERS
-constexpr std::string_view kDefaultVariant = "exact-lookback";
+constexpr std::string_view kDefaultVariant = "pipelined-lookback";
 #endif
 
 }  // namespace

@@ -1,17 +1,23 @@
-// The public scan engines (scan_engine.cuh, the deterministic one, and exact_scan_engine.cuh, the
-// classic look-back) instantiated with operations of a user's own: a non-commutative 2x2 matrix
+// The public scan engines (scan_engine.cuh, the deterministic one; exact_scan_engine.cuh, the
+// classic look-back; pipelined_scan_engine.cuh, the same look-back in persistent warp-specialised
+// blocks, sm_90) instantiated with operations of a user's own: a non-commutative 2x2 matrix
 // product against a sequential fold (also with look-backs that must walk through aggregates
 // alone), an operation that records any element past n reaching it, every tile size of the exact
-// engine on one workspace that no memset clears between launches (scans, compactions, overflow
-// reports), and one scan over 2^31 + 7 elements (the API's default engine) made and checked on
-// the device.
+// engine and the pipelined engine on one workspace that no memset clears between launches
+// (scans, compactions, overflow reports), the pipelined engine for every type and operation of
+// the API at awkward sizes, and one scan over 2^31 + 7 elements (the API's default engine) made
+// and checked on the device.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -20,7 +26,9 @@
 #include "gpukit/core/stream.hpp"
 #include "gpukit/primitives/cuda/compact_engine.cuh"
 #include "gpukit/primitives/cuda/exact_scan_engine.cuh"
+#include "gpukit/primitives/cuda/pipelined_scan_engine.cuh"
 #include "gpukit/primitives/cuda/scan_engine.cuh"
+#include "primitives/scan_ops.hpp"
 
 namespace gpukit::primitives {
 namespace {
@@ -41,15 +49,31 @@ struct MatrixProduct {
   }
 };
 
-enum class Engine { deterministic, exact };
-const char* engine_name(Engine e) { return e == Engine::exact ? "exact_scan" : "scan_engine"; }
+enum class Engine { deterministic, exact, pipelined };
+const char* engine_name(Engine e) {
+  return e == Engine::exact       ? "exact_scan"
+         : e == Engine::pipelined ? "pipelined_scan"
+                                  : "scan_engine";
+}
 
-/// Scans with one of the two public engines (each reserves its own workspace).
+/// Whether the current GPU runs the pipelined engine (sm_90 and later).
+bool pipelined_available() {
+  int device = 0, major = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+         major >= 9;
+}
+
+/// Scans with one of the public engines (each reserves its own workspace); the pipelined one
+/// must take the call.
 template <class Op, class Output>
 void launch_engine(Engine engine, const Op& op, const typename Op::Input* input, Output* output,
                    std::int64_t n, ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream) {
   if (engine == Engine::exact) {
     exact_scan::launch(op, input, output, n, kind, workspace, stream);
+  } else if (engine == Engine::pipelined) {
+    ASSERT_TRUE(pipelined_scan::launch(op, input, output, n, kind, workspace, stream))
+        << "pipelined_scan declined n=" << n;
   } else {
     workspace.reserve(scan_engine::workspace_bytes<Op>(n));
     scan_engine::launch(op, input, output, n, kind, workspace, stream);
@@ -77,7 +101,10 @@ TEST(ScanEngineGpu, NonCommutativeUserOperationMatchesASequentialFold) {
     for (const auto& [engine, kind] : {std::pair{Engine::deterministic, ScanKind::inclusive},
                                        std::pair{Engine::deterministic, ScanKind::exclusive},
                                        std::pair{Engine::exact, ScanKind::inclusive},
-                                       std::pair{Engine::exact, ScanKind::exclusive}}) {
+                                       std::pair{Engine::exact, ScanKind::exclusive},
+                                       std::pair{Engine::pipelined, ScanKind::inclusive},
+                                       std::pair{Engine::pipelined, ScanKind::exclusive}}) {
+      if (engine == Engine::pipelined && !pipelined_available()) continue;
       cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(Matrix2), stream.handle());
       launch_engine(engine, op, in.data(), out.data(), n, kind, workspace, stream.handle());
       stream.synchronize();
@@ -115,7 +142,7 @@ struct WrappingIntSum {
 /// in-order combination within a lane's status words and across lanes, for a packed status word
 /// (int32) and a split one (the 2x2 matrix product), at the default window and poll delay and at
 /// other ones.
-template <int kWords, unsigned kPollDelayNs, class Op>
+template <int kWords, unsigned kPollDelayNs, bool kPipelined = false, class Op>
 void check_lookback_through_aggregates(const Op& op, std::int64_t n, std::mt19937& rng,
                                        std::uint64_t seed) {
   using T = typename Op::Input;
@@ -135,9 +162,15 @@ void check_lookback_through_aggregates(const Op& op, std::int64_t n, std::mt1993
   cuda::synchronize_device();
   for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
     cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(T), stream.handle());
-    // One sub-tile a tile: the most tiles, so the longest walks.
-    exact_scan::launch<kWords, kPollDelayNs, false>(op, in.data(), out.data(), n, kind, workspace,
-                                                    stream.handle(), 0, /*sub_tiles=*/1);
+    if constexpr (kPipelined) {
+      ASSERT_TRUE((pipelined_scan::launch<pipelined_scan::DefaultConfig, false>(
+          op, in.data(), out.data(), n, kind, workspace, stream.handle())));
+    } else {
+      // One sub-tile a tile: the most tiles, so the longest walks.
+      exact_scan::launch<kWords, kPollDelayNs, false>(op, in.data(), out.data(), n, kind, workspace,
+                                                      stream.handle(), 0,
+                                                      /*sub_tiles=*/1);
+    }
     stream.synchronize();
     std::vector<T> y(x.size());
     cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(T));
@@ -171,6 +204,14 @@ TEST(ScanEngineGpu, ExactLookbackThroughAggregatesAloneCombinesInOrder) {
     check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs>(
         MatrixProduct{}, n, rng, seed);
     check_lookback_through_aggregates<3, 100>(MatrixProduct{}, n, rng, seed);
+  }
+  if (!pipelined_available()) return;
+  // The pipelined engine: 8192-element tiles of int32 (512 at 2^22), 2048 of matrices.
+  for (const std::int64_t n : {8193, 300001, 1 << 22}) {
+    check_lookback_through_aggregates<1, 0, true>(WrappingIntSum{}, n, rng, seed);
+  }
+  for (const std::int64_t n : {70001, 1 << 20}) {
+    check_lookback_through_aggregates<1, 0, true>(MatrixProduct{}, n, rng, seed);
   }
 }
 
@@ -337,8 +378,9 @@ TEST(ScanEngineGpu, NoElementPastTheEndReachesTheOperation) {
   cuda::Stream stream;
   ScanWorkspace workspace;
   cuda::DeviceBuffer<unsigned> poison_seen(2);
-  for (const Engine engine : {Engine::deterministic, Engine::exact}) {
-    for (const std::int64_t n : {1, 127, 4095, 4097, 100001}) {
+  for (const Engine engine : {Engine::deterministic, Engine::exact, Engine::pipelined}) {
+    if (engine == Engine::pipelined && !pipelined_available()) continue;
+    for (const std::int64_t n : {1, 127, 4095, 4097, 8191, 8193, 100001}) {
       std::vector<int> buffer(static_cast<std::size_t>(n) + 8192);
       for (std::size_t i = 0; i < buffer.size(); ++i) {
         buffer[i] = std::int64_t(i) < n ? int(i % 3) : -int(i - std::size_t(n) + 1);
@@ -362,6 +404,261 @@ TEST(ScanEngineGpu, NoElementPastTheEndReachesTheOperation) {
       std::int64_t expected = 0;
       for (std::int64_t i = 0; i < n; ++i) expected += i % 3;
       EXPECT_EQ(last, expected) << engine_name(engine) << " n=" << n;
+    }
+  }
+}
+
+// --- the pipelined engine: every type and operation of the API ---------------------------------
+
+template <class T>
+T random_value(std::mt19937& rng, ScanOp op) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const std::uint32_t r = rng() % 1000;
+    if (r == 0) return std::numeric_limits<T>::quiet_NaN();
+    if (r < 4) return r % 2 ? T(-0.0) : T(0.0);  // signed zeros: min and max tell them apart
+    return static_cast<T>(static_cast<int>(rng() % 200001) - 100000) / T(64);
+  } else if (op == ScanOp::product) {
+    return static_cast<T>(rng() % 7 == 0 ? 1 : 1 + rng() % 5);  // wraps: exact modulo 2^w
+  } else if (std::is_signed_v<T>) {
+    return static_cast<T>(static_cast<int>(rng() % 2001) - 1000);
+  } else {
+    return static_cast<T>(rng() % 1000);
+  }
+}
+
+/// Same bits, so that NaN == NaN and -0.0 != +0.0.
+template <class T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+/// The pipelined engine on `op` (a functor of scan_ops.hpp, as the API passes it) against the same
+/// functor folded on the host, element by element.
+template <class T, class Op>
+void check_pipelined(const Op& op, ScanOp which, std::int64_t n, ScanKind kind,
+                     ScanWorkspace& workspace, cuda::Stream& stream, std::mt19937& rng,
+                     std::uint64_t seed, const char* name) {
+  std::vector<T> x(static_cast<std::size_t>(n));
+  for (auto& v : x) v = random_value<T>(rng, which);
+  cuda::DeviceBuffer<T> in(std::max<std::size_t>(x.size(), 1)), out(in.size());
+  if (n > 0) cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(T));
+  cuda::synchronize_device();
+  cuda::fill_bytes_async(out.data(), 0xA5, in.size() * sizeof(T), stream.handle());
+  ASSERT_TRUE(
+      pipelined_scan::launch(op, in.data(), out.data(), n, kind, workspace, stream.handle()));
+  stream.synchronize();
+  EXPECT_EQ(scan_engine::overflow_index(workspace), -1) << name << " n=" << n << " seed=" << seed;
+  std::vector<T> y(x.size());
+  if (n > 0) cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(T));
+  typename Op::Acc acc = canonical_scan::initial_value(op);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (kind == ScanKind::exclusive) {
+      ASSERT_TRUE(same_bits(y[i], static_cast<T>(op.store(acc))))
+          << name << " exclusive n=" << n << " i=" << i << " seed=" << seed;
+    }
+    acc = op(acc, op.load(x[i]));
+    if (kind == ScanKind::inclusive) {
+      ASSERT_TRUE(same_bits(y[i], static_cast<T>(op.store(acc))))
+          << name << " inclusive n=" << n << " i=" << i << " seed=" << seed;
+    }
+  }
+}
+
+template <class T>
+void check_pipelined_every_operation(const char* type_name, const std::vector<std::int64_t>& sizes,
+                                     std::mt19937& rng, std::uint64_t seed) {
+  cuda::Stream stream;
+  ScanWorkspace workspace;
+  std::vector<ScanOp> ops = {ScanOp::min, ScanOp::max};
+  if constexpr (std::is_integral_v<T>) {
+    ops.push_back(ScanOp::sum);
+    ops.push_back(ScanOp::product);
+  }
+  for (const ScanOp which : ops) {
+    for (const std::int64_t n : sizes) {
+      for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
+        const std::string name = std::string(type_name) + " op " + std::to_string(int(which));
+        detail::with_scan_op<T, /*kExact=*/true>(which, [&](auto op) {
+          check_pipelined<T>(op, which, n, kind, workspace, stream, rng, seed, name.c_str());
+        });
+      }
+    }
+  }
+}
+
+TEST(ScanEngineGpu, PipelinedEngineEveryTypeAndOperationMatchesTheSequentialFold) {
+  GPUKIT_REQUIRE_GPU();
+  if (!pipelined_available()) GTEST_SKIP() << "the pipelined engine needs sm_90";
+  const std::uint64_t seed = std::random_device{}();
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  // Tiles are 32 KB: 8192 4-byte or 4096 8-byte elements; sizes around them, partial chunks at
+  // the end (odd counts), and more tiles than the GPU has blocks.
+  std::vector<std::int64_t> sizes = {0,    1,     2,     31,     32,           33,
+                                     1023, 1025,  4095,  4097,   8191,         8192,
+                                     8193, 65535, 65537, 300001, (1 << 21) + 3};
+  if (!gpukit::testing::quick_tests()) {
+    sizes.push_back((1 << 23) - 1);
+    sizes.push_back(static_cast<std::int64_t>(rng() % (1 << 22)) + 1);
+  }
+  check_pipelined_every_operation<std::int32_t>("int32", sizes, rng, seed);
+  check_pipelined_every_operation<std::uint32_t>("uint32", sizes, rng, seed);
+  check_pipelined_every_operation<std::int64_t>("int64", sizes, rng, seed);
+  check_pipelined_every_operation<float>("float", sizes, rng, seed);
+  check_pipelined_every_operation<double>("double", sizes, rng, seed);
+}
+
+/// The CheckedIntSum above, declared commutative: the reducers' column-first path.
+struct CommutativeCheckedIntSum : CheckedIntSum {
+  static constexpr bool kCommutative = true;
+};
+
+/// Scans x on the pipelined engine; checks every output, the overflow report and that the
+/// workspace is left clean (tiles of 8192 int32).
+template <class Op>
+void check_pipelined_sum(const Op& op, const std::vector<std::int32_t>& x,
+                         const cuda::DeviceBuffer<std::int32_t>& in,
+                         cuda::DeviceBuffer<std::int32_t>& out, ScanKind kind,
+                         ScanWorkspace& workspace, cuda::Stream& stream, std::uint64_t seed,
+                         std::int64_t first_overflow = -1) {
+  const auto n = static_cast<std::int64_t>(x.size());
+  cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(std::int32_t), stream.handle());
+  ASSERT_TRUE(
+      pipelined_scan::launch(op, in.data(), out.data(), n, kind, workspace, stream.handle()));
+  stream.synchronize();
+  EXPECT_EQ(scan_engine::overflow_index(workspace), first_overflow)
+      << "pipelined n=" << n << " seed=" << seed;
+  // 8192 int32 a tile is four sub-tiles' worth of the exact engine's layout.
+  const std::int64_t tiles = (n + 8191) / 8192;
+  std::vector<unsigned long long> words(exact_scan::kStatusOffset / 8 + std::size_t(tiles));
+  cuda::copy_to_host(words.data(), workspace.data(), words.size() * sizeof(unsigned long long));
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i == offsetof(exact_scan::LaunchControl, overflow_report) / 8) continue;
+    ASSERT_EQ(words[i], 0u) << "pipelined left word " << i << " set, n=" << n << " seed=" << seed;
+  }
+  if (first_overflow >= 0) return;
+  std::vector<std::int32_t> y(x.size());
+  cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(std::int32_t));
+  long long acc = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (kind == ScanKind::exclusive) {
+      ASSERT_EQ(y[i], acc) << "pipelined n=" << n << " i=" << i << " seed=" << seed;
+    }
+    acc += x[i];
+    if (kind == ScanKind::inclusive) {
+      ASSERT_EQ(y[i], acc) << "pipelined n=" << n << " i=" << i << " seed=" << seed;
+    }
+  }
+}
+
+// The pipelined engine leaves the workspace as it found it (no memset between launches), also
+// between launches of the exact engine and compactions on the same workspace, reports the first
+// overflowing index (in a full tile and in the partial last one) and declines misaligned data.
+TEST(ScanEngineGpu, PipelinedEngineSharesOneWorkspaceWithoutMemsetsAndReportsOverflows) {
+  GPUKIT_REQUIRE_GPU();
+  if (!pipelined_available()) GTEST_SKIP() << "the pipelined engine needs sm_90";
+  const std::uint64_t seed = std::random_device{}();
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  cuda::Stream stream;
+  ScanWorkspace workspace;
+  cuda::DeviceBuffer<long long> kept(1);
+  int round = 0;
+  for (const std::int64_t n :
+       {std::int64_t{300001}, std::int64_t{1}, std::int64_t{8193}, (std::int64_t{1} << 22) + 5,
+        std::int64_t{65536}, std::int64_t{16383}}) {
+    std::vector<std::int32_t> x(static_cast<std::size_t>(n));
+    for (auto& v : x) v = static_cast<std::int32_t>(rng() % 2001) - 1000;
+    cuda::DeviceBuffer<std::int32_t> in(x.size()), out(x.size());
+    cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(std::int32_t));
+    cuda::synchronize_device();
+    const ScanKind kind = (round++ % 2 == 0) ? ScanKind::inclusive : ScanKind::exclusive;
+    check_pipelined_sum(CommutativeCheckedIntSum{}, x, in, out, kind, workspace, stream, seed);
+    check_exact_sum(x, in, out, 0, kind, workspace, stream, seed);
+    check_pipelined_sum(CheckedIntSum{}, x, in, out, kind, workspace, stream, seed);
+    compact_engine::launch(KeepPositive{}, in.data(), out.data(), n, kept.data(), workspace,
+                           stream.handle());
+    stream.synchronize();
+    expect_workspace_left_clean(workspace, n, 0, "compaction", seed);
+    check_pipelined_sum(CommutativeCheckedIntSum{}, x, in, out, kind, workspace, stream, seed);
+  }
+  // Overflows: at index 1 (everything 2^30), none, at 2 (exclusive), late in a full tile, and in
+  // the partial last tile; each launch clears the last one's report.
+  const std::int64_t n = 100001;
+  std::vector<std::int32_t> big(static_cast<std::size_t>(n), 1 << 30), small(big.size(), 1);
+  std::vector<std::int32_t> late = small, last = small;
+  late[70000] = INT32_MAX;
+  last[99999] = INT32_MAX;
+  cuda::DeviceBuffer<std::int32_t> in_big(big.size()), in_small(big.size()), in_late(big.size()),
+      in_last(big.size()), out(big.size());
+  cuda::copy_to_device(in_big.data(), big.data(), big.size() * sizeof(std::int32_t));
+  cuda::copy_to_device(in_small.data(), small.data(), small.size() * sizeof(std::int32_t));
+  cuda::copy_to_device(in_late.data(), late.data(), late.size() * sizeof(std::int32_t));
+  cuda::copy_to_device(in_last.data(), last.data(), last.size() * sizeof(std::int32_t));
+  cuda::synchronize_device();
+  for (const bool commutative : {true, false}) {
+    const auto check = [&](const std::vector<std::int32_t>& x,
+                           const cuda::DeviceBuffer<std::int32_t>& in, ScanKind kind,
+                           std::int64_t first_overflow) {
+      if (commutative) {
+        check_pipelined_sum(CommutativeCheckedIntSum{}, x, in, out, kind, workspace, stream, seed,
+                            first_overflow);
+      } else {
+        check_pipelined_sum(CheckedIntSum{}, x, in, out, kind, workspace, stream, seed,
+                            first_overflow);
+      }
+    };
+    check(big, in_big, ScanKind::inclusive, 1);
+    check(small, in_small, ScanKind::inclusive, -1);
+    check(big, in_big, ScanKind::exclusive, 2);
+    check(late, in_late, ScanKind::inclusive, 70000);
+    check(last, in_last, ScanKind::inclusive, 99999);
+  }
+  // Not 16-byte aligned: declined, nothing launched.
+  EXPECT_FALSE(pipelined_scan::launch(CheckedIntSum{}, in_small.data() + 1, out.data(), n - 1,
+                                      ScanKind::inclusive, workspace, stream.handle()));
+  EXPECT_FALSE(pipelined_scan::launch(CheckedIntSum{}, in_small.data(), out.data() + 2, n - 2,
+                                      ScanKind::inclusive, workspace, stream.handle()));
+}
+
+// int64 sums carry 128-bit prefixes: a split status (flags, then aggregate and inclusive arrays
+// after them). A launch with fewer tiles writes its value arrays where a launch with more tiles
+// keeps flags, so the workspace must not count that area clean afterwards: exact and pipelined
+// launches of several sizes alternate on one workspace, each checked against the host.
+TEST(ScanEngineGpu, SplitStatusLaunchesOfEverySizeShareOneWorkspace) {
+  GPUKIT_REQUIRE_GPU();
+  const std::uint64_t seed = std::random_device{}();
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  cuda::Stream stream;
+  ScanWorkspace workspace;
+  const detail::ExactScanSum<std::int64_t> op;
+  for (int round = 0; round < 3; ++round) {
+    for (const std::int64_t n :
+         {std::int64_t{300001}, std::int64_t{5000}, std::int64_t{1} << 20, std::int64_t{70001}}) {
+      std::vector<std::int64_t> x(static_cast<std::size_t>(n));
+      for (auto& v : x) v = static_cast<std::int64_t>(rng() % 2001) - 1000;
+      cuda::DeviceBuffer<std::int64_t> in(x.size()), out(x.size());
+      cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(std::int64_t));
+      cuda::synchronize_device();
+      for (const Engine engine : {Engine::exact, Engine::pipelined}) {
+        if (engine == Engine::pipelined && !pipelined_available()) continue;
+        const ScanKind kind = (n + round) % 2 ? ScanKind::inclusive : ScanKind::exclusive;
+        cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(std::int64_t), stream.handle());
+        launch_engine(engine, op, in.data(), out.data(), n, kind, workspace, stream.handle());
+        stream.synchronize();
+        std::vector<std::int64_t> y(x.size());
+        cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(std::int64_t));
+        std::int64_t acc = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          if (kind == ScanKind::exclusive) {
+            ASSERT_EQ(y[i], acc) << engine_name(engine) << " n=" << n << " i=" << i
+                                 << " round=" << round << " seed=" << seed;
+          }
+          acc += x[i];
+          if (kind == ScanKind::inclusive) {
+            ASSERT_EQ(y[i], acc) << engine_name(engine) << " n=" << n << " i=" << i
+                                 << " round=" << round << " seed=" << seed;
+          }
+        }
+      }
     }
   }
 }

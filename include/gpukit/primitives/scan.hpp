@@ -59,9 +59,10 @@ class ScanWorkspace {
   /// leave_clean() recorded: the caller may write anything.
   void* reserve(std::size_t bytes);
   /// For the look-back engines, whose kernels leave their counters and tile flags as they found
-  /// them (zero, the overflow report excepted): makes room for `bytes` and returns the area with
-  /// its first `clean_bytes` zeroed on `stream`, by a memset only when the last launch did not
-  /// leave at least that many clean (the first use, a growth, another engine in between).
+  /// them (zero, the overflow report excepted) and may write anything else up to `bytes`: makes
+  /// room for `bytes` and returns the area with its first `clean_bytes` zeroed on `stream`, by a
+  /// memset only when the last launch did not leave at least that many clean (the first use, a
+  /// growth, another engine or tile count in between).
   void* reserve_clean(std::size_t bytes, std::size_t clean_bytes, StreamHandle stream);
   /// Records, once the kernel is queued, that the area reserve_clean() returned will be clean
   /// again when that kernel finishes.

@@ -50,8 +50,9 @@ struct ScanVariant {
 /// Every variant in ladder order (Hillis-Steele first, CUB last); empty without CUDA.
 std::span<const ScanVariant> scan_variants();
 
-/// The variant scan_on_device() uses: `exact-lookback` (exact operations on the exact engine,
-/// floating-point sums and products on the deterministic one).
+/// The variant scan_on_device() uses: `pipelined-lookback` (exact operations on the pipelined
+/// engine from 32 MB up on sm_90, below that on the exact engine; floating-point sums and
+/// products on the deterministic one).
 const ScanVariant& default_scan_variant();
 
 /// Looks a variant up by name; InvalidInput listing the names when there is none.

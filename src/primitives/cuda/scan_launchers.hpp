@@ -53,9 +53,12 @@ void clear_scan_overflow_report(ScanWorkspace& workspace, StreamHandle stream);
 /// The first overflowing index the report holds, or -1; call after the stream is complete.
 std::int64_t scan_overflow_index(const ScanWorkspace& workspace);
 
-// The API's default (scan_exact.cu): exact operations (integers, floating-point min and max) on
-// the classic decoupled look-back; floating-point sums and products on launch_decoupled_lookback.
+// Exact operations (integers, floating-point min and max) on the classic decoupled look-back,
+// one block a tile (scan_exact.cu); floating-point sums and products on launch_decoupled_lookback.
 GPUKIT_DECLARE_SCAN_LAUNCHER(launch_exact_lookback)
+// The API's default (scan_pipelined.cuh): exact operations from 32 MB up on the pipelined engine
+// (sm_90, aligned pointers), everything else as launch_exact_lookback.
+GPUKIT_DECLARE_SCAN_LAUNCHER(launch_pipelined_lookback)
 
 // CUB's DeviceScan, the vendor row (scan_cub.cu).
 GPUKIT_DECLARE_SCAN_LAUNCHER(launch_cub_scan)

@@ -1,0 +1,735 @@
+#pragma once
+// The pipelined single-pass scan for exact operations on sm_90 and later: the exact engine's
+// decoupled look-back (exact_scan_engine.cuh: the same status words, look-back, launch control,
+// overflow report and workspace layout) run by persistent, warp-specialised blocks that stream
+// tiles through a ring of shared-memory stages filled by bulk copies (one instruction a tile,
+// completing on an mbarrier).
+//
+// Why. In the one-block-a-tile engine a block holds its tile's shared memory while the look-back
+// waits for the predecessors, and that coupling costs a quarter of the time from 2^23 elements up
+// (docs/case-studies/scan.md). Persistent blocks that fetch their next tile early lose more when
+// the fetching block publishes the new tile's aggregate only after its current look-back: every
+// later tile waits behind it and the waits chain. Here each job is a warp of its own, so no tile
+// waits on another tile's look-back except for its own prefix:
+// - the producer (one lane) takes a tile from the atomic counter whenever a stage is free and
+//   starts its bulk copy at once, so loads run up to kStages tiles ahead;
+// - the reducer warps fold each tile as soon as it lands (a share of its segments each) and
+//   publish its aggregate;
+// - the look-back warp finds each tile's exclusive prefix, in order, and publishes its inclusive
+//   one;
+// - the consumer warps, one segment of the tile each, read their rows out of the stage (which
+//   frees it for the next copy), scan them from the prefix and store 16-byte streaming rows.
+// Deadlock freedom is the exact engine's: a tile is taken only by a running block, and its
+// aggregate depends on nothing but its own copy.
+//
+// Measured on the H200 (int32 exact sum, docs/case-studies/scan.md): 87% of the device-to-device
+// copy bandwidth at 2^28 and 2^30, 1.19x CUB, where the one-block-a-tile engine gives 72%. What
+// bounds it is the look-back warp, busy about 90% of the time with 1.4-1.5 round trips a tile.
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "gpukit/primitives/cuda/exact_scan_engine.cuh"
+#include "gpukit/primitives/cuda/scan_engine.cuh"
+#include "gpukit/primitives/scan.hpp"
+#include "gpukit/primitives/scan_canonical.hpp"
+
+namespace gpukit::primitives::pipelined_scan {
+
+using exact_scan::kLanes;
+using exact_scan::LaunchControl;
+using exact_scan::LookbackStatus;
+
+/// Operations whose result does not depend on the order of the operands (gpukit's sums, products,
+/// min and max) say so with `static constexpr bool kCommutative = true`; their reducers fold each
+/// lane's column first and combine the lanes once a segment instead of once a row.
+template <class Op>
+inline constexpr bool kCommutative = requires {
+  requires Op::kCommutative;
+};
+
+  // --- mbarriers and bulk copies (sm_90)
+  // -----------------------------------------------------------
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+// Built for an older GPU too: the kernel exists there but never runs (launch() checks the
+// binary's architecture); the instructions below are sm_90's.
+#define GPUKIT_PIPELINED_SCAN_UNAVAILABLE 1
+#endif
+
+__device__ __forceinline__ unsigned shared_address(const void* pointer) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
+}
+__device__ __forceinline__ void barrier_init(unsigned long long* barrier, unsigned arrivals) {
+#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(barrier)),
+               "r"(arrivals)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void barrier_arrive(unsigned long long* barrier) {
+#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(shared_address(barrier))
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void barrier_arrive_expect_bytes(unsigned long long* barrier,
+                                                            unsigned bytes) {
+#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(
+                   shared_address(barrier)),
+               "r"(bytes)
+               : "memory");
+#endif
+}
+/// Waits for the phase of parity `parity` to complete. A wait is only meaningful for the phase
+/// in progress or the one before, so every waiter below waits for every phase of its barriers.
+__device__ __forceinline__ void barrier_wait(unsigned long long* barrier, unsigned parity) {
+#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
+  unsigned done = 0;
+  while (done == 0) {
+    asm volatile(
+        "{\n .reg .pred p;\n"
+        " mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(shared_address(barrier)), "r"(parity)
+        : "memory");
+  }
+#else
+  __trap();
+#endif
+}
+/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to shared memory,
+/// completing on `barrier`'s transaction count.
+__device__ __forceinline__ void bulk_copy(void* shared_destination, const void* global_source,
+                                          unsigned bytes, unsigned long long* barrier) {
+#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
+          "r"(shared_address(shared_destination)),
+      "l"(global_source), "r"(bytes), "r"(shared_address(barrier))
+      : "memory");
+#endif
+}
+/// A barrier among the reducer warps only (named barrier 1; 0 is __syncthreads').
+template <int kThreads>
+__device__ __forceinline__ void reducers_sync() {
+  asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory");
+}
+
+// --- geometry ----------------------------------------------------------------------------------
+
+/// A stage of kStageBytes is kStageBytes / 512 rows of 32 16-byte chunks; consumer warp w owns
+/// rows [w kWarpRows, (w + 1) kWarpRows), a segment. Warps: the producer, kReducerWarps reducers
+/// (kConsumerWarps / kReducerWarps segments of every tile each), the look-back warp, then the
+/// consumers.
+template <int kStageBytes_, int kStages_, int kConsumerWarps_, int kReducerWarps_>
+struct Config {
+  static constexpr int kStageBytes = kStageBytes_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kConsumerWarps = kConsumerWarps_;
+  static constexpr int kReducerWarps = kReducerWarps_;
+  static constexpr int kRows = kStageBytes / (kLanes * 16);
+  static constexpr int kWarpRows = kRows / kConsumerWarps;
+  static constexpr int kReducerSegments = kConsumerWarps / kReducerWarps;
+  static constexpr int kFirstReducerWarp = 1;
+  static constexpr int kLookbackWarp = kFirstReducerWarp + kReducerWarps;
+  static constexpr int kFirstConsumerWarp = kLookbackWarp + 1;
+  static constexpr int kThreads = (kFirstConsumerWarp + kConsumerWarps) * kLanes;
+  static_assert(kWarpRows * kConsumerWarps == kRows, "pipelined_scan: rows split evenly");
+  static_assert(kReducerSegments * kReducerWarps == kConsumerWarps && kReducerSegments <= kLanes &&
+                    (kReducerSegments & (kReducerSegments - 1)) == 0,
+                "pipelined_scan: a power of two segments a reducer warp");
+  template <class E>
+  static constexpr std::int64_t tile_elements() {
+    return kStageBytes / sizeof(E);
+  }
+};
+
+/// Measured on the H200 (int32 exact sum, 2^24 to 2^30, docs/case-studies/scan.md): six stages of
+/// 32 KB (192 KB), eight consumer warps and two reducer warps: 12 warps, 168 registers, no spills.
+/// Seven or more stages, stages of 16 to 28 KB, 64 KB stages and two look-back warps were all
+/// slower (78-86% of copy against 87%).
+using DefaultConfig = Config<32768, 6, 8, 2>;
+
+template <class Acc, int kStages, int kConsumerWarps>
+struct PipelineShared {
+  unsigned long long full[kStages];     // the tile's bytes landed (producer + bulk copy)
+  unsigned long long reduced[kStages];  // its aggregate published (first reducer warp)
+  unsigned long long ready[kStages];    // its exclusive prefix known (look-back warp)
+  unsigned long long empty[kStages];    // its rows read (every consumer warp)
+  long long ticket[kStages];            // the tile, or -1: no more tiles
+  Acc segment_totals[kStages][kConsumerWarps];
+  Acc aggregate[kStages];
+  Acc exclusive[kStages];
+  bool last;
+};
+
+/// The largest divisor of n that is at most `limit` (a batch of loads, a group of rows).
+constexpr int largest_divisor_up_to(int n, int limit) {
+  for (int d = limit; d > 1; --d) {
+    if (n % d == 0) return d;
+  }
+  return 1;
+}
+
+/// The kVec elements of chunk `chunk` of a tile (those at or past `valid` left unread): from the
+/// stage, whose first `bulk` elements the copy brought, or (fewer than a chunk, at the array's end)
+/// from global memory at `tile_input`.
+template <class E>
+__device__ __forceinline__ void read_chunk(const uint4* stage, const E* tile_input, int chunk,
+                                           int valid, int bulk, E (&items)[16 / sizeof(E)]) {
+  constexpr int kVec = 16 / sizeof(E);
+  if ((chunk + 1) * kVec <= bulk) {
+    const uint4 word = stage[chunk];
+    memcpy(items, &word, sizeof word);
+  } else {
+#pragma unroll
+    for (int v = 0; v < kVec; ++v) {
+      const int e = chunk * kVec + v;
+      if (e < valid) items[v] = e < bulk ? reinterpret_cast<const E*>(stage)[e] : tile_input[e];
+    }
+  }
+}
+
+/// The ordered fold of the 32 lanes' values (lane 0 first); lane 0 holds it.
+template <class Op>
+__device__ __forceinline__ typename Op::Acc warp_fold_to_lane0(const Op& op,
+                                                               typename Op::Acc value) {
+  const int lane = threadIdx.x % kLanes;
+#pragma unroll
+  for (int d = 1; d < kLanes; d *= 2) {
+    const auto later =
+        scan_engine::shuffle_words(value, [d](unsigned w) { return __shfl_down_sync(~0u, w, d); });
+    if (lane + d < kLanes) value = op(value, later);
+  }
+  return value;
+}
+
+/// The fold of a chunk's kVec elements, in order (as a tree).
+template <class Op>
+__device__ __forceinline__ typename Op::Acc fold_chunk(const Op& op, uint4 word) {
+  using E = typename Op::Input;
+  constexpr int kVec = 16 / sizeof(E);
+  E items[kVec];
+  memcpy(items, &word, sizeof word);
+  typename Op::Acc values[kVec];
+#pragma unroll
+  for (int v = 0; v < kVec; ++v) values[v] = op.load(items[v]);
+#pragma unroll
+  for (int width = 1; width < kVec; width *= 2) {
+#pragma unroll
+    for (int v = 0; v + width < kVec; v += 2 * width) values[v] = op(values[v], values[v + width]);
+  }
+  return values[0];
+}
+
+/// For a commutative operation: the warp-wide totals of kCount values a lane (a power of two up
+/// to 32) by a butterfly that halves the values each step, kCount - 1 + 5 - log2(kCount)
+/// shuffles instead of 5 kCount. Lane l ends up with the total of value segment_of_lane(l).
+template <int kCount, int kOffset = kLanes / 2, class Op>
+__device__ __forceinline__ typename Op::Acc warp_totals_scattered(
+    const Op& op, typename Op::Acc (&values)[kCount]) {
+  const int lane = threadIdx.x % kLanes;
+  if constexpr (kCount == 1) {
+    typename Op::Acc value = values[0];
+#pragma unroll
+    for (int d = kOffset; d >= 1; d /= 2) {
+      value = op(value, scan_engine::shuffle_words(
+                            value, [d](unsigned w) { return __shfl_xor_sync(~0u, w, d); }));
+    }
+    return value;
+  } else {
+    constexpr int kHalf = kCount / 2;
+    const bool upper = (lane & kOffset) != 0;
+    typename Op::Acc kept[kHalf];
+#pragma unroll
+    for (int i = 0; i < kHalf; ++i) {
+      const auto mine = upper ? values[i + kHalf] : values[i];
+      const auto theirs = upper ? values[i] : values[i + kHalf];
+      kept[i] = op(mine, scan_engine::shuffle_words(
+                             theirs, [](unsigned w) { return __shfl_xor_sync(~0u, w, kOffset); }));
+    }
+    return warp_totals_scattered<kHalf, kOffset / 2>(op, kept);
+  }
+}
+
+/// The value index whose total lane `lane` holds after warp_totals_scattered<kCount>.
+template <int kCount>
+__device__ __forceinline__ int segment_of_lane(int lane) {
+  int segment = 0;
+#pragma unroll
+  for (int half = kCount / 2, offset = kLanes / 2; half >= 1; half /= 2, offset /= 2) {
+    if (lane & offset) segment += half;
+  }
+  return segment;
+}
+
+// --- the roles ---------------------------------------------------------------------------------
+
+/// Lane 0 of warp 0: a tile into every free stage, in the order the counter hands them out.
+template <class Cfg, class E, class Shared>
+__device__ __forceinline__ void produce(const E* input, std::int64_t count, std::int64_t tiles,
+                                        LaunchControl* control, uint4* stages, Shared& shared) {
+  constexpr std::int64_t kTile = Cfg::template tile_elements<E>();
+  for (int k = 0;; ++k) {
+    const int s = k % Cfg::kStages;
+    if (k >= Cfg::kStages) barrier_wait(&shared.empty[s], (k / Cfg::kStages - 1) & 1);
+    const auto ticket = static_cast<long long>(atomicAdd(&control->tile_counter, 1ull));
+    if (ticket >= tiles) {
+      shared.ticket[s] = -1;
+      barrier_arrive(&shared.full[s]);
+      return;
+    }
+    if (ticket == 0) exact_scan::clear_overflow_report(control);
+    shared.ticket[s] = ticket;
+    const std::int64_t begin = ticket * kTile;
+    const std::int64_t valid = count - begin < kTile ? count - begin : kTile;
+    const auto bytes = static_cast<unsigned>(valid * std::int64_t(sizeof(E)) / 16 * 16);
+    barrier_arrive_expect_bytes(&shared.full[s], bytes);
+    if (bytes > 0) {
+      bulk_copy(stages + std::size_t(s) * (Cfg::kStageBytes / 16), input + begin, bytes,
+                &shared.full[s]);
+    }
+  }
+}
+
+/// Reducer warp `which`: segments [which kReducerSegments, (which + 1) kReducerSegments) of every
+/// tile as soon as it lands; the first reducer then publishes the tile's aggregate. Two warps
+/// share a tile rather than taking turns: this latency is every later tile's wait for this
+/// tile's aggregate (measured: 0.9 against 2.4 us, 1% more bandwidth).
+template <class Cfg, class Op, class Shared>
+__device__ __forceinline__ void reduce_tiles(const Op& op, const typename Op::Input* input,
+                                             std::int64_t count, const LookbackStatus<Op>& status,
+                                             int which, const uint4* stages, Shared& shared) {
+  using E = typename Op::Input;
+  using Acc = typename Op::Acc;
+  constexpr int kVec = 16 / sizeof(E);
+  constexpr int kMine = Cfg::kReducerSegments;
+  constexpr std::int64_t kTile = Cfg::template tile_elements<E>();
+  const int first_segment = which * kMine;
+  const int lane = threadIdx.x % kLanes;
+  for (int k = 0;; ++k) {
+    const int s = k % Cfg::kStages;
+    barrier_wait(&shared.full[s], (k / Cfg::kStages) & 1);
+    const long long tile = shared.ticket[s];
+    if (tile < 0) {
+      if (which == 0 && lane == 0) barrier_arrive(&shared.reduced[s]);
+      return;
+    }
+    const uint4* stage = stages + std::size_t(s) * (Cfg::kStageBytes / 16);
+    const std::int64_t begin = tile * kTile;
+    const int valid = static_cast<int>(count - begin < kTile ? count - begin : kTile);
+    if (kCommutative<Op> && valid == kTile) {
+      // Each lane folds its column of every segment (loads in flight together, combined as a
+      // tree), then one butterfly for all the segments.
+      constexpr int kBatch = largest_divisor_up_to(Cfg::kWarpRows, 8);
+      Acc columns[kMine];
+#pragma unroll
+      for (int m = 0; m < kMine; ++m) {
+        const int first_chunk = (first_segment + m) * Cfg::kWarpRows * kLanes + lane;
+#pragma unroll
+        for (int b = 0; b < Cfg::kWarpRows; b += kBatch) {
+          Acc folds[kBatch];
+#pragma unroll
+          for (int r = 0; r < kBatch; ++r) {
+            folds[r] = fold_chunk(op, stage[first_chunk + (b + r) * kLanes]);
+          }
+#pragma unroll
+          for (int width = 1; width < kBatch; width *= 2) {
+#pragma unroll
+            for (int r = 0; r + width < kBatch; r += 2 * width) {
+              folds[r] = op(folds[r], folds[r + width]);
+            }
+          }
+          columns[m] = b == 0 ? folds[0] : op(columns[m], folds[0]);
+        }
+      }
+      const Acc total = warp_totals_scattered<kMine>(op, columns);
+      if (lane % (kLanes / kMine) == 0) {
+        shared.segment_totals[s][first_segment + segment_of_lane<kMine>(lane)] = total;
+      }
+    } else {
+      // In order, row by row (a partial tile, or an operation that may not commute).
+      const int bulk = valid * int(sizeof(E)) / 16 * 16 / int(sizeof(E));
+      for (int w = first_segment; w < first_segment + kMine; ++w) {
+        Acc segment = op.identity();
+        for (int r = 0; r < Cfg::kWarpRows; ++r) {
+          const int chunk = (w * Cfg::kWarpRows + r) * kLanes + lane;
+          E items[kVec];
+          read_chunk(stage, input + begin, chunk, valid, bulk, items);
+          Acc lane_value = op.identity();
+#pragma unroll
+          for (int v = 0; v < kVec; ++v) {
+            if (chunk * kVec + v < valid) lane_value = op(lane_value, op.load(items[v]));
+          }
+          segment = op(segment, scan_engine::shuffle(warp_fold_to_lane0(op, lane_value), 0));
+        }
+        if (lane == 0) shared.segment_totals[s][w] = segment;
+      }
+    }
+    reducers_sync<Cfg::kReducerWarps * kLanes>();
+    if (which == 0 && lane == 0) {
+      Acc aggregate = op.identity();
+#pragma unroll
+      for (int w = 0; w < Cfg::kConsumerWarps; ++w) {
+        aggregate = op(aggregate, shared.segment_totals[s][w]);
+      }
+      shared.aggregate[s] = aggregate;
+      if (tile > 0) status.publish(tile, exact_scan::kAggregate, aggregate);
+      barrier_arrive(&shared.reduced[s]);
+    }
+  }
+}
+
+/// The look-back warp: every tile's exclusive prefix in turn, once its aggregate is published;
+/// publishes the inclusive prefix (unless !kPublishInclusive, for tests; the first tile always
+/// does). One warp: with two, each look-back started before its block's previous tile had its
+/// inclusive prefix and took two rounds instead of 1.5 (measured: 82% of copy against 87%).
+template <class Cfg, bool kPublishInclusive, class Op, class Shared>
+__device__ __forceinline__ void look_back_tiles(const Op& op, const LookbackStatus<Op>& status,
+                                                Shared& shared) {
+  using Acc = typename Op::Acc;
+  const int lane = threadIdx.x % kLanes;
+  for (int k = 0;; ++k) {
+    const int s = k % Cfg::kStages;
+    barrier_wait(&shared.reduced[s], (k / Cfg::kStages) & 1);
+    const long long tile = shared.ticket[s];
+    if (tile < 0) {  // the consumers learn of the end from this stage
+      if (lane == 0) barrier_arrive(&shared.ready[s]);
+      return;
+    }
+    const Acc exclusive =
+        tile == 0 ? canonical_scan::initial_value(op)
+                  : exact_scan::lookback_exclusive_prefix<exact_scan::kLookbackWords,
+                                                          exact_scan::kLookbackPollDelayNs>(
+                        op, status, tile);
+    if (lane == 0) {
+      if (kPublishInclusive || tile == 0) {
+        status.publish(tile, exact_scan::kInclusive,
+                       scan_engine::clamp_carry(op, op(exclusive, shared.aggregate[s])));
+      }
+      shared.exclusive[s] = exclusive;
+      barrier_arrive(&shared.ready[s]);
+    }
+  }
+}
+
+/// Reports the warp's lowest failing output index (`bad`: this lane's, or INT64_MAX), as
+/// exact_scan::report_overflow does for the one-block-a-tile kernel.
+__device__ __forceinline__ void report_lowest_overflow(LaunchControl* control, std::int64_t bad) {
+  constexpr auto kNone = std::numeric_limits<std::int64_t>::max();
+  if (!__any_sync(~0u, bad != kNone)) return;
+#pragma unroll
+  for (int d = 1; d < kLanes; d *= 2) {
+    const std::int64_t other = __shfl_xor_sync(~0u, bad, d);
+    bad = other < bad ? other : bad;
+  }
+  if (threadIdx.x % kLanes != 0) return;
+  exact_scan::wait_for_report_cleared(control);
+  const auto value = (1ull << 63) - static_cast<unsigned long long>(bad);
+  if (*static_cast<volatile unsigned long long*>(&control->overflow_report) < value) {
+    atomicMax(&control->overflow_report, value);
+  }
+}
+
+/// A group of a consumer warp's rows: items[r] is the lane's chunk of row r, whose first element
+/// is tile element lane_first + r 32 kVec. Scanned from `carry` (advanced past the rows) and
+/// stored; returns the lowest failing output index of the lane (INT64_MAX: none). kFull: every
+/// element valid and every chunk whole. The outputs are checked with one vote a group, and only a
+/// group with a failing output goes through them again for its index (an index kept per element
+/// was most of the consumers' instructions).
+template <bool kFull, bool kExclusive, int kRows, class Op, class Output>
+__device__ __forceinline__ std::int64_t scan_rows(
+    const Op& op, const typename Op::Input (&items)[kRows][16 / sizeof(typename Op::Input)],
+    typename Op::Acc& carry, int lane_first, int valid, Output* tile_output,
+    std::int64_t tile_index) {
+  using Acc = typename Op::Acc;
+  constexpr int kVec = 16 / sizeof(typename Op::Input);
+  constexpr int kRowElements = kLanes * kVec;
+  constexpr auto kNone = std::numeric_limits<std::int64_t>::max();
+  const int lane = threadIdx.x % kLanes;
+  // Every row's lane scan first (independent), then the carry from row to row.
+  Acc lane_exclusive[kRows];
+  Acc row_totals[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int first = lane_first + r * kRowElements;
+    Acc lane_total = op.identity();
+#pragma unroll
+    for (int v = 0; v < kVec; ++v) {
+      if (kFull || first + v < valid) lane_total = op(lane_total, op.load(items[r][v]));
+    }
+    const Acc inclusive = scan_engine::warp_inclusive_scan(op, lane_total);
+    const Acc lower = scan_engine::shuffle_up(inclusive, 1);
+    lane_exclusive[r] = lane == 0 ? op.identity() : lower;
+    row_totals[r] = scan_engine::shuffle(inclusive, kLanes - 1);
+  }
+  const Acc group_carry = carry;
+  bool all_fit = true;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int first = lane_first + r * kRowElements;
+    Acc running = op(carry, lane_exclusive[r]);
+    alignas(16) Output out[kVec];
+#pragma unroll
+    for (int v = 0; v < kVec; ++v) {
+      const bool is_valid = kFull || first + v < valid;
+      const Acc before = running;
+      if (is_valid) running = op(running, op.load(items[r][v]));
+      const Acc y = kExclusive ? before : running;
+      if constexpr (requires { op.fits(y); }) all_fit &= !is_valid || op.fits(y);
+      if constexpr (requires { op.store(y); }) {
+        out[v] = op.store(y);
+      } else {
+        out[v] = y;
+      }
+    }
+    if (kFull || first + kVec <= valid) {
+      uint4 word;
+      memcpy(&word, out, sizeof word);
+      __stcs(reinterpret_cast<uint4*>(tile_output + first), word);
+    } else {
+#pragma unroll
+      for (int v = 0; v < kVec; ++v) {
+        if (first + v < valid) tile_output[first + v] = out[v];
+      }
+    }
+    carry = op(carry, row_totals[r]);
+  }
+  std::int64_t bad = kNone;
+  if constexpr (requires(Acc y) { op.fits(y); }) {
+    if (!__all_sync(~0u, all_fit)) {
+      Acc row_carry = group_carry;
+      for (int r = 0; r < kRows; ++r) {
+        const int first = lane_first + r * kRowElements;
+        Acc running = op(row_carry, lane_exclusive[r]);
+        for (int v = 0; v < kVec; ++v) {
+          const bool is_valid = kFull || first + v < valid;
+          const Acc before = running;
+          if (is_valid) running = op(running, op.load(items[r][v]));
+          const Acc y = kExclusive ? before : running;
+          if (is_valid && !op.fits(y) && bad == kNone) bad = tile_index + first + v;
+        }
+        row_carry = op(row_carry, row_totals[r]);
+      }
+    }
+  }
+  return bad;
+}
+
+/// Consumer warp `w`: its segment of every tile, scanned from the tile's prefix and stored.
+template <class Cfg, bool kExclusive, class Op, class Output, class Shared>
+__device__ __forceinline__ void consume_tiles(const Op& op, const typename Op::Input* input,
+                                              Output* output, std::int64_t count,
+                                              LaunchControl* control, std::int64_t index_base,
+                                              int w, const uint4* stages, Shared& shared) {
+  using E = typename Op::Input;
+  using Acc = typename Op::Acc;
+  constexpr int kVec = 16 / sizeof(E);
+  constexpr int kRows = Cfg::kWarpRows;
+  // Up to eight rows at a time in registers; the stage is free once the last group is read.
+  constexpr int kGroup = largest_divisor_up_to(kRows, 8);
+  constexpr std::int64_t kTile = Cfg::template tile_elements<E>();
+  const int lane = threadIdx.x % kLanes;
+  for (int k = 0;; ++k) {
+    const int s = k % Cfg::kStages;
+    barrier_wait(&shared.ready[s], (k / Cfg::kStages) & 1);
+    const long long tile = shared.ticket[s];
+    if (tile < 0) return;
+    const uint4* stage = stages + std::size_t(s) * (Cfg::kStageBytes / 16);
+    const std::int64_t begin = tile * kTile;
+    const int valid = static_cast<int>(count - begin < kTile ? count - begin : kTile);
+    Acc carry = shared.exclusive[s];
+#pragma unroll
+    for (int v = 0; v < Cfg::kConsumerWarps; ++v) {
+      if (v < w) carry = op(carry, shared.segment_totals[s][v]);
+    }
+    const int first_chunk = w * kRows * kLanes + lane;
+    std::int64_t bad = std::numeric_limits<std::int64_t>::max();
+#pragma unroll
+    for (int g = 0; g < kRows; g += kGroup) {
+      E items[kGroup][kVec];
+      const int group_chunk = first_chunk + g * kLanes;
+      if (valid == kTile) {
+#pragma unroll
+        for (int r = 0; r < kGroup; ++r) {
+          const uint4 word = stage[group_chunk + r * kLanes];
+          memcpy(items[r], &word, sizeof word);
+        }
+      } else {
+        const int bulk = valid * int(sizeof(E)) / 16 * 16 / int(sizeof(E));
+#pragma unroll
+        for (int r = 0; r < kGroup; ++r) {
+          read_chunk(stage, input + begin, group_chunk + r * kLanes, valid, bulk, items[r]);
+        }
+      }
+      if (g + kGroup == kRows) {
+        __syncwarp();
+        if (lane == 0) barrier_arrive(&shared.empty[s]);
+      }
+      const std::int64_t group_bad =
+          valid == kTile ? scan_rows<true, kExclusive>(op, items, carry, group_chunk * kVec, valid,
+                                                       output + begin, index_base + begin)
+                         : scan_rows<false, kExclusive>(op, items, carry, group_chunk * kVec, valid,
+                                                        output + begin, index_base + begin);
+      bad = group_bad < bad ? group_bad : bad;
+    }
+    if constexpr (requires(Acc y) { op.fits(y); }) report_lowest_overflow(control, bad);
+  }
+}
+
+template <class Cfg, class Op, class Output, bool kExclusive, bool kPublishInclusive>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    pipelined_scan_kernel(Op op, const typename Op::Input* input, Output* output,
+                          std::int64_t count, std::int64_t tiles, LookbackStatus<Op> status,
+                          LaunchControl* control, std::int64_t index_base) {
+  using Acc = typename Op::Acc;
+  static_assert(sizeof(Output) == sizeof(typename Op::Input),
+                "pipelined_scan: outputs as wide as inputs");
+  extern __shared__ uint4 stages[];  // [kStages][kStageBytes / 16]
+  __shared__ PipelineShared<Acc, Cfg::kStages, Cfg::kConsumerWarps> shared;
+  const int warp = threadIdx.x / kLanes;
+  const int lane = threadIdx.x % kLanes;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      barrier_init(&shared.full[s], 1);
+      barrier_init(&shared.reduced[s], 1);
+      barrier_init(&shared.ready[s], 1);
+      barrier_init(&shared.empty[s], Cfg::kConsumerWarps);
+    }
+#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+  }
+  __syncthreads();
+
+  if (warp == 0) {
+    if (lane == 0) produce<Cfg>(input, count, tiles, control, stages, shared);
+  } else if (warp < Cfg::kLookbackWarp) {
+    reduce_tiles<Cfg>(op, input, count, status, warp - Cfg::kFirstReducerWarp, stages, shared);
+  } else if (warp == Cfg::kLookbackWarp) {
+    look_back_tiles<Cfg, kPublishInclusive>(op, status, shared);
+  } else {
+    consume_tiles<Cfg, kExclusive>(op, input, output, count, control, index_base,
+                                   warp - Cfg::kFirstConsumerWarp, stages, shared);
+  }
+
+  // The block's last act: count it finished; the last block returns the counters and flags to
+  // zero (every block's look-backs and reports are done by then).
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    shared.last = atomicAdd(&control->done_counter, 1ull) == gridDim.x - 1ull;
+  }
+  __syncthreads();
+  if (!shared.last) return;
+  __threadfence();
+  status.clear(tiles);
+  if (threadIdx.x == 0) {
+    control->tile_counter = 0;
+    control->done_counter = 0;
+    control->report_cleared = 0;
+  }
+}
+
+// --- host side ---------------------------------------------------------------------------------
+
+template <class Cfg, class E>
+std::int64_t tile_count(std::int64_t count) {
+  constexpr std::int64_t kTile = Cfg::template tile_elements<E>();
+  return (count + kTile - 1) / kTile;
+}
+
+/// Blocks a launch of kKernel takes on the current device: as many as are resident at once (one
+/// an SM), found once per device; 0 when the kernel cannot run there (a device before sm_90 or
+/// with less shared memory a block, or a binary without sm_90 code).
+template <class Cfg, auto kKernel>
+int resident_blocks() {
+  const auto kernel = kKernel;
+  constexpr std::size_t kDynamicBytes = std::size_t(Cfg::kStages) * Cfg::kStageBytes;
+  static std::array<std::atomic<int>, 64> per_device{};  // blocks + 1; 0: not known yet
+  int device = 0;
+  scan_engine::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  if (device < 0 || device >= int(per_device.size())) return 0;
+  if (const int known = per_device[std::size_t(device)].load(); known > 0) return known - 1;
+  int major = 0;
+  int sms = 0;
+  int shared_optin = 0;
+  scan_engine::check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                          "cudaDeviceGetAttribute(compute capability)");
+  scan_engine::check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                          "cudaDeviceGetAttribute(multiprocessors)");
+  scan_engine::check_cuda(
+      cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+      "cudaDeviceGetAttribute(shared memory per block)");
+  cudaFuncAttributes attributes{};
+  scan_engine::check_cuda(cudaFuncGetAttributes(&attributes, kernel),
+                          "cudaFuncGetAttributes(pipelined scan)");
+  int blocks = 0;
+  if (major >= 9 && attributes.binaryVersion >= 90 &&
+      std::size_t(shared_optin) >= kDynamicBytes + attributes.sharedSizeBytes) {
+    scan_engine::check_cuda(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(kDynamicBytes)),
+        "cudaFuncSetAttribute(pipelined scan shared memory)");
+    int per_sm = 0;
+    scan_engine::check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                &per_sm, kernel, Cfg::kThreads, kDynamicBytes),
+                            "cudaOccupancyMaxActiveBlocksPerMultiprocessor(pipelined scan)");
+    blocks = sms * per_sm;
+  }
+  per_device[std::size_t(device)].store(blocks + 1);
+  return blocks;
+}
+
+/// Scans as exact_scan::launch does (the same workspace layout and clean-workspace contract, so
+/// that the two engines and the compaction engine share a workspace with no memset between them)
+/// and returns true, or returns false having done nothing when this engine cannot take the call:
+/// a GPU before sm_90, a binary without sm_90 code, or input or output not 16-byte aligned.
+template <class Cfg = DefaultConfig, bool kPublishInclusive = true, class Op, class Output>
+bool launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
+            ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
+            std::int64_t index_base = 0) {
+  using Status = LookbackStatus<Op>;
+  if (reinterpret_cast<std::uintptr_t>(input) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(output) % 16 != 0) {
+    return false;
+  }
+  constexpr auto kExclusiveKernel = pipelined_scan_kernel<Cfg, Op, Output, true, kPublishInclusive>;
+  constexpr auto kInclusiveKernel =
+      pipelined_scan_kernel<Cfg, Op, Output, false, kPublishInclusive>;
+  const bool exclusive = kind == ScanKind::exclusive;
+  const auto kernel = exclusive ? kExclusiveKernel : kInclusiveKernel;
+  const int resident = exclusive ? resident_blocks<Cfg, kExclusiveKernel>()
+                                 : resident_blocks<Cfg, kInclusiveKernel>();
+  if (resident <= 0) return false;
+  const std::int64_t tiles = count > 0 ? tile_count<Cfg, typename Op::Input>(count) : 0;
+  auto* base = static_cast<unsigned char*>(
+      workspace.reserve_clean(exact_scan::kStatusOffset + Status::bytes(tiles),
+                              exact_scan::kStatusOffset + Status::flag_bytes(tiles), stream));
+  auto* control = reinterpret_cast<LaunchControl*>(base);
+  if (count <= 0) {
+    scan_engine::check_cuda(cudaMemsetAsync(&control->overflow_report, 0, 8, stream),
+                            "cudaMemsetAsync(pipelined scan overflow report)");
+    workspace.leave_clean();
+    return true;
+  }
+  const std::int64_t blocks = tiles < resident ? tiles : resident;
+  constexpr std::size_t kDynamicBytes = std::size_t(Cfg::kStages) * Cfg::kStageBytes;
+  kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, kDynamicBytes, stream>>>(
+      op, input, output, count, tiles, Status::at(base + exact_scan::kStatusOffset, tiles), control,
+      index_base);
+  scan_engine::check_cuda(cudaGetLastError(), "launch of pipelined_scan_kernel");
+  workspace.leave_clean();
+  return true;
+}
+
+}  // namespace gpukit::primitives::pipelined_scan
