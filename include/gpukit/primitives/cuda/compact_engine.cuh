@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(kThreads, 3)
   // items are.
   T* destination = output + shared.exclusive;
   for (int k = threadIdx.x; k < packed_before; k += kThreads) __stcs(destination + k, packed[k]);
-  exact_scan::finish_block(control, status, tiles, shared.last);
+  exact_scan::finish_block(control, status, tiles, /*blocks=*/tiles, shared.last);
 }
 
 /// Workspace bytes a compaction of `count` elements needs (T's tile size).

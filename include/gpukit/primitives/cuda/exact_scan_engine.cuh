@@ -374,16 +374,18 @@ __device__ __forceinline__ void wait_for_report_cleared(const LaunchControl* con
   }
 }
 
-/// By the whole block, as its last act: counts the block as finished; the last one returns the
-/// counters and the tiles' flags to zero. Every block has done its look-back (the only reads of
-/// other tiles' status) and its reports before it counts itself.
+/// By the whole block, as its last act: counts the block as finished; the last of `blocks` (one a
+/// tile here, one an SM in the pipelined engine) returns the counters and the tiles' flags to
+/// zero. Every block has done its look-backs (the only reads of other tiles' status) and its
+/// reports before it counts itself.
 template <class Status>
 __device__ __forceinline__ void finish_block(LaunchControl* control, const Status& status,
-                                             std::int64_t tiles, bool& last /* shared */) {
+                                             std::int64_t tiles, std::int64_t blocks,
+                                             bool& last /* shared */) {
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();
-    last = atomicAdd(&control->done_counter, 1ull) == static_cast<unsigned long long>(tiles - 1);
+    last = atomicAdd(&control->done_counter, 1ull) == static_cast<unsigned long long>(blocks - 1);
   }
   __syncthreads();
   if (!last) return;
@@ -596,7 +598,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
     const std::int64_t warp_begin = sub_begin + warp * Shape::kWarpElements;
     store_warp_segment(buffer(sub), output + warp_begin, count - warp_begin, output_vector_ok);
   }
-  finish_block(control, status, tiles, shared.last);
+  finish_block(control, status, tiles, /*blocks=*/tiles, shared.last);
 }
 
 // --- host side -----------------------------------------------------------------------------------

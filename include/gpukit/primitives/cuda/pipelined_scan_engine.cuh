@@ -622,22 +622,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                                    warp - Cfg::kFirstConsumerWarp, stages, shared);
   }
 
-  // The block's last act: count it finished; the last block returns the counters and flags to
-  // zero (every block's look-backs and reports are done by then).
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    shared.last = atomicAdd(&control->done_counter, 1ull) == gridDim.x - 1ull;
-  }
-  __syncthreads();
-  if (!shared.last) return;
-  __threadfence();
-  status.clear(tiles);
-  if (threadIdx.x == 0) {
-    control->tile_counter = 0;
-    control->done_counter = 0;
-    control->report_cleared = 0;
-  }
+  exact_scan::finish_block(control, status, tiles, gridDim.x, shared.last);
 }
 
 // --- host side ---------------------------------------------------------------------------------
