@@ -18,7 +18,9 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gpu_test_support.hpp"
@@ -291,6 +293,39 @@ void check_exact_sum(const std::vector<std::int32_t>& x, const cuda::DeviceBuffe
   }
 }
 
+/// n random int32 in [-1000, 1000] on the host, the same on the device, and an output buffer.
+std::tuple<std::vector<std::int32_t>, cuda::DeviceBuffer<std::int32_t>,
+           cuda::DeviceBuffer<std::int32_t>>
+random_ints(std::int64_t n, std::mt19937& rng) {
+  std::vector<std::int32_t> x(static_cast<std::size_t>(n));
+  for (auto& v : x) v = static_cast<std::int32_t>(rng() % 2001) - 1000;
+  cuda::DeviceBuffer<std::int32_t> in(x.size()), out(x.size());
+  cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(std::int32_t));
+  cuda::synchronize_device();
+  return {std::move(x), std::move(in), std::move(out)};
+}
+
+/// int32 inputs (n = 100001) whose exact sum first overflows at a known index, on the device:
+/// 2^30 everywhere (inclusive: index 1, exclusive: 2), ones (never), ones with INT32_MAX at 70000
+/// (late in a full tile) and at 99999 (in a partial last tile of either engine).
+struct OverflowInputs {
+  struct Case {
+    std::vector<std::int32_t> host;
+    cuda::DeviceBuffer<std::int32_t> device;
+  };
+  static constexpr std::size_t kCount = 100001;
+  Case big = make(1 << 30), small = make(1), late = make(1, 70000), last = make(1, 99999);
+  cuda::DeviceBuffer<std::int32_t> out{kCount};
+
+  static Case make(std::int32_t value, std::size_t max_at = kCount) {
+    Case c{std::vector<std::int32_t>(kCount, value), cuda::DeviceBuffer<std::int32_t>(kCount)};
+    if (max_at < kCount) c.host[max_at] = INT32_MAX;
+    cuda::copy_to_device(c.device.data(), c.host.data(), kCount * sizeof(std::int32_t));
+    cuda::synchronize_device();
+    return c;
+  }
+};
+
 // The exact engine's kernels leave the workspace's counters and tile flags zero for the next
 // launch (no memset between launches; checked after every launch): every tile size, arrays
 // growing and shrinking, exact scans and compactions on one workspace, and overflow reports that
@@ -307,11 +342,7 @@ TEST(ScanEngineGpu, ExactEngineEveryTileSizeOnOneWorkspaceWithoutMemsets) {
   for (const std::int64_t n :
        {std::int64_t{300001}, std::int64_t{1}, std::int64_t{4097}, large, std::int64_t{65536},
         std::int64_t{16383}, std::int64_t{1} << 20, std::int64_t{70001}}) {
-    std::vector<std::int32_t> x(static_cast<std::size_t>(n));
-    for (auto& v : x) v = static_cast<std::int32_t>(rng() % 2001) - 1000;
-    cuda::DeviceBuffer<std::int32_t> in(x.size()), out(x.size());
-    cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(std::int32_t));
-    cuda::synchronize_device();
+    auto [x, in, out] = random_ints(n, rng);
     for (int sub_tiles = 0; sub_tiles <= exact_scan::kSubTiles; ++sub_tiles) {
       const ScanKind kind = (round++ % 2 == 0) ? ScanKind::inclusive : ScanKind::exclusive;
       check_exact_sum(x, in, out, sub_tiles, kind, workspace, stream, seed);
@@ -336,23 +367,19 @@ TEST(ScanEngineGpu, ExactEngineEveryTileSizeOnOneWorkspaceWithoutMemsets) {
     }
   }
   // Overflow reports: each launch clears the last one's. 2^30 everywhere overflows at index 1
-  // (inclusive); a later first overflow (index 70000) must not be masked by the earlier report.
-  const std::int64_t n = 100001;
-  std::vector<std::int32_t> big(static_cast<std::size_t>(n), 1 << 30), small(big.size(), 1);
-  std::vector<std::int32_t> late = small;
-  late[70000] = INT32_MAX;
-  cuda::DeviceBuffer<std::int32_t> in_big(big.size()), in_small(big.size()), in_late(big.size()),
-      out(big.size());
-  cuda::copy_to_device(in_big.data(), big.data(), big.size() * sizeof(std::int32_t));
-  cuda::copy_to_device(in_small.data(), small.data(), small.size() * sizeof(std::int32_t));
-  cuda::copy_to_device(in_late.data(), late.data(), late.size() * sizeof(std::int32_t));
-  cuda::synchronize_device();
+  // (inclusive); later first overflows (70000, 99999) must not be masked by an earlier report.
+  OverflowInputs o;
   for (int sub_tiles = 1; sub_tiles <= exact_scan::kSubTiles; ++sub_tiles) {
-    check_exact_sum(big, in_big, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed, 1);
-    check_exact_sum(small, in_small, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed);
-    check_exact_sum(big, in_big, out, sub_tiles, ScanKind::exclusive, workspace, stream, seed, 2);
-    check_exact_sum(late, in_late, out, sub_tiles, ScanKind::inclusive, workspace, stream, seed,
-                    70000);
+    check_exact_sum(o.big.host, o.big.device, o.out, sub_tiles, ScanKind::inclusive, workspace,
+                    stream, seed, 1);
+    check_exact_sum(o.small.host, o.small.device, o.out, sub_tiles, ScanKind::inclusive, workspace,
+                    stream, seed);
+    check_exact_sum(o.big.host, o.big.device, o.out, sub_tiles, ScanKind::exclusive, workspace,
+                    stream, seed, 2);
+    check_exact_sum(o.late.host, o.late.device, o.out, sub_tiles, ScanKind::inclusive, workspace,
+                    stream, seed, 70000);
+    check_exact_sum(o.last.host, o.last.device, o.out, sub_tiles, ScanKind::inclusive, workspace,
+                    stream, seed, 99999);
   }
 }
 
@@ -565,11 +592,7 @@ TEST(ScanEngineGpu, PipelinedEngineSharesOneWorkspaceWithoutMemsetsAndReportsOve
   for (const std::int64_t n :
        {std::int64_t{300001}, std::int64_t{1}, std::int64_t{8193}, (std::int64_t{1} << 22) + 5,
         std::int64_t{65536}, std::int64_t{16383}}) {
-    std::vector<std::int32_t> x(static_cast<std::size_t>(n));
-    for (auto& v : x) v = static_cast<std::int32_t>(rng() % 2001) - 1000;
-    cuda::DeviceBuffer<std::int32_t> in(x.size()), out(x.size());
-    cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(std::int32_t));
-    cuda::synchronize_device();
+    auto [x, in, out] = random_ints(n, rng);
     const ScanKind kind = (round++ % 2 == 0) ? ScanKind::inclusive : ScanKind::exclusive;
     check_pipelined_sum(CommutativeCheckedIntSum{}, x, in, out, kind, workspace, stream, seed);
     check_exact_sum(x, in, out, 0, kind, workspace, stream, seed);
@@ -582,41 +605,30 @@ TEST(ScanEngineGpu, PipelinedEngineSharesOneWorkspaceWithoutMemsetsAndReportsOve
   }
   // Overflows: at index 1 (everything 2^30), none, at 2 (exclusive), late in a full tile, and in
   // the partial last tile; each launch clears the last one's report.
-  const std::int64_t n = 100001;
-  std::vector<std::int32_t> big(static_cast<std::size_t>(n), 1 << 30), small(big.size(), 1);
-  std::vector<std::int32_t> late = small, last = small;
-  late[70000] = INT32_MAX;
-  last[99999] = INT32_MAX;
-  cuda::DeviceBuffer<std::int32_t> in_big(big.size()), in_small(big.size()), in_late(big.size()),
-      in_last(big.size()), out(big.size());
-  cuda::copy_to_device(in_big.data(), big.data(), big.size() * sizeof(std::int32_t));
-  cuda::copy_to_device(in_small.data(), small.data(), small.size() * sizeof(std::int32_t));
-  cuda::copy_to_device(in_late.data(), late.data(), late.size() * sizeof(std::int32_t));
-  cuda::copy_to_device(in_last.data(), last.data(), last.size() * sizeof(std::int32_t));
-  cuda::synchronize_device();
+  OverflowInputs o;
   for (const bool commutative : {true, false}) {
-    const auto check = [&](const std::vector<std::int32_t>& x,
-                           const cuda::DeviceBuffer<std::int32_t>& in, ScanKind kind,
+    const auto check = [&](const OverflowInputs::Case& x, ScanKind kind,
                            std::int64_t first_overflow) {
       if (commutative) {
-        check_pipelined_sum(CommutativeCheckedIntSum{}, x, in, out, kind, workspace, stream, seed,
-                            first_overflow);
+        check_pipelined_sum(CommutativeCheckedIntSum{}, x.host, x.device, o.out, kind, workspace,
+                            stream, seed, first_overflow);
       } else {
-        check_pipelined_sum(CheckedIntSum{}, x, in, out, kind, workspace, stream, seed,
+        check_pipelined_sum(CheckedIntSum{}, x.host, x.device, o.out, kind, workspace, stream, seed,
                             first_overflow);
       }
     };
-    check(big, in_big, ScanKind::inclusive, 1);
-    check(small, in_small, ScanKind::inclusive, -1);
-    check(big, in_big, ScanKind::exclusive, 2);
-    check(late, in_late, ScanKind::inclusive, 70000);
-    check(last, in_last, ScanKind::inclusive, 99999);
+    check(o.big, ScanKind::inclusive, 1);
+    check(o.small, ScanKind::inclusive, -1);
+    check(o.big, ScanKind::exclusive, 2);
+    check(o.late, ScanKind::inclusive, 70000);
+    check(o.last, ScanKind::inclusive, 99999);
   }
   // Not 16-byte aligned: declined, nothing launched.
-  EXPECT_FALSE(pipelined_scan::launch(CheckedIntSum{}, in_small.data() + 1, out.data(), n - 1,
-                                      ScanKind::inclusive, workspace, stream.handle()));
-  EXPECT_FALSE(pipelined_scan::launch(CheckedIntSum{}, in_small.data(), out.data() + 2, n - 2,
-                                      ScanKind::inclusive, workspace, stream.handle()));
+  const auto n = static_cast<std::int64_t>(OverflowInputs::kCount);
+  EXPECT_FALSE(pipelined_scan::launch(CheckedIntSum{}, o.small.device.data() + 1, o.out.data(),
+                                      n - 1, ScanKind::inclusive, workspace, stream.handle()));
+  EXPECT_FALSE(pipelined_scan::launch(CheckedIntSum{}, o.small.device.data(), o.out.data() + 2,
+                                      n - 2, ScanKind::inclusive, workspace, stream.handle()));
 }
 
 // int64 sums carry 128-bit prefixes: a split status (flags, then aggregate and inclusive arrays
