@@ -237,28 +237,35 @@ struct KeepPositive {
   __host__ __device__ bool operator()(std::int32_t x) const { return x > 0; }
 };
 
-/// Checks that a finished launch over `n` int32 elements with `sub_tiles` sub-tiles a tile (0: the
-/// default rule) left its tile counter, done counter, report gate and every tile's status word zero
-/// (the next launch's memset-free start depends on it; the overflow report may hold anything). The
-/// status is the packed one of CheckedIntSum and of the compaction's count.
+/// Checks that a finished launch over `tiles` tiles left its tile counter, done counter, report
+/// gate and every tile's status word zero (the next launch's memset-free start depends on it; the
+/// overflow report may hold anything). The status is the packed one of CheckedIntSum and of the
+/// compaction's count.
+void expect_status_left_clean(const ScanWorkspace& workspace, std::int64_t tiles,
+                              const std::string& context) {
+  std::vector<unsigned long long> words(exact_scan::kStatusOffset / 8 + std::size_t(tiles));
+  cuda::copy_to_host(words.data(), workspace.data(), words.size() * sizeof(unsigned long long));
+  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, tile_counter) / 8], 0u)
+      << context << ": tile counter";
+  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, done_counter) / 8], 0u)
+      << context << ": done counter";
+  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, report_cleared) / 8], 0u)
+      << context << ": report gate";
+  for (std::int64_t t = 0; t < tiles; ++t) {
+    ASSERT_EQ(words[exact_scan::kStatusOffset / 8 + std::size_t(t)], 0u)
+        << context << ": status of tile " << t << " of " << tiles;
+  }
+}
+
+/// The same for an exact-engine launch (or compaction) over `n` int32 elements with `sub_tiles`
+/// sub-tiles a tile (0: the default rule).
 void expect_workspace_left_clean(const ScanWorkspace& workspace, std::int64_t n, int sub_tiles,
                                  const char* what, std::uint64_t seed) {
   if (sub_tiles == 0) sub_tiles = exact_scan::sub_tiles_for<std::int32_t>(n);
   const std::int64_t tile = std::int64_t{sub_tiles} * exact_scan::TileShape<std::int32_t>::kSubTile;
-  const std::int64_t tiles = (n + tile - 1) / tile;
-  std::vector<unsigned long long> words(exact_scan::kStatusOffset / 8 + std::size_t(tiles));
-  cuda::copy_to_host(words.data(), workspace.data(), words.size() * sizeof(unsigned long long));
-  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, tile_counter) / 8], 0u)
-      << what << ": tile counter, n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
-  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, done_counter) / 8], 0u)
-      << what << ": done counter, n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
-  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, report_cleared) / 8], 0u)
-      << what << ": report gate, n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
-  for (std::int64_t t = 0; t < tiles; ++t) {
-    ASSERT_EQ(words[exact_scan::kStatusOffset / 8 + std::size_t(t)], 0u)
-        << what << ": status of tile " << t << " of " << tiles << ", n=" << n
-        << " sub_tiles=" << sub_tiles << " seed=" << seed;
-  }
+  expect_status_left_clean(workspace, (n + tile - 1) / tile,
+                           std::string(what) + ", n=" + std::to_string(n) + " sub_tiles=" +
+                               std::to_string(sub_tiles) + " seed=" + std::to_string(seed));
 }
 
 /// Scans x on the exact engine with `sub_tiles` sub-tiles a tile (0: the default rule); checks
@@ -554,14 +561,9 @@ void check_pipelined_sum(const Op& op, const std::vector<std::int32_t>& x,
   stream.synchronize();
   EXPECT_EQ(scan_engine::overflow_index(workspace), first_overflow)
       << "pipelined n=" << n << " seed=" << seed;
-  // 8192 int32 a tile is four sub-tiles' worth of the exact engine's layout.
-  const std::int64_t tiles = (n + 8191) / 8192;
-  std::vector<unsigned long long> words(exact_scan::kStatusOffset / 8 + std::size_t(tiles));
-  cuda::copy_to_host(words.data(), workspace.data(), words.size() * sizeof(unsigned long long));
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (i == offsetof(exact_scan::LaunchControl, overflow_report) / 8) continue;
-    ASSERT_EQ(words[i], 0u) << "pipelined left word " << i << " set, n=" << n << " seed=" << seed;
-  }
+  expect_status_left_clean(
+      workspace, pipelined_scan::tile_count<pipelined_scan::DefaultConfig, std::int32_t>(n),
+      "pipelined, n=" + std::to_string(n) + " seed=" + std::to_string(seed));
   if (first_overflow >= 0) return;
   std::vector<std::int32_t> y(x.size());
   cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(std::int32_t));

@@ -473,6 +473,16 @@ __device__ __forceinline__ int sub_tile_valid(std::int64_t count, std::int64_t s
                                        : TileShape<E>::kSubTile;
 }
 
+/// By one thread of a warp with an overflow: records `index` in the report unless the report
+/// already holds an earlier one (the report keeps 2^63 - index, so the largest is the earliest).
+__device__ __forceinline__ void record_overflow(LaunchControl* control, std::int64_t index) {
+  wait_for_report_cleared(control);
+  const auto value = (1ull << 63) - static_cast<unsigned long long>(index);
+  if (*static_cast<volatile unsigned long long*>(&control->overflow_report) < value) {
+    atomicMax(&control->overflow_report, value);
+  }
+}
+
 /// Records `first_bad` (this lane's first failing item, kItems when none) for the warp: the
 /// lowest failing lane reports, and only when the report does not hold an earlier index already
 /// (an overflowing scan would otherwise send one atomic per thread to one address: measured, a
@@ -484,11 +494,7 @@ __device__ __forceinline__ void report_overflow(LaunchControl* control,
   if (failing == 0) return;
   const int lane = threadIdx.x % kLanes;
   if (lane != __ffs(failing) - 1) return;
-  wait_for_report_cleared(control);
-  const auto value = (1ull << 63) - static_cast<unsigned long long>(lane_first_index + first_bad);
-  if (*static_cast<volatile unsigned long long*>(&control->overflow_report) < value) {
-    atomicMax(&control->overflow_report, value);
-  }
+  record_overflow(control, lane_first_index + first_bad);
 }
 
 template <class Op, class Output, int kWords, unsigned kPollDelayNs, bool kPublishInclusive>

@@ -432,12 +432,7 @@ __device__ __forceinline__ void report_lowest_overflow(LaunchControl* control, s
     const std::int64_t other = __shfl_xor_sync(~0u, bad, d);
     bad = other < bad ? other : bad;
   }
-  if (threadIdx.x % kLanes != 0) return;
-  exact_scan::wait_for_report_cleared(control);
-  const auto value = (1ull << 63) - static_cast<unsigned long long>(bad);
-  if (*static_cast<volatile unsigned long long*>(&control->overflow_report) < value) {
-    atomicMax(&control->overflow_report, value);
-  }
+  if (threadIdx.x % kLanes == 0) exact_scan::record_overflow(control, bad);
 }
 
 /// A group of a consumer warp's rows: items[r] is the lane's chunk of row r, whose first element
