@@ -24,7 +24,10 @@
 //
 // Measured on the H200 (int32 exact sum, docs/case-studies/scan.md): 87-89% of the device-to-device
 // copy bandwidth at 2^28 and 2^30, 1.18-1.19x CUB, where the one-block-a-tile engine gives 72%.
-// What bounds it is the look-back warp, busy nearly 90% of the time with 1.45 round trips a tile.
+// What bounds it is when each tile's prefix exists: the look-back warp is busy nearly 90% of the
+// time with 1.45 round trips a tile. One look-back for a cluster's group of tiles, one for a run
+// of a block's consecutive tiles, and handing stages back before the prefix is known were all
+// measured slower (74-85%): each puts more tiles in flight, couples blocks or delays aggregates.
 
 #include <cuda_runtime.h>
 
