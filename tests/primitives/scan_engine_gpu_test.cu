@@ -5,7 +5,7 @@
 // alone), an operation that records any element past n reaching it, every tile size of the exact
 // engine and the pipelined engine on one workspace that no memset clears between launches
 // (scans, compactions, overflow reports), the pipelined engine for every type and operation of
-// the API at awkward sizes, and one scan over 2^31 + 7 elements (the API's default engine) made
+// the API at awkward sizes and in other shapes than its default, and one scan over 2^31 + 7 elements (the API's default engine) made
 // and checked on the device.
 
 #include <gtest/gtest.h>
@@ -466,9 +466,9 @@ bool same_bits(T a, T b) {
   return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
-/// The pipelined engine on `op` (a functor of scan_ops.hpp, as the API passes it) against the same
-/// functor folded on the host, element by element.
-template <class T, class Op>
+/// The pipelined engine (of shape Cfg) on `op` (a functor of scan_ops.hpp, as the API passes it)
+/// against the same functor folded on the host, element by element.
+template <class T, class Cfg = pipelined_scan::DefaultConfig, class Op>
 void check_pipelined(const Op& op, ScanOp which, std::int64_t n, ScanKind kind,
                      ScanWorkspace& workspace, cuda::Stream& stream, std::mt19937& rng,
                      std::uint64_t seed, const char* name) {
@@ -479,7 +479,7 @@ void check_pipelined(const Op& op, ScanOp which, std::int64_t n, ScanKind kind,
   cuda::synchronize_device();
   cuda::fill_bytes_async(out.data(), 0xA5, in.size() * sizeof(T), stream.handle());
   ASSERT_TRUE(
-      pipelined_scan::launch(op, in.data(), out.data(), n, kind, workspace, stream.handle()));
+      pipelined_scan::launch<Cfg>(op, in.data(), out.data(), n, kind, workspace, stream.handle()));
   stream.synchronize();
   EXPECT_EQ(scan_engine::overflow_index(workspace), -1) << name << " n=" << n << " seed=" << seed;
   std::vector<T> y(x.size());
@@ -582,6 +582,41 @@ void check_pipelined_sum(const Op& op, const std::vector<std::int32_t>& x,
 // The pipelined engine leaves the workspace as it found it (no memset between launches), also
 // between launches of the exact engine and compactions on the same workspace, reports the first
 // overflowing index (in a full tile and in the partial last one) and declines misaligned data.
+/// Shapes of the pipelined engine other than the default, on int32 sums (packed status words) and
+/// int64 sums (split ones): small stages, so that a block takes many tiles and every ring of
+/// stages and slots wraps many times; the second copy right after the first with the look-back
+/// right after the fold (lags 0); a look-back that waits for more folded tiles than the copies'
+/// lag (the most the shape allows); four consumer warps.
+template <class Cfg>
+void check_pipelined_shape(const char* shape, std::mt19937& rng, std::uint64_t seed) {
+  cuda::Stream stream;
+  ScanWorkspace workspace;
+  for (const std::int64_t n : {1, 2047, 2049, 300001, (1 << 22) + 5}) {
+    for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
+      const std::string name = std::string(shape) + " int32 sum";
+      detail::with_scan_op<std::int32_t, /*kExact=*/true>(ScanOp::sum, [&](auto op) {
+        check_pipelined<std::int32_t, Cfg>(op, ScanOp::sum, n, kind, workspace, stream, rng, seed,
+                                           name.c_str());
+      });
+      const std::string wide = std::string(shape) + " int64 sum";
+      detail::with_scan_op<std::int64_t, /*kExact=*/true>(ScanOp::sum, [&](auto op) {
+        check_pipelined<std::int64_t, Cfg>(op, ScanOp::sum, n, kind, workspace, stream, rng, seed,
+                                           wide.c_str());
+      });
+    }
+  }
+}
+
+TEST(ScanEngineGpu, PipelinedEngineOtherShapesMatchTheSequentialFold) {
+  GPUKIT_REQUIRE_GPU();
+  if (!pipelined_available()) GTEST_SKIP() << "the pipelined engine needs sm_90";
+  const std::uint64_t seed = std::random_device{}();
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  check_pipelined_shape<pipelined_scan::Config<8192, 2, 2, 0, 0, 8, 2>>("8 KB, lags 0", rng, seed);
+  check_pipelined_shape<pipelined_scan::Config<8192, 3, 2, 3, 5, 4, 2>>(
+      "8 KB, look-back lag 5, four consumers", rng, seed);
+}
+
 TEST(ScanEngineGpu, PipelinedEngineSharesOneWorkspaceWithoutMemsetsAndReportsOverflows) {
   GPUKIT_REQUIRE_GPU();
   if (!pipelined_available()) GTEST_SKIP() << "the pipelined engine needs sm_90";

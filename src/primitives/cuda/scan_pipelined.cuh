@@ -15,8 +15,8 @@
 namespace gpukit::primitives::cuda_detail {
 
 /// Input bytes from which the pipelined engine takes a scan. Measured on the H200 (int32 sums,
-/// docs/case-studies/scan.md): at 2^23 elements (32 MB) it ran 1.08-1.10x CUB against the
-/// one-block-a-tile engine's 0.93x, at 2^22 0.95-0.98x against 1.04-1.05x.
+/// docs/case-studies/scan.md): at 2^23 elements (32 MB) it ran 1.16x CUB against the
+/// one-block-a-tile engine's 0.90x, at 2^22 0.93x against 1.05x.
 inline constexpr std::int64_t kPipelinedMinBytes = std::int64_t{32} << 20;
 
 template <class T, class Op>

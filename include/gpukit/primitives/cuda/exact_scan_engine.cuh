@@ -242,8 +242,10 @@ inline constexpr int kLookbackWords = 1;
 inline constexpr unsigned kLookbackPollDelayNs = 0;
 
 /// By one whole warp, for tile >= 1: the tile's exclusive prefix (every lane returns it). Lane l
-/// watches tiles newest - kWords l - j (j < kWords; before the first tile: the initial value, as
-/// an inclusive prefix), all its loads in flight at once. Only the tiles after the nearest
+/// watches tiles newest - kWords l - j (j < kWords), all its loads in flight at once. Tile
+/// `known_tile` (< tile) is taken without a read as an inclusive prefix of value `known_inclusive`,
+/// and nothing before it is read: by default the initial value before the first tile, in the
+/// pipelined engine a block's own previous tile. Only the tiles after the nearest
 /// inclusive prefix in the window are waited for; their values and that prefix are combined in
 /// tile order (within a lane from j = kWords - 1 down, then across lanes by a shuffle tree, the
 /// higher lane being the earlier); with no inclusive prefix in the window, its aggregate carries on
@@ -252,7 +254,8 @@ inline constexpr unsigned kLookbackPollDelayNs = 0;
 /// kPollDelayNs.
 template <int kWords, unsigned kPollDelayNs, class Op, class Status>
 __device__ typename Op::Acc lookback_exclusive_prefix(const Op& op, const Status& status,
-                                                      std::int64_t tile) {
+                                                      std::int64_t tile, std::int64_t known_tile,
+                                                      typename Op::Acc known_inclusive) {
   using Acc = typename Op::Acc;
   static_assert(kWords >= 1 && kWords <= 8, "exact_scan: 1 to 8 status words a lane");
   constexpr unsigned kAllWords = (1u << kWords) - 1;
@@ -266,8 +269,8 @@ __device__ typename Op::Acc lookback_exclusive_prefix(const Op& op, const Status
     for (int j = 0; j < kWords; ++j) {
       const std::int64_t watched = lane_newest - j;
       flags[j] = kInclusive;
-      values[j] = watched == -1 ? canonical_scan::initial_value(op) : op.identity();
-      if (watched >= 0) status.read(watched, flags[j], values[j]);
+      values[j] = watched == known_tile ? known_inclusive : op.identity();
+      if (watched > known_tile) status.read(watched, flags[j], values[j]);
     }
     unsigned inclusive_words;  // this lane's words holding an inclusive prefix
     int nearest_lane;          // the lowest lane holding one (kLanes: none)
@@ -311,6 +314,14 @@ __device__ typename Op::Acc lookback_exclusive_prefix(const Op& op, const Status
     later = scan_engine::clamp_carry(op, op(scan_engine::shuffle(window, 0), later));
     if (nearest_lane < kLanes) return later;
   }
+}
+
+template <int kWords, unsigned kPollDelayNs, class Op, class Status>
+__device__ __forceinline__ typename Op::Acc lookback_exclusive_prefix(const Op& op,
+                                                                      const Status& status,
+                                                                      std::int64_t tile) {
+  return lookback_exclusive_prefix<kWords, kPollDelayNs>(op, status, tile, -1,
+                                                         canonical_scan::initial_value(op));
 }
 
 /// By warp 0 once `aggregate` (the tile's) is known: publishes it, looks back, publishes the

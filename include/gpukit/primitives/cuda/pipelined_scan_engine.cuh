@@ -2,32 +2,39 @@
 // The pipelined single-pass scan for exact operations on sm_90 and later: the exact engine's
 // decoupled look-back (exact_scan_engine.cuh: the same status words, look-back, launch control,
 // overflow report and workspace layout) run by persistent, warp-specialised blocks that stream
-// tiles through a ring of shared-memory stages filled by bulk copies (one instruction a tile,
-// completing on an mbarrier).
+// tiles through shared-memory stages filled by bulk copies (one instruction a tile, completing on
+// an mbarrier). Every tile is copied twice: once to be folded, and again, from L2, to be scanned.
 //
-// Why. In the one-block-a-tile engine a block holds its tile's shared memory while the look-back
-// waits for the predecessors, and that coupling costs a quarter of the time from 2^23 elements up
-// (docs/case-studies/scan.md). Persistent blocks that fetch their next tile early lose more when
-// the fetching block publishes the new tile's aggregate only after its current look-back: every
-// later tile waits behind it and the waits chain. Here each job is a warp of its own, so no tile
-// waits on another tile's look-back except for its own prefix:
-// - the producer (one lane) takes a tile from the atomic counter whenever a stage is free and
-//   starts its bulk copy at once, so loads run up to kStages tiles ahead;
-// - the reducer warps fold each tile as soon as it lands (a share of its segments each) and
-//   publish its aggregate;
-// - the look-back warp finds each tile's exclusive prefix, in order, and publishes its inclusive
-//   one;
-// - the consumer warps, one segment of the tile each, read their rows out of the stage (which
+// Why. A tile's prefix exists only once every earlier tile's aggregate is out and a look-back has
+// found them, about 7 us after the tile's own aggregate on the H200 (the slowest of the other
+// blocks, then round trips to L2 under load). A stage that holds the tile until then bounds the
+// bandwidth. In this engine's first form each tile had one stage from its copy to its scan (six
+// of 32 KB a block): a stage lived 13 us, 4 of them waiting for DRAM, and the scan ran at 87-90%
+// of the copy bandwidth; a seventh stage put one more tile ahead of every prefix and gained
+// little. Copied twice, the DRAM copy and the fold get stages of their own that no prefix holds
+// up, and the stages that wait for prefixes are filled from L2:
+// - the producer (one lane) takes a tile from the atomic counter when a fold stage is free and
+//   bulk-copies it there (from DRAM, L2 evict-last); kLag tiles later it copies the same tile again
+//   (an L2 hit, evict-first) into a scan stage;
+// - the reducer warps fold each tile the moment its first copy lands, free the fold stage and
+//   publish the aggregate;
+// - the look-back warp finds each tile's exclusive prefix once the block's next kLookbackLag tiles
+//   are folded too, when it rarely has to wait for a predecessor, and walks back at most to the
+//   block's own previous tile, whose inclusive prefix it knows; it publishes the inclusive prefix;
+// - the consumer warps, one segment of the tile each, read their rows from the scan stage (which
 //   frees it for the next copy), scan them from the prefix and store 16-byte streaming rows.
-// Deadlock freedom is the exact engine's: a tile is taken only by a running block, and its
-// aggregate depends on nothing but its own copy.
+// Measured in a traced prototype: a fold stage is held 5 us a tile, a scan stage 8 us. The stages
+// start on a 128-byte boundary: at the 16-byte boundary that the static shared memory left, the
+// same kernels ran 3-8% slower (docs/case-studies/scan.md).
 //
-// Measured on the H200 (int32 exact sum, docs/case-studies/scan.md): 87-89% of the device-to-device
-// copy bandwidth at 2^28 and 2^30, 1.18-1.19x CUB, where the one-block-a-tile engine gives 72%.
-// What bounds it is when each tile's prefix exists: the look-back warp is busy nearly 90% of the
-// time with 1.45 round trips a tile. One look-back for a cluster's group of tiles, one for a run
-// of a block's consecutive tiles, and handing stages back before the prefix is known were all
-// measured slower (74-85%): each puts more tiles in flight, couples blocks or delays aggregates.
+// Deadlock freedom is the exact engine's: a tile is taken only by a running block, and its
+// aggregate depends on nothing but its own copy (the reducers wait for nothing else, and the
+// producer takes a ticket only when the tile kSlots back has been scanned, which needs only
+// earlier tiles' aggregates).
+//
+// Measured on the H200 (int32 exact sum, docs/case-studies/scan.md): 94.1-94.4% of the
+// device-to-device copy bandwidth at 2^28 and 2^30, 1.29x CUB (the first form: 87%, or 90.3-90.5%
+// with its stages aligned).
 
 #include <cuda_runtime.h>
 
@@ -109,15 +116,29 @@ __device__ __forceinline__ void barrier_wait(unsigned long long* barrier, unsign
   __trap();
 #endif
 }
-/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to shared memory,
-/// completing on `barrier`'s transaction count.
+/// An L2 eviction policy for bulk copies: evict-last for a tile's first copy (it is read again
+/// kLag tiles later), evict-first for the second (never read again).
+__device__ __forceinline__ unsigned long long l2_policy(bool keep) {
+  unsigned long long policy = 0;
+#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
+  if (keep) {
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  } else {
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  }
+#endif
+  return policy;
+}
+/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to shared memory
+/// under the L2 policy `policy`, completing on `barrier`'s transaction count.
 __device__ __forceinline__ void bulk_copy(void* shared_destination, const void* global_source,
-                                          unsigned bytes, unsigned long long* barrier) {
+                                          unsigned bytes, unsigned long long* barrier,
+                                          unsigned long long policy) {
 #ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
   asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
-          "r"(shared_address(shared_destination)),
-      "l"(global_source), "r"(bytes), "r"(shared_address(barrier))
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], "
+      "[%1], %2, [%3], %4;" ::"r"(shared_address(shared_destination)),
+      "l"(global_source), "r"(bytes), "r"(shared_address(barrier)), "l"(policy)
       : "memory");
 #endif
 }
@@ -130,15 +151,28 @@ __device__ __forceinline__ void reducers_sync() {
 // --- geometry ----------------------------------------------------------------------------------
 
 /// A stage of kStageBytes is kStageBytes / 512 rows of 32 16-byte chunks; consumer warp w owns
-/// rows [w kWarpRows, (w + 1) kWarpRows), a segment. Warps: the producer, kReducerWarps reducers
+/// rows [w kWarpRows, (w + 1) kWarpRows), a segment. kFoldStages stages take the tiles' first
+/// copies, kScanStages their second, issued kLag tiles later; the look-back of a tile waits until
+/// the block's next kLookbackLag tiles are folded. Warps: the producer, kReducerWarps reducers
 /// (kConsumerWarps / kReducerWarps segments of every tile each), the look-back warp, then the
 /// consumers.
-template <int kStageBytes_, int kStages_, int kConsumerWarps_, int kReducerWarps_>
+template <int kStageBytes_, int kFoldStages_, int kScanStages_, int kLag_, int kLookbackLag_,
+          int kConsumerWarps_, int kReducerWarps_>
 struct Config {
   static constexpr int kStageBytes = kStageBytes_;
-  static constexpr int kStages = kStages_;
+  static constexpr int kFoldStages = kFoldStages_;
+  static constexpr int kScanStages = kScanStages_;
+  static constexpr int kLag = kLag_;
+  static constexpr int kLookbackLag = kLookbackLag_;
   static constexpr int kConsumerWarps = kConsumerWarps_;
   static constexpr int kReducerWarps = kReducerWarps_;
+  /// The per-tile values (ticket, segment totals, prefix) of a block's last kSlots tiles. The
+  /// producer overwrites a slot kSlots tiles on, once the tile kLag + kScanStages back has been
+  /// read; so kSlots > kLag + kScanStages keeps a slot until its tile is done.
+  static constexpr int kSlots = kLag + kScanStages + 2;
+  static constexpr int kStageAlignment = 128;
+  static constexpr std::size_t kDynamicBytes =
+      std::size_t(kFoldStages + kScanStages) * kStageBytes + kStageAlignment;
   static constexpr int kRows = kStageBytes / (kLanes * 16);
   static constexpr int kWarpRows = kRows / kConsumerWarps;
   static constexpr int kReducerSegments = kConsumerWarps / kReducerWarps;
@@ -150,28 +184,37 @@ struct Config {
   static_assert(kReducerSegments * kReducerWarps == kConsumerWarps && kReducerSegments <= kLanes &&
                     (kReducerSegments & (kReducerSegments - 1)) == 0,
                 "pipelined_scan: a power of two segments a reducer warp");
+  // The look-back of tile k waits for the fold of tile k + kLookbackLag, whose ticket the
+  // producer takes only after the second copy of tile k + kLookbackLag - 1 - kLag, which waits
+  // for tile k + kLookbackLag - 1 - kLag - kScanStages to be scanned: an earlier tile.
+  static_assert(kLookbackLag <= kLag + kScanStages, "pipelined_scan: no wait on a later tile");
   template <class E>
   static constexpr std::int64_t tile_elements() {
     return kStageBytes / sizeof(E);
   }
 };
 
-/// Measured on the H200 (int32 exact sum, 2^24 to 2^30, docs/case-studies/scan.md): six stages of
-/// 32 KB (192 KB), eight consumer warps and two reducer warps: 12 warps, 168 registers, no spills.
-/// Seven or more stages, stages of 16 to 28 KB, 64 KB stages and two look-back warps were all
-/// slower (78-86% of copy against 87%).
-using DefaultConfig = Config<32768, 6, 8, 2>;
+/// Measured on the H200 (int32 exact sum, 2^28 and 2^30, docs/case-studies/scan.md): three fold
+/// and four scan stages of 32 KB (224 KB), the second copy two tiles after the first, the
+/// look-back one tile after the fold: 94.1-94.4% of copy. Three scan stages gave 93.7-93.8%, two
+/// fold and three scan stages with a lag of one 92.0-92.2%. In the prototype (2-3% slower
+/// throughout), against its 92.6-93.0% for this shape: a lag of three tiles 90.7-90.9%, a look-back
+/// lag of 0 or 2 the same, two fold stages 85.7-86.2%, 24 KB stages 87.7-88.8%, the copies without
+/// L2 hints 89.7-89.9%; a lag of four tiles (17 MB of tiles between the copies) missed L2: 75%.
+using DefaultConfig = Config<32768, 3, 4, 2, 1, 8, 2>;
 
-template <class Acc, int kStages, int kConsumerWarps>
+template <class Acc, class Cfg>
 struct PipelineShared {
-  unsigned long long full[kStages];     // the tile's bytes landed (producer + bulk copy)
-  unsigned long long reduced[kStages];  // its aggregate published (first reducer warp)
-  unsigned long long ready[kStages];    // its exclusive prefix known (look-back warp)
-  unsigned long long empty[kStages];    // its rows read (every consumer warp)
-  long long ticket[kStages];            // the tile, or -1: no more tiles
-  Acc segment_totals[kStages][kConsumerWarps];
-  Acc aggregate[kStages];
-  Acc exclusive[kStages];
+  unsigned long long fold_full[Cfg::kFoldStages];   // the first copy landed (producer + copy)
+  unsigned long long fold_empty[Cfg::kFoldStages];  // folded (every reducer warp)
+  unsigned long long scan_full[Cfg::kScanStages];   // the second copy landed (producer + copy)
+  unsigned long long scan_empty[Cfg::kScanStages];  // its rows read (every consumer warp)
+  unsigned long long reduced[Cfg::kSlots];          // the aggregate published (first reducer)
+  unsigned long long ready[Cfg::kSlots];            // the exclusive prefix known (look-back warp)
+  long long ticket[Cfg::kSlots];                    // the tile, or -1: no more tiles
+  Acc segment_totals[Cfg::kSlots][Cfg::kConsumerWarps];
+  Acc aggregate[Cfg::kSlots];
+  Acc exclusive[Cfg::kSlots];
   bool last;
 };
 
@@ -277,37 +320,59 @@ __device__ __forceinline__ int segment_of_lane(int lane) {
 
 // --- the roles ---------------------------------------------------------------------------------
 
-/// Lane 0 of warp 0: a tile into every free stage, in the order the counter hands them out.
+/// Where stage `stage` (the fold stages first, then the scan stages) begins.
+template <class Cfg>
+__device__ __forceinline__ uint4* stage_at(uint4* stages, int stage) {
+  return stages + std::size_t(stage) * (Cfg::kStageBytes / 16);
+}
+
+/// Lane 0 of warp 0: each tile, in the order the counter hands them out, into a free fold stage,
+/// and kLag tiles later into a free scan stage.
 template <class Cfg, class E, class Shared>
 __device__ __forceinline__ void produce(const E* input, std::int64_t count, std::int64_t tiles,
                                         LaunchControl* control, uint4* stages, Shared& shared) {
   constexpr std::int64_t kTile = Cfg::template tile_elements<E>();
-  for (int k = 0;; ++k) {
-    const int s = k % Cfg::kStages;
-    if (k >= Cfg::kStages) barrier_wait(&shared.empty[s], (k / Cfg::kStages - 1) & 1);
-    const auto ticket = static_cast<long long>(atomicAdd(&control->tile_counter, 1ull));
-    if (ticket >= tiles) {
-      shared.ticket[s] = -1;
-      barrier_arrive(&shared.full[s]);
-      return;
-    }
-    if (ticket == 0) exact_scan::clear_overflow_report(control);
-    shared.ticket[s] = ticket;
+  constexpr int kFold = Cfg::kFoldStages;
+  constexpr int kScan = Cfg::kScanStages;
+  const unsigned long long keep = l2_policy(true);
+  const unsigned long long drop = l2_policy(false);
+  const auto copy_tile = [&](uint4* stage, unsigned long long* barrier, long long ticket,
+                             unsigned long long policy) {
     const std::int64_t begin = ticket * kTile;
     const std::int64_t valid = count - begin < kTile ? count - begin : kTile;
     const auto bytes = static_cast<unsigned>(valid * std::int64_t(sizeof(E)) / 16 * 16);
-    barrier_arrive_expect_bytes(&shared.full[s], bytes);
-    if (bytes > 0) {
-      bulk_copy(stages + std::size_t(s) * (Cfg::kStageBytes / 16), input + begin, bytes,
-                &shared.full[s]);
+    barrier_arrive_expect_bytes(barrier, bytes);
+    if (bytes > 0) bulk_copy(stage, input + begin, bytes, barrier, policy);
+  };
+  const auto copy_again = [&](int j) {
+    const int s = j % kScan;
+    if (j >= kScan) barrier_wait(&shared.scan_empty[s], (j / kScan - 1) & 1);
+    copy_tile(stage_at<Cfg>(stages, kFold + s), &shared.scan_full[s],
+              shared.ticket[j % Cfg::kSlots], drop);
+  };
+  int k = 0;
+  for (;; ++k) {
+    const int f = k % kFold;
+    if (k >= kFold) barrier_wait(&shared.fold_empty[f], (k / kFold - 1) & 1);
+    const auto ticket = static_cast<long long>(atomicAdd(&control->tile_counter, 1ull));
+    if (ticket >= tiles) {
+      shared.ticket[k % Cfg::kSlots] = -1;
+      barrier_arrive(&shared.fold_full[f]);
+      break;
     }
+    if (ticket == 0) exact_scan::clear_overflow_report(control);
+    shared.ticket[k % Cfg::kSlots] = ticket;
+    copy_tile(stage_at<Cfg>(stages, f), &shared.fold_full[f], ticket, keep);
+    if (k >= Cfg::kLag) copy_again(k - Cfg::kLag);
   }
+  for (int j = k > Cfg::kLag ? k - Cfg::kLag : 0; j < k; ++j) copy_again(j);
 }
 
 /// Reducer warp `which`: segments [which kReducerSegments, (which + 1) kReducerSegments) of every
-/// tile as soon as it lands; the first reducer then publishes the tile's aggregate. Two warps
-/// share a tile rather than taking turns: this latency is every later tile's wait for this
-/// tile's aggregate (measured: 0.9 against 2.4 us, 1% more bandwidth).
+/// tile as soon as its first copy lands; the first reducer then publishes the tile's aggregate
+/// (the first tile's as its inclusive prefix). Two warps share a tile rather than taking turns:
+/// this latency is every later tile's wait for this tile's aggregate (measured in the engine's
+/// first form: 0.9 against 2.4 us, 1% more bandwidth).
 template <class Cfg, class Op, class Shared>
 __device__ __forceinline__ void reduce_tiles(const Op& op, const typename Op::Input* input,
                                              std::int64_t count, const LookbackStatus<Op>& status,
@@ -320,14 +385,15 @@ __device__ __forceinline__ void reduce_tiles(const Op& op, const typename Op::In
   const int first_segment = which * kMine;
   const int lane = threadIdx.x % kLanes;
   for (int k = 0;; ++k) {
-    const int s = k % Cfg::kStages;
-    barrier_wait(&shared.full[s], (k / Cfg::kStages) & 1);
-    const long long tile = shared.ticket[s];
+    const int f = k % Cfg::kFoldStages;
+    const int slot = k % Cfg::kSlots;
+    barrier_wait(&shared.fold_full[f], (k / Cfg::kFoldStages) & 1);
+    const long long tile = shared.ticket[slot];
     if (tile < 0) {
-      if (which == 0 && lane == 0) barrier_arrive(&shared.reduced[s]);
+      if (which == 0 && lane == 0) barrier_arrive(&shared.reduced[slot]);
       return;
     }
-    const uint4* stage = stages + std::size_t(s) * (Cfg::kStageBytes / 16);
+    const uint4* stage = stages + std::size_t(f) * (Cfg::kStageBytes / 16);
     const std::int64_t begin = tile * kTile;
     const int valid = static_cast<int>(count - begin < kTile ? count - begin : kTile);
     if (kCommutative<Op> && valid == kTile) {
@@ -355,9 +421,11 @@ __device__ __forceinline__ void reduce_tiles(const Op& op, const typename Op::In
           columns[m] = b == 0 ? folds[0] : op(columns[m], folds[0]);
         }
       }
+      __syncwarp();
+      if (lane == 0) barrier_arrive(&shared.fold_empty[f]);
       const Acc total = warp_totals_scattered<kMine>(op, columns);
       if (lane % (kLanes / kMine) == 0) {
-        shared.segment_totals[s][first_segment + segment_of_lane<kMine>(lane)] = total;
+        shared.segment_totals[slot][first_segment + segment_of_lane<kMine>(lane)] = total;
       }
     } else {
       // In order, row by row (a partial tile, or an operation that may not commute).
@@ -375,53 +443,71 @@ __device__ __forceinline__ void reduce_tiles(const Op& op, const typename Op::In
           }
           segment = op(segment, scan_engine::shuffle(warp_fold_to_lane0(op, lane_value), 0));
         }
-        if (lane == 0) shared.segment_totals[s][w] = segment;
+        if (lane == 0) shared.segment_totals[slot][w] = segment;
       }
+      __syncwarp();
+      if (lane == 0) barrier_arrive(&shared.fold_empty[f]);
     }
     reducers_sync<Cfg::kReducerWarps * kLanes>();
     if (which == 0 && lane == 0) {
       Acc aggregate = op.identity();
 #pragma unroll
       for (int w = 0; w < Cfg::kConsumerWarps; ++w) {
-        aggregate = op(aggregate, shared.segment_totals[s][w]);
+        aggregate = op(aggregate, shared.segment_totals[slot][w]);
       }
-      shared.aggregate[s] = aggregate;
-      if (tile > 0) status.publish(tile, exact_scan::kAggregate, aggregate);
-      barrier_arrive(&shared.reduced[s]);
+      shared.aggregate[slot] = aggregate;
+      if (tile > 0) {
+        status.publish(tile, exact_scan::kAggregate, aggregate);
+      } else {
+        status.publish(0, exact_scan::kInclusive,
+                       scan_engine::clamp_carry(op, op(canonical_scan::initial_value(op), aggregate)));
+      }
+      barrier_arrive(&shared.reduced[slot]);
     }
   }
 }
 
-/// The look-back warp: every tile's exclusive prefix in turn, once its aggregate is published;
-/// publishes the inclusive prefix (unless !kPublishInclusive, for tests; the first tile always
-/// does). One warp: with two, each look-back started before its block's previous tile had its
-/// inclusive prefix and took two rounds instead of 1.5 (measured: 82% of copy against 87%).
+/// The look-back warp: every tile's exclusive prefix in turn, once the block's next kLookbackLag
+/// tiles are folded (or there are no more); publishes the inclusive prefix (unless
+/// !kPublishInclusive, for tests: then each look-back walks back through aggregates to the block's
+/// own previous tile). One warp: in the engine's first form, two look-back warps taking turns
+/// each started before the block's previous tile had its prefix and took more rounds (measured:
+/// 82% of copy against 87%).
 template <class Cfg, bool kPublishInclusive, class Op, class Shared>
 __device__ __forceinline__ void look_back_tiles(const Op& op, const LookbackStatus<Op>& status,
                                                 Shared& shared) {
   using Acc = typename Op::Acc;
+  constexpr int kNoEnd = std::numeric_limits<int>::max();
   const int lane = threadIdx.x % kLanes;
+  int folded = 0;   // the block's tiles whose fold this warp has seen
+  int end = kNoEnd;  // the slot index holding the block's end, once seen
+  long long previous_tile = -1;
+  Acc previous_inclusive = canonical_scan::initial_value(op);
   for (int k = 0;; ++k) {
-    const int s = k % Cfg::kStages;
-    barrier_wait(&shared.reduced[s], (k / Cfg::kStages) & 1);
-    const long long tile = shared.ticket[s];
-    if (tile < 0) {  // the consumers learn of the end from this stage
-      if (lane == 0) barrier_arrive(&shared.ready[s]);
+    while (folded <= k + Cfg::kLookbackLag && end == kNoEnd) {
+      barrier_wait(&shared.reduced[folded % Cfg::kSlots], (folded / Cfg::kSlots) & 1);
+      if (shared.ticket[folded % Cfg::kSlots] < 0) end = folded;
+      ++folded;
+    }
+    const int slot = k % Cfg::kSlots;
+    if (k == end) {  // the consumers learn of the end from this slot
+      if (lane == 0) barrier_arrive(&shared.ready[slot]);
       return;
     }
+    const long long tile = shared.ticket[slot];
     const Acc exclusive =
         tile == 0 ? canonical_scan::initial_value(op)
                   : exact_scan::lookback_exclusive_prefix<exact_scan::kLookbackWords,
                                                           exact_scan::kLookbackPollDelayNs>(
-                        op, status, tile);
+                        op, status, tile, previous_tile, previous_inclusive);
+    const Acc inclusive = scan_engine::clamp_carry(op, op(exclusive, shared.aggregate[slot]));
     if (lane == 0) {
-      if (kPublishInclusive || tile == 0) {
-        status.publish(tile, exact_scan::kInclusive,
-                       scan_engine::clamp_carry(op, op(exclusive, shared.aggregate[s])));
-      }
-      shared.exclusive[s] = exclusive;
-      barrier_arrive(&shared.ready[s]);
+      if (kPublishInclusive && tile > 0) status.publish(tile, exact_scan::kInclusive, inclusive);
+      shared.exclusive[slot] = exclusive;
+      barrier_arrive(&shared.ready[slot]);
     }
+    previous_tile = tile;
+    previous_inclusive = inclusive;
   }
 }
 
@@ -523,7 +609,8 @@ __device__ __forceinline__ std::int64_t scan_rows(
   return bad;
 }
 
-/// Consumer warp `w`: its segment of every tile, scanned from the tile's prefix and stored.
+/// Consumer warp `w`: its segment of every tile, from the tile's second copy, scanned from the
+/// tile's prefix and stored.
 template <class Cfg, bool kExclusive, class Op, class Output, class Shared>
 __device__ __forceinline__ void consume_tiles(const Op& op, const typename Op::Input* input,
                                               Output* output, std::int64_t count,
@@ -538,18 +625,20 @@ __device__ __forceinline__ void consume_tiles(const Op& op, const typename Op::I
   constexpr std::int64_t kTile = Cfg::template tile_elements<E>();
   const int lane = threadIdx.x % kLanes;
   for (int k = 0;; ++k) {
-    const int s = k % Cfg::kStages;
-    barrier_wait(&shared.ready[s], (k / Cfg::kStages) & 1);
-    const long long tile = shared.ticket[s];
+    const int slot = k % Cfg::kSlots;
+    barrier_wait(&shared.ready[slot], (k / Cfg::kSlots) & 1);
+    const long long tile = shared.ticket[slot];
     if (tile < 0) return;
-    const uint4* stage = stages + std::size_t(s) * (Cfg::kStageBytes / 16);
-    const std::int64_t begin = tile * kTile;
-    const int valid = static_cast<int>(count - begin < kTile ? count - begin : kTile);
-    Acc carry = shared.exclusive[s];
+    Acc carry = shared.exclusive[slot];
 #pragma unroll
     for (int v = 0; v < Cfg::kConsumerWarps; ++v) {
-      if (v < w) carry = op(carry, shared.segment_totals[s][v]);
+      if (v < w) carry = op(carry, shared.segment_totals[slot][v]);
     }
+    const int s = k % Cfg::kScanStages;
+    barrier_wait(&shared.scan_full[s], (k / Cfg::kScanStages) & 1);
+    const uint4* stage = stages + std::size_t(Cfg::kFoldStages + s) * (Cfg::kStageBytes / 16);
+    const std::int64_t begin = tile * kTile;
+    const int valid = static_cast<int>(count - begin < kTile ? count - begin : kTile);
     const int first_chunk = w * kRows * kLanes + lane;
     std::int64_t bad = std::numeric_limits<std::int64_t>::max();
 #pragma unroll
@@ -571,7 +660,7 @@ __device__ __forceinline__ void consume_tiles(const Op& op, const typename Op::I
       }
       if (g + kGroup == kRows) {
         __syncwarp();
-        if (lane == 0) barrier_arrive(&shared.empty[s]);
+        if (lane == 0) barrier_arrive(&shared.scan_empty[s]);
       }
       const std::int64_t group_bad =
           valid == kTile ? scan_rows<true, kExclusive>(op, items, carry, group_chunk * kVec, valid,
@@ -592,16 +681,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   using Acc = typename Op::Acc;
   static_assert(sizeof(Output) == sizeof(typename Op::Input),
                 "pipelined_scan: outputs as wide as inputs");
-  extern __shared__ uint4 stages[];  // [kStages][kStageBytes / 16]
-  __shared__ PipelineShared<Acc, Cfg::kStages, Cfg::kConsumerWarps> shared;
+  // [kFoldStages + kScanStages][kStageBytes / 16] from the first kStageAlignment boundary.
+  extern __shared__ uint4 dynamic_shared[];
+  uint4* const stages = reinterpret_cast<uint4*>(
+      (reinterpret_cast<std::uintptr_t>(dynamic_shared) + Cfg::kStageAlignment - 1) &
+      ~std::uintptr_t{Cfg::kStageAlignment - 1});
+  __shared__ PipelineShared<Acc, Cfg> shared;
   const int warp = threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < Cfg::kStages; ++s) {
-      barrier_init(&shared.full[s], 1);
+    for (int s = 0; s < Cfg::kFoldStages; ++s) {
+      barrier_init(&shared.fold_full[s], 1);
+      barrier_init(&shared.fold_empty[s], Cfg::kReducerWarps);
+    }
+    for (int s = 0; s < Cfg::kScanStages; ++s) {
+      barrier_init(&shared.scan_full[s], 1);
+      barrier_init(&shared.scan_empty[s], Cfg::kConsumerWarps);
+    }
+    for (int s = 0; s < Cfg::kSlots; ++s) {
       barrier_init(&shared.reduced[s], 1);
       barrier_init(&shared.ready[s], 1);
-      barrier_init(&shared.empty[s], Cfg::kConsumerWarps);
     }
 #ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -637,7 +736,7 @@ std::int64_t tile_count(std::int64_t count) {
 template <class Cfg, auto kKernel>
 int resident_blocks() {
   const auto kernel = kKernel;
-  constexpr std::size_t kDynamicBytes = std::size_t(Cfg::kStages) * Cfg::kStageBytes;
+  constexpr std::size_t kDynamicBytes = Cfg::kDynamicBytes;
   static std::array<std::atomic<int>, 64> per_device{};  // blocks + 1; 0: not known yet
   int device = 0;
   scan_engine::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
@@ -706,7 +805,7 @@ bool launch(const Op& op, const typename Op::Input* input, Output* output, std::
     return true;
   }
   const std::int64_t blocks = tiles < resident ? tiles : resident;
-  constexpr std::size_t kDynamicBytes = std::size_t(Cfg::kStages) * Cfg::kStageBytes;
+  constexpr std::size_t kDynamicBytes = Cfg::kDynamicBytes;
   kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, kDynamicBytes, stream>>>(
       op, input, output, count, tiles, Status::at(base + exact_scan::kStatusOffset, tiles), control,
       index_base);
