@@ -321,8 +321,8 @@ __device__ __forceinline__ int segment_of_lane(int lane) {
 // --- the roles ---------------------------------------------------------------------------------
 
 /// Where stage `stage` (the fold stages first, then the scan stages) begins.
-template <class Cfg>
-__device__ __forceinline__ uint4* stage_at(uint4* stages, int stage) {
+template <class Cfg, class Chunk>
+__device__ __forceinline__ Chunk* stage_at(Chunk* stages, int stage) {
   return stages + std::size_t(stage) * (Cfg::kStageBytes / 16);
 }
 
@@ -393,7 +393,7 @@ __device__ __forceinline__ void reduce_tiles(const Op& op, const typename Op::In
       if (which == 0 && lane == 0) barrier_arrive(&shared.reduced[slot]);
       return;
     }
-    const uint4* stage = stages + std::size_t(f) * (Cfg::kStageBytes / 16);
+    const uint4* stage = stage_at<Cfg>(stages, f);
     const std::int64_t begin = tile * kTile;
     const int valid = static_cast<int>(count - begin < kTile ? count - begin : kTile);
     if (kCommutative<Op> && valid == kTile) {
@@ -636,7 +636,7 @@ __device__ __forceinline__ void consume_tiles(const Op& op, const typename Op::I
     }
     const int s = k % Cfg::kScanStages;
     barrier_wait(&shared.scan_full[s], (k / Cfg::kScanStages) & 1);
-    const uint4* stage = stages + std::size_t(Cfg::kFoldStages + s) * (Cfg::kStageBytes / 16);
+    const uint4* stage = stage_at<Cfg>(stages, Cfg::kFoldStages + s);
     const std::int64_t begin = tile * kTile;
     const int valid = static_cast<int>(count - begin < kTile ? count - begin : kTile);
     const int first_chunk = w * kRows * kLanes + lane;
