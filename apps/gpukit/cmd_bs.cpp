@@ -10,6 +10,7 @@
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
+#include "gpukit/finance/black_scholes_variants.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/io/csv.hpp"
 #include "gpukit/io/option_book.hpp"
@@ -178,7 +179,11 @@ void register_bs(CLI::App& app) {
                    "(the same with fast float intrinsics, as in the CUDA SDK sample)")
       ->check(CLI::IsMember({"erfc", "hull", "hull-fast"}))
       ->capture_default_str();
-  command->add_option("--variant", args->variant, "CUDA kernel variant (default: the fastest)");
+  command
+      ->add_option("--variant", args->variant,
+                   "CUDA kernel variant (default: the fastest; `gpukit bench bs` lists them)")
+      ->check(
+          accepted_by([](std::string_view name) { finance::find_black_scholes_variant(name); }));
   command->add_option("--rate", args->rate, "Risk-free rate for the whole book");
   command->add_option("--volatility", args->volatility, "Volatility for the whole book");
   command->add_option("--dividend", args->dividend, "Dividend yield for the whole book");
