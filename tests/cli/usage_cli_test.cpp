@@ -231,6 +231,21 @@ TEST(CliUsage, QuietSilencesTheDeviceNotice) {
   }
 }
 
+TEST(CliUsage, QuietSilencesPoissonsNoticeButNotItsWarning) {
+  // A mean far from zero: the solve removes it and warns, --quiet or not.
+  const std::int64_t shape[] = {4, 4};
+  const auto f = (scratch() / "quiet_f.npy").string(), u = (scratch() / "quiet_u.npy").string();
+  gpukit::io::write_npy<double>(f, shape, std::vector<double>(16, 1.0));
+  Result r = run("poisson --device cpu -i " + f + " -o " + u);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpukit: poisson: 4x4 (lengths 1x1) double")) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpukit: poisson: warning: the mean of f")) << r.err;
+  r = run("poisson --quiet --device cpu -i " + f + " -o " + u);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.rfind("gpukit: poisson: warning: the mean of f", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 TEST(CliUsage, ReadErrorsNameTheFileAndTheReason) {
   Result r = run("bs --device cpu -i /nonexistent/book.csv -o -");
   EXPECT_EQ(r.exit_code, 4) << r.err;
