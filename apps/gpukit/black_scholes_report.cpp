@@ -14,7 +14,7 @@ bool print_black_scholes_demo(const bench::BlackScholesSeedDemo& demo) {
         "pinned.\n",
         demo.h2d_pageable_ms, demo.h2d_pinned_ms);
     fmt::print(
-        "Executing GPU kernel... seed kernel (128x256, Hull CND): {:.4f} msec; "
+        "Executing GPU kernel... the case study's kernel (128x256, Hull CND): {:.4f} msec; "
         "default kernel (erfc CND): {:.4f} msec = {:.1f} G options/s, {:.0f} GB/s.\n",
         demo.kernel_seed_ms, demo.kernel_default_ms, demo.options_per_second() / 1e9,
         demo.kernel_gbps());

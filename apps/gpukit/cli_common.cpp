@@ -2,11 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -14,16 +20,165 @@
 
 namespace gpukit::cli {
 
+void install_usage_error_format(CLI::App& app) {
+  app.failure_message([](const CLI::App* top, const CLI::Error& e) {
+    // The deepest subcommand parsed so far names the help screen that explains the option.
+    std::string command = "gpukit";
+    for (const CLI::App* level = top; !level->get_subcommands().empty();) {
+      level = level->get_subcommands().front();
+      command += " " + level->get_name();
+    }
+    return fmt::format("gpukit: usage error: {} (see '{} --help')\n", e.what(), command);
+  });
+}
+
+namespace {
+bool quiet_flag = false;
+
+// An integer written in decimal, with no leading zeros ("0" for zero).
+struct Decimal {
+  bool negative = false;
+  std::string digits;
+};
+
+// Signed comparison of two Decimals: -1, 0 or 1.
+int compare(const Decimal& a, const Decimal& b) {
+  if (a.negative != b.negative) return a.negative ? -1 : 1;
+  int magnitude = a.digits.size() != b.digits.size() ? (a.digits.size() < b.digits.size() ? -1 : 1)
+                                                     : a.digits.compare(b.digits);
+  magnitude = magnitude < 0 ? -1 : (magnitude > 0 ? 1 : 0);
+  return a.negative ? -magnitude : magnitude;
+}
+
+Decimal decimal_of(std::int64_t value) {
+  if (value >= 0) return {false, std::to_string(value)};
+  // -(INT64_MIN) does not fit an int64: negate in unsigned arithmetic.
+  return {true, std::to_string(std::uint64_t{0} - static_cast<std::uint64_t>(value))};
+}
+
+// The exact integer `text` denotes: [+-]digits[.digits][(e|E)[+-]digits]; nullopt when it is
+// not of that form or not a whole number. Exponents so large that the value exceeds every
+// range keep a 41-digit magnitude, enough for any range check to refuse it.
+std::optional<Decimal> exact_integer(std::string_view text) {
+  std::size_t i = 0;
+  Decimal d;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) d.negative = text[i++] == '-';
+  std::string mantissa;
+  long exponent = 0;
+  bool point = false, any_digit = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c >= '0' && c <= '9') {
+      mantissa += c, any_digit = true;
+      if (point) --exponent;
+    } else if (c == '.' && !point) {
+      point = true;
+    } else {
+      break;
+    }
+  }
+  if (!any_digit) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    bool negative_exponent = false;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative_exponent = text[i++] == '-';
+    long written = 0;
+    bool exponent_digit = false;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+      written = std::min(written * 10 + (text[i] - '0'), 100000L);
+      exponent_digit = true;
+    }
+    if (!exponent_digit) return std::nullopt;
+    exponent += negative_exponent ? -written : written;
+  }
+  if (i != text.size()) return std::nullopt;
+  mantissa.erase(0, std::min(mantissa.find_first_not_of('0'), mantissa.size()));
+  if (mantissa.empty()) return Decimal{false, "0"};
+  if (exponent < 0) {
+    const auto drop = static_cast<std::size_t>(-exponent);
+    if (drop >= mantissa.size() ||
+        mantissa.find_first_not_of('0', mantissa.size() - drop) != std::string::npos)
+      return std::nullopt;  // a fraction remains: 1.5, 1e-3
+    mantissa.resize(mantissa.size() - drop);
+  } else {
+    mantissa.append(static_cast<std::size_t>(std::min(exponent, 41L)), '0');
+  }
+  d.digits = mantissa;
+  return d;
+}
+}  // namespace
+
+void add_quiet_flag(CLI::App& app) {
+  app.add_flag("--quiet,-q", quiet_flag,
+               "No notices on stderr (the device line, progress); warnings and errors remain");
+}
+
+bool quiet() { return quiet_flag; }
+
+CLI::Validator integer_in(std::int64_t min, std::uint64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& value) -> std::string {
+        const Decimal low = decimal_of(min), high{false, std::to_string(max)};
+        const std::string range =
+            max == static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                ? fmt::format("at least {}", min)
+                : fmt::format("from {} to {}", min, max);
+        const std::optional<Decimal> d = exact_integer(value);
+        if (!d) {
+          return fmt::format("must be a whole number (such as 1000000 or 1e6) {}, got '{}'", range,
+                             value);
+        }
+        if (compare(*d, low) < 0 || compare(*d, high) > 0)
+          return fmt::format("must be {}, got {}", range, value);
+        value = (d->negative && d->digits != "0" ? "-" : "") + d->digits;
+        return {};
+      },
+      "", "integer");
+}
+
+CLI::Validator any_uint64() { return integer_in(0, std::numeric_limits<std::uint64_t>::max()); }
+
+CLI::Validator accepted_by(std::function<void(std::string_view)> parse) {
+  return CLI::Validator(
+      [parse](std::string& value) -> std::string {
+        try {
+          parse(value);
+        } catch (const Error& e) {
+          return e.what();
+        }
+        return {};
+      },
+      "", "accepted_by");
+}
+
+int max_cpu_threads() {
+  return std::max(1024, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 void add_device_options(CLI::App& command, DeviceOptions& options) {
-  command.add_option("--device", options.device, "auto | cpu | cuda | cuda:N")
+  command
+      .add_option("--device", options.device,
+                  "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N")
+      ->check(CLI::Validator(
+          [](std::string& spec) -> std::string {
+            if (spec == "auto" || spec == "cpu" || spec == "cuda") return {};
+            if (spec.starts_with("cuda:") && spec.size() > 5 &&
+                spec.find_first_not_of("0123456789", 5) == std::string::npos)
+              return {};
+            return fmt::format("must be auto, cpu, cuda or cuda:N, got '{}'", spec);
+          },
+          "", "device"))
       ->capture_default_str();
-  command.add_option("--threads", options.threads, "CPU threads (0 = all cores)")
-      ->capture_default_str();
+  command
+      .add_option(
+          "--threads", options.threads,
+          fmt::format("CPU threads, 1 to {} (0, the default: all cores)", max_cpu_threads()))
+      ->transform(integer_in(0, static_cast<std::uint64_t>(max_cpu_threads())));
 }
 
 Context resolve_context(const DeviceOptions& options) {
   const DeviceSelection selection = select_device(options.device, options.threads);
-  if (!selection.notice.empty()) std::cerr << selection.notice << '\n';
+  if (!selection.notice.empty() && !quiet()) std::cerr << selection.notice << '\n';
   return selection.context;
 }
 
@@ -77,33 +232,47 @@ void set_command_line(int argc, char** argv) {
 
 io::OptionBook read_book_with_progress(const std::string& command, const std::string& input,
                                        const io::BookDefaults& defaults, io::BookColumns columns) {
-  const bool show_progress = ::isatty(2) != 0;
+  const bool show_progress = ::isatty(2) != 0 && !quiet();
   std::int64_t total_bytes = -1;
   std::ifstream file;
   std::istream* in = &std::cin;
   std::string name = "<stdin>";
   if (input != "-") {
-    file.open(input, std::ios::binary);
-    if (!file) throw IoError(fmt::format("{}: cannot open for reading", input));
     std::error_code ec;
+    if (std::filesystem::is_directory(input, ec))
+      throw IoError(fmt::format("{}: cannot read: it is a directory", input));
+    errno = 0;
+    file.open(input, std::ios::binary);
+    if (!file) {
+      throw IoError(fmt::format("{}: cannot open for reading: {}", input,
+                                errno != 0 ? std::strerror(errno) : "unknown reason"));
+    }
     total_bytes = static_cast<std::int64_t>(std::filesystem::file_size(input, ec));
     in = &file;
     name = input;
   }
   io::ProgressCallback progress;
+  bool progress_shown = false;
   if (show_progress) {
-    progress = [total_bytes, &command](std::int64_t bytes, std::int64_t rows) {
+    progress = [total_bytes, &command, &progress_shown](std::int64_t bytes, std::int64_t rows) {
+      progress_shown = true;
       if (total_bytes > 0) {
-        fmt::print(stderr, "\rgpukit {}: reading {:.0f}% ({} options)", command,
+        fmt::print(stderr, "\rgpukit: {}: reading {:.0f}% ({} options)", command,
                    100.0 * static_cast<double>(bytes) / static_cast<double>(total_bytes), rows);
       } else {
-        fmt::print(stderr, "\rgpukit {}: reading ({} options)", command, rows);
+        fmt::print(stderr, "\rgpukit: {}: reading ({} options)", command, rows);
       }
     };
   }
-  io::OptionBook book = io::read_option_book(*in, name, defaults, progress, columns);
-  if (show_progress && book.size() >= (std::size_t{1} << 20)) fmt::print(stderr, "\n");
-  return book;
+  try {
+    io::OptionBook book = io::read_option_book(*in, name, defaults, progress, columns);
+    if (progress_shown) fmt::print(stderr, "\n");
+    return book;
+  } catch (...) {
+    // An error message must start a line of its own.
+    if (progress_shown) fmt::print(stderr, "\n");
+    throw;
+  }
 }
 
 }  // namespace gpukit::cli

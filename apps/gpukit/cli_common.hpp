@@ -3,9 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "gpukit/core/context.hpp"
 #include "gpukit/core/error.hpp"
@@ -14,15 +16,49 @@
 
 namespace gpukit::cli {
 
+/// A command-line usage error found after parsing (a missing or conflicting option, a bad value
+/// only a subcommand can judge). main() prints it as CLI11's own errors and exits 2.
+class UsageError : public CLI::ParseError {
+ public:
+  explicit UsageError(const std::string& message) : CLI::ParseError("UsageError", message, 2) {}
+};
+
+/// Makes every CLI11 error read "gpukit: usage error: ... (see 'gpukit <command> --help')".
+/// Call before the subcommands are added: they copy the formatter when created.
+void install_usage_error_format(CLI::App& app);
+
+/// Adds --quiet/-q to the top-level app (with fallthrough it is accepted after a subcommand too).
+void add_quiet_flag(CLI::App& app);
+/// True when --quiet was given: notices (the device line, progress lines) are not printed.
+/// Warnings, --check results and errors still are.
+bool quiet();
+
+/// A check for integer options: accepts 1000000 and exact integers with a fraction or an exponent
+/// (1e6, 2.5e3, 1.0), rewritten in plain decimal for CLI11's conversion; refuses anything else
+/// (1.5, 0x10, 1e100, -1 for a count) and values outside [min, max] with a message naming the
+/// range. Leading zeros are decimal (CLI11 alone would read 010 as octal 8).
+CLI::Validator integer_in(std::int64_t min, std::uint64_t max);
+
+/// The same check for a value any std::uint64_t may hold (seeds).
+CLI::Validator any_uint64();
+
+/// A check that runs a library name parser (such as primitives::parse_reduce_op) on the value,
+/// so that a bad enumerated value is a usage error (exit 2) found before any input is read.
+CLI::Validator accepted_by(std::function<void(std::string_view)> parse);
+
+/// The most --threads accepts: 1024, or the hardware threads where there are more. OpenMP
+/// crashes far above that (libgomp aborts from about 32768 threads).
+int max_cpu_threads();
+
 struct DeviceOptions {
   std::string device = "auto";
   int threads = 0;
 };
 
-/// Adds --device and --threads to a subcommand.
+/// Adds --device and --threads to a subcommand (both checked while parsing: exit 2).
 void add_device_options(CLI::App& command, DeviceOptions& options);
 
-/// Resolves the device and prints `auto`'s one-line notice on stderr.
+/// Resolves the device and prints `auto`'s one-line notice on stderr (not with --quiet).
 Context resolve_context(const DeviceOptions& options);
 
 /// Writes a file atomically: `write` fills a temporary file beside `path`, which is renamed into
@@ -32,10 +68,17 @@ void write_output_atomically(const std::string& path,
                              const std::function<void(std::ostream&)>& write);
 
 /// Reads an option book from `input` ("-" is stdin) for subcommand `command` ("bs", "mc"), with a
-/// progress line on stderr while a person watches (stderr is a terminal).
+/// progress line on stderr while a person watches (stderr is a terminal, no --quiet), ended by a
+/// newline.
 io::OptionBook read_book_with_progress(const std::string& command, const std::string& input,
                                        const io::BookDefaults& defaults,
                                        io::BookColumns columns = io::BookColumns::european);
+
+/// The .npy dtypes reduce, scan and compact take (read_npy(path, {kPrimitiveDtypes, "reduce"})
+/// refuses any other from the header, naming only these).
+inline constexpr std::array<io::NpyDtype, 5> kPrimitiveDtypes = {
+    io::NpyDtype::int32, io::NpyDtype::int64, io::NpyDtype::uint32, io::NpyDtype::float32,
+    io::NpyDtype::float64};
 
 /// Calls f(T{}) with T the element type of an array read from `file`, for the five types the
 /// primitives take; InvalidInput naming the file and `command` for uint64.
@@ -57,7 +100,7 @@ decltype(auto) with_primitive_element_type(io::NpyDtype dtype, const std::string
       break;
   }
   throw InvalidInput(file + ": " + command +
-                     " supports int32, int64, uint32, float32 and float64, not uint64");
+                     " takes int32, int64, uint32, float32 or float64, not uint64");
 }
 
 /// The registration functions of the subcommands (one file each).
@@ -82,7 +125,8 @@ struct BlackScholesSeedDemo;
 }
 
 namespace gpukit::cli {
-/// Prints the seed demo in the seed's words (slides 12 and 15) and returns whether its check
-/// passed (float results against the double reference: L1 < 1e-6, max error < 1e-4).
+/// Prints the Black-Scholes demo in the words of the 2008 NVIDIA case study (slides 12 and 15) and
+/// returns whether its check passed (float results against the double reference: L1 < 1e-6, max
+/// error < 1e-4).
 bool print_black_scholes_demo(const bench::BlackScholesSeedDemo& demo);
 }  // namespace gpukit::cli

@@ -2,6 +2,8 @@
 
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -22,9 +24,15 @@ void register_bench(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   std::string cases;
-  for (const bench::BenchCase& c : bench::bench_cases())
+  std::vector<std::string> case_names;
+  for (const bench::BenchCase& c : bench::bench_cases()) {
     cases += (cases.empty() ? "" : ", ") + c.name;
-  command->add_option("case", args->case_name, "Case study: " + cases)->required();
+    case_names.push_back(c.name);
+  }
+  // An unknown case is a usage error (exit 2), found while parsing.
+  command->add_option("case", args->case_name, "Case study: " + cases)
+      ->check(CLI::IsMember(case_names))
+      ->required();
   add_device_options(*command, args->device);
   command->add_option("--size", args->config.size, "Elements (0 = the case's default)");
   command->add_option("--variants", args->variants, "Comma-separated variant names (default all)");

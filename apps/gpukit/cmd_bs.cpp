@@ -1,4 +1,8 @@
-// gpukit bs: price a CSV option book with Black-Scholes, or run the seed's demo.
+// gpukit bs: price a CSV option book with Black-Scholes, or run the demo of the 2008 NVIDIA case
+// study (slides 3-15).
+
+#include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -6,6 +10,7 @@
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
+#include "gpukit/finance/black_scholes_variants.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/io/csv.hpp"
 #include "gpukit/io/option_book.hpp"
@@ -23,6 +28,7 @@ struct BsArgs {
   std::string variant;
   std::optional<double> rate, volatility, dividend;
   std::int64_t generate = -1;
+  std::int64_t demo = 1000000;
   std::uint64_t seed = 2008;
   DeviceOptions device;
 };
@@ -42,7 +48,6 @@ finance::EuropeanBookView view_of(const io::OptionBook& book) {
 }
 
 void price_file(const BsArgs& args, const Context& context) {
-  if (args.output.empty()) throw InvalidInput("bs: --output is required with --input");
   const io::OptionBook book =
       read_book_with_progress("bs", args.input, {args.rate, args.volatility, args.dividend});
   const finance::Precision precision =
@@ -82,9 +87,8 @@ void price_file(const BsArgs& args, const Context& context) {
 }
 
 void generate(const BsArgs& args, const Context& context) {
-  if (args.generate < 0) throw InvalidInput("bs: --generate needs a count >= 0");
   if (!args.output.empty()) {
-    // The seed's random book as an input book (calls and puts alternating), priced.
+    // The case study's random book as an input book (calls and puts alternating), priced.
     const bench::GeneratedBook g = bench::generate_seed_book(args.generate, args.seed);
     const auto n = static_cast<std::size_t>(args.generate);
     std::vector<std::uint8_t> is_put(n);
@@ -117,18 +121,53 @@ void generate(const BsArgs& args, const Context& context) {
   }
 }
 
+// The help screen's footer: what the book holds and what comes out.
+constexpr const char* kBsBookHelp =
+    "Input: a CSV book with a header row; columns in any order, names in any case:\n"
+    "  type        call, put, c or p (any case)               required\n"
+    "  spot        > 0                                         required\n"
+    "  strike      >= 0                                        required\n"
+    "  maturity    >= 0, in years                              required\n"
+    "  rate        continuously compounded                     a column or --rate\n"
+    "  volatility  >= 0, annualized                            a column or --volatility\n"
+    "  dividend    continuous yield                            a column, --dividend, or 0\n"
+    "Any other column (an id, say) is copied through unchanged.\n"
+    "Output: the input columns, then price (and delta, gamma, vega, theta (per year), rho with\n"
+    "--greeks). A bad row stops the command with file:line:column and writes nothing.";
+
 }  // namespace
 
 void register_bs(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "bs", "Price European options with Black-Scholes (CSV book, or --generate the seed's demo)");
+      "bs",
+      "Price European options with Black-Scholes: a CSV book, or --demo (the 2008 NVIDIA case "
+      "study, slides 3-15)");
+  command->footer(kBsBookHelp);
   auto args = std::make_shared<BsArgs>();
-  auto* input = command->add_option("--input", args->input, "Option book CSV ('-' for stdin)");
-  command->add_option("--output", args->output, "Priced book CSV ('-' for stdout)");
-  auto* gen = command->add_option("--generate", args->generate,
-                                  "Generate the seed's random book of N options instead");
+  auto* input = command->add_option("--input,-i", args->input, "Option book CSV ('-' for stdin)");
+  auto* output = command->add_option("--output,-o", args->output,
+                                     "Priced book CSV ('-' for stdout); needed with --input");
+  input->needs(output);
+  auto* demo =
+      command
+          ->add_option("--demo", args->demo,
+                       "The 2008 NVIDIA case study's demo (slides 3-15): N random options "
+                       "(default 1000000) priced in float and checked against the CPU in double")
+          ->expected(0, 1)
+          ->default_str("1000000")
+          ->transform(integer_in(1, std::numeric_limits<std::int64_t>::max()));
+  auto* gen = command
+                  ->add_option("--generate", args->generate,
+                               "Write a random book of N options (the case study's ranges) to "
+                               "--output, priced (without --output: the same as --demo N)")
+                  ->transform(integer_in(0, std::numeric_limits<std::int64_t>::max()));
   input->excludes(gen);
-  command->add_option("--seed", args->seed, "Seed for --generate")->capture_default_str();
+  input->excludes(demo);
+  gen->excludes(demo);
+  output->excludes(demo);
+  command->add_option("--seed", args->seed, "Random seed for --demo and --generate")
+      ->transform(any_uint64())
+      ->capture_default_str();
   command->add_flag("--greeks", args->greeks, "Add delta, gamma, vega, theta, rho columns");
   command->add_flag("--check", args->check, "Compare with the CPU double reference (stderr)");
   command->add_option("--precision", args->precision, "double | float")
@@ -136,20 +175,28 @@ void register_bs(CLI::App& app) {
       ->capture_default_str();
   command
       ->add_option("--cdf", args->cdf,
-                   "erfc (accurate) | hull (the seed's polynomial) | hull-fast (with the "
-                   "seed SDK's fast float intrinsics)")
+                   "erfc (accurate) | hull (the polynomial of the 2008 case study) | hull-fast "
+                   "(the same with fast float intrinsics, as in the CUDA SDK sample)")
       ->check(CLI::IsMember({"erfc", "hull", "hull-fast"}))
       ->capture_default_str();
-  command->add_option("--variant", args->variant, "CUDA kernel variant (default: the fastest)");
+  command
+      ->add_option("--variant", args->variant,
+                   "CUDA kernel variant (default: the fastest; `gpukit bench bs` lists them)")
+      ->check(
+          accepted_by([](std::string_view name) { finance::find_black_scholes_variant(name); }));
   command->add_option("--rate", args->rate, "Risk-free rate for the whole book");
   command->add_option("--volatility", args->volatility, "Volatility for the whole book");
   command->add_option("--dividend", args->dividend, "Dividend yield for the whole book");
   add_device_options(*command, args->device);
-  command->callback([args, input, gen] {
-    if (input->count() == 0 && gen->count() == 0)
-      throw InvalidInput("bs: give --input FILE (with --output FILE) or --generate N");
+  command->callback([args, input, gen, demo] {
+    if (input->count() == 0 && gen->count() == 0 && demo->count() == 0)
+      throw UsageError("bs: give --input FILE --output FILE, --demo [N] or --generate N");
     const Context context = resolve_context(args->device);
-    if (gen->count() > 0) {
+    if (demo->count() > 0) {
+      if (!print_black_scholes_demo(
+              bench::run_black_scholes_seed_demo(context, args->demo, args->seed)))
+        throw Error(ErrorKind::check_failed, "bs --demo: results differ from the CPU reference");
+    } else if (gen->count() > 0) {
       generate(*args, context);
     } else {
       price_file(*args, context);

@@ -54,16 +54,21 @@ void register_compact(CLI::App& app) {
   auto* command = app.add_subcommand(
       "compact", "Keep the elements of a .npy array that satisfy a predicate (stable order)");
   auto cli = std::make_shared<CompactOptionsCli>();
+  command->footer(
+      "Input: a .npy file (format 1-3, any shape, C or Fortran order) of int32, int64, uint32,\n"
+      "float32 or float64 (numpy's '<i4', '<i8', '<u4', '<f4', '<f8'), read in C order.\n"
+      "Output: the kept elements, in order, as a 1-D .npy file of the same dtype.");
   command->add_option("--input,-i", cli->input, "Input .npy file ('-' = stdin)")->required();
   command->add_option("--output,-o", cli->output, "Output .npy file (1-D, same dtype)")->required();
-  command->add_option("--keep", cli->keep, "nonzero | positive | negative | finite")->required();
+  command->add_option("--keep", cli->keep, "nonzero | positive | negative | finite")
+      ->check(accepted_by([](std::string_view name) { primitives::parse_keep_predicate(name); }))
+      ->required();
   command->add_flag("--check", cli->check,
                     "Also compute the sequential CPU reference and compare (exit 8 on mismatch)");
   add_device_options(*command, cli->device);
   command->callback([cli] {
-    primitives::parse_keep_predicate(cli->keep);  // a bad --keep fails before any file is read
     const Context context = resolve_context(cli->device);
-    const io::NpyArray array = io::read_npy(cli->input);
+    const io::NpyArray array = io::read_npy(cli->input, {kPrimitiveDtypes, "compact"});
     with_primitive_element_type(array.dtype, cli->input, "compact", [&](auto element) {
       compact_file<decltype(element)>(context, array, *cli);
     });

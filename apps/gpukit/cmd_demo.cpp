@@ -18,18 +18,19 @@
 namespace gpukit::cli {
 
 void register_demo(CLI::App& app) {
-  auto* command = app.add_subcommand("demo", "Run the seed-style demo of every case study");
+  auto* command = app.add_subcommand(
+      "demo", "A short tour: the demo of every case study, each checked against a CPU reference");
   auto options = std::make_shared<DeviceOptions>();
   add_device_options(*command, *options);
   command->callback([options] {
     const Context context = resolve_context(*options);
     int failures = 0;
-    fmt::print("== Black-Scholes (seed 000, slides 3-15) ==\n");
-    // The seed's size: one million options.
+    fmt::print("== Black-Scholes (the 2008 NVIDIA case studies, slides 3-15) ==\n");
+    // The case study's size: one million options.
     failures +=
         !print_black_scholes_demo(bench::run_black_scholes_seed_demo(context, 1000000, 2008));
-    fmt::print("\n== Parallel reduction (seeds 000 slides 63-96, 001, 003) ==\n");
-    // The seed's size: 2^22 elements.
+    fmt::print("\n== Parallel reduction (the 2008 NVIDIA case studies, slides 63-96) ==\n");
+    // The case study's size: 2^22 elements.
     const bench::ReduceDemo reduce = bench::run_reduce_demo(context, std::int64_t{1} << 22, 2007);
     fmt::print(
         "{} random int32, sum on {}: {} ({:.2f} ms with the copies); sequential reference {}\n"
@@ -40,8 +41,8 @@ void register_demo(CLI::App& app) {
         reduce.count, reduce.float_sum, reduce.float_cpu, reduce.passed() ? "equal" : "DIFFERENT",
         reduce.float_reference, reduce.passed() ? "PASSED" : "FAILED");
     failures += !reduce.passed();
-    fmt::print("\n== Prefix scan and stream compaction (seed 004) ==\n");
-    // The seed's homework size: 16,777,216 elements.
+    fmt::print("\n== Prefix scan and stream compaction (ME964 lectures, work-efficient scan) ==\n");
+    // The lectures' homework size: 16,777,216 elements.
     const bench::ScanDemo scan = bench::run_scan_demo(context, std::int64_t{1} << 24, 2011);
     fmt::print(
         "exclusive sum of {}: {}\n"
@@ -54,8 +55,8 @@ void register_demo(CLI::App& app) {
         scan.max_abs_vs_sequential, scan.kept, scan.kept_reference,
         scan.kept_equal ? "equal" : "DIFFERENT", scan.passed() ? "PASSED" : "FAILED");
     failures += !scan.passed();
-    fmt::print("\n== Monte Carlo option pricing (seed 000, slides 16-39) ==\n");
-    // The seed's run at a tour's size (`gpukit mc --demo` has the seed's 200M paths per option).
+    fmt::print("\n== Monte Carlo option pricing (the 2008 NVIDIA case studies, slides 16-39) ==\n");
+    // The case study's run at a tour's size (`gpukit mc --demo` has its 200M paths per option).
     const bench::MonteCarloDemo mc = bench::run_monte_carlo_demo(context, 16, std::int64_t{1} << 20,
                                                                  finance::Precision::float64, 2008);
     double worst_in_std_errors = 0;
@@ -71,11 +72,11 @@ void register_demo(CLI::App& app) {
         mc.options, mc.paths, mc.device, mc.seconds * 1e3, mc.mc[0], mc.black_scholes[0],
         worst_in_std_errors, mc_passed ? "PASSED" : "FAILED");
     failures += !mc_passed;
-    fmt::print("\n== Spectral Poisson solver (seed 000, slides 40-62) ==\n");
+    fmt::print("\n== Spectral Poisson solver (the 2008 NVIDIA case studies, slides 40-62) ==\n");
     const bench::PoissonDemo poisson = bench::run_poisson_demo(context, 64);
     fmt::print(
-        "the seed's MATLAB test, N = 64 ({}): computed {:.6f}, reference {:.6f}, Linf {:.6e}, "
-        "L2 {:.6e} (seed: 0.975879, 0.975882, 2.404194e-05, 9.412790e-08)\n"
+        "the case study's MATLAB test (slide 43), N = 64 ({}): computed {:.6f}, reference {:.6f}, "
+        "Linf {:.6e}, L2 {:.6e} (slide 43: 0.975879, 0.975882, 2.404194e-05, 9.412790e-08)\n"
         "check: {}\n",
         poisson.variant, poisson.computed, poisson.reference, poisson.linf, poisson.l2,
         poisson.passed() ? "PASSED" : "FAILED");

@@ -1,8 +1,10 @@
 // gpukit mc: price a CSV option book (European and barrier rows) by Monte Carlo, or run the
-// seed's demo.
+// demo of the 2008 NVIDIA case study (slides 16-39).
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -22,7 +24,7 @@ struct McArgs {
   std::int64_t paths = 1 << 20;
   std::uint64_t seed = 2008;
   std::string monitoring = "discrete";
-  bool antithetic = false, control_variate = false, greeks = false, demo = false, check = false;
+  bool antithetic = false, control_variate = false, greeks = false, check = false;
   std::int64_t demo_options = 128;
   std::string precision = "double";
   std::optional<double> rate, volatility, dividend;
@@ -96,7 +98,7 @@ finance::MonteCarloBookResult price_with_progress(const Context& context,
     path_steps += double(options.paths) * (view.steps != nullptr ? view.steps[i] : 1);
   }
   if (options.greeks) path_steps *= 5;  // the base book and four bumped ones
-  if (::isatty(2) == 0 || path_steps < 0x1p33 || view.count < 2) {
+  if (::isatty(2) == 0 || quiet() || path_steps < 0x1p33 || view.count < 2) {
     return finance::price_monte_carlo_book(context, view, options);
   }
   const std::int64_t rows_per_part = std::max<std::int64_t>(1, view.count / 100);
@@ -120,7 +122,7 @@ finance::MonteCarloBookResult price_with_progress(const Context& context,
     append(all.delta, r.delta), append(all.vega, r.vega);
     append(all.vrf_antithetic, r.vrf_antithetic), append(all.vrf_control, r.vrf_control);
     const std::int64_t done = first + part.count;
-    fmt::print(stderr, "\rgpukit mc: pricing {:.0f}% ({} of {} options)",
+    fmt::print(stderr, "\rgpukit: mc: pricing {:.0f}% ({} of {} options)",
                100.0 * double(done) / double(view.count), done, view.count);
   }
   fmt::print(stderr, "\n");
@@ -128,7 +130,6 @@ finance::MonteCarloBookResult price_with_progress(const Context& context,
 }
 
 void price_file(const McArgs& args, const Context& context) {
-  if (args.output.empty()) throw InvalidInput("mc: --output is required with --input");
   const io::OptionBook book =
       read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
                               io::BookColumns::with_barriers);
@@ -168,7 +169,7 @@ void price_file(const McArgs& args, const Context& context) {
 }
 
 void run_demo(const McArgs& args, const Context& context, bool paths_given) {
-  // The seed's 200M paths on a GPU; a CPU gets 2^18 unless told otherwise.
+  // The case study's 200M paths on a GPU; a CPU gets 2^18 unless told otherwise.
   const std::int64_t paths =
       paths_given ? args.paths : (context.backend == Backend::cuda ? 200'000'000 : 1 << 18);
   const finance::Precision precision =
@@ -200,20 +201,56 @@ void run_demo(const McArgs& args, const Context& context, bool paths_given) {
       demo.options > 0 ? 100.0 * double(inside) / double(demo.options) : 0.0);
 }
 
+// The help screen's footer: what the book holds and what comes out.
+constexpr const char* kMcBookHelp =
+    "Input: a CSV book with a header row; columns in any order, names in any case:\n"
+    "  type          call, put, c or p (any case)             required\n"
+    "  spot          > 0                                       required\n"
+    "  strike        >= 0                                      required\n"
+    "  maturity      >= 0, in years                            required\n"
+    "  rate          continuously compounded                   a column or --rate\n"
+    "  volatility    >= 0, annualized                          a column or --volatility\n"
+    "  dividend      continuous yield                          a column, --dividend, or 0\n"
+    "  barrier       > 0; needed where barrier_type is not none\n"
+    "  barrier_type  none, down-out, down-in, up-out or up-in (any case; empty = none)\n"
+    "  steps         monitoring dates, 1 to 1048576; empty = 1 for a European row\n"
+    "barrier and barrier_type come together. Any other column is copied through unchanged.\n"
+    "Output: the input columns, then price, std_error, ci_low, ci_high (95%), paths (and delta,\n"
+    "vega with --greeks; vrf_antithetic, vrf_control with the variance reductions). A bad row\n"
+    "stops the command with file:line:column and writes nothing.";
+
 }  // namespace
 
 void register_mc(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "mc", "Price European and barrier options by Monte Carlo (CSV book, or --demo)");
+      "mc",
+      "Price European and barrier options by Monte Carlo: a CSV book, or --demo (the 2008 NVIDIA "
+      "case study, slides 16-39)");
+  command->footer(kMcBookHelp);
   auto args = std::make_shared<McArgs>();
-  auto* input = command->add_option("--input", args->input, "Option book CSV ('-' for stdin)");
-  command->add_option("--output", args->output, "Priced book CSV ('-' for stdout)");
-  auto* demo = command->add_flag("--demo", args->demo,
-                                 "The seed's run: a book priced with 200M paths each, vs BS");
+  auto* input = command->add_option("--input,-i", args->input, "Option book CSV ('-' for stdin)");
+  auto* output = command->add_option("--output,-o", args->output,
+                                     "Priced book CSV ('-' for stdout); needed with --input");
+  input->needs(output);
+  auto* demo =
+      command
+          ->add_option("--demo", args->demo_options,
+                       "The 2008 NVIDIA case study's demo (slides 16-39): N European calls "
+                       "(default 128) by Monte Carlo beside Black-Scholes")
+          ->expected(0, 1)
+          ->default_str("128")
+          ->transform(integer_in(1, std::numeric_limits<std::int32_t>::max()));
   input->excludes(demo);
-  auto* paths =
-      command->add_option("--paths", args->paths, "Paths per option")->capture_default_str();
-  command->add_option("--seed", args->seed, "Random seed (Philox key)")->capture_default_str();
+  output->excludes(demo);
+  auto* paths = command
+                    ->add_option("--paths", args->paths,
+                                 "Paths per option, 2 to 2^50 (the --demo default: 200000000 on "
+                                 "a GPU, 262144 on the CPU)")
+                    ->transform(integer_in(2, std::int64_t{1} << 50))
+                    ->capture_default_str();
+  command->add_option("--seed", args->seed, "Random seed (Philox key)")
+      ->transform(any_uint64())
+      ->capture_default_str();
   command->add_option("--monitoring", args->monitoring, "discrete | continuous (barrier rows)")
       ->check(CLI::IsMember({"discrete", "continuous"}))
       ->capture_default_str();
@@ -228,8 +265,8 @@ void register_mc(CLI::App& app) {
   command->add_option("--precision", args->precision, "double | float")
       ->check(CLI::IsMember({"double", "float"}))
       ->capture_default_str();
-  command->add_option("--demo-options", args->demo_options, "Options in the --demo book")
-      ->check(CLI::PositiveNumber)
+  command->add_option("--demo-options", args->demo_options, "Options in the --demo book (--demo N)")
+      ->transform(integer_in(1, std::numeric_limits<std::int32_t>::max()))
       ->capture_default_str();
   command->add_option("--rate", args->rate, "Risk-free rate for the whole book");
   command->add_option("--volatility", args->volatility, "Volatility for the whole book");
@@ -237,7 +274,7 @@ void register_mc(CLI::App& app) {
   add_device_options(*command, args->device);
   command->callback([args, input, demo, paths] {
     if (input->count() == 0 && demo->count() == 0)
-      throw InvalidInput("mc: give --input FILE (with --output FILE) or --demo");
+      throw UsageError("mc: give --input FILE --output FILE, or --demo [N]");
     const Context context = resolve_context(args->device);
     if (demo->count() > 0) {
       run_demo(*args, context, paths->count() > 0);

@@ -1,5 +1,6 @@
 // gpukit poisson: solves lap(u) = f with periodic boundaries for a 2D or 3D .npy grid f, written
-// as a .npy grid u of the same dtype and shape; `--demo N` runs the seed's MATLAB test.
+// as a .npy grid u of the same dtype and shape; `--demo [N]` runs the MATLAB test of the 2008
+// NVIDIA case study (slide 43).
 
 #include <charconv>
 #include <cmath>
@@ -28,22 +29,29 @@ struct PoissonOptionsCli {
   int demo = 0;
 };
 
-std::vector<double> parse_lengths(const std::string& text, int rank) {
+// --length's list; a malformed one is a usage error, found while parsing (before any input is
+// read).
+std::vector<double> parse_length_list(const std::string& text) {
   std::vector<double> lengths;
-  if (text.empty()) return std::vector<double>(static_cast<std::size_t>(rank), 1.0);
   std::stringstream list(text);
   for (std::string item; std::getline(list, item, ',');) {
     double value = 0;
     const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || error != std::errc() || end != item.data() + item.size())
-      throw InvalidInput(fmt::format("--length: '{}' is not a number", item));
+      throw UsageError(fmt::format("--length: '{}' is not a number", item));
     if (!std::isfinite(value) || !(value > 0))
-      throw InvalidInput(fmt::format("--length: {} must be finite and > 0", item));
+      throw UsageError(fmt::format("--length: {} must be finite and > 0", item));
     lengths.push_back(value);
   }
-  if (!text.empty() && text.back() == ',') throw InvalidInput("--length: trailing comma");
+  if (!text.empty() && text.back() == ',') throw UsageError("--length: trailing comma");
+  return lengths;
+}
+
+std::vector<double> parse_lengths(const std::string& text, int rank) {
+  if (text.empty()) return std::vector<double>(static_cast<std::size_t>(rank), 1.0);
+  std::vector<double> lengths = parse_length_list(text);
   if (static_cast<int>(lengths.size()) != rank) {
-    throw InvalidInput(
+    throw UsageError(
         fmt::format("--length gives {} lengths for an array of {} axes", lengths.size(), rank));
   }
   return lengths;
@@ -91,15 +99,18 @@ void solve_file(const Context& context, const io::NpyArray& array, const Poisson
     std::copy(in.begin(), in.end(), values.begin());
   }
   pde::PoissonPlan<Real> plan(context, grid, options);
-  std::cerr << fmt::format("poisson: {} {}, {} ({}), gauge {}\n", grid.describe(),
-                           std::is_same_v<Real, float> ? "float" : "double", context.describe(),
-                           plan.variant(), cli.gauge);
+  if (!quiet()) {
+    std::cerr << fmt::format("gpukit: poisson: {} {}, {} ({}), gauge {}\n", grid.describe(),
+                             std::is_same_v<Real, float> ? "float" : "double", context.describe(),
+                             plan.variant(), cli.gauge);
+  }
   std::vector<Real> f_copy;
   if (cli.check) f_copy = values;
   const pde::PoissonResult result = plan.solve(values, values);
   if (result.mean_removed) {
     std::cerr << fmt::format(
-        "poisson: warning: the mean of f, {:.6g}, is not zero to rounding (|mean| > {:g} eps "
+        "gpukit: poisson: warning: the mean of f, {:.6g}, is not zero to rounding (|mean| > {:g} "
+        "eps "
         "mean|f| = {:.3g}): lap(u) = f has no periodic solution; solved lap(u) = f - mean "
         "(--strict refuses instead)\n",
         result.mean, pde::kMeanTolerance, result.mean_tolerance);
@@ -123,13 +134,14 @@ void run_demo(const Context& context, const PoissonOptionsCli& cli) {
   fmt::print("Solution at ({},{}): computed={:10.6f} reference={:10.6f}\n", d.n / 2, d.n / 2,
              d.computed, d.reference);
   fmt::print("Linf err={:10.6e} L2 norm err = {:10.6e}\n", d.linf, d.l2);
-  fmt::print("f's mean {:.6e} removed (the seed's zero-mode kludge does the same)\n",
+  fmt::print("f's mean {:.6e} removed (the 2008 case study's zero-mode fix does the same)\n",
              d.removed_mean);
   fmt::print("Time: plan {:.3f} ms, solve {:.3f} ms (host data, copies included)\n", d.plan_ms,
              d.solve_ms);
   if (d.n == 64) {
     fmt::print(
-        "Seed (MATLAB, N=64): computed= 0.975879 reference= 0.975882, Linf err=2.404194e-05 "
+        "The 2008 NVIDIA case study (MATLAB, N=64, slide 43): computed= 0.975879 reference= "
+        "0.975882, Linf err=2.404194e-05 "
         "L2 norm err = 9.412790e-08: {}\n",
         d.passed() ? "reproduced" : "NOT reproduced");
   }
@@ -140,17 +152,31 @@ void run_demo(const Context& context, const PoissonOptionsCli& cli) {
 
 void register_poisson(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "poisson", "Solve lap(u) = f with periodic boundaries (2D/3D .npy grid, spectral method)");
+      "poisson",
+      "Solve lap(u) = f with periodic boundaries: a 2D/3D .npy grid (spectral method), or --demo "
+      "(the 2008 NVIDIA case study, slides 40-62)");
   auto cli = std::make_shared<PoissonOptionsCli>();
-  command->add_option("--input,-i", cli->input,
-                      "Right-hand side f: float32/float64 .npy, 2D or 3D");
-  command->add_option("--output,-o", cli->output,
-                      "Solution u: .npy of the input's dtype and shape");
-  command->add_option("--length", cli->lengths,
-                      "Periods of the axes in .npy order, L0,L1[,L2] (default 1 each)");
+  auto* input = command->add_option("--input,-i", cli->input,
+                                    "Right-hand side f: float32/float64 .npy, 2D or 3D");
+  auto* output = command->add_option("--output,-o", cli->output,
+                                     "Solution u: .npy of the input's dtype and shape");
+  command
+      ->add_option("--length", cli->lengths,
+                   "Periods of the axes in .npy order, L0,L1[,L2] (default 1 each)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              parse_length_list(text);
+            } catch (const UsageError& e) {
+              return e.what();
+            }
+            return {};
+          },
+          "", "lengths"));
   command
       ->add_option("--gauge", cli->gauge,
-                   "mean: the mean-zero solution; corner: u[0,...,0] = 0 (the seed's)")
+                   "mean: the mean-zero solution; corner: u[0,...,0] = 0 (as the 2008 case "
+                   "study does)")
       ->check(CLI::IsMember({"mean", "corner"}))
       ->capture_default_str();
   command->add_flag("--strict", cli->strict,
@@ -164,24 +190,26 @@ void register_poisson(CLI::App& app) {
                       "the grid)");
   command->add_flag("--check", cli->check,
                     "Also solve on the CPU (FFTW) and compare (exit 8 on mismatch)");
-  command->add_option("--demo", cli->demo, "Run the seed's MATLAB test on an N x N grid")
-      ->check(CLI::Range(2, 1 << 15));
+  auto* demo = command
+                   ->add_option("--demo", cli->demo,
+                                "The 2008 NVIDIA case study's test (slide 43, from MATLAB) on an "
+                                "N x N grid (default 64)")
+                   ->expected(0, 1)
+                   ->default_str("64")
+                   ->transform(integer_in(2, 1 << 15));
+  demo->excludes(input);
+  demo->excludes(output);
   add_device_options(*command, cli->device);
   command->callback([cli] {
     if (cli->demo > 0) {
-      if (!cli->input.empty() || !cli->output.empty())
-        throw InvalidInput("poisson: --demo takes no --input or --output");
       run_demo(resolve_context(cli->device), *cli);
       return;
     }
     if (cli->input.empty() || cli->output.empty())
-      throw InvalidInput("poisson: --input and --output are required (or --demo N)");
+      throw UsageError("poisson: give --input FILE --output FILE, or --demo [N]");
     const Context context = resolve_context(cli->device);
-    const io::NpyArray array = io::read_npy(cli->input);
-    if (array.dtype != io::NpyDtype::float32 && array.dtype != io::NpyDtype::float64) {
-      throw InvalidInput(fmt::format("{}: poisson takes float32 or float64 arrays, not {}",
-                                     cli->input, io::dtype_name(array.dtype)));
-    }
+    constexpr io::NpyDtype kFloats[] = {io::NpyDtype::float32, io::NpyDtype::float64};
+    const io::NpyArray array = io::read_npy(cli->input, {kFloats, "poisson"});
     if (array.shape.size() != 2 && array.shape.size() != 3) {
       throw InvalidInput(fmt::format("{}: poisson takes 2D or 3D arrays, not {}D", cli->input,
                                      array.shape.size()));

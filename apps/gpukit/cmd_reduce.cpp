@@ -81,10 +81,17 @@ void register_reduce(CLI::App& app) {
   auto* command = app.add_subcommand(
       "reduce", "Reduce a .npy array (sum, product, min, max, and, or, xor) and print the result");
   auto cli = std::make_shared<ReduceOptionsCli>();
+  command->footer(
+      "Input: a .npy file (format 1-3, any shape, C or Fortran order) of int32, int64, uint32,\n"
+      "float32 or float64 (numpy's '<i4', '<i8', '<u4', '<f4', '<f8'). and, or and xor need\n"
+      "integers. Output on stdout: integers exactly (int32 sums widen to int64), floats in the\n"
+      "shortest form that reads back to the same value.");
   command->add_option("--input,-i", cli->input, "Input .npy file ('-' = stdin)")->required();
   command->add_option("--op", cli->op, "sum | product | min | max | and | or | xor")
+      ->check(accepted_by([](std::string_view name) { primitives::parse_reduce_op(name); }))
       ->capture_default_str();
-  command->add_flag("--json", cli->json, "Print {result, dtype, n, op, device} as JSON");
+  command->add_flag("--json", cli->json,
+                    "Print {result, dtype, n, op, device} as one line of JSON on stdout");
   command->add_flag("--accurate", cli->accurate,
                     "Floating sums: accumulate in double / double-double (same fixed tree)");
   command->add_flag("--check", cli->check,
@@ -92,7 +99,7 @@ void register_reduce(CLI::App& app) {
   add_device_options(*command, cli->device);
   command->callback([cli] {
     const Context context = resolve_context(cli->device);
-    const io::NpyArray array = io::read_npy(cli->input);
+    const io::NpyArray array = io::read_npy(cli->input, {kPrimitiveDtypes, "reduce"});
     with_primitive_element_type(array.dtype, cli->input, "reduce", [&](auto element) {
       reduce_and_print<decltype(element)>(context, array, *cli);
     });

@@ -82,19 +82,25 @@ void register_scan(CLI::App& app) {
   auto* command = app.add_subcommand(
       "scan", "Prefix scan (sum, product, min, max) of a .npy array into a .npy array");
   auto cli = std::make_shared<ScanOptionsCli>();
+  command->footer(
+      "Input: a .npy file (format 1-3, any shape, C or Fortran order) of int32, int64, uint32,\n"
+      "float32 or float64 (numpy's '<i4', '<i8', '<u4', '<f4', '<f8'), scanned in C order.\n"
+      "Output: a .npy file of the same dtype and shape. An integer sum that does not fit the\n"
+      "dtype is an error (exit 3, nothing written); integer products wrap.");
   command->add_option("--input,-i", cli->input, "Input .npy file ('-' = stdin)")->required();
   command->add_option("--output,-o", cli->output, "Output .npy file (same dtype and shape)")
       ->required();
-  command->add_option("--op", cli->op, "sum | product | min | max")->capture_default_str();
+  command->add_option("--op", cli->op, "sum | product | min | max")
+      ->check(accepted_by([](std::string_view name) { primitives::parse_scan_op(name); }))
+      ->capture_default_str();
   command->add_flag("--exclusive", cli->exclusive,
                     "y[i] combines x[0..i-1] (y[0] is the identity; sums start at +0)");
   command->add_flag("--check", cli->check,
                     "Also compute the sequential CPU reference and compare (exit 8 on mismatch)");
   add_device_options(*command, cli->device);
   command->callback([cli] {
-    primitives::parse_scan_op(cli->op);  // a bad --op fails before any file is read
     const Context context = resolve_context(cli->device);
-    io::NpyArray array = io::read_npy(cli->input);
+    io::NpyArray array = io::read_npy(cli->input, {kPrimitiveDtypes, "scan"});
     with_primitive_element_type(array.dtype, cli->input, "scan", [&](auto element) {
       scan_file<decltype(element)>(context, array, *cli);
     });

@@ -158,8 +158,13 @@ struct NpyHeader {
 // the byte offset in the header where parsing stopped.
 class HeaderParser {
  public:
-  HeaderParser(std::string_view header, std::string_view name, bool accept_long_suffix)
-      : header_(header), name_(name), accept_long_suffix_(accept_long_suffix) {}
+  // `supported` ends the message for a dtype that is not taken: what the caller reads.
+  HeaderParser(std::string_view header, std::string_view name, bool accept_long_suffix,
+               std::string_view supported)
+      : header_(header),
+        name_(name),
+        accept_long_suffix_(accept_long_suffix),
+        supported_(supported) {}
 
   NpyHeader parse();
 
@@ -194,6 +199,7 @@ class HeaderParser {
   std::string_view header_;
   std::string_view name_;
   bool accept_long_suffix_;
+  std::string_view supported_;
   std::size_t pos_ = 0;
 };
 
@@ -230,12 +236,11 @@ NpyDtype HeaderParser::parse_descr() {
     if (descr == info.descr) return info.dtype;
   }
   if (!descr.empty() && descr.front() == '>') {
-    throw InvalidInput(
-        fmt::format("{}: dtype '{}' is big-endian, which is not supported (supported dtypes: {})",
-                    name_, printable(descr), kSupportedDescrs));
+    throw InvalidInput(fmt::format("{}: dtype '{}' is big-endian, which is not supported ({})",
+                                   name_, printable(descr), supported_));
   }
-  throw InvalidInput(fmt::format("{}: unsupported dtype '{}' (supported dtypes: {})", name_,
-                                 printable(descr), kSupportedDescrs));
+  throw InvalidInput(
+      fmt::format("{}: unsupported dtype '{}' ({})", name_, printable(descr), supported_));
 }
 
 bool HeaderParser::parse_bool() {
@@ -567,8 +572,20 @@ std::string read_header_text(auto& source, std::uint32_t header_bytes, std::size
   return header;
 }
 
+// "int32 ('<i4'), int64 ('<i8') or float64 ('<f8')".
+std::string dtype_list(std::span<const NpyDtype> dtypes) {
+  std::string list;
+  for (std::size_t i = 0; i < dtypes.size(); ++i) {
+    if (i > 0) list += i + 1 == dtypes.size() ? " or " : ", ";
+    list += fmt::format("{} ('{}')", info_of(dtypes[i]).name, info_of(dtypes[i]).descr);
+  }
+  return list;
+}
+
+// accepted == nullptr: every dtype of kDtypes.
 template <class Source>
-NpyArray read_npy_from(Source& source, std::string_view name) {
+NpyArray read_npy_from(Source& source, std::string_view name,
+                       const NpyAccepted* accepted = nullptr) {
   std::array<std::byte, 12> prefix{};
   std::size_t got = source.read(prefix.data(), kMagicAndVersionBytes);
   const std::string_view prefix_text(reinterpret_cast<const char*>(prefix.data()), got);
@@ -615,7 +632,16 @@ NpyArray read_npy_from(Source& source, std::string_view name) {
           "{}: version 3.0 header is not valid UTF-8 (byte {} of the header)", name, *bad));
     }
   }
-  const NpyHeader header = HeaderParser(header_text, name, major < 3).parse();
+  const std::string supported =
+      accepted == nullptr
+          ? fmt::format("supported dtypes: {}", kSupportedDescrs)
+          : fmt::format("{} takes {}", accepted->reader, dtype_list(accepted->dtypes));
+  const NpyHeader header = HeaderParser(header_text, name, major < 3, supported).parse();
+  if (accepted != nullptr && std::find(accepted->dtypes.begin(), accepted->dtypes.end(),
+                                       header.dtype) == accepted->dtypes.end()) {
+    // Refused from the header, before the data is read.
+    throw InvalidInput(fmt::format("{}: {}, not {}", name, supported, dtype_name(header.dtype)));
+  }
   const std::size_t element_bytes = dtype_size(header.dtype);
   const ShapeSize size = checked_shape_size(header.shape, element_bytes, name);
   const std::size_t data_offset = header_offset + header_bytes;
@@ -861,6 +887,18 @@ NpyArray read_npy(const std::filesystem::path& path) {
   if (file.get() < 0) throw IoError(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
   FileSource source(file.get(), name);
   return read_npy_from(source, name);
+}
+
+NpyArray read_npy(const std::filesystem::path& path, const NpyAccepted& accepted) {
+  if (path == "-") {
+    FileSource source(STDIN_FILENO, "<stdin>");
+    return read_npy_from(source, "<stdin>", &accepted);
+  }
+  const std::string name = path.string();
+  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0) throw IoError(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
+  FileSource source(file.get(), name);
+  return read_npy_from(source, name, &accepted);
 }
 
 NpyArray parse_npy(std::span<const std::byte> file_bytes, std::string_view name) {

@@ -157,7 +157,7 @@ TEST(Cli, ReduceRefusesBadInputWithDistinctExitCodes) {
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("needs integer input"), std::string::npos) << r.err;
   r = run("reduce --device cpu --op mean --input " + floats);
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);  // a bad option value is a usage error
   EXPECT_NE(r.err.find("unknown reduction"), std::string::npos) << r.err;
   r = run("reduce --device cpu --input " + write_file("bad.npy", "\x93NUMPY garbage"));
   EXPECT_EQ(r.exit_code, 3) << r.err;
@@ -205,7 +205,7 @@ TEST(Cli, ScanRefusesOverflowAndBadOptionsWithoutWriting) {
   EXPECT_NE(r.err.find("overflows int32 at element 1"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(out));
   r = run("scan --device cpu --op mean --input " + in + " --output " + out);
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);  // a bad option value is a usage error
   EXPECT_NE(r.err.find("unknown scan operation"), std::string::npos) << r.err;
   const auto wide = write_npy_file<std::uint64_t>("u64.npy", {1, 2});
   r = run("scan --device cpu --input " + wide + " --output " + out);
@@ -224,7 +224,7 @@ TEST(Cli, CompactKeepsInOrderAndCountsOnStdout) {
   const auto v = y.values<float>();
   EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{1.5f, 3.0f}));
   r = run("compact --device cpu --keep odd --input " + in + " --output " + out);
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);  // a bad option value is a usage error
   EXPECT_NE(r.err.find("unknown keep predicate"), std::string::npos) << r.err;
 }
 

@@ -150,6 +150,17 @@ struct NpyArray {
 /// Tested in tests/io/npy_test.cpp; the parser is fuzzed through parse_npy by fuzz/npy_fuzz.cpp.
 NpyArray read_npy(const std::filesystem::path& path);
 
+/// What a caller of read_npy takes: its dtypes and its name in messages ("reduce").
+struct NpyAccepted {
+  std::span<const NpyDtype> dtypes;
+  std::string_view reader;
+};
+
+/// read_npy for a caller that takes only `accepted.dtypes`: any other dtype, known or not, is
+/// refused from the header, before the data is read, with an InvalidInput message that lists
+/// only those ("x.npy: reduce takes int32 ('<i4'), ... or float64 ('<f8'), not uint64").
+NpyArray read_npy(const std::filesystem::path& path, const NpyAccepted& accepted);
+
 /// The same as read_npy, from the complete file contents in memory; `name` stands for the file in
 /// messages. Never allocates more than file_bytes.size() bytes of element storage (sizes are
 /// checked against the input first). The result does not alias file_bytes.
