@@ -261,7 +261,7 @@ AtomicFile::AtomicFile(const std::filesystem::path& path) : impl_(std::make_uniq
       break;
     }
     if (errno != EEXIST || attempt >= 100) {
-      throw IoError(fmt::format("{}: cannot create a temporary file in {}: {}", f.name,
+      throw IoError(fmt::format("{}: cannot create a file in {}: {}", f.name,
                                 directory.empty() ? std::string(".") : directory.string(),
                                 reason(errno)));
     }
