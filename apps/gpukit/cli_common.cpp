@@ -1,5 +1,6 @@
 #include "cli_common.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/io/atomic_file.hpp"
 
 namespace gpukit::cli {
 
@@ -184,32 +186,19 @@ Context resolve_context(const DeviceOptions& options) {
 
 void write_output_atomically(const std::string& path,
                              const std::function<void(std::ostream&)>& write) {
-  if (path == "-") {
-    std::ostringstream buffer;
-    write(buffer);
-    std::cout << buffer.str();
-    std::cout.flush();
-    if (!std::cout) throw IoError("<stdout>: write failed");
-    return;
-  }
-  const std::filesystem::path target(path);
-  const std::filesystem::path temporary =
-      target.parent_path() /
-      ("." + target.filename().string() + ".gpukit-tmp-" + std::to_string(::getpid()));
-  try {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (!file) throw IoError(fmt::format("{}: cannot open for writing", path));
-    write(file);
-    file.flush();
-    if (!file) throw IoError(fmt::format("{}: write failed (disk full?)", path));
-    file.close();
-    std::error_code ec;
-    std::filesystem::rename(temporary, target, ec);
-    if (ec) throw IoError(fmt::format("{}: cannot move into place: {}", path, ec.message()));
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw;
+  io::write_file_atomically(path, write);
+}
+
+void guard_standard_streams() {
+  // A closed descriptor 0, 1 or 2 would be handed out by the next open(): an input file opened as
+  // descriptor 1 would then receive what is printed. A placeholder opened the wrong way round
+  // keeps the number taken and makes every use fail as a closed one does (EBADF), so a result
+  // printed into a closed stdout is still an error.
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      const int placeholder = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+      if (placeholder >= 0 && placeholder != fd) ::close(placeholder);
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -61,11 +62,16 @@ void add_device_options(CLI::App& command, DeviceOptions& options);
 /// Resolves the device and prints `auto`'s one-line notice on stderr (not with --quiet).
 Context resolve_context(const DeviceOptions& options);
 
-/// Writes a file atomically: `write` fills a temporary file beside `path`, which is renamed into
-/// place only when everything succeeded, so a failure leaves no partial output. "-" is stdout
+/// Writes a file with io::write_file_atomically (gpukit/io/atomic_file.hpp): `write` fills a
+/// temporary file beside `path`, renamed into place only when everything succeeded; an existing
+/// output keeps its mode, a symlink is written through, a read-only file is refused. "-" is stdout
 /// (written only after `write` has produced everything in memory).
 void write_output_atomically(const std::string& path,
                              const std::function<void(std::ostream&)>& write);
+
+/// Run first in main(): a closed stdin, stdout or stderr gets a placeholder descriptor on which
+/// every read or write fails, so no file opened later takes its number.
+void guard_standard_streams();
 
 /// Reads an option book from `input` ("-" is stdin) for subcommand `command` ("bs", "mc"), with a
 /// progress line on stderr while a person watches (stderr is a terminal, no --quiet), ended by a
@@ -125,8 +131,8 @@ struct BlackScholesSeedDemo;
 }
 
 namespace gpukit::cli {
-/// Prints the Black-Scholes demo in the words of the 2008 NVIDIA case study (slides 12 and 15) and
-/// returns whether its check passed (float results against the double reference: L1 < 1e-6, max
-/// error < 1e-4).
-bool print_black_scholes_demo(const bench::BlackScholesSeedDemo& demo);
+/// Prints the Black-Scholes demo in the words of the 2008 NVIDIA case study (slides 12 and 15) to
+/// `out` (stderr when it reports on a check of data written elsewhere) and returns whether its
+/// check passed (float results against the double reference: L1 < 1e-6, max error < 1e-4).
+bool print_black_scholes_demo(const bench::BlackScholesSeedDemo& demo, std::FILE* out = stdout);
 }  // namespace gpukit::cli

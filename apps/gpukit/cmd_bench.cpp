@@ -62,7 +62,8 @@ void register_bench(CLI::App& app) {
     report.command_line = command_line();
     report.context = args->config.context;
     chosen->run(args->config, report);
-    report.print(std::cout);
+    // `--json -` puts the JSON on stdout; the table then goes to stderr.
+    report.print(args->json_path == "-" ? std::cerr : std::cout);
     if (!args->json_path.empty()) report.write_json(args->json_path);
   });
 }

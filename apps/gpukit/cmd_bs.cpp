@@ -115,8 +115,10 @@ void generate(const BsArgs& args, const Context& context) {
     });
   }
   if (args.check || args.output.empty()) {
+    // With --output the demo is a check of the written book: stderr, like every --check line.
     if (!print_black_scholes_demo(
-            bench::run_black_scholes_seed_demo(context, args.generate, args.seed)))
+            bench::run_black_scholes_seed_demo(context, args.generate, args.seed),
+            args.output.empty() ? stdout : stderr))
       throw Error(ErrorKind::check_failed, "bs --check: GPU results differ from the CPU reference");
   }
 }

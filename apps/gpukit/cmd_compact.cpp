@@ -44,7 +44,8 @@ void compact_file(const Context& context, const io::NpyArray& array, const Compa
     if (!ok) throw Error(ErrorKind::check_failed, "compact: result differs from the reference");
   }
   io::write_npy<T>(cli.output, std::span<const T>(kept));
-  fmt::print("kept {} of {} elements ({})\n", count, values.size(),
+  // A summary, not data: stderr, so that `-o -` carries only the array.
+  fmt::print(stderr, "kept {} of {} elements ({})\n", count, values.size(),
              primitives::keep_predicate_name(keep));
 }
 

@@ -17,8 +17,21 @@
 #include "gpukit/bench/harness.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/io/atomic_file.hpp"
+#include "gpukit/io/standard_output.hpp"
 
 namespace {
+// Results printed into a failing stdout (full disk, closed, broken) are an I/O error, not a silent
+// success; `code` is returned when stdout took everything.
+int finish_stdout(int code) {
+  try {
+    gpukit::io::flush_stdout();
+  } catch (const gpukit::Error& e) {
+    std::cerr << "gpukit: " << gpukit::kind_name(e.kind()) << ": " << e.what() << '\n';
+    return code != 0 ? code : gpukit::exit_code(e.kind());
+  }
+  return code;
+}
 
 // Set by apps/gpukit/CMakeLists.txt.
 #ifndef GPUKIT_VERSION
@@ -83,6 +96,9 @@ constexpr const char* kExitCodes =
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpukit::cli::guard_standard_streams();
+  // Ctrl-C, SIGTERM or a closed terminal while an output is written leaves no temporary file.
+  gpukit::io::install_temporary_file_cleanup();
   gpukit::cli::set_command_line(argc, argv);
   CLI::App app{
       "gpukit: GPU case studies (Black-Scholes, Monte Carlo, Poisson, reduction, scan) on the CPU "
@@ -108,7 +124,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
-    return app.exit(e);
+    return finish_stdout(app.exit(e));
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;
@@ -122,5 +138,5 @@ int main(int argc, char** argv) {
     std::cerr << "gpukit: internal error: " << e.what() << '\n';
     return 1;
   }
-  return 0;
+  return finish_stdout(0);
 }

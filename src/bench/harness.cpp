@@ -12,6 +12,7 @@
 
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/stream.hpp"
+#include "gpukit/io/atomic_file.hpp"
 
 namespace gpukit::bench {
 
@@ -235,15 +236,7 @@ void Report::write_json(const std::string& path) const {
     }
     j["tables"].push_back(jt);
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw IoError(fmt::format("{}: cannot open for writing", tmp));
-    f << j.dump(2) << '\n';
-    if (!f) throw IoError(fmt::format("{}: write failed", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw IoError(fmt::format("{}: cannot rename into place", path));
+  io::write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2) << '\n'; });
 }
 
 }  // namespace gpukit::bench

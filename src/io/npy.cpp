@@ -1,5 +1,6 @@
 // .npy reading and writing: the header dict parser, shape arithmetic with overflow checks, reading
-// the data straight into aligned storage, the Fortran-order transpose, and the atomic writer.
+// the data straight into aligned storage, the Fortran-order transpose; files are written by
+// AtomicFile.
 //
 // The header parser is our own: no Debian-packaged C/C++ library parses .npy headers robustly.
 // xtensor's xnpy.hpp (libxtensor-dev) finds the keys with string searches, requires them in
@@ -16,9 +17,7 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -28,6 +27,8 @@
 #include <fmt/format.h>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/io/atomic_file.hpp"
+#include "gpukit/io/standard_output.hpp"
 
 namespace gpukit::io {
 
@@ -40,7 +41,7 @@ constexpr std::size_t kAlignment = 64;
 constexpr std::string_view kMagic = "\x93NUMPY";  // followed by major and minor version bytes
 constexpr std::size_t kMagicAndVersionBytes = 8;
 
-// A single read()/write() moves at most about 2 GiB on Linux; larger requests are split.
+// A single read() moves at most about 2 GiB on Linux; larger requests are split.
 constexpr std::size_t kMaxSyscallBytes = std::size_t{1} << 30;
 
 // numpy.save pads the header so that the first axis can grow to this many digits in place
@@ -702,84 +703,6 @@ NpyArray read_npy_from(Source& source, std::string_view name,
   return array;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Writing.
-
-void write_all(int fd, const void* data, std::size_t count, std::string_view name) {
-  const auto* bytes = static_cast<const std::byte*>(data);
-  std::size_t done = 0;
-  while (done < count) {
-    const ssize_t wrote = ::write(fd, bytes + done, std::min(count - done, kMaxSyscallBytes));
-    if (wrote < 0) {
-      if (errno == EINTR) continue;
-      throw IoError(fmt::format("{}: write failed: {}", name, std::strerror(errno)));
-    }
-    done += static_cast<std::size_t>(wrote);
-  }
-}
-
-// A file created under a fresh name next to the target, removed again unless commit() renamed it
-// over the target.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(const std::filesystem::path& target) : target_(target) {
-    const std::filesystem::path file_name = target.filename();
-    if (file_name.empty() || file_name == "." || file_name == "..") {
-      throw IoError(fmt::format("{}: not a file name", target.string()));
-    }
-    const std::filesystem::path directory = target.parent_path();
-    static std::atomic<std::uint64_t> counter{0};
-    const auto clock_bits =
-        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    for (int attempt = 0;; ++attempt) {
-      // Hidden, and unique per process, call and attempt: two writers never share a temporary.
-      path_ = directory / fmt::format(".{}.tmp-{}-{:x}", file_name.string(), ::getpid(),
-                                      clock_bits + counter.fetch_add(1));
-      // 0666 minus the umask: the permissions any newly created file gets.
-      const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd >= 0) {
-        fd_ = fd;
-        return;
-      }
-      if (errno != EEXIST || attempt >= 100) {
-        throw IoError(fmt::format("{}: cannot create a temporary file in {}: {}", target.string(),
-                                  directory.empty() ? "." : directory.string(),
-                                  std::strerror(errno)));
-      }
-    }
-  }
-  ~TemporaryFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
-  }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-
-  int fd() const { return fd_; }
-
-  void commit() {
-    const std::string name = target_.string();
-    // Flush before the rename: otherwise a crash could leave the new name pointing at a file
-    // whose data never reached the disk.
-    if (::fsync(fd_) != 0)
-      throw IoError(fmt::format("{}: fsync failed: {}", name, std::strerror(errno)));
-    if (::close(std::exchange(fd_, -1)) != 0) {
-      throw IoError(fmt::format("{}: close failed: {}", name, std::strerror(errno)));
-    }
-    if (::rename(path_.c_str(), target_.c_str()) != 0) {
-      throw IoError(fmt::format("{}: cannot rename the temporary file {} to it: {}", name,
-                                path_.string(), std::strerror(errno)));
-    }
-    committed_ = true;
-  }
-
- private:
-  std::filesystem::path target_;
-  std::filesystem::path path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -918,13 +841,13 @@ void write_npy(const std::filesystem::path& path, NpyDtype dtype,
   }
   const std::string header = detail::npy_header_bytes(dtype, shape);
   if (to_stdout) {
-    write_all(STDOUT_FILENO, header.data(), header.size(), name);
-    write_all(STDOUT_FILENO, data.data(), data.size(), name);
+    write_stdout(header);
+    write_stdout(data);
     return;
   }
-  TemporaryFile file(path);
-  write_all(file.fd(), header.data(), header.size(), name);
-  write_all(file.fd(), data.data(), data.size(), name);
+  AtomicFile file(path);
+  file.write(header);
+  file.write(data);
   file.commit();
 }
 

@@ -173,9 +173,10 @@ NpyArray parse_npy(std::span<const std::byte> file_bytes, std::string_view name)
 /// not fit 1.0's 16-bit length), keys in sorted order, fortran_order False, the header padded with
 /// spaces (including numpy's spare room for a growing first axis) so that the data starts at a
 /// multiple of 64 bytes, ended by '\n'.
-/// Atomic: the file is written under a temporary name in the same directory (created with mode 0666
-/// minus the umask, like any new file), flushed to disk, then renamed over `path`; on any failure
-/// the temporary file is removed and `path` is untouched.
+/// Written by AtomicFile (gpukit/io/atomic_file.hpp): a temporary file in the same directory,
+/// flushed to disk, then renamed over `path`; on any failure the temporary file is removed and
+/// `path` is untouched; an existing file keeps its mode, a symlink is written through, a read-only
+/// file is refused. "-" goes through write_stdout (IoError when stdout fails).
 /// Throws gpukit::InvalidInput for a negative dimension, an overflowing shape, or when data.size()
 /// is not the shape's element count times dtype_size(dtype); gpukit::IoError when a file cannot be
 /// created, written or renamed. `data` may be anything readable, including an NpyArray's bytes().
