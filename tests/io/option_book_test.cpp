@@ -116,9 +116,9 @@ TEST(OptionBook, HeaderNamesAreTrimmedAndMatchedIgnoringCase) {
   OptionBook book = read_book(" TYPE ,Spot,\" strike\t\",MaTuRiTy,Volatility\nc,1,2,3,0.5\n",
                               defaults(0.01, {}, {}));
   ASSERT_EQ(book.size(), 1u);
-  // Names are kept as given (libcsv drops the blanks around unquoted ones; quoted ones keep them).
+  // Names are kept byte for byte as given, quoted or not.
   EXPECT_EQ(book.columns,
-            (std::vector<std::string>{"TYPE", "Spot", " strike\t", "MaTuRiTy", "Volatility"}));
+            (std::vector<std::string>{" TYPE ", "Spot", " strike\t", "MaTuRiTy", "Volatility"}));
   EXPECT_EQ(book.strike, (std::vector<double>{2}));
   EXPECT_EQ(book.volatility, (std::vector<double>{0.5}));
 }
@@ -368,7 +368,7 @@ TEST(OptionBook, PassThroughColumnsArePreservedByteForByte) {
   EXPECT_EQ(
       out.str(),
       "id,Type,note,spot,strike,maturity,rate,volatility,\"weird, \"\"name\"\"\",price,delta\n"
-      "A-1,call,\"has, comma\",100,95,0.5,0.01,0.2,\" spaced \",12.5,0.25\n"
+      "A-1,call,\"has, comma\",100,95,0.5,0.01,0.2, spaced ,12.5,0.25\n"
       "B2,p,\"multi\r\nline\",100,105,1,0.01,0.2,\"x\"\"y\",7.125,-0.75\n"
       "\xC3\xA9t\xC3\xA9,C,,1e2,0,0,0,0,\"\xEF\xBB\xBF\",100,1\n");
 
