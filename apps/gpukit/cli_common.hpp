@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 
 #include "gpukit/core/context.hpp"
@@ -35,7 +36,16 @@ void write_output_atomically(const std::string& path,
 /// progress line on stderr while a person watches (stderr is a terminal).
 io::OptionBook read_book_with_progress(const std::string& command, const std::string& input,
                                        const io::BookDefaults& defaults,
-                                       io::BookColumns columns = io::BookColumns::european);
+                                       io::BookColumns columns = io::BookColumns::european,
+                                       char delimiter = ',');
+
+/// Adds --delimiter (',' ';' '|' or tab) to a subcommand that reads a CSV book.
+void add_delimiter_option(CLI::App& command, char& delimiter);
+
+/// Says once on stderr which input columns the output columns replace ("gpukit: bs: replacing the
+/// input's price, delta columns"), when pricing a book that was priced before.
+void note_replaced_columns(const std::string& command, const io::OptionBook& book,
+                           std::span<const io::OutputColumn> columns);
 
 /// Calls f(T{}) with T the element type of an array read from `file`, for the five types the
 /// primitives take; InvalidInput naming the file and `command` for uint64.
