@@ -500,6 +500,17 @@ TEST(OptionBook, SpreadsheetExportsSayWhatWasFound) {
   const std::string message = book_error(utf16, defaults(0, 0.2, {}));
   EXPECT_NE(message.find("book.csv:1: the header holds NUL bytes"), std::string::npos) << message;
   EXPECT_NE(message.find("save it as UTF-8 CSV"), std::string::npos) << message;
+  // A semicolon export with decimal commas, read with --delimiter ';'.
+  std::istringstream decimal_commas("type;spot;strike;maturity\ncall;100;100,5;1\n");
+  try {
+    read_option_book(decimal_commas, "book.csv", defaults(0, 0.2, {}), {}, BookColumns::european,
+                     ';');
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "book.csv:2:3: strike: expected a number, got \"100,5\" (write the decimal point "
+              "as '.')");
+  }
   // A comma-separated file read with --delimiter ';'.
   std::istringstream in("type,spot,strike,maturity\n");
   try {
