@@ -4,14 +4,6 @@ find_package(fmt REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 
-# libcsv (Debian: libcsv-dev) ships no CMake config; link it statically so the gpukit binary
-# needs no extra shared library where it is copied.
-find_path(CSV_INCLUDE_DIR csv.h REQUIRED)
-find_library(CSV_LIBRARY NAMES libcsv.a csv REQUIRED)
-add_library(gpukit_libcsv INTERFACE)
-target_include_directories(gpukit_libcsv SYSTEM INTERFACE ${CSV_INCLUDE_DIR})
-target_link_libraries(gpukit_libcsv INTERFACE ${CSV_LIBRARY})
-
 # FFTW (Debian: libfftw3-dev): the Poisson solver's CPU backend, double and float, with the
 # OpenMP-threaded planners (libfftw3_omp / libfftw3f_omp ship in the same package).
 find_package(PkgConfig REQUIRED)

@@ -7,7 +7,7 @@ mode=${1:-demo}
 case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ libgtest-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcsv-dev
+packages=(cmake ninja-build g++ libgtest-dev libcli11-dev libfmt-dev nlohmann-json3-dev
           libfftw3-dev clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -16,9 +16,11 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "gpukit/core/error.hpp"
 #include "gpukit/io/atomic_file.hpp"
+#include "gpukit/io/csv.hpp"
 
 namespace gpukit::cli {
 
@@ -220,7 +222,8 @@ void set_command_line(int argc, char** argv) {
 }
 
 io::OptionBook read_book_with_progress(const std::string& command, const std::string& input,
-                                       const io::BookDefaults& defaults, io::BookColumns columns) {
+                                       const io::BookDefaults& defaults, io::BookColumns columns,
+                                       char delimiter) {
   const bool show_progress = ::isatty(2) != 0 && !quiet();
   std::int64_t total_bytes = -1;
   std::ifstream file;
@@ -254,7 +257,7 @@ io::OptionBook read_book_with_progress(const std::string& command, const std::st
     };
   }
   try {
-    io::OptionBook book = io::read_option_book(*in, name, defaults, progress, columns);
+    io::OptionBook book = io::read_option_book(*in, name, defaults, progress, columns, delimiter);
     if (progress_shown) fmt::print(stderr, "\n");
     return book;
   } catch (...) {
@@ -262,6 +265,30 @@ io::OptionBook read_book_with_progress(const std::string& command, const std::st
     if (progress_shown) fmt::print(stderr, "\n");
     throw;
   }
+}
+
+void add_delimiter_option(CLI::App& command, char& delimiter) {
+  command
+      .add_option_function<std::string>(
+          "--delimiter",
+          [&delimiter](const std::string& name) { delimiter = *io::parse_csv_delimiter(name); },
+          "Field delimiter of the input CSV: ',' (default), ';', '|' or tab (also '\\t'); the "
+          "output uses the same")
+      ->check(CLI::Validator(
+          [](const std::string& name) {
+            return io::parse_csv_delimiter(name)
+                       ? std::string()
+                       : "must be ',', ';', '|' or tab, got '" + name + "'";
+          },
+          "DELIMITER"));
+}
+
+void note_replaced_columns(const std::string& command, const io::OptionBook& book,
+                           std::span<const io::OutputColumn> columns) {
+  const std::vector<std::string> replaced = io::input_columns_replaced(book, columns);
+  if (replaced.empty() || quiet()) return;
+  fmt::print(stderr, "gpukit: {}: replacing the input's {} column{}\n", command,
+             fmt::join(replaced, ", "), replaced.size() > 1 ? "s" : "");
 }
 
 }  // namespace gpukit::cli

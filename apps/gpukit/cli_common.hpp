@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -78,7 +79,16 @@ void guard_standard_streams();
 /// newline.
 io::OptionBook read_book_with_progress(const std::string& command, const std::string& input,
                                        const io::BookDefaults& defaults,
-                                       io::BookColumns columns = io::BookColumns::european);
+                                       io::BookColumns columns = io::BookColumns::european,
+                                       char delimiter = ',');
+
+/// Adds --delimiter (',' ';' '|' or tab) to a subcommand that reads a CSV book.
+void add_delimiter_option(CLI::App& command, char& delimiter);
+
+/// Says once on stderr which input columns the output columns replace ("gpukit: bs: replacing the
+/// input's price, delta columns"), when pricing a book that was priced before.
+void note_replaced_columns(const std::string& command, const io::OptionBook& book,
+                           std::span<const io::OutputColumn> columns);
 
 /// The .npy dtypes reduce, scan and compact take (read_npy(path, {kPrimitiveDtypes, "reduce"})
 /// refuses any other from the header, naming only these).

@@ -30,6 +30,7 @@ struct BsArgs {
   std::int64_t generate = -1;
   std::int64_t demo = 1000000;
   std::uint64_t seed = 2008;
+  char delimiter = ',';
   DeviceOptions device;
 };
 
@@ -49,7 +50,8 @@ finance::EuropeanBookView view_of(const io::OptionBook& book) {
 
 void price_file(const BsArgs& args, const Context& context) {
   const io::OptionBook book =
-      read_book_with_progress("bs", args.input, {args.rate, args.volatility, args.dividend});
+      read_book_with_progress("bs", args.input, {args.rate, args.volatility, args.dividend},
+                              io::BookColumns::european, args.delimiter);
   const finance::Precision precision =
       args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
   finance::BlackScholesOptions options;
@@ -82,6 +84,7 @@ void price_file(const BsArgs& args, const Context& context) {
     columns.push_back({"theta", result.theta, as_float});
     columns.push_back({"rho", result.rho, as_float});
   }
+  note_replaced_columns("bs", book, columns);
   write_output_atomically(args.output,
                           [&](std::ostream& out) { io::write_priced_book(out, book, columns); });
 }
@@ -189,6 +192,7 @@ void register_bs(CLI::App& app) {
   command->add_option("--rate", args->rate, "Risk-free rate for the whole book");
   command->add_option("--volatility", args->volatility, "Volatility for the whole book");
   command->add_option("--dividend", args->dividend, "Dividend yield for the whole book");
+  add_delimiter_option(*command, args->delimiter);
   add_device_options(*command, args->device);
   command->callback([args, input, gen, demo] {
     if (input->count() == 0 && gen->count() == 0 && demo->count() == 0)

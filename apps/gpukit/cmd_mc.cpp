@@ -28,6 +28,7 @@ struct McArgs {
   std::int64_t demo_options = 128;
   std::string precision = "double";
   std::optional<double> rate, volatility, dividend;
+  char delimiter = ',';
   DeviceOptions device;
 };
 
@@ -132,7 +133,7 @@ finance::MonteCarloBookResult price_with_progress(const Context& context,
 void price_file(const McArgs& args, const Context& context) {
   const io::OptionBook book =
       read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
-                              io::BookColumns::with_barriers);
+                              io::BookColumns::with_barriers, args.delimiter);
   auto parameter = [](const std::vector<double>& values, double scalar) {
     return finance::PerOption<double>{values.empty() ? nullptr : values.data(), scalar};
   };
@@ -164,6 +165,7 @@ void price_file(const McArgs& args, const Context& context) {
   }
   if (args.antithetic) columns.push_back({"vrf_antithetic", r.vrf_antithetic, false});
   if (args.control_variate) columns.push_back({"vrf_control", r.vrf_control, false});
+  note_replaced_columns("mc", book, columns);
   write_output_atomically(args.output,
                           [&](std::ostream& out) { io::write_priced_book(out, book, columns); });
 }
@@ -271,6 +273,7 @@ void register_mc(CLI::App& app) {
   command->add_option("--rate", args->rate, "Risk-free rate for the whole book");
   command->add_option("--volatility", args->volatility, "Volatility for the whole book");
   command->add_option("--dividend", args->dividend, "Dividend yield for the whole book");
+  add_delimiter_option(*command, args->delimiter);
   add_device_options(*command, args->device);
   command->callback([args, input, demo, paths] {
     if (input->count() == 0 && demo->count() == 0)

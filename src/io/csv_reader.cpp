@@ -1,13 +1,17 @@
-// CsvReader: libcsv does the RFC 4180 state machine; this file feeds it one physical line at a time
-// so that every record can be stamped with the line where it ends, and turns libcsv's status codes
-// into gpukit errors.
-
-#include <csv.h>
+// CsvReader: a small RFC 4180 state machine, fed one physical line at a time so that every record
+// can be stamped with the line where it ends.
+//
+// Why not libcsv (used until issue 18): it drops the blanks around an unquoted field as it reads,
+// so a pass-through column could not come out byte for byte. Telling it that nothing is a blank
+// keeps them, but then it rejects blanks around a quoted field (`a, "b"`) and turns a line of
+// blanks into a record. The dialect wanted here (csv.hpp) is a few states; the fuzz target checks
+// it against the writer.
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <istream>
+#include <new>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -26,34 +30,32 @@ namespace {
 constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
 constexpr std::size_t kFirstBlockBytes = std::size_t{64} << 10;
 
-// A physical line longer than this is handed to libcsv in pieces, so that the growth of libcsv's
-// field buffer can be made geometric between pieces (below).
+// A physical line longer than this is parsed in pieces (the state carries over between them).
 constexpr std::size_t kMaxPieceBytes = std::size_t{64} << 10;
-
-// libcsv grows its field buffer by a fixed block size on every overflow; the default (128 bytes)
-// makes a long field cost quadratic time. Setting the block to the current buffer size before each
-// piece makes the growth geometric.
-constexpr std::size_t kMinParserBlockBytes = 4096;
-
-bool is_blank_byte(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 }  // namespace
 
+std::optional<char> parse_csv_delimiter(std::string_view name) {
+  if (name == "tab" || name == "\\t" || name == "\t") return '\t';
+  if (name == "," || name == ";" || name == "|") return name.front();
+  return std::nullopt;
+}
+
 struct CsvReader::Impl {
-  Impl(std::istream& input, std::string name)
+  // Where the parser is within a record. A blank is a space or a tab that is not the delimiter.
+  enum class State : std::uint8_t {
+    field_start,      // no byte of the field yet, or only blanks (kept in the field for now)
+    unquoted,         // an unquoted field: every byte up to the delimiter or line end is its text
+    quoted,           // inside quotes
+    quote_in_quoted,  // a quote inside quotes: the closing one, or the first of a doubled pair
+    after_quoted,     // blanks after the closing quote
+  };
+
+  Impl(std::istream& input, std::string name, char delimiter_char)
       : in(input),
         source_name(std::move(name)),
-        buffer(std::make_unique_for_overwrite<char[]>(kFirstBlockBytes)) {
-    // CSV_STRICT: a quote inside an unquoted field or text after a closing quote is an error
-    // instead of being taken literally. CSV_STRICT_FINI: an unterminated quoted field at the end of
-    // the input is an error instead of a silently truncated record.
-    if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI) != 0) {
-      throw OutOfMemory(source_name + ": CSV parser", sizeof(csv_parser));
-    }
-  }
-  ~Impl() { csv_free(&parser); }
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
+        delimiter(delimiter_char),
+        buffer(std::make_unique_for_overwrite<char[]>(kFirstBlockBytes)) {}
 
   bool next(CsvRecord& record);
 
@@ -63,18 +65,18 @@ struct CsvReader::Impl {
   bool fill_buffer();
   void parse_piece(const char* data, std::size_t size);
   void finish();
-  [[noreturn]] void throw_status_error(int status, std::int64_t line);
 
-  // libcsv callbacks. They run inside C code, so they must not throw: a failure is parked in
-  // callback_error and rethrown once csv_parse has returned.
-  static void on_field(void* data, std::size_t size, void* self);
-  static void on_record_end(int terminator, void* self);
-  void add_field(const char* data, std::size_t size);
+  bool is_blank(char c) const { return (c == ' ' || c == '\t') && c != delimiter; }
+  std::string& field() { return building.fields[building_field_count]; }
+  void start_field();
+  void end_field();
   void end_record();
+  [[noreturn]] void throw_quote_in_unquoted() const;
+  [[noreturn]] void throw_text_after_quote() const;
 
   std::istream& in;
   std::string source_name;
-  csv_parser parser{};
+  char delimiter;
 
   std::unique_ptr<char[]> buffer;
   std::size_t buffer_capacity = kFirstBlockBytes;
@@ -82,56 +84,39 @@ struct CsvReader::Impl {
   std::size_t buffer_end = 0;
   bool stream_exhausted = false;
   bool at_input_start = true;  // the byte order mark is looked for only there
-  bool finished = false;       // csv_fini has run; nothing more will come
+  bool finished = false;       // the end of the input was parsed; nothing more will come
   std::int64_t bytes_read = 0;
 
-  // Physical line being fed to the parser (1-based); advances after each LF.
+  // Physical line being parsed (1-based); advances after each LF.
   std::int64_t current_line = 1;
-  // Line on which the record now being parsed began, 0 when between records; names the line of an
-  // unterminated quote, which is only detected at the end of the input.
-  std::int64_t open_record_line = 0;
-  bool record_ended_in_piece = false;
+  // Line on which the record now being parsed began; names the line of an unterminated quote,
+  // which is only detected at the end of the input.
+  std::int64_t record_line = 0;
 
-  // The record being assembled, and the completed records not yet handed out (a FIFO whose slots
-  // are recycled, so their strings keep their capacity from record to record).
+  State state = State::field_start;
+  // The record has a delimiter, a quote or a non-blank byte: a line end now ends a record instead
+  // of a blank line.
+  bool record_open = false;
+
+  // The record being assembled (its field strings are recycled), and the completed records not
+  // yet handed out (a FIFO whose slots are recycled, so their strings keep their capacity).
   CsvRecord building;
   std::size_t building_field_count = 0;
   std::vector<CsvRecord> ready;
   std::size_t ready_head = 0;
   std::size_t ready_tail = 0;
-
-  std::exception_ptr callback_error;
 };
 
-void CsvReader::Impl::on_field(void* data, std::size_t size, void* self) {
-  auto* impl = static_cast<Impl*>(self);
-  if (impl->callback_error) return;
-  try {
-    impl->add_field(static_cast<const char*>(data), size);
-  } catch (...) {
-    impl->callback_error = std::current_exception();
-  }
-}
-
-void CsvReader::Impl::on_record_end(int /*terminator*/, void* self) {
-  auto* impl = static_cast<Impl*>(self);
-  if (impl->callback_error) return;
-  try {
-    impl->end_record();
-  } catch (...) {
-    impl->callback_error = std::current_exception();
-  }
-}
-
-void CsvReader::Impl::add_field(const char* data, std::size_t size) {
+void CsvReader::Impl::start_field() {
   auto& fields = building.fields;
-  std::string_view text{data, size};
-  if (building_field_count < fields.size()) {
-    fields[building_field_count].assign(text);
-  } else {
-    fields.emplace_back(text);
-  }
+  if (building_field_count == fields.size()) fields.emplace_back();
+  fields[building_field_count].clear();
+}
+
+void CsvReader::Impl::end_field() {
   ++building_field_count;
+  start_field();
+  state = State::field_start;
 }
 
 void CsvReader::Impl::end_record() {
@@ -141,8 +126,23 @@ void CsvReader::Impl::end_record() {
   std::swap(ready[ready_tail], building);
   ++ready_tail;
   building_field_count = 0;
-  record_ended_in_piece = true;
-  open_record_line = 0;
+  start_field();
+  state = State::field_start;
+  record_open = false;
+}
+
+void CsvReader::Impl::throw_quote_in_unquoted() const {
+  throw InvalidInput(fmt::format(
+      "{}:{}: malformed CSV: quote character inside an unquoted field (enclose the field in "
+      "quotes and double the quote)",
+      source_name, current_line));
+}
+
+void CsvReader::Impl::throw_text_after_quote() const {
+  throw InvalidInput(fmt::format(
+      "{}:{}: malformed CSV: text after the closing quote of a quoted field (a quote inside a "
+      "quoted field must be doubled)",
+      source_name, current_line));
 }
 
 bool CsvReader::Impl::next(CsvRecord& record) {
@@ -167,7 +167,14 @@ void CsvReader::Impl::advance() {
   if (line_feed != nullptr) {
     piece_size = static_cast<std::size_t>(static_cast<const char*>(line_feed) - piece) + 1;
   }
-  parse_piece(piece, piece_size);
+  try {
+    parse_piece(piece, piece_size);
+  } catch (const std::bad_alloc&) {
+    const std::size_t held = building_field_count < building.fields.size()
+                                 ? building.fields[building_field_count].capacity()
+                                 : 0;
+    throw OutOfMemory(fmt::format("{}:{}: CSV field", source_name, current_line), 2 * held + 1);
+  }
   buffer_pos += piece_size;
   if (line_feed != nullptr) ++current_line;
 }
@@ -196,66 +203,124 @@ bool CsvReader::Impl::fill_buffer() {
   if (at_input_start && buffer_end > 0) {
     at_input_start = false;
     if (buffer_end >= 3 && std::memcmp(buffer.get(), "\xEF\xBB\xBF", 3) == 0) buffer_pos = 3;
+    // Read as bytes, UTF-16 would give fields of text and NULs and a misleading "column is
+    // missing"; spreadsheets write it as "Unicode text" with a byte order mark.
+    if (buffer_end >= 2 && (std::memcmp(buffer.get(), "\xFF\xFE", 2) == 0 ||
+                            std::memcmp(buffer.get(), "\xFE\xFF", 2) == 0)) {
+      throw InvalidInput(fmt::format(
+          "{}:1: the file is UTF-16 (it starts with a UTF-16 byte order mark); save it as UTF-8 "
+          "CSV",
+          source_name));
+    }
   }
   return buffer_end > 0;
 }
 
 void CsvReader::Impl::parse_piece(const char* data, std::size_t size) {
-  record_ended_in_piece = false;
-  csv_set_blk_size(&parser, std::max(kMinParserBlockBytes, csv_get_buffer_size(&parser)));
-  std::size_t parsed = csv_parse(&parser, data, size, &Impl::on_field, &Impl::on_record_end, this);
-  if (callback_error) std::rethrow_exception(callback_error);
-  if (parsed != size) throw_status_error(csv_error(&parser), current_line);
-  if (!record_ended_in_piece && open_record_line == 0 &&
-      !std::all_of(data, data + size, is_blank_byte)) {
-    open_record_line = current_line;
+  if (building.fields.empty()) start_field();
+  const char* const end = data + size;
+  for (const char* p = data; p != end;) {
+    const char c = *p;
+    switch (state) {
+      case State::field_start:
+        if (c == delimiter) {
+          if (!record_open) record_line = current_line;
+          record_open = true;
+          end_field();
+        } else if (c == '\r' || c == '\n') {
+          if (record_open) {
+            end_field();
+            end_record();
+          } else {
+            field().clear();  // a line of blanks is skipped
+          }
+        } else if (is_blank(c)) {
+          field().push_back(c);  // part of the field unless a quote follows
+        } else if (c == '"') {
+          if (!record_open) record_line = current_line;
+          record_open = true;
+          field().clear();  // blanks before the opening quote are not part of the field
+          state = State::quoted;
+        } else {
+          if (!record_open) record_line = current_line;
+          record_open = true;
+          state = State::unquoted;
+          continue;  // the unquoted run below takes this byte
+        }
+        ++p;
+        break;
+      case State::unquoted: {
+        // Take the run of ordinary bytes at once.
+        const char* q = p;
+        while (q != end && *q != delimiter && *q != '"' && *q != '\r' && *q != '\n') ++q;
+        field().append(p, q);
+        p = q;
+        if (p == end) break;
+        if (*p == '"') throw_quote_in_unquoted();
+        end_field();
+        if (*p != delimiter) end_record();
+        ++p;
+        break;
+      }
+      case State::quoted: {
+        const void* quote = std::memchr(p, '"', static_cast<std::size_t>(end - p));
+        const char* q = quote != nullptr ? static_cast<const char*>(quote) : end;
+        field().append(p, q);
+        p = q;
+        if (p != end) {
+          state = State::quote_in_quoted;
+          ++p;
+        }
+        break;
+      }
+      case State::quote_in_quoted:
+        if (c == '"') {
+          field().push_back('"');  // a doubled quote
+          state = State::quoted;
+          ++p;
+          break;
+        }
+        state = State::after_quoted;
+        [[fallthrough]];
+      case State::after_quoted:
+        if (c == delimiter) {
+          end_field();
+        } else if (c == '\r' || c == '\n') {
+          end_field();
+          end_record();
+        } else if (!is_blank(c)) {
+          throw_text_after_quote();
+        }
+        ++p;
+        break;
+    }
   }
 }
 
 void CsvReader::Impl::finish() {
   finished = true;
-  int rc = csv_fini(&parser, &Impl::on_field, &Impl::on_record_end, this);
-  if (callback_error) std::rethrow_exception(callback_error);
-  if (rc != 0) throw_status_error(csv_error(&parser), current_line);
-}
-
-void CsvReader::Impl::throw_status_error(int status, std::int64_t line) {
-  switch (status) {
-    case CSV_EPARSE:
-      if (finished) {
-        std::int64_t opened = open_record_line != 0 ? open_record_line : line;
-        throw InvalidInput(fmt::format(
-            "{}:{}: unterminated quoted field: the record starting on this line opens a quote "
-            "that is never closed",
-            source_name, opened));
-      }
-      // libcsv stops on the offending byte with `quoted` still describing the field it was in.
-      if (parser.quoted) {
-        throw InvalidInput(fmt::format(
-            "{}:{}: malformed CSV: text after the closing quote of a quoted field (a quote inside "
-            "a quoted field must be doubled)",
-            source_name, line));
-      }
-      throw InvalidInput(fmt::format(
-          "{}:{}: malformed CSV: quote character inside an unquoted field (enclose the field in "
-          "quotes and double the quote)",
-          source_name, line));
-    case CSV_ENOMEM:
-    case CSV_ETOOBIG:
-      throw OutOfMemory(fmt::format("{}:{}: CSV field buffer", source_name, line),
-                        csv_get_buffer_size(&parser) + parser.blk_size);
-    default:
-      throw InvalidInput(
-          fmt::format("{}:{}: CSV parser error: {}", source_name, line, csv_strerror(status)));
+  if (state == State::quoted) {
+    throw InvalidInput(fmt::format(
+        "{}:{}: unterminated quoted field: the record starting on this line opens a quote "
+        "that is never closed",
+        source_name, record_line));
+  }
+  if (state != State::field_start || record_open) {
+    end_field();
+    end_record();
   }
 }
 
-CsvReader::CsvReader(std::istream& in, std::string source_name) {
+CsvReader::CsvReader(std::istream& in, std::string source_name, char delimiter) {
   // An std::ifstream that failed to open arrives here with failbit set; reading it would look
   // like an empty file.
   if (in.fail())
     throw IoError(fmt::format("{}: cannot read (stream in a failed state)", source_name));
-  impl_ = std::make_unique<Impl>(in, std::move(source_name));
+  if (delimiter == '"' || delimiter == '\r' || delimiter == '\n' || delimiter == ' ') {
+    throw InvalidInput(
+        fmt::format("{}: a CSV delimiter cannot be a quote, a space or a line end", source_name));
+  }
+  impl_ = std::make_unique<Impl>(in, std::move(source_name), delimiter);
 }
 
 CsvReader::~CsvReader() = default;
@@ -267,5 +332,7 @@ bool CsvReader::next(CsvRecord& record) { return impl_->next(record); }
 std::int64_t CsvReader::bytes_read() const { return impl_->bytes_read; }
 
 const std::string& CsvReader::source_name() const { return impl_->source_name; }
+
+char CsvReader::delimiter() const { return impl_->delimiter; }
 
 }  // namespace gpukit::io

@@ -11,17 +11,19 @@ namespace gpukit::io {
 
 namespace detail {
 
-bool csv_field_needs_quotes(std::string_view field) noexcept {
+bool csv_field_needs_quotes(std::string_view field, char delimiter) noexcept {
   if (field.empty()) return false;
-  auto is_space_or_tab = [](char c) { return c == ' ' || c == '\t'; };
-  // The reader drops unquoted surrounding blanks and skips a byte order mark at the input start.
-  if (is_space_or_tab(field.front()) || is_space_or_tab(field.back())) return true;
-  if (field.starts_with("\xEF\xBB\xBF")) return true;
-  return field.find_first_of(",\"\r\n") != std::string_view::npos;
+  // The reader skips a UTF-8 byte order mark at the input start and refuses a UTF-16 one.
+  if (field.starts_with("\xEF\xBB\xBF") || field.starts_with("\xFF\xFE") ||
+      field.starts_with("\xFE\xFF")) {
+    return true;
+  }
+  const char special[] = {delimiter, '"', '\r', '\n'};
+  return field.find_first_of(std::string_view(special, sizeof special)) != std::string_view::npos;
 }
 
-void append_csv_field(std::string& line, std::string_view field) {
-  if (!csv_field_needs_quotes(field)) {
+void append_csv_field(std::string& line, std::string_view field, char delimiter) {
+  if (!csv_field_needs_quotes(field, delimiter)) {
     line.append(field);
     return;
   }
@@ -41,14 +43,18 @@ void append_csv_field(std::string& line, std::string_view field) {
 
 }  // namespace detail
 
-void write_csv_record(std::ostream& out, std::span<const std::string_view> fields) {
+void write_csv_record(std::ostream& out, std::span<const std::string_view> fields, char delimiter) {
   std::string line;
-  if (fields.size() == 1 && fields[0].empty()) {
-    line = "\"\"";  // an empty line would be read back as a blank line, not as one empty field
+  auto is_blank = [delimiter](char c) { return (c == ' ' || c == '\t') && c != delimiter; };
+  if (fields.size() == 1 && std::all_of(fields[0].begin(), fields[0].end(), is_blank)) {
+    // An empty or all-blank line would be read back as a blank line, not as one field.
+    line.push_back('"');
+    line.append(fields[0]);
+    line.push_back('"');
   } else {
     for (std::size_t i = 0; i < fields.size(); ++i) {
-      if (i != 0) line.push_back(',');
-      detail::append_csv_field(line, fields[i]);
+      if (i != 0) line.push_back(delimiter);
+      detail::append_csv_field(line, fields[i], delimiter);
     }
   }
   line.push_back('\n');

@@ -128,6 +128,7 @@ class BookParser {
 
   // Matches the header against the known columns and settles the book-wide values.
   void set_columns(const BookDefaults& defaults);
+  void diagnose_header() const;
   void add_row(const CsvRecord& record);
   // Reserves the book's arrays for the number of rows the input size suggests, from the size of
   // the first data row: growing them by doubling instead costs a copy and fresh page faults per
@@ -155,7 +156,37 @@ class BookParser {
   std::array<bool, kKnownColumnNames.size()> has_role_{};
 };
 
+// A header that cannot be a book because the file is another kind of text: say what was found
+// instead of "type: required column is missing".
+void BookParser::diagnose_header() const {
+  for (const std::string& name : book_.columns) {
+    if (name.find('\0') != std::string::npos) {
+      throw InvalidInput(fmt::format(
+          "{}:{}: the header holds NUL bytes (a UTF-16 file without a byte order mark?); save it "
+          "as UTF-8 CSV",
+          book_.source, header_line_));
+    }
+  }
+  if (book_.columns.size() != 1) return;
+  struct Hint {
+    char delimiter;
+    std::string_view shown, option;
+  };
+  constexpr std::array<Hint, 4> kHints = {
+      {{';', "';'", "';'"}, {'\t', "tabs", "tab"}, {'|', "'|'", "'|'"}, {',', "','", "','"}}};
+  for (const Hint& hint : kHints) {
+    if (hint.delimiter != book_.delimiter &&
+        book_.columns[0].find(hint.delimiter) != std::string::npos) {
+      throw InvalidInput(
+          fmt::format("{}:{}: the header is one column containing {}: use "
+                      "--delimiter {}",
+                      book_.source, header_line_, hint.shown, hint.option));
+    }
+  }
+}
+
 void BookParser::set_columns(const BookDefaults& defaults) {
+  diagnose_header();
   roles_.assign(book_.columns.size(), ColumnRole::pass_through);
   for (std::size_t col = 0; col < book_.columns.size(); ++col) {
     std::string_view name = trim_blanks(book_.columns[col]);
@@ -273,8 +304,17 @@ double BookParser::parse_value(std::string_view text, std::int64_t line, std::si
       return value;
     case NumberStatus::empty:
       throw_field_error(line, col, "empty field, expected a number");
-    case NumberStatus::not_a_number:
-      throw_field_error(line, col, fmt::format("expected a number, got {}", quoted(text)));
+    case NumberStatus::not_a_number: {
+      // A semicolon-separated export from a spreadsheet often writes decimal commas.
+      std::string with_point(text);
+      std::replace(with_point.begin(), with_point.end(), ',', '.');
+      double ignored = 0;
+      const bool decimal_comma =
+          with_point != text && parse_number(with_point, ignored) == NumberStatus::ok;
+      throw_field_error(line, col,
+                        fmt::format("expected a number, got {}{}", quoted(text),
+                                    decimal_comma ? " (write the decimal point as '.')" : ""));
+    }
     case NumberStatus::not_finite:
       throw_field_error(line, col, fmt::format("must be finite, got {}", quoted(text)));
     case NumberStatus::out_of_range:
@@ -469,6 +509,14 @@ void append_number(std::string& line, double value, bool as_float, bool as_integ
 
 std::size_t OptionBook::size() const { return is_put.size(); }
 
+std::optional<std::size_t> OptionBook::column_index(std::string_view name) const {
+  name = trim_blanks(name);
+  for (std::size_t col = 0; col < columns.size(); ++col) {
+    if (equals_ignoring_case(trim_blanks(columns[col]), name)) return col;
+  }
+  return std::nullopt;
+}
+
 std::string_view OptionBook::field(std::size_t row, std::size_t col) const {
   std::size_t index = row * columns.size() + col;
   auto begin = static_cast<std::size_t>(field_offsets[index]);
@@ -478,15 +526,16 @@ std::string_view OptionBook::field(std::size_t row, std::size_t col) const {
 
 OptionBook read_option_book(std::istream& in, const std::string& source_name,
                             const BookDefaults& defaults, const ProgressCallback& progress,
-                            BookColumns columns) {
+                            BookColumns columns, char delimiter) {
   const std::int64_t input_bytes = remaining_bytes(in);  // before the reader takes any
-  CsvReader reader(in, source_name);
+  CsvReader reader(in, source_name, delimiter);
   CsvRecord record;
   if (!reader.next(record)) {
     throw InvalidInput(fmt::format("{}: empty file, expected a header line", source_name));
   }
   OptionBook book;
   book.source = source_name;
+  book.delimiter = delimiter;
   book.columns = record.fields;
   book.field_offsets.push_back(0);
 
@@ -510,6 +559,35 @@ OptionBook read_option_book(std::istream& in, const std::string& source_name,
   return book;
 }
 
+namespace {
+
+// For each input column, the index of the extra column that replaces it, or -1 (kept as read).
+std::vector<std::ptrdiff_t> replacement_of_columns(const OptionBook& book,
+                                                   std::span<const OutputColumn> extra) {
+  std::vector<std::ptrdiff_t> replacement(book.columns.size(), -1);
+  for (std::size_t col = 0; col < book.columns.size(); ++col) {
+    std::string_view name = trim_blanks(book.columns[col]);
+    for (std::size_t i = 0; i < extra.size() && replacement[col] < 0; ++i) {
+      if (equals_ignoring_case(name, trim_blanks(extra[i].name))) {
+        replacement[col] = static_cast<std::ptrdiff_t>(i);
+      }
+    }
+  }
+  return replacement;
+}
+
+}  // namespace
+
+std::vector<std::string> input_columns_replaced(const OptionBook& book,
+                                                std::span<const OutputColumn> extra) {
+  const std::vector<std::ptrdiff_t> replacement = replacement_of_columns(book, extra);
+  std::vector<std::string> names;
+  for (std::size_t col = 0; col < book.columns.size(); ++col) {
+    if (replacement[col] >= 0) names.push_back(book.columns[col]);
+  }
+  return names;
+}
+
 void write_priced_book(std::ostream& out, const OptionBook& book,
                        std::span<const OutputColumn> extra) {
   for (const OutputColumn& column : extra) {
@@ -519,25 +597,44 @@ void write_priced_book(std::ostream& out, const OptionBook& book,
                                      book.size()));
     }
   }
+  const char delimiter = book.delimiter;
+  const std::vector<std::ptrdiff_t> replacement = replacement_of_columns(book, extra);
+  std::vector<bool> in_place(extra.size(), false);
+  for (std::ptrdiff_t i : replacement) {
+    if (i >= 0) in_place[static_cast<std::size_t>(i)] = true;
+  }
   std::string block;  // grows to about kWriteBlockBytes, then is written and reused
 
-  for (std::size_t col = 0; col < book.columns.size(); ++col) {
-    if (col != 0) block.push_back(',');
-    detail::append_csv_field(block, book.columns[col]);
+  bool first = true;
+  auto separate = [&] {
+    if (!first) block.push_back(delimiter);
+    first = false;
+  };
+  for (const std::string& name : book.columns) {
+    separate();
+    detail::append_csv_field(block, name, delimiter);
   }
   for (std::size_t i = 0; i < extra.size(); ++i) {
-    if (i != 0 || !book.columns.empty()) block.push_back(',');
-    detail::append_csv_field(block, extra[i].name);
+    if (in_place[i]) continue;
+    separate();
+    detail::append_csv_field(block, extra[i].name, delimiter);
   }
   block.push_back('\n');
 
   for (std::size_t row = 0; row < book.size(); ++row) {
+    first = true;
     for (std::size_t col = 0; col < book.columns.size(); ++col) {
-      if (col != 0) block.push_back(',');
-      detail::append_csv_field(block, book.field(row, col));
+      separate();
+      if (replacement[col] < 0) {
+        detail::append_csv_field(block, book.field(row, col), delimiter);
+      } else {
+        const OutputColumn& column = extra[static_cast<std::size_t>(replacement[col])];
+        append_number(block, column.values[row], column.as_float, column.as_integer);
+      }
     }
     for (std::size_t i = 0; i < extra.size(); ++i) {
-      if (i != 0 || !book.columns.empty()) block.push_back(',');
+      if (in_place[i]) continue;
+      separate();
       append_number(block, extra[i].values[row], extra[i].as_float, extra[i].as_integer);
     }
     block.push_back('\n');

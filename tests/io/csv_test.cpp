@@ -22,9 +22,10 @@ struct ReadResult {
   std::vector<std::int64_t> lines;
 };
 
-ReadResult read_all(const std::string& text, const std::string& source = "test.csv") {
+ReadResult read_all(const std::string& text, const std::string& source = "test.csv",
+                    char separator = ',') {
   std::istringstream in(text);
-  CsvReader reader(in, source);
+  CsvReader reader(in, source, separator);
   ReadResult result;
   CsvRecord record;
   while (reader.next(record)) {
@@ -78,10 +79,17 @@ TEST(CsvReader, EmptyFieldsAndTrailingComma) {
   EXPECT_EQ(got.records[1], (Fields{"", ""}));
 }
 
-TEST(CsvReader, UnquotedBlanksAreTrimmedQuotedKept) {
-  ReadResult got = read_all("  a b ,\t c\t,\" d \" ,\"\te\t\"\n");
+// An unquoted field is every byte between its separators (issue 18: pass-through columns are
+// byte-exact); blanks outside the quotes of a quoted field are not part of it.
+TEST(CsvReader, UnquotedBlanksAreKeptQuotedFieldsLoseTheBlanksOutsideTheirQuotes) {
+  ReadResult got = read_all("  a b ,\t c\t,\" d \" ,  \"\te\t\"\t\n");
   ASSERT_EQ(got.records.size(), 1u);
-  EXPECT_EQ(got.records[0], (Fields{"a b", "c", " d ", "\te\t"}));
+  EXPECT_EQ(got.records[0], (Fields{"  a b ", "\t c\t", " d ", "\te\t"}));
+  // A blank field between separators, and trailing blanks before a CR LF, are kept too.
+  got = read_all("x, ,y \r\n  ,\t\r\n");
+  ASSERT_EQ(got.records.size(), 2u);
+  EXPECT_EQ(got.records[0], (Fields{"x", " ", "y "}));
+  EXPECT_EQ(got.records[1], (Fields{"  ", "\t"}));
 }
 
 TEST(CsvReader, CrLfAndLfGiveTheSameRecordsAndLines) {
@@ -141,6 +149,53 @@ TEST(CsvReader, ByteOrderMarkAtStartIsSkipped) {
   ASSERT_EQ(later.records.size(), 2u);
   EXPECT_EQ(later.records[1], (Fields{"\xEF\xBB\xBF"
                                       "b"}));
+}
+
+TEST(CsvReader, Utf16ByteOrderMarkIsRefusedWithWhatToDo) {
+  // "type,spot" as a spreadsheet's "Unicode text" export writes it: UTF-16 with a byte order mark.
+  for (const std::string& bom : {std::string("\xFF\xFE"), std::string("\xFE\xFF")}) {
+    std::string text = bom;
+    for (char c : std::string("type,spot\n")) {
+      text += bom[0] == '\xFF' ? std::string{c, '\0'} : std::string{'\0', c};
+    }
+    const std::string message = read_error(text);
+    EXPECT_EQ(message,
+              "test.csv:1: the file is UTF-16 (it starts with a UTF-16 byte order mark); save it "
+              "as UTF-8 CSV")
+        << message;
+  }
+}
+
+TEST(CsvReader, SemicolonAndTabDelimiters) {
+  std::istringstream semicolons("a;b,c; \"d;e\" ;\n1;2;3;\n");
+  CsvReader reader(semicolons, "s.csv", ';');
+  CsvRecord record;
+  ASSERT_TRUE(reader.next(record));
+  EXPECT_EQ(record.fields, (Fields{"a", "b,c", "d;e", ""}));
+  ASSERT_TRUE(reader.next(record));
+  EXPECT_EQ(record.fields, (Fields{"1", "2", "3", ""}));
+  EXPECT_FALSE(reader.next(record));
+  // With tabs as separators a tab is never a blank: a line of tabs is a record of empty fields.
+  std::istringstream tabs("a\t b \t\"c\td\"\n\t\n  \n");
+  CsvReader tab_reader(tabs, "t.tsv", '\t');
+  ASSERT_TRUE(tab_reader.next(record));
+  EXPECT_EQ(record.fields, (Fields{"a", " b ", "c\td"}));
+  ASSERT_TRUE(tab_reader.next(record));
+  EXPECT_EQ(record.fields, (Fields{"", ""}));
+  EXPECT_EQ(record.line, 2);
+  EXPECT_FALSE(tab_reader.next(record));
+}
+
+TEST(CsvReader, DelimiterNamesAreParsed) {
+  EXPECT_EQ(parse_csv_delimiter(","), ',');
+  EXPECT_EQ(parse_csv_delimiter(";"), ';');
+  EXPECT_EQ(parse_csv_delimiter("|"), '|');
+  EXPECT_EQ(parse_csv_delimiter("tab"), '\t');
+  EXPECT_EQ(parse_csv_delimiter("\\t"), '\t');
+  EXPECT_EQ(parse_csv_delimiter("\t"), '\t');
+  for (std::string_view bad : {"", " ", "\"", "\n", "\r", ",,", "x", "space", "tabs"}) {
+    EXPECT_FALSE(parse_csv_delimiter(bad).has_value()) << bad;
+  }
 }
 
 TEST(CsvReader, UnterminatedQuoteNamesTheLineWhereTheRecordStarts) {
@@ -241,11 +296,25 @@ std::string write_one(std::vector<std::string_view> fields) {
 
 TEST(CsvWriter, QuotesOnlyWhenNeeded) {
   EXPECT_EQ(write_one({"plain", "1.5", "", "x y"}), "plain,1.5,,x y\n");
+  // Blanks at either end need no quotes: the reader keeps an unquoted field's blanks.
   EXPECT_EQ(write_one({"a,b", "say \"hi\"", " lead", "trail ", "\ttab"}),
-            "\"a,b\",\"say \"\"hi\"\"\",\" lead\",\"trail \",\"\ttab\"\n");
+            "\"a,b\",\"say \"\"hi\"\"\", lead,trail ,\ttab\n");
+  // ... except a record of one blank field, which would read as a blank line.
+  EXPECT_EQ(write_one({" \t"}), "\" \t\"\n");
   EXPECT_EQ(write_one({"line\nbreak", "cr\r", "\"\""}), "\"line\nbreak\",\"cr\r\",\"\"\"\"\"\"\n");
   EXPECT_EQ(write_one({""}), "\"\"\n");
   EXPECT_EQ(write_one({"\xEF\xBB\xBFid"}), "\"\xEF\xBB\xBFid\"\n");
+  // Unquoted at the start of a file these would read as a UTF-16 byte order mark.
+  EXPECT_EQ(write_one({"\xFF\xFEx", "\xFE\xFF"}), "\"\xFF\xFEx\",\"\xFE\xFF\"\n");
+}
+
+TEST(CsvWriter, QuotesFieldsHoldingTheDelimiterInUse) {
+  std::vector<std::string_view> fields = {"a;b", "c,d", "e\tf", ""};
+  std::ostringstream semicolons, tabs;
+  write_csv_record(semicolons, fields, ';');
+  write_csv_record(tabs, fields, '\t');
+  EXPECT_EQ(semicolons.str(), "\"a;b\";c,d;e\tf;\n");
+  EXPECT_EQ(tabs.str(), "a;b\tc,d\t\"e\tf\"\t\n");
 }
 
 TEST(CsvWriter, FailedStreamIsAnIoError) {
@@ -255,9 +324,13 @@ TEST(CsvWriter, FailedStreamIsAnIoError) {
   EXPECT_THROW(write_csv_record(out, fields), IoError);
 }
 
-TEST(CsvWriter, RandomRoundTripThroughReader) {
+class CsvRoundTrip : public ::testing::TestWithParam<char> {};
+
+TEST_P(CsvRoundTrip, RandomRecordsThroughWriterAndReader) {
+  const char separator = GetParam();
   const std::uint32_t seed = 20240611u;
-  SCOPED_TRACE("random seed " + std::to_string(seed));
+  SCOPED_TRACE("random seed " + std::to_string(seed) + ", separator " +
+               std::to_string(int(separator)));
   std::mt19937 random(seed);
   // Bytes that stress quoting and trimming, plus ordinary text and a multi-byte UTF-8 character.
   const std::vector<std::string> pieces = {"a",
@@ -267,13 +340,17 @@ TEST(CsvWriter, RandomRoundTripThroughReader) {
                                            " ",
                                            "\t",
                                            ",",
+                                           ";",
+                                           "|",
                                            "\"",
                                            "\r",
                                            "\n",
                                            "\r\n",
                                            "\xC3\xA9",
                                            std::string(1, '\0'),
-                                           "\xEF\xBB\xBF"};
+                                           "\xEF\xBB\xBF",
+                                           "\xFF\xFE",
+                                           "\xFE\xFF"};
   std::vector<std::vector<std::string>> records(2000);
   for (auto& record : records) {
     record.resize(1 + random() % 6);
@@ -288,18 +365,20 @@ TEST(CsvWriter, RandomRoundTripThroughReader) {
   for (const auto& record : records) {
     std::vector<std::string_view> views(record.begin(), record.end());
     std::ostringstream out;
-    write_csv_record(out, views);
+    write_csv_record(out, views, separator);
     for (char c : out.str()) line_feeds += c == '\n';
     expected_lines.push_back(line_feeds);  // the record ends on the line of its final LF
     text += out.str();
   }
-  ReadResult got = read_all(text);
+  ReadResult got = read_all(text, "test.csv", separator);
   ASSERT_EQ(got.records.size(), records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
     ASSERT_EQ(got.records[i], records[i]) << "record " << i;
     ASSERT_EQ(got.lines[i], expected_lines[i]) << "record " << i;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Separators, CsvRoundTrip, ::testing::Values(',', ';', '\t', '|'));
 
 }  // namespace
 }  // namespace gpukit::io

@@ -116,9 +116,9 @@ TEST(OptionBook, HeaderNamesAreTrimmedAndMatchedIgnoringCase) {
   OptionBook book = read_book(" TYPE ,Spot,\" strike\t\",MaTuRiTy,Volatility\nc,1,2,3,0.5\n",
                               defaults(0.01, {}, {}));
   ASSERT_EQ(book.size(), 1u);
-  // Names are kept as given (libcsv drops the blanks around unquoted ones; quoted ones keep them).
+  // Names are kept byte for byte as given, quoted or not.
   EXPECT_EQ(book.columns,
-            (std::vector<std::string>{"TYPE", "Spot", " strike\t", "MaTuRiTy", "Volatility"}));
+            (std::vector<std::string>{" TYPE ", "Spot", " strike\t", "MaTuRiTy", "Volatility"}));
   EXPECT_EQ(book.strike, (std::vector<double>{2}));
   EXPECT_EQ(book.volatility, (std::vector<double>{0.5}));
 }
@@ -368,7 +368,7 @@ TEST(OptionBook, PassThroughColumnsArePreservedByteForByte) {
   EXPECT_EQ(
       out.str(),
       "id,Type,note,spot,strike,maturity,rate,volatility,\"weird, \"\"name\"\"\",price,delta\n"
-      "A-1,call,\"has, comma\",100,95,0.5,0.01,0.2,\" spaced \",12.5,0.25\n"
+      "A-1,call,\"has, comma\",100,95,0.5,0.01,0.2, spaced ,12.5,0.25\n"
       "B2,p,\"multi\r\nline\",100,105,1,0.01,0.2,\"x\"\"y\",7.125,-0.75\n"
       "\xC3\xA9t\xC3\xA9,C,,1e2,0,0,0,0,\"\xEF\xBB\xBF\",100,1\n");
 
@@ -389,6 +389,137 @@ TEST(OptionBook, PassThroughColumnsArePreservedByteForByte) {
     }
   }
   EXPECT_FALSE(reader.next(record));
+}
+
+// Issue 18: unquoted pass-through fields keep their blanks, so a book written in the writer's own
+// form (LF line ends, quotes only where needed) comes back byte for byte, and a CR LF book comes
+// back with only its line ends changed.
+TEST(OptionBook, UnquotedBlanksPassThroughAndACanonicalBookIsWrittenBackUnchanged) {
+  const std::string input =
+      "id,type,note,spot,strike,maturity,rate,volatility\n"
+      "  A 1 ,call,\t tab and blanks \t,100,95,0.5,0.01,0.2\n"
+      " B2,put,\"a, b\", 100 ,105,1,0.01,0.2\n"
+      "C3 ,c,\"say \"\"hi\"\"\"\"\", 1e2,0,0,0,0\n"
+      "D4,p,\"two\r\nlines\",7,7,1,0,0.1\n";
+  OptionBook book = read_book(input);
+  ASSERT_EQ(book.size(), 4u);
+  EXPECT_EQ(book.field(0, 0), "  A 1 ");
+  EXPECT_EQ(book.field(0, 2), "\t tab and blanks \t");
+  EXPECT_EQ(book.field(1, 0), " B2");
+  EXPECT_EQ(book.field(1, 3), " 100 ");
+  EXPECT_EQ(book.spot[1], 100.0);  // numbers are still read through their blanks
+  EXPECT_EQ(book.field(2, 0), "C3 ");
+  EXPECT_EQ(book.field(2, 2), "say \"hi\"\"");
+  EXPECT_EQ(book.field(3, 2), "two\r\nlines");
+  std::ostringstream out;
+  write_priced_book(out, book, {});
+  EXPECT_EQ(out.str(), input);
+
+  std::string crlf;  // the same book with CR LF line ends (the quoted CR LF stays as it is)
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    if (input[i] == '\n' && (i == 0 || input[i - 1] != '\r')) crlf += '\r';
+    crlf += input[i];
+  }
+  OptionBook from_crlf = read_book(crlf);
+  std::ostringstream out_crlf;
+  write_priced_book(out_crlf, from_crlf, {});
+  EXPECT_EQ(out_crlf.str(), input);
+}
+
+TEST(OptionBook, ColumnIndexFindsAColumnLikeTheKnownOnes) {
+  OptionBook book =
+      read_book(" ID ,type,spot,strike,maturity,id,Note\nx,c,1,1,1,y,z\n", defaults(0, 0, {}));
+  EXPECT_EQ(book.column_index("id"), std::optional<std::size_t>(0));  // the first of two
+  EXPECT_EQ(book.column_index("note"), std::optional<std::size_t>(6));
+  EXPECT_EQ(book.column_index("SPOT"), std::optional<std::size_t>(2));
+  EXPECT_EQ(book.column_index("price"), std::nullopt);
+  EXPECT_EQ(book.field(0, *book.column_index("id")), "x");
+}
+
+// Issue 18: pricing a priced book again must not add a second price column.
+TEST(OptionBook, AnOutputColumnAlreadyInTheInputIsReplacedInPlace) {
+  OptionBook book = read_book(
+      "id,type,spot,Price,strike,maturity,rate,volatility, delta \n"
+      "a,c,100,1.5,95,0.5,0.01,0.2,0.9\n"
+      "b,p,100,,105,1,0.01,0.2,x\n");
+  const std::vector<double> price = {12.5, 7.125}, delta = {0.25, -0.75}, vega = {3, 4};
+  const std::vector<OutputColumn> extra = {
+      {"price", price, false}, {"delta", delta, false}, {"vega", vega, false}};
+  EXPECT_EQ(input_columns_replaced(book, extra), (std::vector<std::string>{"Price", " delta "}));
+  std::ostringstream out;
+  write_priced_book(out, book, extra);
+  EXPECT_EQ(out.str(),
+            "id,type,spot,Price,strike,maturity,rate,volatility, delta ,vega\n"
+            "a,c,100,12.5,95,0.5,0.01,0.2,0.25,3\n"
+            "b,p,100,7.125,105,1,0.01,0.2,-0.75,4\n");
+  // A book without those columns gets them appended, and nothing is reported replaced.
+  OptionBook plain = read_book(kFullHeader + "c,1,1,1,0,0,0\nc,2,2,2,0,0,0\n");
+  EXPECT_TRUE(input_columns_replaced(plain, extra).empty());
+}
+
+TEST(OptionBook, RepricingAWrittenBookGivesTheSameText) {
+  OptionBook book = read_book(kFullHeader + "c,100,95,0.5,0.01,0.2,0\np,50,60,2,0.01,0.3,0\n");
+  const std::vector<double> price = {10.25, 0.1}, delta = {0.5, -1.0 / 3.0};
+  const std::vector<OutputColumn> extra = {{"price", price, false}, {"delta", delta, true}};
+  std::ostringstream once;
+  write_priced_book(once, book, extra);
+  std::istringstream in(once.str());
+  OptionBook priced = read_option_book(in, "priced.csv", {});
+  std::ostringstream twice;
+  write_priced_book(twice, priced, extra);
+  EXPECT_EQ(twice.str(), once.str());
+}
+
+TEST(OptionBook, SemicolonBookIsReadAndWrittenWithSemicolons) {
+  std::istringstream in(
+      "id;type;spot;strike;maturity;rate;volatility\n\"a;1\";call;100;100;1;0.05;0.2\n");
+  OptionBook book = read_option_book(in, "book.csv", {}, {}, BookColumns::european, ';');
+  ASSERT_EQ(book.size(), 1u);
+  EXPECT_EQ(book.delimiter, ';');
+  EXPECT_EQ(book.field(0, 0), "a;1");
+  EXPECT_EQ(book.spot, (std::vector<double>{100}));
+  const std::vector<double> price = {10.5};
+  const std::vector<OutputColumn> extra = {{"price", price, false}};
+  std::ostringstream out;
+  write_priced_book(out, book, extra);
+  EXPECT_EQ(
+      out.str(),
+      "id;type;spot;strike;maturity;rate;volatility;price\n\"a;1\";call;100;100;1;0.05;0.2;10.5\n");
+}
+
+// Issue 18: spreadsheet exports used to all say "type: required column is missing".
+TEST(OptionBook, SpreadsheetExportsSayWhatWasFound) {
+  const BookDefaults none;
+  EXPECT_EQ(book_error("type;spot;strike;maturity;rate;volatility\ncall;1;1;1;0;0\n", none),
+            "book.csv:1: the header is one column containing ';': use --delimiter ';'");
+  EXPECT_EQ(book_error("type\tspot\tstrike\tmaturity\n", defaults(0, 0.2, {})),
+            "book.csv:1: the header is one column containing tabs: use --delimiter tab");
+  // UTF-16 without a byte order mark: every other byte of the header is NUL.
+  std::string utf16;
+  for (char c : std::string("type,spot,strike,maturity\n")) utf16 += std::string{c, '\0'};
+  const std::string message = book_error(utf16, defaults(0, 0.2, {}));
+  EXPECT_NE(message.find("book.csv:1: the header holds NUL bytes"), std::string::npos) << message;
+  EXPECT_NE(message.find("save it as UTF-8 CSV"), std::string::npos) << message;
+  // A semicolon export with decimal commas, read with --delimiter ';'.
+  std::istringstream decimal_commas("type;spot;strike;maturity\ncall;100;100,5;1\n");
+  try {
+    read_option_book(decimal_commas, "book.csv", defaults(0, 0.2, {}), {}, BookColumns::european,
+                     ';');
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "book.csv:2:3: strike: expected a number, got \"100,5\" (write the decimal point "
+              "as '.')");
+  }
+  // A comma-separated file read with --delimiter ';'.
+  std::istringstream in("type,spot,strike,maturity\n");
+  try {
+    read_option_book(in, "book.csv", defaults(0, 0.2, {}), {}, BookColumns::european, ';');
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "book.csv:1: the header is one column containing ',': use --delimiter ','");
+  }
 }
 
 TEST(OptionBook, ExtraColumnOfWrongSizeIsAnError) {

@@ -1,16 +1,18 @@
 #pragma once
-// RFC 4180 CSV, read through libcsv (Debian libcsv-dev) and written by hand, streaming, with the
-// physical line number of every record so that a bad row can be reported as "file:line".
+// RFC 4180 CSV, read and written by hand, streaming, with the physical line number of every record
+// so that a bad row can be reported as "file:line".
 //
-// Dialect read (libcsv in strict mode):
-//   - fields separated by ',', optionally enclosed in '"'; a '"' inside a quoted field is doubled;
-//     a quoted field may contain ',', CR and LF;
+// Dialect read:
+//   - fields separated by a delimiter (',' unless told otherwise: ';', '|' or a tab), optionally
+//     enclosed in '"'; a '"' inside a quoted field is doubled; a quoted field may contain the
+//     delimiter, CR and LF;
 //   - a record ends at LF, CR LF or a lone CR; the last record need not end with a line break;
-//   - blank lines (nothing but spaces, tabs and line breaks) are skipped, but counted in line
-//   numbers;
-//   - spaces and tabs around an unquoted field are dropped (libcsv's rule); a quoted field keeps
-//   them;
-//   - a UTF-8 byte order mark at the very start of the input is skipped;
+//   - an unquoted field is every byte between its delimiters, blanks (spaces and tabs) included,
+//     so that a field passes through byte for byte; blanks outside the quotes of a quoted field
+//     (`a, "b" ,c`) are not part of it;
+//   - blank lines (nothing but blanks and line breaks) are skipped, but counted in line numbers;
+//   - a UTF-8 byte order mark at the very start of the input is skipped; a UTF-16 one is an error
+//     that says to save the file as UTF-8;
 //   - malformed input is an error: a '"' inside an unquoted field, text after a closing quote, a
 //     quoted field never closed.
 // The writer produces what this reader reads back unchanged (tested by a random round trip).
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,13 +48,13 @@ struct CsvRecord {
 ///     large for memory throws gpukit::OutOfMemory. After a throw the reader must not be used
 ///     again.
 ///   - not copyable; movable (a moved-from reader may only be destroyed or assigned to).
-/// Tested in tests/io/csv_test.cpp (quoting, CR LF vs LF, blank lines, BOM, errors, a record larger
-/// than a block, a random writer -> reader round trip).
+/// Tested in tests/io/csv_test.cpp (quoting, blanks, CR LF vs LF, blank lines, BOMs, delimiters,
+/// errors, a record larger than a block, a random writer -> reader round trip per delimiter).
 class CsvReader {
  public:
   /// `source_name` names the input in error messages ("book.csv", "<stdin>"). `in` must outlive the
-  /// reader.
-  CsvReader(std::istream& in, std::string source_name);
+  /// reader. `delimiter` separates fields; a quote, a space, CR or LF is refused (InvalidInput).
+  CsvReader(std::istream& in, std::string source_name, char delimiter = ',');
   ~CsvReader();
   CsvReader(CsvReader&&) noexcept;
   CsvReader& operator=(CsvReader&&) noexcept;
@@ -68,28 +71,36 @@ class CsvReader {
   std::int64_t bytes_read() const;
 
   const std::string& source_name() const;
+  char delimiter() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-/// Writes one record followed by "\n". A field is enclosed in quotes only when it must be for the
-/// reader above to give it back unchanged: when it contains ',', '"', CR or LF, starts or ends with
-/// a space or tab, or starts with a UTF-8 byte order mark; quotes inside are doubled. A record
-/// made of one empty field is written as `""` (an empty line would be skipped as blank); a record
-/// of zero fields is an empty line, which a reader skips.
+/// The delimiter a user names: "," ";" "|", or a tab as "tab", "\\t" (backslash, t) or the tab
+/// character itself. Anything else gives nullopt.
+std::optional<char> parse_csv_delimiter(std::string_view name);
+
+/// Writes one record followed by "\n", fields separated by `delimiter`. A field is enclosed in
+/// quotes only when it must be for the reader above to give it back unchanged: when it contains
+/// the delimiter, '"', CR or LF, or starts with a UTF-8 or UTF-16 byte order mark; quotes inside
+/// are doubled. Blanks at either end need no quotes (the reader keeps them), except in a record of
+/// one field that is empty or all blanks, written as `""` or `" "` (it would read as a blank line);
+/// a record of zero fields is an empty line, which a reader skips.
 /// Throws gpukit::IoError when the stream fails.
-void write_csv_record(std::ostream& out, std::span<const std::string_view> fields);
+void write_csv_record(std::ostream& out, std::span<const std::string_view> fields,
+                      char delimiter = ',');
 
 namespace detail {
 
-/// True when write_csv_record would enclose `field` in quotes (see its contract).
-bool csv_field_needs_quotes(std::string_view field) noexcept;
+/// True when write_csv_record would enclose `field` in quotes (see its contract; the one-field
+/// record rule is write_csv_record's own).
+bool csv_field_needs_quotes(std::string_view field, char delimiter = ',') noexcept;
 
 /// Appends `field` to `line` as write_csv_record writes it (quoted when needed), without a
-/// separator; used to build whole lines in memory before one stream write.
-void append_csv_field(std::string& line, std::string_view field);
+/// delimiter; used to build whole lines in memory before one stream write.
+void append_csv_field(std::string& line, std::string_view field, char delimiter = ',');
 
 }  // namespace detail
 

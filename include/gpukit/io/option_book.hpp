@@ -13,7 +13,10 @@
 //   volatility >= 0, annualized                                         column or
 //   BookDefaults::volatility dividend   any finite number, continuous yield column,
 //   BookDefaults::dividend, or 0
-// Any other column is carried through untouched. Numbers are read with std::from_chars: independent
+// Any other column is carried through untouched, byte for byte (an unquoted field keeps its blanks;
+// see csv.hpp). Fields are separated by ',' unless the reader is given another delimiter (';', '|',
+// tab); the priced book is written with the input's delimiter. Numbers are read with
+// std::from_chars: independent
 // of the locale, '.' as decimal point, surrounding spaces and one leading '+' allowed, the whole
 // field must be a number; NaN, infinities and magnitudes outside a double's range (1e999, and
 // 1e-400, which would round to zero) are rejected; subnormal values are accepted.
@@ -65,12 +68,18 @@ struct OptionBook {
   // field_offsets[i+1]).
   std::string field_text;
   std::vector<std::uint64_t> field_offsets;  // size rows*cols+1
+  char delimiter = ',';                      // the input's field delimiter; the output's too
 
   /// Number of options (rows after the header).
   std::size_t size() const;
-  /// Text of input field `col` (0-based, header order) of option `row`, as read (unquoted).
-  /// Precondition: row < size(), col < columns.size().
+  /// Text of input field `col` (0-based, header order) of option `row`: the field's bytes exactly
+  /// as in the input (a quoted field without its quotes and with doubled quotes made single; an
+  /// unquoted one with its blanks). Precondition: row < size(), col < columns.size().
   std::string_view field(std::size_t row, std::size_t col) const;
+  /// Index of the first column whose header name is `name`, matched as the known columns are
+  /// (ignoring ASCII case and the blanks around the header name), or nullopt. With field() this
+  /// gives the raw bytes of a pass-through column by name, e.g. an `id` column.
+  std::optional<std::size_t> column_index(std::string_view name) const;
 };
 
 /// Called with the bytes read so far and the options parsed so far.
@@ -90,12 +99,15 @@ using ProgressCallback = std::function<void(std::int64_t bytes_read, std::int64_
 ///     both; dividend as a column or a default (not both), else 0; a known column given twice is
 ///     an error. Defaults are checked like column values (finite; volatility >= 0);
 ///   - every row has as many fields as the header; a header-only input gives an empty book;
+///   - a header that shows the file is not what was expected says so instead of naming a missing
+///     column: NUL bytes (UTF-16 without a byte order mark: "save it as UTF-8 CSV"), or one column
+///     holding ';', a tab, '|' or ',' other than `delimiter` ("use --delimiter ';'");
 ///   - `progress`, when set, is called every 2^20 rows and once at the end;
 ///   - cost: one pass, no per-field heap allocation once the first rows have sized the buffers.
 /// Tested in tests/io/option_book_test.cpp and fuzzed by fuzz/option_book_fuzz.cpp.
 OptionBook read_option_book(std::istream& in, const std::string& source_name,
                             const BookDefaults& defaults, const ProgressCallback& progress = {},
-                            BookColumns columns = BookColumns::european);
+                            BookColumns columns = BookColumns::european, char delimiter = ',');
 
 /// Extra output column: name + values; as_float formats each value as the shortest text that
 /// round-trips a float (the value is first rounded to float), else a double (std::to_chars).
@@ -109,10 +121,19 @@ struct OutputColumn {
 
 /// Writes the header (input columns, then extra columns), then each row: input fields unchanged
 /// (quoted only where CSV requires it, so read_option_book or CsvReader give back the same text),
-/// then the extra values. LF line ends. Locale-independent.
+/// then the extra values, separated by book.delimiter. LF line ends. Locale-independent.
+/// An extra column whose name is already an input column's (matched as column_index matches)
+/// takes that column's place instead of being appended: the input's header name stays and its
+/// values are replaced, so that pricing a priced book again gives the same columns. Every input
+/// column of that name is replaced (input_columns_replaced lists them).
 /// Throws gpukit::InvalidInput when an extra column's size differs from book.size(), and
 /// gpukit::IoError when the stream fails. Output is written in blocks of about 1 MiB.
 void write_priced_book(std::ostream& out, const OptionBook& book,
                        std::span<const OutputColumn> extra);
+
+/// The input header names, in input order, that write_priced_book(book, extra) fills with extra
+/// columns' values instead of passing them through (empty when every extra column is appended).
+std::vector<std::string> input_columns_replaced(const OptionBook& book,
+                                                std::span<const OutputColumn> extra);
 
 }  // namespace gpukit::io
