@@ -1,5 +1,6 @@
-// `gpukit bench` from the outside: bad sizes, variant names and JSON folders are refused before
-// any benchmark runs; the JSON carries a boolean "verified" per row.
+// `gpukit bench` and `gpukit info --measure` from the outside: bad sizes, variant names and JSON
+// folders are refused before any benchmark runs; the JSON carries a boolean "verified" per row;
+// the CPU-only info measures the host memory bandwidth.
 
 #include <gtest/gtest.h>
 
@@ -65,6 +66,13 @@ TEST(BenchCli, JsonCarriesABooleanVerifiedPerRow) {
     }
   }
   EXPECT_GE(rows, 2u);
+}
+
+TEST(InfoCli, MeasureOnTheCpuPrintsTheHostMemoryBandwidth) {
+  const Result r = run("info --measure");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured host memory copy"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GB/s"), std::string::npos) << r.out;
 }
 
 }  // namespace
