@@ -46,8 +46,8 @@ std::int64_t parse_size(const std::string& text) {
 void check_size(const bench::BenchCase& c, std::int64_t size, const std::string& text) {
   if (size == 0) return;
   if (c.size_unit.empty()) {
-    throw CLI::ValidationError(fmt::format(
-        "bench {}: --size is not accepted (its sizes are fixed by the seed's tables)", c.name));
+    throw CLI::ValidationError(
+        fmt::format("bench {}: --size is not accepted (its problem sizes are fixed)", c.name));
   }
   if (size < 0 || size > c.max_size) {
     throw CLI::ValidationError(
@@ -130,12 +130,14 @@ void register_bench(CLI::App& app) {
       ->check(CLI::IsMember({"float", "double", "both"}))
       ->capture_default_str();
   command->add_option("--json", args->json_path, "Write every sample and the context as JSON");
-  command->callback([args] {
+  command->callback([args, cases] {
     const bench::BenchCase* chosen = nullptr;
     for (const bench::BenchCase& c : bench::bench_cases())
       if (c.name == args->case_name) chosen = &c;
-    if (chosen == nullptr)
-      throw InvalidInput(fmt::format("bench: unknown case '{}'", args->case_name));
+    if (chosen == nullptr) {
+      throw CLI::ValidationError(
+          fmt::format("bench: unknown case '{}'; the cases: {}", args->case_name, cases));
+    }
     args->config.size = parse_size(args->size);
     check_size(*chosen, args->config.size, args->size);
     args->config.variants = parse_variants(*chosen, args->variants);

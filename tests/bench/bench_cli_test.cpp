@@ -30,6 +30,13 @@ TEST(BenchCli, SizeOutOfRangeIsAUsageErrorNamingTheRange) {
   EXPECT_NE(fixed.err.find("--size is not accepted"), std::string::npos) << fixed.err;
 }
 
+TEST(BenchCli, UnknownCaseIsAUsageErrorListingTheCases) {
+  const Result r = run("bench nonsense --device cpu");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("unknown case 'nonsense'; the cases: bs, mc, reduce"), std::string::npos)
+      << r.err;
+}
+
 TEST(BenchCli, UnknownVariantIsAUsageErrorListingTheValidNames) {
   const Result r = run("bench bs --device cpu --size 1000 --variants nonsense");
   EXPECT_EQ(r.exit_code, 2) << r.err;
