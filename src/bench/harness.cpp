@@ -178,6 +178,10 @@ void Report::print(std::ostream& out) const {
                  transfer->host_to_device_pageable_gbps, transfer->device_to_host_pageable_gbps);
   }
   fmt::print(out, "cpu: {} threads\n", context.effective_cpu_threads());
+  fmt::print(out,
+             "timing: median of the samples; GPU rows by CUDA events, a call under 0.5 ms timed "
+             "in back-to-back batches (which count a call's host-side cost when the host is the "
+             "slower side); CPU rows by a steady clock around each blocking call\n");
   for (const Table& t : tables) {
     const std::vector<Derived> d = derive(t);
     fmt::print(out, "\n{}\n", t.title);

@@ -33,7 +33,9 @@ struct BenchConfig {
 /// Milliseconds per call of `work` (which queues work on `stream`), `repeat` samples timed with
 /// CUDA events after `warmup` untimed calls. Calls shorter than 0.5 ms are timed in batches of
 /// back-to-back calls (each sample: batch time / batch size), so that the host's launch latency
-/// is not counted as device time.
+/// is not counted as device time. A batch sample is device time only while the device is the
+/// slower side: when one call's host-side work (argument checks, size queries, launches) takes
+/// longer than its kernel, the batch runs at the host's pace and the sample is that host time.
 std::vector<double> time_on_stream(StreamHandle stream, int warmup, int repeat,
                                    const std::function<void()>& work);
 /// The same for host work (blocking), timed with std::chrono::steady_clock.
