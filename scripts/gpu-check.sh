@@ -5,6 +5,9 @@
 #   the benchmarks (`gpukit bench <case>` for each case in GPUKIT_CHECK_BENCHES), and ends with a
 #   summary.
 # Logs go to $OUT (the device tool's output folder) or ./out/gpu-check.
+# Every GPU test must run here: GPUKIT_REQUIRE_GPU=1 turns a GPU test's skip (no usable device, a
+# missing feature) into a failure, and the check fails when ctest or memcheck still reports one
+# skipped, so that a broken driver cannot pass as "skipped".
 # Libraries missing on that machine (libcsv) can be carried unpacked under .deps/root (README).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +16,7 @@ mkdir -p "$out"
 build=${GPUKIT_GPU_BUILD:-build/gpu}
 [ -d .deps/root/usr ] && export CMAKE_PREFIX_PATH=$PWD/.deps/root/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
 declare -A status
+export GPUKIT_REQUIRE_GPU=1
 # The device machine gets a copy of the tree without .git; before sending it, write the revision
 # with `git describe --always --dirty > .deps/REVISION` so the benchmark records name it.
 [ -f .deps/REVISION ] && export GPUKIT_GIT_REVISION=$(cat .deps/REVISION)
@@ -37,6 +41,13 @@ gpukit=$build/apps/gpukit/gpukit
 if [ "${GPUKIT_CHECK_TESTS:-1}" != 0 ]; then
   step ctest-cpu ctest-cpu.log ctest --test-dir "$build" -L cpu -j8 --output-on-failure
   step ctest-gpu ctest-gpu.log ctest --test-dir "$build" -L gpu -j1 --output-on-failure
+  # ctest lists skipped tests as "(Skipped)" / "Not Run"; a GPU test may do neither here.
+  if grep -qE '\(Skipped\)|Not Run' "$out/ctest-gpu.log"; then
+    echo "   GPU tests skipped:"; grep -E '\(Skipped\)|Not Run' "$out/ctest-gpu.log"
+    status[gpu-skipped]=1
+  else
+    status[gpu-skipped]=0
+  fi
   gpu_tests=$(find "$build/tests" -name '*_gpu_tests' -type f -executable | sort)
   : >"$out/memcheck.log"
   status[memcheck]=0
@@ -49,6 +60,7 @@ if [ "${GPUKIT_CHECK_TESTS:-1}" != 0 ]; then
       --gtest_filter='-*ImpossibleAllocation*:*MoreThan2To31*' >>"$out/memcheck.log" 2>&1 ||
       status[memcheck]=1
   done
+  grep -q '\[  SKIPPED \]' "$out/memcheck.log" && status[memcheck]=1
 fi
 step info info.txt "$gpukit" info --measure
 step demo demo.txt "$gpukit" demo --device cuda

@@ -1,5 +1,14 @@
 // gpukit bench <case>: the seeds' tables measured on this machine.
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -9,9 +18,89 @@
 
 #include "cli_common.hpp"
 #include "gpukit/bench/harness.hpp"
+#include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::cli {
+
+namespace {
+
+// --size as an exact integer ("1e6" included: benchmark sizes are often written so), refused as a
+// usage error otherwise.
+std::int64_t parse_size(const std::string& text) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc() && ptr == end) return value;
+  char* stop = nullptr;
+  errno = 0;
+  const double d = std::strtod(text.c_str(), &stop);
+  // Beyond 2^62 the range check below refuses it anyway; the cap keeps the conversion defined.
+  if (!text.empty() && stop == text.c_str() + text.size() && errno == 0 && std::isfinite(d) &&
+      d == std::floor(d) && std::fabs(d) <= 0x1p62) {
+    return static_cast<std::int64_t>(d);
+  }
+  throw CLI::ValidationError(
+      fmt::format("bench: --size {}: not a whole number of elements (e.g. 1000000 or 1e6)", text));
+}
+
+// --size within the case's range (0: its default), refused as a usage error otherwise.
+void check_size(const bench::BenchCase& c, std::int64_t size, const std::string& text) {
+  if (size == 0) return;
+  if (c.size_unit.empty()) {
+    throw CLI::ValidationError(
+        fmt::format("bench {}: --size is not accepted (its problem sizes are fixed)", c.name));
+  }
+  if (size < 0 || size > c.max_size) {
+    throw CLI::ValidationError(
+        fmt::format("bench {}: --size {} is out of range: 1 to {} {} (0 or none: the default)",
+                    c.name, text, c.max_size, c.size_unit));
+  }
+}
+
+// Every name of --variants must be one of the case's variants.
+std::vector<std::string> parse_variants(const bench::BenchCase& c, const std::string& list) {
+  std::vector<std::string> names;
+  std::stringstream in(list);
+  for (std::string name; std::getline(in, name, ',');)
+    if (!name.empty()) names.push_back(name);
+  if (names.empty()) return names;
+  const std::vector<std::string> valid = c.variant_names();
+  if (valid.empty()) {
+    throw CLI::ValidationError(fmt::format(
+        "bench {}: unknown variant '{}' in --variants: there are none to select for {} in this "
+        "build{}",
+        c.name, names.front(), c.name, built_with_cuda() ? "" : " (built without CUDA)"));
+  }
+  for (const std::string& name : names) {
+    if (std::find(valid.begin(), valid.end(), name) == valid.end()) {
+      std::string all;
+      for (const std::string& v : valid) all += (all.empty() ? "" : ", ") + v;
+      throw CLI::ValidationError(fmt::format(
+          "bench {}: unknown variant '{}' in --variants; valid names: {}", c.name, name, all));
+    }
+  }
+  return names;
+}
+
+// The --json file's folder must exist and be writable before minutes of benchmarking.
+void check_json_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    throw IoError(
+        fmt::format("bench --json {}: the folder {} does not exist", path, folder.string()));
+  }
+  if (fs::is_directory(p, ec)) throw IoError(fmt::format("bench --json {}: is a folder", path));
+  if (::access(folder.c_str(), W_OK) != 0) {
+    throw IoError(fmt::format("bench --json {}: cannot write in {}: {}", path, folder.string(),
+                              std::strerror(errno)));
+  }
+}
+
+}  // namespace
 
 void register_bench(CLI::App& app) {
   auto* command = app.add_subcommand("bench", "Benchmark a case study's variants");
@@ -19,6 +108,7 @@ void register_bench(CLI::App& app) {
     std::string case_name;
     DeviceOptions device;
     bench::BenchConfig config;
+    std::string size = "0";
     std::string variants;
     std::string json_path;
   };
@@ -34,8 +124,10 @@ void register_bench(CLI::App& app) {
       ->check(CLI::IsMember(case_names))
       ->required();
   add_device_options(*command, args->device);
-  command->add_option("--size", args->config.size, "Elements (0 = the case's default)");
-  command->add_option("--variants", args->variants, "Comma-separated variant names (default all)");
+  command->add_option("--size", args->size,
+                      "Elements (0 = the case's default; the range depends on the case)");
+  command->add_option("--variants", args->variants,
+                      "Comma-separated variant names (default all; unknown names are refused)");
   command->add_option("--repeat", args->config.repeat, "Timed repetitions per row")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -46,17 +138,19 @@ void register_bench(CLI::App& app) {
       ->check(CLI::IsMember({"float", "double", "both"}))
       ->capture_default_str();
   command->add_option("--json", args->json_path, "Write every sample and the context as JSON");
-  command->callback([args] {
+  command->callback([args, cases] {
     const bench::BenchCase* chosen = nullptr;
     for (const bench::BenchCase& c : bench::bench_cases())
       if (c.name == args->case_name) chosen = &c;
-    if (chosen == nullptr)
-      throw InvalidInput(fmt::format("bench: unknown case '{}'", args->case_name));
-    if (args->config.size < 0) throw InvalidInput("--size must be >= 0");
+    if (chosen == nullptr) {
+      throw CLI::ValidationError(
+          fmt::format("bench: unknown case '{}'; the cases: {}", args->case_name, cases));
+    }
+    args->config.size = parse_size(args->size);
+    check_size(*chosen, args->config.size, args->size);
+    args->config.variants = parse_variants(*chosen, args->variants);
+    if (!args->json_path.empty()) check_json_path(args->json_path);
     args->config.context = resolve_context(args->device);
-    std::stringstream list(args->variants);
-    for (std::string name; std::getline(list, name, ',');)
-      if (!name.empty()) args->config.variants.push_back(name);
     bench::Report report;
     report.case_name = chosen->name;
     report.command_line = command_line();
@@ -65,6 +159,9 @@ void register_bench(CLI::App& app) {
     // `--json -` puts the JSON on stdout; the table then goes to stderr.
     report.print(args->json_path == "-" ? std::cerr : std::cout);
     if (!args->json_path.empty()) report.write_json(args->json_path);
+    // A row that failed its verification fails the run (exit 8), after the tables and the JSON
+    // are out, so that the failing numbers can be read.
+    bench::require_verified(report);
   });
 }
 

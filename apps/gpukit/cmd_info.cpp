@@ -14,10 +14,19 @@ namespace gpukit::cli {
 void register_info(CLI::App& app) {
   auto* command = app.add_subcommand("info", "List the backends and CUDA devices");
   auto measure = std::make_shared<bool>(false);
-  command->add_flag("--measure", *measure, "Also measure each device's copy and PCIe bandwidth");
+  command->add_flag("--measure", *measure,
+                    "Also measure the host memory bandwidth and each device's copy and PCIe "
+                    "bandwidth");
   command->callback([measure] {
     const Context cpu = Context::cpu();
     fmt::print("backends:\n  cpu   OpenMP, {} threads\n", cpu.effective_cpu_threads());
+    if (*measure) {
+      const std::size_t bytes = std::size_t{512} << 20;
+      const double host = measure_host_copy_bandwidth_gbps(bytes);
+      fmt::print(
+          "        measured host memory copy {:.1f} GB/s (read + write, {} MiB, {} threads)\n",
+          host, bytes >> 20, cpu.effective_cpu_threads());
+    }
     if (!built_with_cuda()) {
       fmt::print("  cuda  not built (CPU-only build)\n");
       return;

@@ -1,3 +1,6 @@
+#include <string>
+#include <vector>
+
 #include "bench/black_scholes_bench.hpp"
 #include "bench/mc_bench.hpp"
 #include "bench/poisson_bench.hpp"
@@ -5,20 +8,50 @@
 #include "bench/rng_bench.hpp"
 #include "bench/scan_bench.hpp"
 #include "gpukit/bench/harness.hpp"
+#include "gpukit/finance/black_scholes_variants.hpp"
+#include "gpukit/primitives/compact_variants.hpp"
+#include "gpukit/primitives/reduce_variants.hpp"
+#include "gpukit/primitives/scan_variants.hpp"
+#include "gpukit/rng/generator_variants.hpp"
+#include "pde/poisson_variants.hpp"
 
 namespace gpukit::bench {
 
+namespace {
+
+template <class Registry>
+std::vector<std::string> names_of(const Registry& registry) {
+  std::vector<std::string> names;
+  for (const auto& v : registry) names.emplace_back(v.name);
+  return names;
+}
+
+}  // namespace
+
 std::span<const BenchCase> bench_cases() {
-  // One entry per case study; a case's variants come from its own registry.
+  // One entry per case study; a case's variants come from its own registry. The largest --size
+  // of each keeps its buffers within one 80 GB GPU and the host's memory.
   static const BenchCase cases[] = {
-      {"bs", "Black-Scholes European options (seed 000, slides 3-15)", run_black_scholes_bench},
+      {"bs", "Black-Scholes European options (seed 000, slides 3-15)", run_black_scholes_bench,
+       "options", std::int64_t{1} << 29,
+       [] { return names_of(finance::black_scholes_variants()); }},
       {"mc", "Monte Carlo European and barrier options (seed 000, slides 16-39; seed 003)",
-       run_monte_carlo_bench},
-      {"reduce", "parallel reduction (seeds 000 slides 63-96, 001, 003)", run_reduce_bench},
-      {"scan", "prefix scan and stream compaction (seed 004)", run_scan_bench},
+       run_monte_carlo_bench, "", 0, [] { return std::vector<std::string>{}; }},
+      {"reduce", "parallel reduction (seeds 000 slides 63-96, 001, 003)", run_reduce_bench,
+       "elements", std::int64_t{1} << 32, [] { return names_of(primitives::reduce_variants()); }},
+      {"scan", "prefix scan and stream compaction (seed 004)", run_scan_bench, "elements",
+       std::int64_t{1} << 32,
+       [] {
+         std::vector<std::string> names = names_of(primitives::scan_variants());
+         for (std::string& n : names_of(primitives::compact_variants())) names.push_back(n);
+         return names;
+       }},
       {"rng", "random numbers: Philox and MT19937 against cuRAND (seed 000, slides 20-22)",
-       run_rng_bench},
-      {"poisson", "spectral Poisson solver (seed 000, slides 40-62)", run_poisson_bench},
+       run_rng_bench, "samples", std::int64_t{1} << 27,
+       [] { return names_of(rng::generator_variants()); }},
+      {"poisson", "spectral Poisson solver (seed 000, slides 40-62)", run_poisson_bench,
+       "points along each axis of a square 2D grid", 32768,
+       [] { return names_of(pde::poisson_variants()); }},
   };
   return cases;
 }

@@ -66,6 +66,30 @@ double median(std::vector<double> samples) {
 
 double Row::median_ms() const { return median(samples_ms); }
 
+void Row::verify(bool passed, std::string what) {
+  verified = passed;
+  note = std::move(what);
+}
+
+std::vector<std::string> Report::unverified_rows() const {
+  std::vector<std::string> rows;
+  for (const Table& t : tables)
+    for (const Row& r : t.rows)
+      if (r.skipped.empty() && !r.verified)
+        rows.push_back(fmt::format("{}: {}", t.title, r.variant));
+  return rows;
+}
+
+void require_verified(const Report& report) {
+  const std::vector<std::string> rows = report.unverified_rows();
+  if (rows.empty()) return;
+  std::string list;
+  for (const std::string& r : rows) list += "\n  " + r;
+  throw Error(ErrorKind::check_failed,
+              fmt::format("bench {}: {} row{} failed verification (see the \"check\" column):{}",
+                          report.case_name, rows.size(), rows.size() == 1 ? "" : "s", list));
+}
+
 bool variant_selected(const BenchConfig& config, std::string_view name) {
   return config.variants.empty() ||
          std::find(config.variants.begin(), config.variants.end(), name) != config.variants.end();
@@ -155,20 +179,31 @@ void Report::print(std::ostream& out) const {
                  transfer->host_to_device_pageable_gbps, transfer->device_to_host_pageable_gbps);
   }
   fmt::print(out, "cpu: {} threads\n", context.effective_cpu_threads());
+  fmt::print(out,
+             "timing: median of the samples; GPU rows by CUDA events, a call under 0.5 ms timed "
+             "in back-to-back batches (which count a call's host-side cost when the host is the "
+             "slower side); CPU rows by a steady clock around each blocking call\n");
   for (const Table& t : tables) {
     const std::vector<Derived> d = derive(t);
     fmt::print(out, "\n{}\n", t.title);
-    fmt::print(out, "{:<26} {:>10} {:>19} {:>13} {:>9} {:>7} {:>7} {:>7} {:>7}  {}\n", "variant",
-               "median ms", "min-max ms", fmt::format("{}/s", t.element_name), "GB/s",
+    fmt::print(out, "{:<26} {:>10} {:>19} {:>13} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7}  {}\n",
+               "variant", "median ms", "min-max ms", fmt::format("{}/s", t.element_name), "GB/s",
                fmt::format("%{}", t.limit_name.empty() ? "limit" : t.limit_name.substr(0, 6)),
-               "step", "cumul", "vendor", "note");
+               "step", "cumul", "vendor", "check", "note");
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
       const Row& r = t.rows[i];
       const Derived& x = d[i];
-      fmt::print(out, "{:<26} {:>10.4f} {:>19} {:>13} {:>9.1f} {:>6.1f}% {:>7} {:>7} {:>7}  {}\n",
+      if (!r.skipped.empty()) {
+        fmt::print(out, "{:<26} {:>10} {:>19} {:>13} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7}  {}\n",
+                   r.variant, "-", "-", "-", "-", "-", "-", "-", "-", "skipped", r.skipped);
+        continue;
+      }
+      fmt::print(out,
+                 "{:<26} {:>10.4f} {:>19} {:>13} {:>9.1f} {:>6.1f}% {:>7} {:>7} {:>7} {:>7}  {}\n",
                  r.variant, x.median_ms, fmt::format("{:.4f}-{:.4f}", x.min_ms, x.max_ms),
                  si(x.elements_per_s), x.gbps, x.percent_of_limit, optional_ratio(x.step),
-                 optional_ratio(x.cumulative), optional_ratio(x.vs_vendor), r.note);
+                 optional_ratio(x.cumulative), optional_ratio(x.vs_vendor),
+                 r.verified ? "ok" : "FAILED", r.note);
     }
     if (!t.limit_name.empty())
       fmt::print(out, "(% of {} = {:.0f} GB/s)\n", t.limit_name, t.limit_gbps);
@@ -227,8 +262,10 @@ void Report::write_json(const std::string& path) const {
                  {"elements_per_s", x.elements_per_s},
                  {"gbps", x.gbps},
                  {"percent_of_limit", x.percent_of_limit},
+                 {"verified", r.verified},
                  {"note", r.note},
                  {"vendor", r.vendor}};
+      if (!r.skipped.empty()) jr["skipped"] = r.skipped;
       jr["step_speedup"] = x.step ? json(*x.step) : json(nullptr);
       jr["cumulative_speedup"] = x.cumulative ? json(*x.cumulative) : json(nullptr);
       jr["vs_vendor"] = x.vs_vendor ? json(*x.vs_vendor) : json(nullptr);

@@ -1,8 +1,11 @@
 #include "bench/poisson_bench.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -43,6 +46,96 @@ std::vector<Real> bench_rhs(std::int64_t n) {
   return f;
 }
 
+// A manufactured problem with its closed-form solution, the independent reference every row is
+// verified against: u = the sum of two separable products of sines, one of the lowest modes
+// (m = 1) and one of moderate modes (m = 7; both at most (n_a - 1) / 2, so resolvable), and
+// f = lap u = -|k|^2 u term by term. Each term oscillates along some axis, so mean(u) = 0 (the
+// solver's mean gauge); a grid too small for any mode has u = f = 0.
+struct Manufactured {
+  std::vector<double> f, u;
+  double max_f = 0, max_u = 0;
+};
+
+Manufactured manufactured(const PoissonGrid& g) {
+  const int rank = g.rank();
+  const std::int64_t n = g.size();
+  constexpr int kModes[2] = {1, 7};
+  constexpr double kPhase[3] = {0.3, 1.1, 2.3};
+  constexpr double kTwoPi = 6.283185307179586;
+  // table[t][a][i]: term t's factor along axis a at index i (1 where the axis does not oscillate).
+  std::vector<double> table[2][3];
+  double k2[2] = {0, 0};
+  bool oscillates[2] = {false, false};
+  for (int t = 0; t < 2; ++t) {
+    for (int a = 0; a < rank; ++a) {
+      const std::int64_t na = g.shape[static_cast<std::size_t>(a)];
+      const int m = static_cast<int>(std::min<std::int64_t>(kModes[t], (na - 1) / 2));
+      const double k = kTwoPi * m / g.length(a);
+      k2[t] += k * k;
+      oscillates[t] = oscillates[t] || m != 0;
+      table[t][a].resize(static_cast<std::size_t>(na));
+      for (std::int64_t i = 0; i < na; ++i) {
+        const double x = double(i) * g.length(a) / double(na);
+        table[t][a][static_cast<std::size_t>(i)] = m == 0 ? 1.0 : std::sin(k * x + kPhase[a] + t);
+      }
+    }
+  }
+  Manufactured out{std::vector<double>(static_cast<std::size_t>(n)),
+                   std::vector<double>(static_cast<std::size_t>(n))};
+  double max_f = 0, max_u = 0;
+#pragma omp parallel for schedule(static) reduction(max : max_f, max_u)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t rest = i, idx[3] = {0, 0, 0};
+    for (int a = rank - 1; a >= 0; --a) {
+      idx[a] = rest % g.shape[static_cast<std::size_t>(a)];
+      rest /= g.shape[static_cast<std::size_t>(a)];
+    }
+    double u = 0, f = 0;
+    for (int t = 0; t < 2; ++t) {
+      if (!oscillates[t]) continue;
+      double p = 1;
+      for (int a = 0; a < rank; ++a) p *= table[t][a][static_cast<std::size_t>(idx[a])];
+      u += p;
+      f -= k2[t] * p;
+    }
+    out.u[static_cast<std::size_t>(i)] = u;
+    out.f[static_cast<std::size_t>(i)] = f;
+    max_f = std::max(max_f, std::fabs(f));
+    max_u = std::max(max_u, std::fabs(u));
+  }
+  out.max_f = max_f;
+  out.max_u = max_u;
+  return out;
+}
+
+struct Verdict {
+  bool ok;
+  std::string what;
+};
+
+// A solution of the manufactured problem against its closed form, within the library's
+// agreement bound for two correct solvers (pde::poisson_agreement_bound); a NaN fails.
+template <class Real>
+Verdict check_manufactured(const PoissonGrid& g, const Manufactured& m,
+                           const std::vector<Real>& u) {
+  const double bound = pde::poisson_agreement_bound<Real>(g, m.max_f, m.max_u);
+  double max_err = 0;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    const double d = std::fabs(double(u[i]) - m.u[i]);
+    if (!(d <= bound)) ++bad;  // NaN counts
+    if (d > max_err) max_err = d;
+  }
+  return {bad == 0, fmt::format("{}: manufactured solution, max err {:.2g} (bound {:.2g}{})",
+                                bad == 0 ? "ok" : "MISMATCH", max_err, bound,
+                                bad ? fmt::format(", {} points beyond", bad) : std::string())};
+}
+
+template <class Real>
+std::vector<Real> to_real(const std::vector<double>& x) {
+  return std::vector<Real>(x.begin(), x.end());
+}
+
 std::string shape_name(const PoissonGrid& g) {
   std::string s;
   for (const std::int64_t n : g.shape) s += fmt::format("{}{}", s.empty() ? "" : "x", n);
@@ -56,12 +149,14 @@ Row skipped_row(const PoissonVariant& v, const std::string& why) {
   row.description = std::string(v.description);
   row.seed_reference = std::string(v.seed_reference);
   row.ladder = false;
-  row.note = "skipped: " + why;
+  row.skipped = why;
   return row;
 }
 
 // One table: every selected variant (those with `only_best`: the default and the vendor) on one
-// grid, device-resident data, verified against the vendor's result (and the CPU's when given).
+// grid, device-resident data. Each row is verified against the manufactured problem's closed
+// form and, on the benchmark's own right-hand side, against the vendor's result (within twice
+// the agreement bound, both being approximations).
 template <class Real>
 void grid_table(const BenchConfig& config, Report& report, const PoissonGrid& grid,
                 bool only_best) {
@@ -76,8 +171,11 @@ void grid_table(const BenchConfig& config, Report& report, const PoissonGrid& gr
                           shape_name(grid), type, grid.rank()));
   table.element_name = "points";
   const std::vector<Real> host_f = bench_rhs<Real>(n);
-  cuda::DeviceBuffer<Real> f(static_cast<std::size_t>(n)), u(static_cast<std::size_t>(n));
+  const Manufactured problem = manufactured(grid);
+  cuda::DeviceBuffer<Real> f(static_cast<std::size_t>(n)), u(static_cast<std::size_t>(n)),
+      manufactured_f(static_cast<std::size_t>(n));
   f.copy_from_host(host_f);
+  manufactured_f.copy_from_host(to_real<Real>(problem.f));
   cuda::synchronize_device();  // the pageable copy has landed before the non-blocking stream reads
                                // f
   cuda::Stream stream;
@@ -107,10 +205,16 @@ void grid_table(const BenchConfig& config, Report& report, const PoissonGrid& gr
     }
     std::unique_ptr<pde::DeviceSolver<Real>> solver = v.make<Real>(shape);
     const auto run = [&] { solver->solve(f.data(), u.data(), stream.handle()); };
-    cuda::fill_bytes_async(u.data(), 0xFF, bytes, stream.handle());  // NaN
+    std::vector<Real> result(static_cast<std::size_t>(n));
+    // The manufactured problem first (poisoned output: 0xFF bytes are NaN), then the bench's own.
+    cuda::fill_bytes_async(u.data(), 0xFF, bytes, stream.handle());
+    solver->solve(manufactured_f.data(), u.data(), stream.handle());
+    stream.synchronize();
+    u.copy_to_host(result);
+    const Verdict closed_form = check_manufactured<Real>(grid, problem, result);
+    cuda::fill_bytes_async(u.data(), 0xFF, bytes, stream.handle());
     run();
     stream.synchronize();
-    std::vector<Real> result(static_cast<std::size_t>(n));
     u.copy_to_host(result);
     Row row;
     row.variant = std::string(v.name);
@@ -128,11 +232,17 @@ void grid_table(const BenchConfig& config, Report& report, const PoissonGrid& gr
       bound = 2 * pde::poisson_agreement_bound<Real>(grid, max_f, max_u);
       bool finite = true;
       for (const Real x : expected) finite = finite && std::isfinite(x);
-      row.note = finite ? "reference" : "NOT FINITE";
+      row.verify(closed_form.ok && finite,
+                 closed_form.what + (finite ? "; the reference of the other rows"
+                                            : "; its own solution is NOT FINITE"));
+    } else if (expected.empty()) {
+      row.verify(closed_form.ok, closed_form.what + "; no vendor result to compare with");
     } else {
       const ErrorMetrics m = compare<Real, Real>(expected, result);
-      row.note = fmt::format("{} (max err {:.2g} vs cufft)", m.max_abs <= bound ? "ok" : "MISMATCH",
-                             m.max_abs);
+      const bool agrees = m.max_abs <= bound;  // false for NaN
+      row.verify(closed_form.ok && agrees,
+                 fmt::format("{}; {} (max err {:.2g} vs cufft)", closed_form.what,
+                             agrees ? "ok" : "MISMATCH", m.max_abs));
     }
     if (v.name == best) row.note += ", default";
     row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, run);
@@ -145,6 +255,7 @@ void grid_table(const BenchConfig& config, Report& report, const PoissonGrid& gr
   report.tables.push_back(std::move(table));
 }
 
+// Each CPU row's plan also solves the manufactured problem, checked against its closed form.
 void cpu_table(const BenchConfig& config, Report& report, const std::vector<PoissonGrid>& grids) {
   const Context cpu = Context::cpu(config.context.cpu_threads);
   Table table;
@@ -168,12 +279,16 @@ void cpu_table(const BenchConfig& config, Report& report, const std::vector<Pois
         pde::PoissonPlan<Real> plan(cpu, grid);
         row.bytes = 2.0 * static_cast<double>(grid.size()) * sizeof(Real);
         row.samples_ms = time_on_host(1, std::min(config.repeat, 5), [&] { plan.solve(f, u); });
+        const Manufactured problem = manufactured(grid);
+        std::vector<Real> solved(f.size(), std::numeric_limits<Real>::quiet_NaN());
+        plan.solve(to_real<Real>(problem.f), solved);
+        const Verdict v = check_manufactured<Real>(grid, problem, solved);
+        row.verify(v.ok, v.what);
       };
       if (single)
         measure(float{});
       else
         measure(double{});
-      row.note = "ok";
       table.rows.push_back(std::move(row));
     }
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -60,44 +61,111 @@ std::vector<T> cpu_reference(const GeneratorVariant& v, RandomOutput output, int
   return out;
 }
 
-// "CPU == GPU bits", or how far apart they are (normals: the platforms' log and sin/cos).
+struct Verdict {
+  bool ok;
+  std::string what;
+};
+
+// The sample's distribution against its exact moments: every value in range, mean and variance
+// within 6 standard errors of the exact ones (uniform on [0, 1]: 1/2 and 1/12, the variance's
+// standard error sqrt((1/80 - 1/144) / n); normal: 0 and 1, sqrt(2 / n); 32-bit words scaled by
+// 2^-32 are uniform). The independent reference for generators whose bits no CPU code here
+// reproduces (cuRAND's) and for the CPU rows; 6 standard errors fail a correct generator about
+// once in 10^8 runs.
 template <class T>
-std::string compare_with_cpu(const GeneratorVariant& v, RandomOutput output, int threads,
-                             cuda::Stream& stream) {
+Verdict check_moments(const std::vector<T>& x, RandomOutput output) {
+  const bool normal = output == RandomOutput::normal_float || output == RandomOutput::normal_double;
+  const double scale = std::is_integral_v<T> ? 0x1p-32 : 1.0;
+  const double n = static_cast<double>(x.size());
+  double sum = 0, sum_sq = 0;
+  std::size_t out_of_range = 0;
+  for (const T value : x) {
+    const double v = static_cast<double>(value) * scale;
+    if (!std::isfinite(v) || (!normal && (v < 0 || v > 1))) ++out_of_range;
+    sum += v;
+    sum_sq += v * v;
+  }
+  const double mean = sum / n;
+  const double variance = (sum_sq - sum * mean) / (n - 1);
+  const double exact_mean = normal ? 0.0 : 0.5, exact_variance = normal ? 1.0 : 1.0 / 12;
+  const double mean_error = 6 * std::sqrt(exact_variance / n);
+  const double variance_error = 6 * std::sqrt((normal ? 2.0 : 1.0 / 80 - 1.0 / 144) / n);
+  const bool ok = out_of_range == 0 && std::abs(mean - exact_mean) <= mean_error &&
+                  std::abs(variance - exact_variance) <= variance_error;  // false for NaN
+  return {ok, fmt::format("{}: {} samples, mean {:.5f} (exact {}), variance {:.5f} (exact {:.5f}), "
+                          "6 std err {:.1e} / {:.1e}{}",
+                          ok ? "ok" : "OFF", x.size(), mean, exact_mean, variance, exact_variance,
+                          mean_error, variance_error,
+                          out_of_range ? fmt::format(", {} out of range", out_of_range) : "")};
+}
+
+template <class T>
+std::vector<T> first_fill(const GeneratorVariant& v, RandomOutput output, cuda::Stream& stream) {
   std::unique_ptr<DeviceGenerator> generator = v.make(kSeed);
   cuda::DeviceBuffer<T> device(static_cast<std::size_t>(kCheckCount));
+  cuda::fill_bytes_async(device.data(), 0xFF, device.size() * sizeof(T), stream.handle());
   generator->fill(output, device.data(), kCheckCount, stream.handle());
   stream.synchronize();
   std::vector<T> gpu(static_cast<std::size_t>(kCheckCount));
   device.copy_to_host(gpu);
+  return gpu;
+}
+
+// gpukit's generators: the GPU's first kCheckCount values against the CPU backend's, bit for
+// bit, or, for normals (the platforms' log, sqrt and sin/cos, or the inverse CDF's polynomial,
+// each a few ulp), within 16 ulp of the value's magnitude (at least 1).
+template <class T>
+Verdict compare_with_cpu(const GeneratorVariant& v, RandomOutput output, int threads,
+                         cuda::Stream& stream) {
+  const std::vector<T> gpu = first_fill<T>(v, output, stream);
   const std::vector<T> cpu = cpu_reference<T>(v, output, threads);
-  std::int64_t differ = 0;
+  const bool normal = output == RandomOutput::normal_float || output == RandomOutput::normal_double;
+  std::int64_t differ = 0, beyond = 0;
   double worst = 0;
   for (std::size_t i = 0; i < gpu.size(); ++i) {
     if (std::memcmp(&gpu[i], &cpu[i], sizeof(T)) != 0) {
       ++differ;
-      worst = std::max(worst, std::abs(static_cast<double>(gpu[i]) - static_cast<double>(cpu[i])));
+      const double d = std::abs(static_cast<double>(gpu[i]) - static_cast<double>(cpu[i]));
+      worst = std::max(worst, d);
+      double bound = 0;
+      if constexpr (std::is_floating_point_v<T>) {
+        bound = 16 * std::numeric_limits<T>::epsilon() *
+                std::max(1.0, std::abs(static_cast<double>(cpu[i])));
+      }
+      if (!normal || !(d <= bound)) ++beyond;  // NaN counts as beyond
     }
   }
-  if (differ == 0) return fmt::format("ok: first {} = CPU bits", kCheckCount);
-  return fmt::format("{} of first {} differ from the CPU's, by <= {:.2g}", differ, kCheckCount,
-                     worst);
+  if (differ == 0) return {true, fmt::format("ok: first {} = CPU bits", kCheckCount)};
+  return {beyond == 0,
+          fmt::format("{}: {} of first {} differ from the CPU's, by <= {:.2g}{}",
+                      beyond == 0 ? "ok" : "MISMATCH", differ, kCheckCount, worst,
+                      normal ? fmt::format(" ({} beyond 16 ulp)", beyond) : std::string())};
 }
 
-std::string check_note(const GeneratorVariant& v, RandomOutput output, int threads,
-                       cuda::Stream& stream) {
-  if (v.vendor) return "vendor";
+template <class T>
+Verdict check_variant(const GeneratorVariant& v, RandomOutput output, int threads,
+                      cuda::Stream& stream) {
+  if (v.vendor) {
+    Verdict m = check_moments(first_fill<T>(v, output, stream), output);
+    m.what = "vendor; " + m.what;
+    return m;
+  }
+  return compare_with_cpu<T>(v, output, threads, stream);
+}
+
+Verdict check_row(const GeneratorVariant& v, RandomOutput output, int threads,
+                  cuda::Stream& stream) {
   switch (output) {
     case RandomOutput::bits32:
-      return compare_with_cpu<std::uint32_t>(v, output, threads, stream);
+      return check_variant<std::uint32_t>(v, output, threads, stream);
     case RandomOutput::uniform_float:
     case RandomOutput::normal_float:
-      return compare_with_cpu<float>(v, output, threads, stream);
+      return check_variant<float>(v, output, threads, stream);
     case RandomOutput::uniform_double:
     case RandomOutput::normal_double:
-      return compare_with_cpu<double>(v, output, threads, stream);
+      return check_variant<double>(v, output, threads, stream);
   }
-  return {};
+  return {false, "unknown output"};
 }
 
 void device_tables(const BenchConfig& config, Report& report) {
@@ -126,7 +194,8 @@ void device_tables(const BenchConfig& config, Report& report) {
       row.bytes = static_cast<double>(count) * static_cast<double>(bytes);
       row.ladder = false;
       row.vendor = v.name == "curand-philox";  // the like-for-like vendor generator
-      row.note = check_note(v, output, config.context.cpu_threads, stream);
+      const Verdict verdict = check_row(v, output, config.context.cpu_threads, stream);
+      row.verify(verdict.ok, verdict.what);
       row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, [&] {
         generator->fill(output, buffer.data(), count, stream.handle());
       });
@@ -146,8 +215,9 @@ void cpu_table(const BenchConfig& config, Report& report) {
       "threads)",
       n, cpu.effective_cpu_threads());
   table.element_name = "samples";
+  // Each row's output (the first kCheckCount values at most) against its distribution's moments.
   const auto add = [&](const char* name, const char* description, std::size_t bytes,
-                       const std::function<void()>& work) {
+                       const std::function<void()>& work, const std::function<Verdict()>& check) {
     Row row;
     row.variant = name;
     row.description = description;
@@ -156,23 +226,47 @@ void cpu_table(const BenchConfig& config, Report& report) {
     row.bytes = static_cast<double>(n) * static_cast<double>(bytes);
     row.ladder = false;
     row.samples_ms = time_on_host(1, std::min(config.repeat, 5), work);
+    const Verdict verdict = check();
+    row.verify(verdict.ok, verdict.what);
     table.rows.push_back(std::move(row));
   };
-  std::vector<float> floats(static_cast<std::size_t>(n));
-  std::vector<double> doubles(static_cast<std::size_t>(n));
-  std::vector<std::uint32_t> words(static_cast<std::size_t>(n));
-  add("philox uniform float", "flat Philox stream", sizeof(float),
-      [&] { rng::generate_uniform<float>(cpu, floats, kSeed); });
-  add("philox normal float", "Box-Muller", sizeof(float),
-      [&] { rng::generate_normal<float>(cpu, floats, kSeed); });
-  add("philox normal double", "Box-Muller", sizeof(double),
-      [&] { rng::generate_normal<double>(cpu, doubles, kSeed); });
-  add("philox-inverse-cdf normal double", "AS241", sizeof(double), [&] {
-    rng::generate_normal<double>(cpu, doubles, kSeed, 0, rng::NormalTransform::inverse_cdf);
-  });
+  const auto head = [](const auto& values) {
+    using T = typename std::decay_t<decltype(values)>::value_type;
+    return std::vector<T>(
+        values.begin(),
+        values.begin() +
+            std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(values.size()), kCheckCount));
+  };
+  // Poisoned (NaN, all ones) before each row, so that an unwritten value fails its check.
+  std::vector<float> floats(static_cast<std::size_t>(n), std::numeric_limits<float>::quiet_NaN());
+  std::vector<double> doubles(static_cast<std::size_t>(n),
+                              std::numeric_limits<double>::quiet_NaN());
+  std::vector<std::uint32_t> words(static_cast<std::size_t>(n), 0xFFFFFFFFu);
+  add(
+      "philox uniform float", "flat Philox stream", sizeof(float),
+      [&] { rng::generate_uniform<float>(cpu, floats, kSeed); },
+      [&] { return check_moments(head(floats), RandomOutput::uniform_float); });
+  std::fill(floats.begin(), floats.end(), std::numeric_limits<float>::quiet_NaN());
+  add(
+      "philox normal float", "Box-Muller", sizeof(float),
+      [&] { rng::generate_normal<float>(cpu, floats, kSeed); },
+      [&] { return check_moments(head(floats), RandomOutput::normal_float); });
+  add(
+      "philox normal double", "Box-Muller", sizeof(double),
+      [&] { rng::generate_normal<double>(cpu, doubles, kSeed); },
+      [&] { return check_moments(head(doubles), RandomOutput::normal_double); });
+  std::fill(doubles.begin(), doubles.end(), std::numeric_limits<double>::quiet_NaN());
+  add(
+      "philox-inverse-cdf normal double", "AS241", sizeof(double),
+      [&] {
+        rng::generate_normal<double>(cpu, doubles, kSeed, 0, rng::NormalTransform::inverse_cdf);
+      },
+      [&] { return check_moments(head(doubles), RandomOutput::normal_double); });
   if (n % 4096 == 0) {
-    add("mt19937-streams words", "4096 MT19937 streams", sizeof(std::uint32_t),
-        [&] { rng::generate_mt19937_streams(cpu, words, n / 4096, kSeed); });
+    add(
+        "mt19937-streams words", "4096 MT19937 streams", sizeof(std::uint32_t),
+        [&] { rng::generate_mt19937_streams(cpu, words, n / 4096, kSeed); },
+        [&] { return check_moments(head(words), RandomOutput::bits32); });
   }
   report.tables.push_back(std::move(table));
 }

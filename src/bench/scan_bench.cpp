@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -58,7 +59,7 @@ struct ScanWorkload {
 };
 
 template <class T>
-ScanWorkload<T> make_workload(std::int64_t n, const Context& context, ScanKind kind) {
+ScanWorkload<T> make_workload(std::int64_t n, const Context& /*context*/, ScanKind kind) {
   const std::vector<T> host = bench_data<T>(n);
   ScanWorkload<T> w;
   w.n = n;
@@ -66,7 +67,9 @@ ScanWorkload<T> make_workload(std::int64_t n, const Context& context, ScanKind k
   w.output = cuda::DeviceBuffer<T>(static_cast<std::size_t>(n));
   w.input.copy_from_host(host);
   w.expected.resize(host.size());
-  primitives::scan<T>(Context::cpu(context.cpu_threads), host, w.expected, ScanOp::sum, kind);
+  // The sequential loop: a different algorithm from every variant and from the CPU backend's
+  // tiles; the data's prefixes are exact, so every element must match bit for bit.
+  primitives::scan_sequential<T>(host, w.expected, ScanOp::sum, kind);
   return w;
 }
 
@@ -91,7 +94,9 @@ Row time_scan(const BenchConfig& config, const ScanVariant& v, ScanWorkload<T>& 
   row.bytes = 2.0 * static_cast<double>(w.n) * sizeof(T);  // one read, one write
   row.vendor = v.vendor;
   row.ladder = !v.vendor;
-  row.note = same_bits(result, w.expected) ? "ok" : "MISMATCH";
+  const bool ok = same_bits(result, w.expected);
+  row.verify(
+      ok, ok ? "ok: every element = the sequential loop's" : "MISMATCH with the sequential loop");
   row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, run);
   return row;
 }
@@ -115,7 +120,8 @@ void seed_table(const BenchConfig& config, Report& report) {
   for (const std::int64_t n : kSeedSizes) {
     if (config.size > 0 && n != config.size) continue;
     ScanWorkload<float> w = make_workload<float>(n, config.context, ScanKind::exclusive);
-    std::vector<float> input(static_cast<std::size_t>(n)), scanned(input.size());
+    std::vector<float> input(static_cast<std::size_t>(n)),
+        scanned(input.size(), std::numeric_limits<float>::quiet_NaN());
     w.input.copy_to_host(input);
     Row cpu;
     cpu.variant = fmt::format("cpu-seed-loop {}", n);
@@ -126,7 +132,9 @@ void seed_table(const BenchConfig& config, Report& report) {
     cpu.ladder = false;
     cpu.samples_ms =
         time_on_host(1, std::min(config.repeat, 5), [&] { seed_cpu_scan(input, scanned); });
-    cpu.note = same_bits(scanned, w.expected) ? "ok" : "MISMATCH";
+    const bool cpu_ok = same_bits(scanned, w.expected);
+    cpu.verify(cpu_ok, cpu_ok ? "ok: every element = the library's sequential scan"
+                              : "MISMATCH with the library's sequential scan");
     const double cpu_ms = cpu.median_ms();
     table.rows.push_back(std::move(cpu));
     for (const ScanVariant* v : {&multi_block, &engine}) {
@@ -197,8 +205,8 @@ void compact_sweep(const BenchConfig& config, Report& report,
           static_cast<std::int32_t>(hash_index(static_cast<std::uint64_t>(i) + 12345));
     }
     std::vector<std::int32_t> expected(host.size());
-    expected.resize(static_cast<std::size_t>(primitives::compact<std::int32_t>(
-        Context::cpu(config.context.cpu_threads), host, expected, KeepPredicate::positive)));
+    expected.resize(static_cast<std::size_t>(
+        primitives::compact_sequential<std::int32_t>(host, expected, KeepPredicate::positive)));
     cuda::DeviceBuffer<std::int32_t> input(host.size()), output(host.size());
     cuda::DeviceBuffer<std::int64_t> count(1);
     input.copy_from_host(host);
@@ -230,7 +238,9 @@ void compact_sweep(const BenchConfig& config, Report& report,
                   sizeof(std::int32_t);
       row.vendor = v.vendor;
       row.ladder = false;
-      row.note = same_bits(result, expected) ? "ok" : "MISMATCH";
+      const bool ok = same_bits(result, expected);
+      row.verify(ok, ok ? "ok: every kept element = the sequential compaction's"
+                        : "MISMATCH with the sequential compaction");
       row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, run);
       table.rows.push_back(std::move(row));
     }
@@ -240,7 +250,8 @@ void compact_sweep(const BenchConfig& config, Report& report,
 
 void cpu_table(const BenchConfig& config, Report& report, std::int64_t n) {
   const std::vector<float> data = bench_data<float>(n);
-  std::vector<float> out(data.size()), reference(data.size());
+  std::vector<float> out(data.size(), std::numeric_limits<float>::quiet_NaN()),
+      reference(data.size());
   primitives::scan_sequential<float>(data, reference, ScanOp::sum, ScanKind::inclusive);
   const Context cpu = Context::cpu(config.context.cpu_threads);
   Table table;
@@ -255,8 +266,9 @@ void cpu_table(const BenchConfig& config, Report& report, std::int64_t n) {
   row.samples_ms = time_on_host(1, std::min(config.repeat, 5), [&] {
     primitives::scan<float>(cpu, data, out, ScanOp::sum, ScanKind::inclusive);
   });
-  row.note = fmt::format("{} ({} threads)", same_bits(out, reference) ? "ok" : "MISMATCH",
-                         cpu.effective_cpu_threads());
+  const bool ok = same_bits(out, reference);
+  row.verify(ok, fmt::format("{} the sequential scan, every element ({} threads)",
+                             ok ? "ok: =" : "MISMATCH with", cpu.effective_cpu_threads()));
   table.rows.push_back(std::move(row));
   report.tables.push_back(std::move(table));
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
+#include "gpukit/core/error.hpp"
 
 namespace gpukit::bench {
 namespace {
@@ -20,6 +21,7 @@ Row row(std::string name, double ms, bool ladder = true, bool vendor = false) {
   r.samples_ms = {ms * 1.1, ms, ms * 0.9, ms};  // median ms
   r.ladder = ladder;
   r.vendor = vendor;
+  r.verify(true, "ok: a unit-test row");
   return r;
 }
 
@@ -65,6 +67,58 @@ TEST(Harness, DerivedColumnsInTextAndJson) {
   std::remove(path.c_str());
 }
 
+// An injected row whose verification failed: the text says FAILED, the JSON carries a boolean
+// "verified" per row, and require_verified (what `gpukit bench` calls last) throws the
+// check-failed error (exit 8) naming the row; a skipped row (not measured) does not count.
+TEST(Harness, AnUnverifiedRowFailsTheRun) {
+  Report report;
+  report.case_name = "unit";
+  Table t;
+  t.title = "unit table";
+  Row bad = row("wrong", 2.0);
+  bad.verify(false, "MISMATCH 3 vs 4");
+  Row skipped;
+  skipped.variant = "unsupported";
+  skipped.skipped = "does not support the shape";
+  t.rows = {row("good", 1.0), bad, skipped};
+  report.tables.push_back(t);
+  ASSERT_EQ(report.unverified_rows(), std::vector<std::string>{"unit table: wrong"});
+
+  std::ostringstream text;
+  report.print(text);
+  EXPECT_NE(text.str().find("FAILED"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("skipped"), std::string::npos) << text.str();
+
+  const std::string path = ::testing::TempDir() + "/gpukit_harness_verified.json";
+  report.write_json(path);
+  std::ifstream f(path);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  const auto& rows = j["tables"][0]["rows"];
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["verified"], true);
+  EXPECT_EQ(rows[1]["verified"], false);
+  EXPECT_EQ(rows[2]["verified"], false);
+  EXPECT_EQ(rows[2]["skipped"], "does not support the shape");
+  EXPECT_FALSE(rows[0].contains("skipped"));
+  std::remove(path.c_str());
+
+  try {
+    require_verified(report);
+    ADD_FAILURE() << "an unverified row passed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::check_failed);
+    EXPECT_EQ(exit_code(e.kind()), 8);
+    EXPECT_NE(std::string(e.what()).find("unit table: wrong"), std::string::npos) << e.what();
+  }
+  // The same report with the row fixed passes; an unset flag (a bench that forgot to verify)
+  // fails like a failed check.
+  report.tables[0].rows[1].verify(true, "ok");
+  EXPECT_NO_THROW(require_verified(report));
+  report.tables[0].rows[1].verified = false;
+  report.tables[0].rows[1].note.clear();
+  EXPECT_THROW(require_verified(report), Error);
+}
+
 TEST(Harness, HostTimingReturnsEverySample) {
   int calls = 0;
   const auto samples = time_on_host(2, 5, [&] { ++calls; });
@@ -72,25 +126,32 @@ TEST(Harness, HostTimingReturnsEverySample) {
   EXPECT_EQ(calls, 7);
 }
 
-TEST(BlackScholesBench, CpuRunVerifiesEveryRow) {
-  BenchConfig config;
-  config.context = Context::cpu();
-  config.size = 4099;
-  config.repeat = 2;
-  config.warmup = 0;
-  Report report;
-  report.context = config.context;
-  bench_cases()[0].run(config, report);
-  ASSERT_FALSE(report.tables.empty());
-  std::size_t rows = 0;
-  for (const Table& t : report.tables) {
-    for (const Row& r : t.rows) {
-      ++rows;
-      EXPECT_NE(r.note.find("ok"), std::string::npos) << r.variant << ": " << r.note;
-      EXPECT_EQ(r.samples_ms.size(), 2u);
+// Every case's CPU rows are verified against their independent reference (a small size where the
+// case takes one), and every row is measured.
+TEST(BenchCases, CpuRunOfEveryCaseVerifiesEveryRow) {
+  for (const BenchCase& c : bench_cases()) {
+    BenchConfig config;
+    config.context = Context::cpu();
+    config.size = c.size_unit.empty() ? 0 : c.name == "poisson" ? 96 : 4099;
+    config.repeat = 2;
+    config.warmup = 0;
+    Report report;
+    report.case_name = c.name;
+    report.context = config.context;
+    c.run(config, report);
+    ASSERT_FALSE(report.tables.empty()) << c.name;
+    std::size_t rows = 0;
+    for (const Table& t : report.tables) {
+      for (const Row& r : t.rows) {
+        ++rows;
+        EXPECT_TRUE(r.verified) << c.name << " " << r.variant << ": " << r.note;
+        EXPECT_FALSE(r.note.empty()) << c.name << " " << r.variant << ": says what was compared";
+        EXPECT_FALSE(r.samples_ms.empty()) << c.name << " " << r.variant;
+      }
     }
+    EXPECT_GE(rows, 1u) << c.name;
+    EXPECT_TRUE(report.unverified_rows().empty()) << c.name;
   }
-  EXPECT_GE(rows, 2u);  // float and double on the CPU
 }
 
 TEST(SeedBook, DeterministicAndWithinTheSeedsRanges) {

@@ -33,6 +33,10 @@ TEST(Compare, NaNNeverPasses) {
   EXPECT_TRUE(std::isnan(m.max_abs));
   EXPECT_TRUE(std::isnan(m.relative_l1));
   EXPECT_FALSE(m.max_abs <= 1.0);
+  // A NaN before finite differences stays: a poisoned element nobody wrote cannot hide behind
+  // the elements after it.
+  const std::vector<double> nan_first = {std::numeric_limits<double>::quiet_NaN(), 2.5};
+  EXPECT_TRUE(std::isnan(compare<double, double>(ref, nan_first).max_abs));
 }
 
 TEST(Compare, LengthMismatchIsInvalidInput) {

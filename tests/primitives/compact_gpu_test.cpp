@@ -17,6 +17,7 @@
 namespace gpukit::primitives {
 namespace {
 
+using testing::poisoned;
 using testing::same_elements;
 using testing::scan_sizes;
 
@@ -117,7 +118,7 @@ TEST(CompactGpu, AllKeptNoneKeptAlternatingAndTheHostPath) {
             same_elements(expected, run_variant(v, *x, KeepPredicate::nonzero, workspace, stream)))
             << v.name << " n=" << n;
       }
-      std::vector<float> through_host(x->size());
+      std::vector<float> through_host = poisoned<float>(x->size());
       through_host.resize(
           static_cast<std::size_t>(compact<float>(gpu, *x, through_host, KeepPredicate::nonzero)));
       EXPECT_TRUE(same_elements(expected, through_host)) << "host path n=" << n;

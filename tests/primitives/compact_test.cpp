@@ -18,6 +18,8 @@
 namespace gpukit::primitives {
 namespace {
 
+using testing::poisoned;
+using testing::same_elements;
 using testing::scan_sizes;
 
 Context cpu_context(int threads = 0) {
@@ -69,13 +71,14 @@ TYPED_TEST(CompactCpuTyped, EveryPredicateMatchesTheSequentialReference) {
   for (const std::int64_t n : scan_sizes(/*large=*/false)) {
     const auto x = make_compact_data<T>(n, seed + static_cast<std::uint64_t>(n));
     for (const KeepPredicate keep : kPredicates) {
-      std::vector<T> expected(x.size()), actual(x.size());
+      // Poisoned outputs: a kept element that is never written (a zero, say) shows as poison.
+      std::vector<T> expected = poisoned<T>(x.size()), actual = poisoned<T>(x.size());
       const std::int64_t expected_count = compact_sequential<T>(x, expected, keep);
       const std::int64_t count = compact<T>(cpu_context(3), x, actual, keep);
       ASSERT_EQ(count, expected_count) << keep_predicate_name(keep) << " n=" << n;
       expected.resize(static_cast<std::size_t>(count));
       actual.resize(static_cast<std::size_t>(count));
-      EXPECT_TRUE(testing::same_elements(expected, actual))
+      EXPECT_TRUE(same_elements(expected, actual))
           << keep_predicate_name(keep) << " n=" << n << " seed=" << seed;
     }
   }
@@ -84,11 +87,19 @@ TYPED_TEST(CompactCpuTyped, EveryPredicateMatchesTheSequentialReference) {
 TEST(CompactCpu, AllKeptNoneKeptAndAlternating) {
   for (const std::int64_t n : {1, 4096, 200001}) {
     std::vector<std::int32_t> ones(static_cast<std::size_t>(n), 1), zeros(ones.size(), 0),
-        alternating(ones.size()), out(ones.size());
+        alternating(ones.size());
     for (std::size_t i = 0; i < alternating.size(); ++i) alternating[i] = int(i % 2) * int(i);
+    const std::vector<std::int32_t> poison = poisoned<std::int32_t>(ones.size());
+    std::vector<std::int32_t> out = poison;
     EXPECT_EQ(compact<std::int32_t>(cpu_context(), ones, out, KeepPredicate::nonzero), n);
     EXPECT_EQ(out, ones);
+    out = poison;
     EXPECT_EQ(compact<std::int32_t>(cpu_context(), zeros, out, KeepPredicate::nonzero), 0);
+    // All zeros kept (every zero is finite): an unwritten zero would show as poison.
+    out = poison;
+    EXPECT_EQ(compact<std::int32_t>(cpu_context(), zeros, out, KeepPredicate::finite), n);
+    EXPECT_EQ(out, zeros);
+    out = poison;
     const std::int64_t kept =
         compact<std::int32_t>(cpu_context(), alternating, out, KeepPredicate::positive);
     ASSERT_EQ(kept, n / 2);
@@ -105,6 +116,12 @@ TEST(CompactCpu, PredicatesOnEdgeValues) {
   EXPECT_EQ(compact_sequential<double>(x, out, KeepPredicate::positive), 2);
   EXPECT_EQ(compact_sequential<double>(x, out, KeepPredicate::negative), 2);
   EXPECT_EQ(compact_sequential<double>(x, out, KeepPredicate::finite), 4);
+  // The same through the CPU backend, element by element into a poisoned output: the signed
+  // zeros kept by `finite` keep their signs.
+  std::vector<double> finite = poisoned<double>(x.size());
+  ASSERT_EQ(compact<double>(cpu_context(), x, finite, KeepPredicate::finite), 4);
+  finite.resize(4);
+  EXPECT_TRUE(same_elements(std::vector<double>{0.0, -0.0, 1.0, -1.0}, finite));
   const std::vector<std::uint32_t> u = {0, 1, 4000000000u};
   std::vector<std::uint32_t> uout(u.size());
   EXPECT_EQ(compact_sequential<std::uint32_t>(u, uout, KeepPredicate::negative), 0);
@@ -114,7 +131,7 @@ TEST(CompactCpu, PredicatesOnEdgeValues) {
 TEST(CompactCpu, GenericPredicateAndArgumentErrors) {
   std::vector<int> x(100000);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = int(i);
-  std::vector<int> out(x.size());
+  std::vector<int> out = poisoned<int>(x.size());
   const std::int64_t kept = compact_if<int>(
       x, out, [](int v) { return v % 7 == 3; }, /*threads=*/2);
   ASSERT_EQ(kept, 14286);

@@ -23,6 +23,7 @@ namespace {
 
 using testing::all_scan_ops;
 using testing::make_scan_data;
+using testing::poisoned;
 using testing::same_elements;
 using testing::scan_sizes;
 
@@ -139,7 +140,7 @@ TYPED_TEST(ScanGpuTest, DefaultEngineIsBitwiseTheCpuBackendAndRepeatable) {
   cuda::Stream stream;
   const ScanVariant& engine = default_scan_variant();
   for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
-    std::vector<T> on_cpu(x.size());
+    std::vector<T> on_cpu = poisoned<T>(x.size());
     scan<T>(cpu_context(), x, on_cpu, ScanOp::sum, kind);
     const auto first = run_variant(engine, x, ScanOp::sum, kind, workspace, stream);
     ASSERT_TRUE(same_elements(on_cpu, first)) << scan_kind_name(kind) << " seed=" << seed;
@@ -151,7 +152,7 @@ TYPED_TEST(ScanGpuTest, DefaultEngineIsBitwiseTheCpuBackendAndRepeatable) {
     // The host path: chunks through pinned memory, carried tile prefixes.
     Context gpu;
     gpu.backend = Backend::cuda;
-    std::vector<T> through_host(x.size());
+    std::vector<T> through_host = poisoned<T>(x.size());
     scan<T>(gpu, x, through_host, ScanOp::sum, kind);
     EXPECT_TRUE(same_elements(on_cpu, through_host)) << "host path, seed=" << seed;
   }
@@ -168,7 +169,7 @@ TYPED_TEST(ScanGpuTest, HostPathMatchesTheReferenceForEveryOp) {
         (std::int64_t{1} << (gpukit::testing::quick_tests() ? 17 : 25)) + 3}) {
     for (const ScanOp op : all_scan_ops()) {
       const auto x = make_scan_data<T>(n, op, seed);
-      std::vector<T> y(x.size());
+      std::vector<T> y = poisoned<T>(x.size());
       scan<T>(gpu, x, y, op, ScanKind::inclusive);
       EXPECT_TRUE(same_elements(reference(x, op, ScanKind::inclusive), y))
           << "n=" << n << " op=" << scan_op_name(op) << " seed=" << seed;

@@ -175,9 +175,12 @@ TEST(ScanCpu, Int32SumOverflowNamesTheFirstElement) {
   std::vector<std::int32_t> last_only(5000, 0);
   last_only.back() = std::numeric_limits<std::int32_t>::max();
   last_only.front() = 1;
-  std::vector<std::int32_t> out(last_only.size());
+  std::vector<std::int32_t> out = poisoned<std::int32_t>(last_only.size());
   EXPECT_NO_THROW(
       scan<std::int32_t>(cpu_context(), last_only, out, ScanOp::sum, ScanKind::exclusive));
+  std::vector<std::int32_t> exclusive(last_only.size(), 1);  // 0, then the 1 at the front
+  exclusive[0] = 0;
+  EXPECT_TRUE(same_elements(exclusive, out));
   EXPECT_THROW(scan<std::int32_t>(cpu_context(), last_only, out, ScanOp::sum, ScanKind::inclusive),
                InvalidInput);
 }
@@ -185,9 +188,11 @@ TEST(ScanCpu, Int32SumOverflowNamesTheFirstElement) {
 TEST(ScanCpu, UnsignedSumsOverflowAboveTheMaximumOnly) {
   std::vector<std::uint32_t> x(10000, 0);
   x[0] = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::uint32_t> y(x.size());
+  std::vector<std::uint32_t> y = poisoned<std::uint32_t>(x.size());
   EXPECT_NO_THROW(scan<std::uint32_t>(cpu_context(), x, y, ScanOp::sum, ScanKind::inclusive));
-  EXPECT_EQ(y.back(), std::numeric_limits<std::uint32_t>::max());
+  // Every prefix is the maximum itself (poison 0xA5A5A5A5 is not).
+  EXPECT_TRUE(same_elements(
+      std::vector<std::uint32_t>(x.size(), std::numeric_limits<std::uint32_t>::max()), y));
   x[9999] = 1;
   EXPECT_THROW(scan<std::uint32_t>(cpu_context(), x, y, ScanOp::sum, ScanKind::inclusive),
                InvalidInput);
@@ -238,7 +243,7 @@ TEST(ScanWith, NonCommutativeMatrixProductMatchesASequentialFold) {
     }
     const Matrix2 identity = {1, 0, 0, 1};
     for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
-      std::vector<Matrix2> y(x.size());
+      std::vector<Matrix2> y = poisoned<Matrix2>(x.size());
       scan_with<Matrix2>(x, y, multiply, identity, kind);
       Matrix2 acc = identity;
       for (std::size_t i = 0; i < x.size(); ++i) {
@@ -264,10 +269,14 @@ TEST(ScanWith, NoElementPastTheEndReachesTheOperator) {
       if (a < 0 || b < 0) saw_poison = true;
       return a + b;
     };
-    std::vector<int> y(static_cast<std::size_t>(n));
+    std::vector<int> y = poisoned<int>(static_cast<std::size_t>(n));
     scan_with<int>(std::span<const int>(buffer.data(), static_cast<std::size_t>(n)), y, checked_add,
                    0, ScanKind::inclusive);
     EXPECT_FALSE(saw_poison) << "an element past n reached the operator; n=" << n;
+    for (std::int64_t i = 0, s = 0; i < n; ++i) {  // every element, the leading zero included
+      s += int(i % 5);
+      ASSERT_EQ(y[static_cast<std::size_t>(i)], s) << "i=" << i << " n=" << n;
+    }
     EXPECT_EQ(y.back(), [&] {
       int s = 0;
       for (std::int64_t i = 0; i < n; ++i) s += int(i % 5);

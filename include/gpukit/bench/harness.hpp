@@ -1,7 +1,9 @@
 #pragma once
 // The benchmark harness behind `gpukit bench <case>`: timing (CUDA events on the device, steady
 // clock on the CPU), rows that carry the bytes they move, and the derived columns of the seeds'
-// tables (GB/s, % of the measured limit, step and cumulative speedup, ratio to the vendor row).
+// tables (GB/s, % of the measured limit, step and cumulative speedup, ratio to the vendor row),
+// and each row's verification against an independent reference: a measured row that is not
+// verified makes `gpukit bench` exit 8 (require_verified).
 
 #include <cstdint>
 #include <functional>
@@ -31,7 +33,9 @@ struct BenchConfig {
 /// Milliseconds per call of `work` (which queues work on `stream`), `repeat` samples timed with
 /// CUDA events after `warmup` untimed calls. Calls shorter than 0.5 ms are timed in batches of
 /// back-to-back calls (each sample: batch time / batch size), so that the host's launch latency
-/// is not counted as device time.
+/// is not counted as device time. A batch sample is device time only while the device is the
+/// slower side: when one call's host-side work (argument checks, size queries, launches) takes
+/// longer than its kernel, the batch runs at the host's pace and the sample is that host time.
 std::vector<double> time_on_stream(StreamHandle stream, int warmup, int repeat,
                                    const std::function<void()>& work);
 /// The same for host work (blocking), timed with std::chrono::steady_clock.
@@ -48,8 +52,15 @@ struct Row {
   std::vector<double> samples_ms;
   bool ladder = true;   // takes part in the step / cumulative speedup columns
   bool vendor = false;  // the vendor library's row (the "vs vendor" column divides by it)
-  std::string note;     // e.g. the verification result
+  /// Whether this row's result agreed with an independent reference (a different algorithm, a
+  /// closed form or a higher-precision path, never the code under test), within a derived bound.
+  /// Every bench sets it through verify(); a measured row left false fails the run.
+  bool verified = false;
+  std::string note;     // what was compared and how far apart, plus any remark
+  std::string skipped;  // why the row was not measured (then it has no samples)
 
+  /// Records the verification: `passed`, and `what` (the reference and the error) as the note.
+  void verify(bool passed, std::string what);
   double median_ms() const;
 };
 
@@ -73,9 +84,16 @@ struct Report {
 
   /// The tables as text, one line a row.
   void print(std::ostream& out) const;
-  /// Everything, every sample included, plus device, clocks, git revision and command line.
+  /// Everything, every sample included, plus device, clocks, git revision and command line; each
+  /// row carries "verified" (boolean) and, when it was not measured, "skipped" (the reason).
   void write_json(const std::string& path) const;
+  /// "table title: variant" of every measured row that is not verified (empty: all verified).
+  std::vector<std::string> unverified_rows() const;
 };
+
+/// Throws Error(check_failed) naming the unverified rows when any measured row of `report` is not
+/// verified (`gpukit bench` then exits 8, after printing the tables and writing the JSON).
+void require_verified(const Report& report);
 
 /// Whether --variants selects `name` (an empty list selects every variant).
 bool variant_selected(const BenchConfig& config, std::string_view name);
@@ -91,6 +109,10 @@ struct BenchCase {
   std::string name;
   std::string description;
   std::function<void(const BenchConfig&, Report&)> run;
+  std::string size_unit;      // what --size counts ("options", ...); empty: the case takes no size
+  std::int64_t max_size = 0;  // the largest --size (1 is the smallest)
+  /// The names --variants accepts (empty: the case has no variants to select).
+  std::function<std::vector<std::string>()> variant_names;
 };
 std::span<const BenchCase> bench_cases();
 

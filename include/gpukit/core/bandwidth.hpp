@@ -21,4 +21,11 @@ struct TransferBandwidth {
 TransferBandwidth measure_transfer_bandwidth(int device, std::size_t bytes = std::size_t{256} << 20,
                                              int repeat = 5);
 
+/// Host memory copy bandwidth in GB/s, counting the bytes read plus the bytes written (as the
+/// device copy above): the median of `repeat` copies of `bytes` bytes between two host buffers,
+/// split over `threads` OpenMP threads (0: all), after one warm-up copy that also places the pages
+/// (first touch, each thread its own part). The default 512 MiB is well above any CPU cache.
+double measure_host_copy_bandwidth_gbps(std::size_t bytes = std::size_t{512} << 20, int repeat = 5,
+                                        int threads = 0);
+
 }  // namespace gpukit

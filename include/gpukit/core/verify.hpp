@@ -33,8 +33,8 @@ ErrorMetrics compare(std::span<const Ref> reference, std::span<const Got> got) {
     sum_abs_ref += std::abs(r);
     sum_sq_diff += d * d;
     sum_sq_ref += r * r;
-    // std::max would drop a NaN difference; keep it.
-    if (!(std::abs(d) <= max_abs)) max_abs = std::abs(d);
+    // std::max would drop a NaN difference; keep it, also against the finite ones after it.
+    if (!(std::abs(d) <= max_abs) && !std::isnan(max_abs)) max_abs = std::abs(d);
   }
   ErrorMetrics m;
   m.count = got.size();
