@@ -8,7 +8,7 @@
 # Every GPU test must run here: GPUKIT_REQUIRE_GPU=1 turns a GPU test's skip (no usable device, a
 # missing feature) into a failure, and the check fails when ctest or memcheck still reports one
 # skipped, so that a broken driver cannot pass as "skipped".
-# Libraries missing on that machine (libcsv) can be carried unpacked under .deps/root (README).
+# Libraries missing on that machine can be carried unpacked under .deps/root (none are today).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out/gpu-check}
