@@ -1,6 +1,7 @@
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
 
 #include <chrono>
+#include <limits>
 
 #include "gpukit/bench/harness.hpp"
 #include "gpukit/core/memory.hpp"
@@ -66,7 +67,8 @@ BlackScholesSeedDemo run_black_scholes_seed_demo(const Context& context, std::in
 
   std::vector<float> spot = converted<float>(book.spot), strike = converted<float>(book.strike),
                      maturity = converted<float>(book.maturity);
-  std::vector<float> call(n), put(n);
+  // Poisoned: a price the kernel never writes fails the check.
+  std::vector<float> call(n, std::numeric_limits<float>::quiet_NaN()), put(call);
   BlackScholesInputs<float> host_in{options,
                                     spot.data(),
                                     strike.data(),

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "gpukit/core/error.hpp"
@@ -52,7 +53,7 @@ PoissonDemo run(const Context& context, int n) {
   const auto t0 = std::chrono::steady_clock::now();
   pde::PoissonPlan<Real> plan(context, grid, options);
   const auto t1 = std::chrono::steady_clock::now();
-  std::vector<Real> u(f.size());
+  std::vector<Real> u(f.size(), std::numeric_limits<Real>::quiet_NaN());  // poisoned
   const pde::PoissonResult result = plan.solve(f, u);
   const auto t2 = std::chrono::steady_clock::now();
   demo.variant = std::string(plan.variant());

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "gpukit/core/verify.hpp"
@@ -70,7 +71,7 @@ ScanDemo run_scan_demo(const Context& context, std::int64_t count, std::uint64_t
   std::vector<float> x(static_cast<std::size_t>(count));
   for (float& v : x) v = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1p-53 * 2 - 1);
   demo.count = count;
-  std::vector<float> on_device(x.size());
+  std::vector<float> on_device(x.size(), std::numeric_limits<float>::quiet_NaN());  // poisoned
   const auto t0 = std::chrono::steady_clock::now();
   primitives::scan<float>(context, x, on_device, ScanOp::sum, ScanKind::inclusive);
   demo.device_ms =
