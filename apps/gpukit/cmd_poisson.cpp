@@ -181,7 +181,7 @@ void register_poisson(CLI::App& app) {
   command->add_flag(
       "--check", cli->check,
       "Check u against an independent long double solve (exit 8 on a mismatch, u is still "
-      "written; about 32 bytes of memory a grid point)");
+      "written; about 40 bytes of memory a grid point)");
   command->add_option("--demo", cli->demo, "Run the seed's MATLAB test on an N x N grid")
       ->check(CLI::Range(2, 1 << 15));
   add_device_options(*command, cli->device);

@@ -155,8 +155,8 @@ double poisson_agreement_bound(const PoissonGrid& grid, double max_abs_f, double
 /// of the same problem (f with its mean removed, `gauge`) computed in long double with FFTW's
 /// long-double transforms, wave numbers and scaling in long double, rounded to double at the
 /// end. It shares no code with the solvers it checks. Host memory: poisson_reference_bytes(grid)
-/// (about 32 bytes a grid point); OutOfMemory when that exceeds the host's physical memory,
-/// InvalidInput for a bad grid or a size mismatch.
+/// (about 32 bytes a grid point, plus the 8 of the result); OutOfMemory when that exceeds the
+/// host's physical memory, InvalidInput for a bad grid or a size mismatch.
 template <class Real>
 std::vector<double> poisson_reference_solution(const PoissonGrid& grid, std::span<const Real> f,
                                                Gauge gauge, int threads = 1);
