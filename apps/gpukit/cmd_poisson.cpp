@@ -4,9 +4,12 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
+#include <span>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -57,26 +60,36 @@ std::vector<double> parse_lengths(const std::string& text, int rank) {
   return lengths;
 }
 
-// --check: the CPU solver (FFTW) on the same input, every element within the agreement bound.
+/// Test hook: GPUKIT_TEST_FAULT=poisson-perturb changes one element of u after the solve, so that
+/// the CLI tests can show that --check catches a wrong result on every backend. Not for users.
 template <class Real>
-void check_against_cpu(const Context& context, const pde::PoissonGrid& grid,
-                       const pde::PoissonOptions& options, std::span<const Real> f,
-                       std::span<const Real> u) {
-  pde::PoissonOptions cpu_options = options;
-  cpu_options.variant.clear();
-  pde::PoissonPlan<Real> cpu(Context::cpu(context.cpu_threads), grid, cpu_options);
-  std::vector<Real> reference(f.size());
-  cpu.solve(f, reference);
-  double max_f = 0, max_u = 0;
-  for (const Real x : f) max_f = std::max(max_f, double(std::fabs(x)));
-  for (const Real x : reference) max_u = std::max(max_u, double(std::fabs(x)));
-  const double bound = pde::poisson_agreement_bound<Real>(grid, max_f, max_u);
-  const ErrorMetrics m = compare<Real, Real>(reference, u);
-  const bool ok = m.max_abs <= bound;
+void inject_test_fault(std::span<Real> u) {
+  const char* fault = std::getenv("GPUKIT_TEST_FAULT");
+  if (fault == nullptr || std::string_view(fault) != "poisson-perturb" || u.empty()) return;
+  Real& x = u[u.size() / 2];
+  x += Real(1e-3) * (Real(1) + std::fabs(x));
+}
+
+// --check: an independent reference (the same problem solved in long double with FFTW's
+// long-double transforms, no code shared with the CPU or GPU solvers), every element within
+// pde::poisson_agreement_bound. Runs after the output is written: a failed check keeps it.
+template <class Real>
+void check_solution(const Context& context, const pde::PoissonGrid& grid,
+                    const pde::PoissonOptions& options, std::span<const Real> f,
+                    std::span<const Real> u, const std::string& output) {
+  const pde::PoissonCheck check =
+      pde::check_poisson_solution<Real>(grid, f, u, options.gauge, context.effective_cpu_threads());
   std::cerr << fmt::format(
-      "check: CPU (FFTW) reference, relative L1 {:.3g}, max abs error {:.3g} (bound {:.3g}): {}\n",
-      m.relative_l1, m.max_abs, bound, ok ? "ok" : "FAILED");
-  if (!ok) throw Error(ErrorKind::check_failed, "poisson: result differs from the CPU reference");
+      "check: long double reference (FFTW), relative L1 {:.3g}, max abs error {:.3g} (bound "
+      "{:.3g}): {}\n",
+      check.metrics.relative_l1, check.metrics.max_abs, check.bound,
+      check.passed ? "ok" : "FAILED");
+  if (!check.passed) {
+    throw Error(ErrorKind::check_failed,
+                fmt::format("poisson --check: the solution differs from the reference beyond the "
+                            "bound ('{}' was written)",
+                            output));
+  }
 }
 
 template <class Real>
@@ -115,7 +128,7 @@ void solve_file(const Context& context, const io::NpyArray& array, const Poisson
         "(--strict refuses instead)\n",
         result.mean, pde::kMeanTolerance, result.mean_tolerance);
   }
-  if (cli.check) check_against_cpu<Real>(context, grid, options, f_copy, values);
+  inject_test_fault<Real>(values);
   if (array.dtype == io::NpyDtype::float32) {
     std::vector<float> out(values.begin(), values.end());
     io::write_npy<float>(cli.output, array.shape, out);
@@ -123,6 +136,7 @@ void solve_file(const Context& context, const io::NpyArray& array, const Poisson
     std::vector<double> out(values.begin(), values.end());
     io::write_npy<double>(cli.output, array.shape, out);
   }
+  if (cli.check) check_solution<Real>(context, grid, options, f_copy, values, cli.output);
 }
 
 void run_demo(const Context& context, const PoissonOptionsCli& cli) {
@@ -138,12 +152,14 @@ void run_demo(const Context& context, const PoissonOptionsCli& cli) {
              d.removed_mean);
   fmt::print("Time: plan {:.3f} ms, solve {:.3f} ms (host data, copies included)\n", d.plan_ms,
              d.solve_ms);
-  if (d.n == 64) {
+  fmt::print("check against a long double solve: max abs error {:.3e} (bound {:.3e}): {}\n",
+             d.check.metrics.max_abs, d.check.bound, d.check.passed ? "ok" : "FAILED");
+  if (d.n == 64 && !single) {
     fmt::print(
         "The 2008 NVIDIA case study (MATLAB, N=64, slide 43): computed= 0.975879 reference= "
         "0.975882, Linf err=2.404194e-05 "
         "L2 norm err = 9.412790e-08: {}\n",
-        d.passed() ? "reproduced" : "NOT reproduced");
+        d.reproduces_the_seed() ? "reproduced" : "NOT reproduced");
   }
   if (!d.passed()) throw Error(ErrorKind::check_failed, "poisson demo: check failed");
 }
@@ -188,8 +204,10 @@ void register_poisson(CLI::App& app) {
   command->add_option("--variant", cli->variant,
                       "CUDA variant (default: the best that supports "
                       "the grid)");
-  command->add_flag("--check", cli->check,
-                    "Also solve on the CPU (FFTW) and compare (exit 8 on mismatch)");
+  command->add_flag(
+      "--check", cli->check,
+      "Check u against an independent long double solve (exit 8 on a mismatch, u is still "
+      "written; about 40 bytes of memory a grid point)");
   auto* demo = command
                    ->add_option("--demo", cli->demo,
                                 "The 2008 NVIDIA case study's test (slide 43, from MATLAB) on an "

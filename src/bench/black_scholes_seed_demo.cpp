@@ -1,11 +1,13 @@
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
 
 #include <chrono>
+#include <limits>
 
 #include "gpukit/bench/harness.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/finance/black_scholes.hpp"
+#include "gpukit/finance/black_scholes_reference.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
 
 namespace gpukit::bench {
@@ -60,26 +62,13 @@ BlackScholesSeedDemo run_black_scholes_seed_demo(const Context& context, std::in
   demo.device = context.describe();
   demo.cpu_threads = context.effective_cpu_threads();
   const GeneratedBook book = generate_seed_book(options, seed);
-  const auto n = static_cast<std::size_t>(options);
 
-  // Double-precision CPU reference on every thread.
-  std::vector<double> ref_call(n), ref_put(n);
-  BlackScholesInputs<double> ref_in{options,
-                                    book.spot.data(),
-                                    book.strike.data(),
-                                    book.maturity.data(),
-                                    {nullptr, book.rate},
-                                    {nullptr, book.volatility},
-                                    {}};
-  const Context cpu = Context::cpu(context.cpu_threads);
-  demo.cpu_reference_ms = host_ms([&] {
-    finance::price_black_scholes(cpu, ref_in,
-                                 BlackScholesOutputs<double>{ref_call.data(), ref_put.data()});
-  });
+  const auto n = static_cast<std::size_t>(options);
 
   std::vector<float> spot = converted<float>(book.spot), strike = converted<float>(book.strike),
                      maturity = converted<float>(book.maturity);
-  std::vector<float> call(n), put(n);
+  // Poisoned: a price the kernel never writes fails the check.
+  std::vector<float> call(n, std::numeric_limits<float>::quiet_NaN()), put(call);
   BlackScholesInputs<float> host_in{options,
                                     spot.data(),
                                     strike.data(),
@@ -133,12 +122,13 @@ BlackScholesSeedDemo run_black_scholes_seed_demo(const Context& context, std::in
     });
   }
 
-  std::vector<double> ref(2 * n), got(2 * n);
-  for (std::size_t i = 0; i < n; ++i) {
-    ref[i] = ref_call[i], ref[n + i] = ref_put[i];
-    got[i] = call[i], got[n + i] = put[i];
-  }
-  demo.error = compare<double, double>(ref, got);
+  // The check: every float price against the long double reference on the same (float)
+  // inputs, within its own bound (never the CPU's own float or double path).
+  demo.cpu_reference_ms = host_ms([&] {
+    demo.check = finance::check_black_scholes_prices<float>(
+        host_in, call, put, finance::NormalCdf::erfc, demo.cpu_threads);
+  });
+  demo.error = demo.check.metrics;
   return demo;
 }
 

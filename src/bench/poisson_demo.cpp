@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "gpukit/core/error.hpp"
@@ -9,13 +10,19 @@
 
 namespace gpukit::bench {
 
+bool PoissonDemo::reproduces_the_seed() const {
+  // The seed prints %10.6f and %10.6e: agreement to half a unit of the last printed digit.
+  return n == 64 && double_precision && std::fabs(computed - 0.975879) <= 5e-7 &&
+         std::fabs(reference - 0.975882) <= 5e-7 && std::fabs(linf - 2.404194e-05) <= 5e-12 &&
+         std::fabs(l2 - 9.412790e-08) <= 5e-14;
+}
+
 bool PoissonDemo::passed() const {
-  if (n == 64) {
-    // The seed prints %10.6f and %10.6e: agreement to half a unit of the last printed digit.
-    return std::fabs(computed - 0.975879) <= 5e-7 && std::fabs(reference - 0.975882) <= 5e-7 &&
-           std::fabs(linf - 2.404194e-05) <= 5e-12 && std::fabs(l2 - 9.412790e-08) <= 5e-14;
-  }
-  return linf < 1e-3;
+  // Linf against the analytic solution measures the discretization (and the Gaussian's
+  // periodic mismatch), not the solver, so it is no pass criterion except through the seed's
+  // own numbers, which MATLAB printed in double at N = 64.
+  if (n == 64 && double_precision && !reproduces_the_seed()) return false;
+  return check.passed;
 }
 
 namespace {
@@ -46,13 +53,16 @@ PoissonDemo run(const Context& context, int n) {
   const auto t0 = std::chrono::steady_clock::now();
   pde::PoissonPlan<Real> plan(context, grid, options);
   const auto t1 = std::chrono::steady_clock::now();
-  std::vector<Real> u(f.size());
+  std::vector<Real> u(f.size(), std::numeric_limits<Real>::quiet_NaN());  // poisoned
   const pde::PoissonResult result = plan.solve(f, u);
   const auto t2 = std::chrono::steady_clock::now();
   demo.variant = std::string(plan.variant());
   demo.plan_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   demo.solve_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
   demo.removed_mean = result.mean;
+  demo.double_precision = sizeof(Real) == sizeof(double);
+  demo.check =
+      pde::check_poisson_solution<Real>(grid, f, u, options.gauge, context.effective_cpu_threads());
   double sq = 0;
   for (std::size_t k = 0; k < u.size(); ++k) {
     const double d = double(u[k]) - uex[k];

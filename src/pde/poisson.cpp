@@ -8,6 +8,7 @@
 #include <numbers>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <omp.h>
 
 #include "gpukit/core/error.hpp"
@@ -101,6 +102,41 @@ void throw_nonzero_mean(const PoissonResult& r) {
 }
 
 template <class Real>
+void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int threads) {
+  const auto n = static_cast<std::int64_t>(f.size());
+  std::int64_t first = n;
+  // One read of f, in parallel; the lowest bad index wins, so the message does not depend on
+  // the thread count.
+#pragma omp parallel for schedule(static) reduction(min : first) num_threads(std::max(1, threads))
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(f[static_cast<std::size_t>(i)])) first = std::min(first, i);
+  }
+  if (first == n) return;
+  std::vector<std::int64_t> index(grid.shape.size());
+  std::int64_t rest = first;
+  for (std::size_t a = grid.shape.size(); a-- > 0;) {
+    index[a] = rest % grid.shape[a];
+    rest /= grid.shape[a];
+  }
+  const Real bad = f[static_cast<std::size_t>(first)];
+  throw InvalidInput(fmt::format(
+      "poisson: f[{}] is {}: the right-hand side must be finite (lap(u) = f has no solution "
+      "with NaN or Inf in f)",
+      fmt::join(index, ", "),
+      std::isnan(bad) ? "nan"
+      : bad > 0       ? "inf"
+                      : "-inf"));
+}
+
+void refuse_non_finite_sums(double sum, double sum_abs) {
+  if (std::isfinite(sum) && std::isfinite(sum_abs)) return;
+  throw InvalidInput(fmt::format(
+      "poisson: f (in device memory) holds a NaN or an Inf (sum(f) = {}, sum(|f|) = {}): the "
+      "right-hand side must be finite",
+      sum, sum_abs));
+}
+
+template <class Real>
 void host_sums(std::span<const Real> f, double& sum, double& sum_abs, int threads) {
   const std::int64_t n = static_cast<std::int64_t>(f.size());
   const int t = threads > 0 ? threads : omp_get_max_threads();
@@ -144,14 +180,22 @@ PoissonPlan<Real>::PoissonPlan(const Context& context, const PoissonGrid& grid,
   validate_grid(grid);
   if (context.backend == Backend::cpu) {
     if (!options.variant.empty() && options.variant != "cpu-fftw") {
-      throw InvalidInput(
-          fmt::format("poisson: variant '{}' is a CUDA variant; the CPU backend is 'cpu-fftw'",
-                      options.variant));
+      const std::vector<std::string> gpu = poisson_variant_names();
+      if (std::find(gpu.begin(), gpu.end(), options.variant) != gpu.end()) {
+        throw InvalidInput(
+            fmt::format("poisson: variant '{}' runs on a GPU; on the CPU the solver is 'cpu-fftw'",
+                        options.variant));
+      }
+      throw InvalidInput(fmt::format(
+          "poisson: unknown variant '{}': on the CPU the solver is 'cpu-fftw'{}", options.variant,
+          gpu.empty() ? std::string(" (this gpukit was built without GPU support)")
+                      : fmt::format(" (GPU variants: {})", fmt::join(gpu, ", "))));
     }
     impl_ = make_cpu_poisson<Real>(context, grid, options);
   } else {
     impl_ = make_cuda_poisson<Real>(context, grid, options);
   }
+  impl_->host_threads = context.effective_cpu_threads();
 }
 
 template <class Real>
@@ -172,6 +216,8 @@ PoissonResult PoissonPlan<Real>::solve(std::span<const Real> f, std::span<Real> 
   const auto ub = reinterpret_cast<std::uintptr_t>(u.data());
   if (fb != ub && fb < ub + n * sizeof(Real) && ub < fb + n * sizeof(Real))
     throw InvalidInput("poisson: u overlaps f without being the same array");
+  // Before dispatch, so that every backend refuses the same inputs with the same message.
+  refuse_non_finite<Real>(impl_->grid, f, impl_->host_threads);
   return impl_->solve(f, u);
 }
 
@@ -231,7 +277,8 @@ std::string default_poisson_variant(const PoissonGrid& grid) {
   template std::string default_poisson_variant<Real>(const PoissonGrid&);            \
   template PoissonResult classify_mean<Real>(double, double, std::int64_t);          \
   template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double); \
-  template void host_sums<Real>(std::span<const Real>, double&, double&, int);
+  template void host_sums<Real>(std::span<const Real>, double&, double&, int);       \
+  template void refuse_non_finite<Real>(const PoissonGrid&, std::span<const Real>, int);
 GPUKIT_POISSON_INSTANTIATE(float)
 GPUKIT_POISSON_INSTANTIATE(double)
 #undef GPUKIT_POISSON_INSTANTIATE

@@ -71,6 +71,8 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
     cuda::set_device(device_);
     double sum = 0, sum_abs = 0;
     cuda_detail::device_sums<Real>(f, n_, scratch_.data(), stream, sum, sum_abs);
+    // Device data has no host-side finite check: its sums tell whether a NaN or Inf is there.
+    refuse_non_finite_sums(sum, sum_abs);
     const PoissonResult result = classify_mean<Real>(sum, sum_abs, n_);
     if (result.mean_removed && this->options.strict) throw_nonzero_mean(result);
     solver_->solve(f, u, stream);

@@ -18,6 +18,7 @@ struct PoissonPlan<Real>::Impl {
   PoissonOptions options;
   std::string variant;
   std::size_t device_bytes = 0;
+  int host_threads = 1;  // for the host-side passes over f (the finite check)
 
   virtual ~Impl() = default;
   virtual PoissonResult solve(std::span<const Real> f, std::span<Real> u) = 0;
@@ -36,6 +37,14 @@ std::unique_ptr<typename PoissonPlan<Real>::Impl> make_cuda_poisson(const Contex
 /// sum(f) and sum(|f|) over host memory in double, Neumaier-compensated per thread.
 template <class Real>
 void host_sums(std::span<const Real> f, double& sum, double& sum_abs, int threads);
+
+/// InvalidInput naming the first NaN or Inf of f (host memory) by its .npy multi-index on
+/// `grid`, "poisson: f[3, 17] is nan ..."; nothing when every element is finite.
+template <class Real>
+void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int threads);
+
+/// InvalidInput for a right-hand side in device memory whose sums show a NaN or an Inf.
+void refuse_non_finite_sums(double sum, double sum_abs);
 
 /// The InvalidInput `strict` throws for a non-zero mean.
 [[noreturn]] void throw_nonzero_mean(const PoissonResult& result);

@@ -39,11 +39,22 @@ constexpr std::string_view type_name() {
   if constexpr (std::is_same_v<T, double>) return "float64";
 }
 
+// What to do about an overflowing sum: convert to a type that holds it, where there is one.
+template <class T>
+constexpr std::string_view overflow_advice() {
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    return "int64 is the widest integer type; for an approximate result, convert the input to "
+           "float64";
+  } else {
+    return "convert the input to int64 first";
+  }
+}
+
 template <class T>
 [[noreturn]] void throw_overflow(std::int64_t index) {
   throw InvalidInput("scan: the sum overflows " + std::string(type_name<T>()) + " at element " +
-                     std::to_string(index) +
-                     " (integer sums are exact; scan a wider type, e.g. int64)");
+                     std::to_string(index) + " (integer sums are exact; " +
+                     std::string(overflow_advice<T>()) + ")");
 }
 
 /// Output and input are the same array or disjoint ones.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numbers>
 #include <sstream>
 #include <vector>
@@ -48,7 +49,7 @@ TEST(PoissonCli, Solves2DFloat32KeepingDtypeAndShape) {
   const Result r = run("poisson --device cpu --input " + path("f32.npy") + " --output " +
                        path("u32.npy") + " --length 2,3 --check");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("check: CPU (FFTW) reference"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("check: long double reference (FFTW)"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
   const gpukit::io::NpyArray u = gpukit::io::read_npy(path("u32.npy"));
   ASSERT_EQ(u.dtype, gpukit::io::NpyDtype::float32);
@@ -126,6 +127,42 @@ TEST(PoissonCli, MalformedInputsAreRefusedClearly) {
   EXPECT_EQ(run("poisson --device cpu -i " + path("ok.npy")).exit_code, 2);  // no --output
   EXPECT_EQ(
       run("poisson --device cpu -i " + path("ok.npy") + " -o " + out + " --gauge x").exit_code, 2);
+}
+
+TEST(PoissonCli, NonFiniteInputIsInvalidInputNamingTheFirstBadIndexAndWritesNothing) {
+  const std::int64_t shape[] = {5, 6};
+  std::vector<double> f(30, 0.0);
+  f[3 * 6 + 4] = std::numeric_limits<double>::quiet_NaN();
+  f[4 * 6 + 1] = std::numeric_limits<double>::infinity();
+  gpukit::io::write_npy<double>(path("nan.npy"), shape, f);
+  std::vector<float> g(30, 0.0f);
+  g[7] = -std::numeric_limits<float>::infinity();
+  gpukit::io::write_npy<float>(path("inf.npy"), shape, g);
+  const std::string out = path("nan_u.npy");
+  for (const std::string extra : {"", " --check", " --precision float"}) {
+    std::filesystem::remove(out);
+    Result r = run("poisson --device cpu -i " + path("nan.npy") + " -o " + out + extra);
+    EXPECT_EQ(r.exit_code, 3) << extra << ": " << r.err;
+    EXPECT_NE(r.err.find("f[3, 4] is nan"), std::string::npos) << extra << ": " << r.err;
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << "blames the mean: " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << extra;
+    r = run("poisson --device cpu -i " + path("inf.npy") + " -o " + out + extra);
+    EXPECT_EQ(r.exit_code, 3) << extra << ": " << r.err;
+    EXPECT_NE(r.err.find("f[1, 1] is -inf"), std::string::npos) << extra << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << extra;
+  }
+}
+
+// Section 2 wording: an unknown --variant on the CPU is not "a CUDA variant".
+TEST(PoissonCli, UnknownVariantOnTheCpuIsNotCalledACudaVariant) {
+  const std::int64_t shape[] = {4, 4};
+  gpukit::io::write_npy<double>(path("variant_f.npy"), shape, std::vector<double>(16, 0.0));
+  const Result r = run("poisson --device cpu --variant nonsense -i " + path("variant_f.npy") +
+                       " -o " + path("variant_u.npy"));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err.find("CUDA variant"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown variant 'nonsense'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cpu-fftw"), std::string::npos) << r.err;
 }
 
 TEST(PoissonCli, DemoReproducesTheSeedAt64) {

@@ -11,6 +11,8 @@
 
 #include "finance/black_scholes_test_support.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/finance/black_scholes_reference.hpp"
+#include "gpukit/finance/european_book.hpp"
 
 namespace gpukit::finance {
 namespace {
@@ -191,6 +193,108 @@ TEST(BlackScholesCpu, NegativeCountIsInvalidInput) {
   in.count = -1;
   EXPECT_THROW(price_black_scholes(Context::cpu(), in, BlackScholesOutputs<double>{}),
                InvalidInput);
+}
+
+// The oracle itself against a literature value (Hull, Options, Futures and Other Derivatives,
+// example 15.6: S 42, X 40, r 10%, sigma 20%, T 0.5: call 4.76, put 0.81, to the printed
+// digits) and the textbook formula evaluated independently in Python's double math.erfc.
+TEST(BlackScholesReference, MatchesTheTextbookExample) {
+  const ReferencePrices p = black_scholes_reference(42, 40, 0.5, 0.1, 0.2, 0);
+  EXPECT_NEAR(static_cast<double>(p.call), 4.76, 0.005);
+  EXPECT_NEAR(static_cast<double>(p.put), 0.81, 0.005);
+  EXPECT_NEAR(static_cast<double>(p.call), 4.759422392871535, 1e-12);
+  EXPECT_NEAR(static_cast<double>(p.put), 0.8085993729000958, 1e-12);
+}
+
+// A book priced the way `gpukit bs` prices it, checked the way `bs --check` checks it.
+struct CheckedBook {
+  std::vector<std::uint8_t> is_put;
+  Book book;
+  EuropeanBookView view() const {
+    return {static_cast<std::int64_t>(book.size()),
+            is_put.data(),
+            book.spot.data(),
+            book.strike.data(),
+            book.maturity.data(),
+            {book.rate.data()},
+            {book.volatility.data()},
+            {book.dividend.data()}};
+  }
+};
+
+CheckedBook checked_book(Book b) {
+  CheckedBook c{std::vector<std::uint8_t>(b.size()), std::move(b)};
+  for (std::size_t i = 0; i < c.is_put.size(); ++i) c.is_put[i] = static_cast<std::uint8_t>(i % 2);
+  return c;
+}
+
+BlackScholesCheck price_and_check(const CheckedBook& c, Precision precision, NormalCdf cdf) {
+  BlackScholesOptions options;
+  options.cdf = cdf;
+  const EuropeanBookResult r =
+      price_european_book(Context::cpu(2), c.view(), precision, false, options);
+  return check_european_book_prices(c.view(), precision, cdf, r.price);
+}
+
+// False failures of the old --check (max abs error against the CPU's own double path, 1e-9 in
+// double, 1e-4 in float): Hull's polynomial in double is off by up to ~1e-5 of a price, and a
+// float book at spot 25000 by ~1e-2; both are correct and pass the derived bounds.
+TEST(BlackScholesCheck, CorrectBooksPassInEveryPrecisionAndCdf) {
+  const CheckedBook seed_like = checked_book(testing::seed_like_book(20001, 31));
+  const CheckedBook extreme = checked_book(testing::extreme_book(20001, 32));
+  Book big = testing::seed_like_book(4001, 33);
+  for (std::size_t i = 0; i < big.size(); ++i) big.spot[i] *= 1000, big.strike[i] *= 1000;
+  const CheckedBook large_spot = checked_book(big);
+  for (const CheckedBook* c : {&seed_like, &extreme, &large_spot}) {
+    for (const Precision p : {Precision::float64, Precision::float32}) {
+      for (const NormalCdf cdf :
+           {NormalCdf::erfc, NormalCdf::hull_polynomial, NormalCdf::hull_polynomial_fast_math}) {
+        const BlackScholesCheck check = price_and_check(*c, p, cdf);
+        EXPECT_TRUE(check.passed) << "precision " << int(p) << " cdf " << int(cdf) << " worst "
+                                  << check.worst_ratio << " at " << check.worst_index;
+        EXPECT_LE(check.worst_ratio, 1.0);
+      }
+    }
+  }
+  // The derived bound is not vacuous: Hull's polynomial in double uses a visible part of it.
+  const BlackScholesCheck hull =
+      price_and_check(seed_like, Precision::float64, NormalCdf::hull_polynomial);
+  EXPECT_GT(hull.worst_ratio, 0.01);
+  EXPECT_GT(hull.metrics.max_abs, 1e-9);  // what the old 1e-9 bound refused
+}
+
+// False passes: a wrong result must fail, whatever computed it.
+TEST(BlackScholesCheck, WrongPricesFail) {
+  const CheckedBook c = checked_book(testing::seed_like_book(1001, 34));
+  for (const Precision p : {Precision::float64, Precision::float32}) {
+    const EuropeanBookResult r = price_european_book(Context::cpu(2), c.view(), p, false);
+    ASSERT_TRUE(check_european_book_prices(c.view(), p, NormalCdf::erfc, r.price).passed);
+    std::vector<double> zero_puts = r.price;
+    for (std::size_t i = 0; i < zero_puts.size(); ++i)
+      if (c.is_put[i]) zero_puts[i] = 0;
+    EXPECT_FALSE(check_european_book_prices(c.view(), p, NormalCdf::erfc, zero_puts).passed);
+    // One price off by a part in 10^4 of its size.
+    std::vector<double> one_off = r.price;
+    std::size_t largest = 0;
+    for (std::size_t i = 0; i < one_off.size(); ++i)
+      if (one_off[i] > one_off[largest]) largest = i;
+    one_off[largest] *= 1 + 1e-4;
+    const BlackScholesCheck check =
+        check_european_book_prices(c.view(), p, NormalCdf::erfc, one_off);
+    EXPECT_FALSE(check.passed);
+    EXPECT_EQ(check.worst_index, static_cast<std::int64_t>(largest));
+    std::vector<double> nan = r.price;
+    nan[7] = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_FALSE(check_european_book_prices(c.view(), p, NormalCdf::erfc, nan).passed);
+  }
+  // Priced with the polynomial but checked as erfc in double: the bound knows the difference.
+  const EuropeanBookResult hull = [&] {
+    BlackScholesOptions o;
+    o.cdf = NormalCdf::hull_polynomial;
+    return price_european_book(Context::cpu(2), c.view(), Precision::float64, false, o);
+  }();
+  EXPECT_FALSE(
+      check_european_book_prices(c.view(), Precision::float64, NormalCdf::erfc, hull.price).passed);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #pragma once
-// Shared by the Black-Scholes CPU and GPU tests: random books, the long-double closed form that
-// serves as the independent oracle, and the derived tolerance.
+// Shared by the Black-Scholes CPU and GPU tests: random books, and the library's long-double
+// closed form (the independent oracle) and derived bound under the tests' names.
 
 #include <cmath>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpukit/finance/black_scholes.hpp"
+#include "gpukit/finance/black_scholes_reference.hpp"
 
 namespace gpukit::finance::testing {
 
@@ -59,42 +60,24 @@ inline Book extreme_book(std::size_t n, std::uint64_t seed) {
   return b;
 }
 
+// The oracle and the bound live in the library (black_scholes_reference.hpp), shared with
+// `gpukit bs --check` and the demo.
+using ClosedForm = ReferencePrices;
+
+/// The float fast-math intrinsics' share of black_scholes_price_bound, relative to the scale.
 template <class Real>
 double fast_math_error(NormalCdf cdf) {
   return cdf == NormalCdf::hull_polynomial_fast_math && sizeof(Real) == 4 ? 64 * 0x1p-21 : 0.0;
 }
 
-struct ClosedForm {
-  long double call, put;
-};
-
-/// Independent oracle: the forward-price form of Black-Scholes-Merton in long double, with N
-/// from erfcl (a different arrangement and precision from the library's).
 inline ClosedForm closed_form(long double S, long double X, long double T, long double r,
                               long double v, long double q) {
-  const long double forward = S * std::exp((r - q) * T);
-  const long double discount = std::exp(-r * T);
-  const long double s = v * std::sqrt(T);
-  if (s == 0 || X == 0) {
-    return {discount * std::max(forward - X, 0.0L), discount * std::max(X - forward, 0.0L)};
-  }
-  const long double d1 = (std::log(forward / X) + s * s / 2) / s;
-  const long double d2 = d1 - s;
-  auto N = [](long double d) { return 0.5L * std::erfc(-d / std::sqrt(2.0L)); };
-  return {discount * (forward * N(d1) - X * N(d2)), discount * (X * N(-d2) - forward * N(-d1))};
+  return black_scholes_reference(S, X, T, r, v, q);
 }
 
-/// Bound on |computed - exact| for one option: each of the ~30 roundings and library calls
-/// (erfc <= 4 ulp, exp/log <= 2 ulp) perturbs a term of size S e^{-qT} or X e^{-rT} by a few
-/// ulps; 64 ulps of their sum covers them. The seed's polynomial adds its 7.5e-8 absolute error
-/// in each N, weighted by the same two terms.
-/// Float fast math (GPU only) adds a few dozen of the intrinsics' 2^-21 relative errors.
 template <class Real>
 double price_tolerance(double S, double X, double T, double r, double q, NormalCdf cdf) {
-  const double scale = S * std::exp(-q * T) + X * std::exp(-r * T);
-  const double cdf_error = cdf != NormalCdf::erfc ? 7.5e-8 : 0.0;
-  return 64 * std::numeric_limits<Real>::epsilon() * scale + cdf_error * scale +
-         fast_math_error<Real>(cdf) * scale;
+  return black_scholes_price_bound<Real>(S, X, T, r, q, cdf);
 }
 
 }  // namespace gpukit::finance::testing

@@ -143,6 +143,42 @@ TYPED_TEST(PoissonGpuTest, PlanOnTheDeviceGaugesMeanAndStrict) {
   }
 }
 
+// NaN and Inf are refused on the GPU too: from host memory with the CPU's message (the check
+// runs before dispatch), from device memory through the sums; u is never written.
+TYPED_TEST(PoissonGpuTest, NonFiniteRightHandSideIsRefusedByEveryVariant) {
+  GPUKIT_REQUIRE_GPU();
+  using Real = TypeParam;
+  const PoissonGrid g{{3, 4, 6}, {}};
+  std::vector<Real> f(static_cast<std::size_t>(g.size()), Real(0));
+  f[(1 * 4 + 2) * 6 + 5] = std::numeric_limits<Real>::quiet_NaN();
+  f[70] = std::numeric_limits<Real>::infinity();
+  for (const PoissonVariant& v : poisson_variants()) {
+    if (!v.supports(grid_shape(g))) continue;
+    SCOPED_TRACE(std::string(v.name));
+    PoissonOptions options;
+    options.variant = std::string(v.name);
+    PoissonPlan<Real> plan(Context::cuda(0), g, options);
+    std::vector<Real> u(f.size(), Real(42));
+    try {
+      plan.solve(f, u);
+      ADD_FAILURE() << "no error";
+    } catch (const InvalidInput& e) {
+      EXPECT_NE(std::string(e.what()).find("f[1, 2, 5] is nan"), std::string::npos) << e.what();
+    }
+    for (const Real x : u) ASSERT_EQ(x, Real(42)) << "u was written";
+    cuda::Stream stream;
+    cuda::DeviceBuffer<Real> d_f(f.size()), d_u(f.size());
+    d_f.copy_from_host(f);
+    cuda::synchronize_device();
+    cuda::fill_bytes_async(d_u.data(), 0xFF, f.size() * sizeof(Real), stream.handle());
+    EXPECT_THROW(plan.solve_on_device(d_f.data(), d_u.data(), stream.handle()), InvalidInput);
+    stream.synchronize();
+    std::vector<Real> untouched(f.size());
+    d_u.copy_to_host(untouched);
+    for (const Real x : untouched) ASSERT_TRUE(std::isnan(x)) << "the device path wrote u";
+  }
+}
+
 TEST(PoissonGpu, DefaultVariantAndRefusals) {
   GPUKIT_REQUIRE_GPU();
   const PoissonGrid g{{64, 64}, {}};

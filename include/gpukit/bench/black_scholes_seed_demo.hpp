@@ -7,6 +7,7 @@
 
 #include "gpukit/core/context.hpp"
 #include "gpukit/core/verify.hpp"
+#include "gpukit/finance/black_scholes_reference.hpp"
 
 namespace gpukit::bench {
 
@@ -27,15 +28,18 @@ struct BlackScholesSeedDemo {
   double h2d_pageable_ms = 0, d2h_pageable_ms = 0, h2d_pinned_ms = 0, d2h_pinned_ms = 0;
   double kernel_seed_ms = 0;     // the seed's kernel (median)
   double kernel_default_ms = 0;  // the default variant (median), or the CPU float time
-  double cpu_reference_ms = 0;   // double-precision CPU reference on all threads
+  double cpu_reference_ms = 0;   // the long double reference and the check (one thread)
   int cpu_threads = 0;
   ErrorMetrics error;  // float call + put of the default variant vs the reference
+  /// Every call and put against finance::black_scholes_reference (long double) within
+  /// finance::black_scholes_price_bound<float>.
+  finance::BlackScholesCheck check;
   double options_per_second() const { return options / (kernel_default_ms * 1e-3); }
   double kernel_gbps() const { return 20.0 * options / (kernel_default_ms * 1e6); }
 };
 
-/// Runs the demo on `context` (GPU: float kernels vs the double CPU reference; CPU: the float
-/// CPU path vs the same reference).
+/// Runs the demo on `context` (GPU: float kernels; CPU: the float CPU path), checked against the
+/// long double reference.
 BlackScholesSeedDemo run_black_scholes_seed_demo(const Context& context, std::int64_t options,
                                                  std::uint64_t seed);
 

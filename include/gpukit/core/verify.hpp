@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <span>
 
 #include "gpukit/core/error.hpp"
@@ -42,6 +43,19 @@ ErrorMetrics compare(std::span<const Ref> reference, std::span<const Got> got) {
   m.relative_l2 = sum_sq_ref > 0 ? std::sqrt(sum_sq_diff / sum_sq_ref) : std::sqrt(sum_sq_diff);
   m.max_abs = max_abs;
   return m;
+}
+
+/// Higham's bound on |computed - exact| for a sum evaluated in T in which every term passes
+/// through at most `depth` roundings (additions) on its way to the result:
+///     gamma_depth * sum|x|,   gamma_h = h u / (1 - h u),   u = eps(T) / 2 (unit roundoff).
+/// The sum's condition enters through sum|x| (against |sum x|): a relative bound, never an
+/// absolute one. Returns infinity when depth * u >= 1 (the bound says nothing).
+template <class T>
+double summation_error_bound(double depth, double sum_abs) {
+  const double u = static_cast<double>(std::numeric_limits<T>::epsilon()) / 2;
+  const double hu = depth * u;
+  if (!(hu < 1)) return std::numeric_limits<double>::infinity();
+  return hu / (1 - hu) * sum_abs;
 }
 
 }  // namespace gpukit

@@ -21,8 +21,9 @@
 // `Gauge::mean` returns the solution of mean zero; `Gauge::corner` the one with u[0,...,0] = 0
 // (the seed's `u = u - u(1,1)`).
 //
-// NaN and Inf: any NaN or Inf in f spreads through the transforms to the whole of u (and makes
-// the mean non-finite, which counts as non-zero); nothing is refused.
+// NaN and Inf: f must be finite. solve() refuses a NaN or an Inf with InvalidInput naming the
+// first one by its .npy multi-index ("poisson: f[3, 17] is nan"), on every backend, before
+// anything is written; solve_on_device() refuses it from the sums it takes first (no index).
 //
 // Determinism: the CPU backend (FFTW, planned with FFTW_ESTIMATE) gives the same bits for the
 // same thread count; CUDA variants give the same bits run after run on one GPU. CPU and GPU
@@ -41,6 +42,7 @@
 
 #include "gpukit/core/context.hpp"
 #include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/core/verify.hpp"
 
 namespace gpukit::pde {
 
@@ -148,6 +150,29 @@ std::string default_poisson_variant(const PoissonGrid& grid);
 /// per level of the FFT, amplified at most by 1 / |k_min|^2 on the way from f to u.
 template <class Real>
 double poisson_agreement_bound(const PoissonGrid& grid, double max_abs_f, double max_abs_u);
+
+/// The independent reference of `poisson --check`, the demo and the tests: the spectral solution
+/// of the same problem (f with its mean removed, `gauge`) computed in long double with FFTW's
+/// long-double transforms, wave numbers and scaling in long double, rounded to double at the
+/// end. It shares no code with the solvers it checks. Host memory: poisson_reference_bytes(grid)
+/// (about 32 bytes a grid point, plus the 8 of the result); OutOfMemory when that exceeds the
+/// host's physical memory, InvalidInput for a bad grid or a size mismatch.
+template <class Real>
+std::vector<double> poisson_reference_solution(const PoissonGrid& grid, std::span<const Real> f,
+                                               Gauge gauge, int threads = 1);
+std::size_t poisson_reference_bytes(const PoissonGrid& grid);
+
+struct PoissonCheck {
+  ErrorMetrics metrics;  // u against the reference (the seeds' L1 norm and max abs error)
+  double bound = 0;      // poisson_agreement_bound<Real>(grid, max|f|, max|reference|)
+  bool passed = false;   // metrics.max_abs <= bound (a NaN never passes)
+};
+
+/// Checks a solution u of lap(u) = f (solved in `gauge`) against poisson_reference_solution,
+/// every element within poisson_agreement_bound<Real>.
+template <class Real>
+PoissonCheck check_poisson_solution(const PoissonGrid& grid, std::span<const Real> f,
+                                    std::span<const Real> u, Gauge gauge, int threads = 1);
 
 /// The mean rule above, as the solver applies it (exposed for tests and the CLI): fills
 /// mean, mean_abs, mean_tolerance and mean_removed from the sums of f and |f| over n elements.

@@ -1,0 +1,134 @@
+#include "gpukit/finance/black_scholes_reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <omp.h>
+
+#include "gpukit/core/error.hpp"
+
+namespace gpukit::finance {
+
+ReferencePrices black_scholes_reference(long double spot, long double strike, long double maturity,
+                                        long double rate, long double volatility,
+                                        long double dividend) {
+  const long double forward = spot * std::exp((rate - dividend) * maturity);
+  const long double discount = std::exp(-rate * maturity);
+  const long double s = volatility * std::sqrt(maturity);
+  if (s == 0 || strike == 0) {
+    return {discount * std::max(forward - strike, 0.0L),
+            discount * std::max(strike - forward, 0.0L)};
+  }
+  const long double d1 = (std::log(forward / strike) + s * s / 2) / s;
+  const long double d2 = d1 - s;
+  const auto N = [](long double d) { return 0.5L * std::erfc(-d / std::sqrt(2.0L)); };
+  return {discount * (forward * N(d1) - strike * N(d2)),
+          discount * (strike * N(-d2) - forward * N(-d1))};
+}
+
+namespace {
+
+// Checks `count` prices: item(i, reference, price, bound) fills the i-th triple. The references
+// (long double, the slow part) are computed on `threads` OpenMP threads; the verdict is then
+// taken in index order, so it does not depend on the thread count.
+template <class Item>
+BlackScholesCheck check_items(std::int64_t count, int threads, const Item& item) {
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<double> reference(n), price(n), bound(n);
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    item(i, reference[k], price[k], bound[k]);
+  }
+  BlackScholesCheck check;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = std::fabs(price[i] - reference[i]);
+    const double ratio = d == 0 ? 0.0 : d / bound[i];  // NaN for a NaN price
+    // The first NaN stays the worst; otherwise the first of the largest ratios.
+    if (check.worst_index < 0 ||
+        (!std::isnan(check.worst_ratio) && !(ratio <= check.worst_ratio))) {
+      check.worst_ratio = ratio;
+      check.worst_index = static_cast<std::int64_t>(i);
+    }
+  }
+  check.metrics = compare<double, double>(reference, price);
+  check.passed = check.worst_ratio <= 1;  // false for a NaN; true for an empty book
+  return check;
+}
+
+template <class Real>
+Real parameter(const PerOption<Real>& p, std::int64_t i) {
+  return p.values != nullptr ? p.values[i] : p.scalar;
+}
+
+}  // namespace
+
+template <class Real>
+BlackScholesCheck check_black_scholes_prices(const BlackScholesInputs<Real>& in,
+                                             std::span<const Real> call, std::span<const Real> put,
+                                             NormalCdf cdf, int threads) {
+  const std::int64_t n = std::max<std::int64_t>(in.count, 0);
+  const auto un = static_cast<std::size_t>(n);
+  if ((!call.empty() && call.size() != un) || (!put.empty() && put.size() != un))
+    throw InvalidInput("check_black_scholes_prices: a price array differs from the book's count");
+  // Calls first (when given), then puts.
+  const std::int64_t calls = call.empty() ? 0 : n;
+  const std::int64_t items = calls + (put.empty() ? 0 : n);
+  return check_items(items, threads,
+                     [&](std::int64_t j, double& ref, double& price, double& bound) {
+                       const bool is_put = j >= calls;
+                       const std::int64_t i = is_put ? j - calls : j;
+                       const auto k = static_cast<std::size_t>(i);
+                       const Real S = in.spot[k], X = in.strike[k], T = in.maturity[k];
+                       const Real r = parameter(in.rate, i), v = parameter(in.volatility, i),
+                                  q = parameter(in.dividend, i);
+                       const ReferencePrices p = black_scholes_reference(S, X, T, r, v, q);
+                       ref = static_cast<double>(is_put ? p.put : p.call);
+                       price = static_cast<double>(is_put ? put[k] : call[k]);
+                       bound = black_scholes_price_bound<Real>(S, X, T, r, q, cdf);
+                     });
+}
+
+namespace {
+
+template <class Real>
+BlackScholesCheck check_book_in(const EuropeanBookView& book, NormalCdf cdf,
+                                std::span<const double> price, int threads) {
+  const std::int64_t n = std::max<std::int64_t>(book.count, 0);
+  if (price.size() != static_cast<std::size_t>(n))
+    throw InvalidInput("check_european_book_prices: the prices differ from the book's count");
+  return check_items(n, threads, [&](std::int64_t i, double& ref, double& got, double& bound) {
+    const auto k = static_cast<std::size_t>(i);
+    // The inputs as the pricing saw them (rounded to Real), exactly widened to long double.
+    const Real S = static_cast<Real>(book.spot[k]), X = static_cast<Real>(book.strike[k]),
+               T = static_cast<Real>(book.maturity[k]);
+    const Real r = static_cast<Real>(parameter(book.rate, i)),
+               v = static_cast<Real>(parameter(book.volatility, i)),
+               q = static_cast<Real>(parameter(book.dividend, i));
+    const ReferencePrices p = black_scholes_reference(S, X, T, r, v, q);
+    ref = static_cast<double>(book.is_put[k] ? p.put : p.call);
+    got = price[k];
+    bound = black_scholes_price_bound<Real>(S, X, T, r, q, cdf);
+  });
+}
+
+}  // namespace
+
+BlackScholesCheck check_european_book_prices(const EuropeanBookView& book, Precision precision,
+                                             NormalCdf cdf, std::span<const double> price,
+                                             int threads) {
+  return precision == Precision::float32 ? check_book_in<float>(book, cdf, price, threads)
+                                         : check_book_in<double>(book, cdf, price, threads);
+}
+
+template BlackScholesCheck check_black_scholes_prices<float>(const BlackScholesInputs<float>&,
+                                                             std::span<const float>,
+                                                             std::span<const float>, NormalCdf,
+                                                             int);
+template BlackScholesCheck check_black_scholes_prices<double>(const BlackScholesInputs<double>&,
+                                                              std::span<const double>,
+                                                              std::span<const double>, NormalCdf,
+                                                              int);
+
+}  // namespace gpukit::finance
