@@ -373,7 +373,10 @@ template <class M, class Real>
 void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double>* moments,
             void* workspace, cudaStream_t stream, const LaunchConfig& config,
             const TilesDone& tiles_done) {
-  static_assert((kMonteCarloDeviceWorkspaceTiles & (kMonteCarloDeviceWorkspaceTiles - 1)) == 0);
+  const std::int64_t held = config.workspace_tiles;
+  if (held < 1 || (held & (held - 1)) != 0) {
+    throw InvalidInput("monte carlo: the workspace's tile count must be a power of two");
+  }
   if (run.options == 0) return;
   const int threads = config.threads_per_block;
   if (threads < kLanes || threads % kLanes != 0 || threads > 1024) {
@@ -385,9 +388,8 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
     tiles_done(tiles);
   };
   const std::int64_t tiles = tiles_for(run.samples);
-  constexpr std::int64_t kHeld = kMonteCarloDeviceWorkspaceTiles;
-  if (tiles <= kHeld) {
-    const std::int64_t group = kHeld / tiles;
+  if (tiles <= held) {
+    const std::int64_t group = held / tiles;
     for (std::int64_t first = 0; first < run.options; first += group) {
       DeviceRun part = run;
       part.options = std::min(group, run.options - first);
@@ -396,14 +398,14 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
     }
     return;
   }
-  auto* chunk_nodes = static_cast<Moments<double>*>(workspace) + kHeld;
-  const std::int64_t chunks = (tiles + kHeld - 1) / kHeld;
+  auto* chunk_nodes = static_cast<Moments<double>*>(workspace) + held;
+  const std::int64_t chunks = (tiles + held - 1) / held;
   DeviceRun one = run;
   one.options = 1;
   for (std::int64_t option = 0; option < run.options; ++option) {
     for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
-      const std::int64_t count = std::min(kHeld, tiles - chunk * kHeld);
-      launch_tiles<M>(params + option, one, chunk * kHeld, count, chunk_nodes + chunk, workspace,
+      const std::int64_t count = std::min(held, tiles - chunk * held);
+      launch_tiles<M>(params + option, one, chunk * held, count, chunk_nodes + chunk, workspace,
                       stream, config);
       report(count);
     }
@@ -413,11 +415,11 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
 
 }  // namespace
 
-std::int64_t workspace_bytes(const DeviceRun& run) {
+std::int64_t workspace_bytes(const DeviceRun& run, std::int64_t workspace_tiles) {
   const std::int64_t tiles = tiles_for(run.samples);
-  constexpr std::int64_t kHeld = kMonteCarloDeviceWorkspaceTiles;
-  const std::int64_t held = tiles > kHeld ? kHeld : std::min(run.options * tiles, kHeld);
-  const std::int64_t chunk_nodes = tiles > kHeld ? (tiles + kHeld - 1) / kHeld : 0;
+  const std::int64_t cap = std::max<std::int64_t>(workspace_tiles, 1);
+  const std::int64_t held = tiles > cap ? cap : std::min(run.options * tiles, cap);
+  const std::int64_t chunk_nodes = tiles > cap ? (tiles + cap - 1) / cap : 0;
   return (held + chunk_nodes) * static_cast<std::int64_t>(sizeof(Moments<double>));
 }
 

@@ -24,6 +24,9 @@ struct LaunchConfig {
   LaunchShape shape = LaunchShape::automatic;
   int threads_per_block = 256;  // a multiple of 32, at most 1024
   int max_blocks = 0;           // multi_block grid cap; 0 = enough to fill the device
+  /// Tile moments the workspace holds at most (a power of two); smaller values force the grouped
+  /// and chunked launches (the tests), with the same bits.
+  std::int64_t workspace_tiles = kMonteCarloDeviceWorkspaceTiles;
 };
 
 struct DeviceRun {
@@ -41,7 +44,8 @@ struct DeviceRun {
 /// kMonteCarloDeviceWorkspaceTiles of them (options are launched in groups whose tiles fit, an
 /// option with more tiles in aligned chunks), plus one per chunk of such an option. At most about
 /// 64 MiB plus 1 MiB at kMonteCarloMaxPaths, whatever the rows and paths.
-std::int64_t workspace_bytes(const DeviceRun& run);
+std::int64_t workspace_bytes(const DeviceRun& run,
+                             std::int64_t workspace_tiles = kMonteCarloDeviceWorkspaceTiles);
 
 /// Told the tiles just computed (the launcher then waits for the stream: set only for progress).
 using TilesDone = std::function<void(std::int64_t tiles)>;
