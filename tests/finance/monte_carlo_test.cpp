@@ -640,6 +640,20 @@ TEST(MonteCarlo, ReportsProgressOnOneLongRow) {
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
 }
 
+TEST(MonteCarlo, TheCpuBackendReportsEachChunkOfWork) {
+  // One row of 10 tiles and 7 steps in chunks of 3 tiles: 4 reports, 3 + 3 + 3 + 1 tiles.
+  McRow row;
+  row.type = BarrierType::up_out, row.barrier = 150, row.steps = 7;
+  const McBook book({row});
+  const std::vector<mc::PathParams<double>> params = {mc::path_params<double>(
+      mc::option_inputs<double>(book.view(), 0), 0, BarrierMonitoring::discrete)};
+  std::vector<double> reports;
+  mc::cpu_moments(params, 10 * kMonteCarloTileSamples - 5, 3, false, false, 2, 3,
+                  [&](double path_steps) { reports.push_back(path_steps); });
+  const double tile = double(kMonteCarloTileSamples) * 7;
+  EXPECT_EQ(reports, (std::vector<double>{3 * tile, 3 * tile, 3 * tile, tile}));
+}
+
 TEST(MonteCarlo, PathsAboveTheLimitAreRefused) {
   McRow row;
   MonteCarloOptions options;
