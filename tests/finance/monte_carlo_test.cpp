@@ -625,6 +625,23 @@ TEST(MonteCarlo, AgreesWithTheIndependentReferenceWithinItsBound) {
   }
 }
 
+TEST(MonteCarlo, AgreementCountsRowsOutsideTheBound) {
+  // The check can fail: a price or a standard error moved by twice its bound is counted.
+  const std::vector<McRow> rows = random_european_rows(5, 31);
+  const McBook book(rows);
+  MonteCarloOptions options;
+  options.paths = 3000;
+  const MonteCarloBookResult r = price_monte_carlo_book(Context::cpu(), book.view(), options);
+  const MonteCarloReference ref = monte_carlo_reference(book.view(), options);
+  EXPECT_EQ(monte_carlo_agreement(r, ref).rows_over_bound, 0);
+  MonteCarloBookResult off = r;
+  off.price[1] += std::max(3 * ref.price_bound[1], 1e-9 * r.price[1]);  // a whole ulp or more
+  off.std_error[3] -= std::max(3 * ref.std_error_bound[3], 1e-9 * r.std_error[3]);
+  const MonteCarloAgreement a = monte_carlo_agreement(off, ref);
+  EXPECT_EQ(a.rows_over_bound, 2);
+  EXPECT_GT(a.max_price_difference_over_bound, 1.9);
+}
+
 TEST(MonteCarlo, ReportsProgressOnOneLongRow) {
   McRow row;
   row.type = BarrierType::down_out, row.barrier = 80, row.steps = 3;
