@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -46,36 +48,45 @@ double variance_ratio(double reference, double reduced) {
 
 template <bool kAntithetic, bool kControl, class Real>
 void cpu_moments_in(const std::vector<PathParams<Real>>& params, std::int64_t samples,
-                    std::uint64_t seed, int threads, std::vector<Moments<double>>& result) {
+                    std::uint64_t seed, int threads, std::int64_t chunk_tiles,
+                    const WorkDone& work_done, std::vector<Moments<double>>& result) {
   using M = Mode<kAntithetic, kControl>;
   const auto options = static_cast<std::int64_t>(params.size());
   const std::int64_t tiles = tiles_for(samples);
-  std::vector<Moments<double>> tile_moments(static_cast<std::size_t>(options * tiles));
+  const std::int64_t all = options * tiles;
+  // The (option, tile) pairs in order, a chunk at a time: computed in parallel, then pushed in
+  // order into the current option's TileTree, so memory does not grow with rows or paths.
+  std::vector<Moments<double>> chunk(static_cast<std::size_t>(std::min(all, chunk_tiles)));
   const PhiloxSchedule keys = philox_schedule(rng::philox_key(seed));
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (std::int64_t t = 0; t < options * tiles; ++t) {
-    const std::int64_t option = t / tiles, tile = t % tiles;
-    Moments<Real> lanes[kLanes];
-    for (int lane = 0; lane < kLanes; ++lane) {
-      lanes[lane] = lane_moments<false, M>(params[static_cast<std::size_t>(option)], keys, samples,
-                                           tile, lane);
-    }
-    // The warp's shuffle-down tree: lane l absorbs lane l + offset.
-    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
-      for (int lane = 0; lane < offset; ++lane)
-        lanes[lane] = merge<M>(lanes[lane], lanes[lane + offset]);
-    }
-    tile_moments[static_cast<std::size_t>(t)] = convert<double>(lanes[0]);
-  }
   result.assign(static_cast<std::size_t>(options), {});
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t option = 0; option < options; ++option) {
-    Moments<double>* tiles_of = tile_moments.data() + option * tiles;
-    for (std::int64_t stride = 1; stride < tiles; stride *= 2) {
-      for (std::int64_t k = 0; 2 * stride * k < tiles; ++k)
-        merge_tile_pair<M>(tiles_of, tiles, stride, k);
+  TileTree<M> tree;
+  for (std::int64_t first = 0; first < all; first += chunk_tiles) {
+    const std::int64_t count = std::min(chunk_tiles, all - first);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (std::int64_t j = 0; j < count; ++j) {
+      const std::int64_t t = first + j;
+      const std::int64_t option = t / tiles, tile = t % tiles;
+      Moments<Real> lanes[kLanes];
+      for (int lane = 0; lane < kLanes; ++lane) {
+        lanes[lane] = lane_moments<false, M>(params[static_cast<std::size_t>(option)], keys,
+                                             samples, tile, lane);
+      }
+      // The warp's shuffle-down tree: lane l absorbs lane l + offset.
+      for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+        for (int lane = 0; lane < offset; ++lane)
+          lanes[lane] = merge<M>(lanes[lane], lanes[lane + offset]);
+      }
+      chunk[static_cast<std::size_t>(j)] = convert<double>(lanes[0]);
     }
-    result[static_cast<std::size_t>(option)] = tiles_of[0];
+    double steps_done = 0;
+    for (std::int64_t j = 0; j < count; ++j) {
+      const std::int64_t t = first + j;
+      const std::int64_t option = t / tiles;
+      tree.push(chunk[static_cast<std::size_t>(j)]);
+      if (t % tiles == tiles - 1) result[static_cast<std::size_t>(option)] = tree.finish();
+      steps_done += params[static_cast<std::size_t>(option)].steps;
+    }
+    if (work_done) work_done(steps_done * double(kMonteCarloTileSamples));
   }
 }
 
@@ -107,7 +118,7 @@ OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i) {
 }
 
 template <class Real>
-PathParams<Real> path_params(const OptionInputs& in, std::uint32_t option_index,
+PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
                              BarrierMonitoring monitoring) {
   const double dt = in.maturity / in.steps;
   const double sigma = in.volatility;
@@ -116,7 +127,8 @@ PathParams<Real> path_params(const OptionInputs& in, std::uint32_t option_index,
   p.drift_dt = static_cast<Real>((in.rate - in.dividend - 0.5 * sigma * sigma) * dt);
   p.vol_sqrt_dt = static_cast<Real>(sigma * std::sqrt(dt));
   p.steps = in.steps;
-  p.option_index = option_index;
+  p.option_index = static_cast<std::uint32_t>(stream_key);
+  p.stream_high = static_cast<std::uint32_t>(stream_key >> 32);
   p.is_put = in.is_put ? 1 : 0;
   p.barrier = static_cast<std::uint8_t>(in.barrier_type);
   if (in.barrier_type != BarrierType::none) {
@@ -133,13 +145,20 @@ PathParams<Real> path_params(const OptionInputs& in, std::uint32_t option_index,
 template <class Real>
 std::vector<Moments<double>> cpu_moments(const std::vector<PathParams<Real>>& params,
                                          std::int64_t samples, std::uint64_t seed, bool antithetic,
-                                         bool control, int threads) {
+                                         bool control, int threads, std::int64_t chunk_tiles,
+                                         const WorkDone& work_done) {
+  if (chunk_tiles < 1) throw InvalidInput("monte carlo: the tile chunk must be >= 1");
   const int t = threads > 0 ? threads : Context::cpu().effective_cpu_threads();
   std::vector<Moments<double>> result;
-  if (antithetic && control) cpu_moments_in<true, true>(params, samples, seed, t, result);
-  if (antithetic && !control) cpu_moments_in<true, false>(params, samples, seed, t, result);
-  if (!antithetic && control) cpu_moments_in<false, true>(params, samples, seed, t, result);
-  if (!antithetic && !control) cpu_moments_in<false, false>(params, samples, seed, t, result);
+  const std::int64_t c = chunk_tiles;
+  if (antithetic && control)
+    cpu_moments_in<true, true>(params, samples, seed, t, c, work_done, result);
+  if (antithetic && !control)
+    cpu_moments_in<true, false>(params, samples, seed, t, c, work_done, result);
+  if (!antithetic && control)
+    cpu_moments_in<false, true>(params, samples, seed, t, c, work_done, result);
+  if (!antithetic && !control)
+    cpu_moments_in<false, false>(params, samples, seed, t, c, work_done, result);
   return result;
 }
 
@@ -172,12 +191,13 @@ Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithe
   return e;
 }
 
-#define GPUKIT_MC_INSTANTIATE(Real)                                                   \
-  template OptionInputs option_inputs<Real>(const MonteCarloBookView&, std::int64_t); \
-  template PathParams<Real> path_params<Real>(const OptionInputs&, std::uint32_t,     \
-                                              BarrierMonitoring);                     \
-  template std::vector<Moments<double>> cpu_moments<Real>(                            \
-      const std::vector<PathParams<Real>>&, std::int64_t, std::uint64_t, bool, bool, int);
+#define GPUKIT_MC_INSTANTIATE(Real)                                                                \
+  template OptionInputs option_inputs<Real>(const MonteCarloBookView&, std::int64_t);              \
+  template PathParams<Real> path_params<Real>(const OptionInputs&, std::uint64_t,                  \
+                                              BarrierMonitoring);                                  \
+  template std::vector<Moments<double>> cpu_moments<Real>(const std::vector<PathParams<Real>>&,    \
+                                                          std::int64_t, std::uint64_t, bool, bool, \
+                                                          int, std::int64_t, const WorkDone&);
 GPUKIT_MC_INSTANTIATE(float)
 GPUKIT_MC_INSTANTIATE(double)
 #undef GPUKIT_MC_INSTANTIATE
@@ -193,31 +213,69 @@ using mc::PathParams;
 template <class Real>
 std::vector<Moments<double>> moments_on(const Context& context,
                                         const std::vector<PathParams<Real>>& params,
-                                        std::int64_t samples, const MonteCarloOptions& options) {
+                                        std::int64_t samples, const MonteCarloOptions& options,
+                                        const mc::WorkDone& work_done) {
   if (context.backend == Backend::cpu || params.empty()) {
+    std::int64_t chunk = kMonteCarloCpuChunkTiles;
+    if (work_done) {
+      // A report about every 2^28 path-steps (a second or less on 16 cores), so that one row of
+      // many steps shows progress too; never fewer than 4 tiles a thread (the bits do not depend
+      // on it).
+      std::uint32_t most_steps = 1;
+      for (const PathParams<Real>& p : params) most_steps = std::max(most_steps, p.steps);
+      const int threads =
+          context.cpu_threads > 0 ? context.cpu_threads : Context::cpu().effective_cpu_threads();
+      chunk = std::clamp<std::int64_t>(
+          (std::int64_t{1} << 28) / (kMonteCarloTileSamples * std::int64_t{most_steps}),
+          4 * std::int64_t{threads}, kMonteCarloCpuChunkTiles);
+    }
     return mc::cpu_moments(params, samples, options.seed, options.antithetic,
-                           options.control_variate, context.cpu_threads);
+                           options.control_variate, context.cpu_threads, chunk, work_done);
   }
 #if GPUKIT_HAVE_CUDA
   cuda::set_device(context.cuda_device);
-  const mc::DeviceRun run{static_cast<std::int64_t>(params.size()),
-                          samples,
-                          options.seed,
-                          options.antithetic,
-                          options.control_variate,
-                          mc::common_path_kind(params.data(), params.size())};
-  cuda::DeviceBuffer<PathParams<Real>> device_params(params.size());
-  device_params.copy_from_host(params);
-  cuda::DeviceBuffer<Moments<double>> device_moments(params.size());
-  cuda::DeviceBuffer<unsigned char> workspace(static_cast<std::size_t>(mc::workspace_bytes(run)));
+  // The book in parts of at most kMonteCarloDevicePartRows rows, so the device holds a bounded
+  // number of rows; the launcher bounds the tile workspace (monte_carlo_launchers.hpp).
+  const auto rows = static_cast<std::int64_t>(params.size());
+  const std::int64_t part_rows = std::min(rows, kMonteCarloDevicePartRows);
+  cuda::DeviceBuffer<PathParams<Real>> device_params(static_cast<std::size_t>(part_rows));
+  cuda::DeviceBuffer<Moments<double>> device_moments(static_cast<std::size_t>(part_rows));
+  mc::DeviceRun largest{
+      part_rows,          samples, options.seed, options.antithetic, options.control_variate,
+      mc::PathKind::mixed};
+  cuda::DeviceBuffer<unsigned char> workspace(
+      static_cast<std::size_t>(mc::workspace_bytes(largest)));
   cuda::Stream stream;
-  mc::launch_monte_carlo<Real>(device_params.data(), run, device_moments.data(), workspace.data(),
-                               stream.handle());
-  stream.synchronize();
   std::vector<Moments<double>> result(params.size());
-  device_moments.copy_to_host(result);
+  for (std::int64_t first = 0; first < rows; first += part_rows) {
+    const std::int64_t count = std::min(part_rows, rows - first);
+    const std::span<const PathParams<Real>> part(params.data() + first,
+                                                 static_cast<std::size_t>(count));
+    const mc::DeviceRun run{count,
+                            samples,
+                            options.seed,
+                            options.antithetic,
+                            options.control_variate,
+                            mc::common_path_kind(part.data(), part.size())};
+    mc::TilesDone tiles_done;
+    if (work_done) {
+      double steps = 0;  // the part's mean steps per path, to count path-steps
+      for (const PathParams<Real>& p : part) steps += p.steps;
+      steps /= double(count);
+      tiles_done = [&work_done, steps](std::int64_t tiles) {
+        work_done(double(tiles) * double(kMonteCarloTileSamples) * steps);
+      };
+    }
+    device_params.copy_from_host(part);
+    mc::launch_monte_carlo<Real>(device_params.data(), run, device_moments.data(), workspace.data(),
+                                 stream.handle(), {}, tiles_done);
+    stream.synchronize();
+    device_moments.copy_to_host(
+        std::span<Moments<double>>(result.data() + first, static_cast<std::size_t>(count)));
+  }
   return result;
 #else
+  (void)work_done;
   throw DeviceUnavailable("monte carlo: this build has no CUDA backend");
 #endif
 }
@@ -230,14 +288,29 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
   std::vector<OptionInputs> inputs(n);
   for (std::size_t i = 0; i < n; ++i) inputs[i] = mc::option_inputs<Real>(book, std::int64_t(i));
 
+  // Progress in path-steps, the tiles' padding included (what the backends report).
+  double work_total = 0, work_so_far = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    work_total += double(mc::tiles_for(samples)) * double(kMonteCarloTileSamples) * inputs[i].steps;
+  }
+  if (options.greeks) work_total *= 5;  // the base book and four bumped ones
+  mc::WorkDone work_done;
+  if (options.progress) {
+    work_done = [&](double path_steps) {
+      work_so_far += path_steps;
+      options.progress(work_total > 0 ? std::min(1.0, work_so_far / work_total) : 1.0);
+    };
+  }
+
   auto price_scenario = [&](const std::vector<OptionInputs>& scenario) {
     std::vector<PathParams<Real>> params(n);
     for (std::size_t i = 0; i < n; ++i) {
-      params[i] = mc::path_params<Real>(scenario[i],
-                                        options.first_option_index + static_cast<std::uint32_t>(i),
-                                        options.monitoring);
+      const std::uint64_t stream =
+          book.stream != nullptr ? book.stream[i] : std::uint64_t{options.first_option_index} + i;
+      params[i] = mc::path_params<Real>(scenario[i], stream, options.monitoring);
     }
-    const std::vector<Moments<double>> moments = moments_on(context, params, samples, options);
+    const std::vector<Moments<double>> moments =
+        moments_on(context, params, samples, options, work_done);
     std::vector<mc::Estimate> estimates(n);
     for (std::size_t i = 0; i < n; ++i) {
       estimates[i] =
@@ -298,10 +371,20 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
 
 }  // namespace
 
+std::uint64_t monte_carlo_stream_key(std::string_view id) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a 64's offset basis
+  for (const char c : id) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ull;  // FNV's 64-bit prime
+  }
+  return hash;
+}
+
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options) {
   if (book.count < 0) throw InvalidInput("monte carlo: negative option count");
-  if (book.count > std::int64_t{0xFFFFFFFF} - options.first_option_index) {
+  if (book.stream == nullptr &&
+      book.count > std::int64_t{0xFFFFFFFF} - options.first_option_index) {
     throw InvalidInput(
         "monte carlo: at most 2^32 - 1 options per book, first_option_index included (the Philox "
         "option index; 0xFFFFFFFF is reserved)");
@@ -313,8 +396,9 @@ MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteC
     throw InvalidInput(fmt::format(
         "monte carlo: paths must be even with antithetic variates (pairs), got {}", options.paths));
   }
-  if (options.paths > (std::int64_t{1} << 50)) {
-    throw InvalidInput(fmt::format("monte carlo: at most 2^50 paths, got {}", options.paths));
+  if (options.paths > kMonteCarloMaxPaths) {
+    throw InvalidInput(fmt::format("monte carlo: at most 2^45 = {} paths per option, got {}",
+                                   kMonteCarloMaxPaths, options.paths));
   }
   return options.precision == Precision::float32 ? price_in<float>(context, book, options)
                                                  : price_in<double>(context, book, options);

@@ -2,6 +2,7 @@
 // Internal: the steps of price_monte_carlo_book that the GPU tests and the benchmark reuse.
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "finance/monte_carlo_paths.hpp"
@@ -22,15 +23,22 @@ struct OptionInputs {
 template <class Real>
 OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i);
 
+/// An option's path parameters; `stream_key` is its random stream (monte_carlo.hpp).
 template <class Real>
-PathParams<Real> path_params(const OptionInputs& in, std::uint32_t option_index,
+PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
                              BarrierMonitoring monitoring);
 
-/// The merged moments of every option on the CPU (OpenMP over tiles; `threads` 0 = all).
+/// Told the path-steps just simulated (for progress reports); may be empty.
+using WorkDone = std::function<void(double path_steps)>;
+
+/// The merged moments of every option on the CPU (OpenMP over tiles; `threads` 0 = all), computing
+/// `chunk_tiles` tile moments at a time (the bits do not depend on it: the tests vary it).
 template <class Real>
 std::vector<Moments<double>> cpu_moments(const std::vector<PathParams<Real>>& params,
                                          std::int64_t samples, std::uint64_t seed, bool antithetic,
-                                         bool control, int threads);
+                                         bool control, int threads,
+                                         std::int64_t chunk_tiles = kMonteCarloCpuChunkTiles,
+                                         const WorkDone& work_done = {});
 
 struct Estimate {
   double price = 0, std_error = 0, vrf_antithetic = 0, vrf_control = 0;

@@ -50,7 +50,8 @@ struct PathParams {
   Real log_barrier = 0;       // ln(B / S0)
   Real bridge_scale = 0;      // -2 / (sigma^2 dt): the bridge crossing exponent's factor
   std::uint32_t steps = 1;
-  std::uint32_t option_index = 0;  // the Philox option counter
+  std::uint32_t option_index = 0;  // the Philox option word: the stream key's bits 0-31
+  std::uint32_t stream_high = 0;   // the stream key's bits 32-63 (0 for row numbers)
   std::uint8_t is_put = 0;
   std::uint8_t barrier = 0;  // BarrierType
   std::uint8_t knocked_at_start = 0;
@@ -306,13 +307,24 @@ __device__ __forceinline__ double uniform(std::uint32_t high, std::uint32_t low)
 }  // namespace fast
 #endif
 
-/// The four standard normals of quad `quad` at step `step` (paths 4q .. 4q+3).
+/// The stream key's bits 32-52 at path bits 43-63 and bits 53-63 at step-word bits 21-31
+/// (monte_carlo.hpp): added to a quad and to a step word, they only fill bits those leave zero.
+GPUKIT_HD_INLINE std::uint64_t stream_quad_offset(std::uint32_t stream_high) {
+  return static_cast<std::uint64_t>(stream_high & 0x1FFFFFu) << 43;
+}
+GPUKIT_HD_INLINE std::uint32_t stream_step_bits(std::uint32_t stream_high) {
+  return (stream_high >> 21) << 21;
+}
+
+/// The four standard normals of counter quad `quad` (the stream's quad offset included) at step
+/// `step` (paths 4q .. 4q+3); `step_bits` are the stream's step-word bits.
 /// kFast (float kernels only): the hardware's approximate log2, sqrt, sin and cos on the same
 /// uniforms.
 template <bool kFast>
 GPUKIT_HD_INLINE void quad_normals(const PhiloxSchedule& keys, std::uint32_t option,
-                                   std::uint64_t quad, std::uint32_t step, float z[4]) {
-  const rng::Uint32x4 w = philox(rng::philox_counter(option, quad, step), keys);
+                                   std::uint64_t quad, std::uint32_t step_bits, std::uint32_t step,
+                                   float z[4]) {
+  const rng::Uint32x4 w = philox(rng::philox_counter(option, quad, step_bits + step), keys);
 #if defined(__CUDA_ARCH__)
   if constexpr (kFast) {
 #pragma unroll
@@ -341,9 +353,11 @@ GPUKIT_HD_INLINE void quad_normals(const PhiloxSchedule& keys, std::uint32_t opt
 
 template <bool kFast>
 GPUKIT_HD_INLINE void quad_normals(const PhiloxSchedule& keys, std::uint32_t option,
-                                   std::uint64_t quad, std::uint32_t step, double z[4]) {
+                                   std::uint64_t quad, std::uint32_t step_bits, std::uint32_t step,
+                                   double z[4]) {
   for (std::uint32_t block = 0; block < 2; ++block) {
-    const rng::Uint32x4 w = philox(rng::philox_counter(option, quad, 2 * step + block), keys);
+    const rng::Uint32x4 w =
+        philox(rng::philox_counter(option, quad, step_bits + 2 * step + block), keys);
 #if defined(__CUDA_ARCH__)
     const rng::NormalPair<double> n =
         rng::box_muller(fast::uniform(w.word[0], w.word[1]), fast::uniform(w.word[2], w.word[3]));
@@ -421,6 +435,8 @@ struct PathConstants {
   Real drift_log2 = 0, vol_log2 = 0;        // drift and vol / ln 2 (the fast one-step path)
   std::uint32_t steps = 1;
   std::uint32_t option = 0;
+  std::uint32_t step_bits = 0;    // the stream's step-word bits
+  std::uint64_t quad_offset = 0;  // the stream's path bits, added to each lane's first quad
   bool knock_in = false;
   bool knocked_at_start = false;
 };
@@ -441,6 +457,8 @@ GPUKIT_HD_INLINE PathConstants<Real> path_constants(const PathParams<Real>& p) {
   c.vol_log2 = op::mul(p.vol_sqrt_dt, Real(1.44269504088896340736));
   c.steps = p.steps;
   c.option = p.option_index;
+  c.step_bits = stream_step_bits(p.stream_high);
+  c.quad_offset = stream_quad_offset(p.stream_high);
   c.knock_in = p.barrier == static_cast<std::uint8_t>(BarrierType::down_in) ||
                p.barrier == static_cast<std::uint8_t>(BarrierType::up_in);
   c.knocked_at_start = p.knocked_at_start != 0;
@@ -473,7 +491,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
   if constexpr (kFast && kKind == PathKind::european_one_step) {
     // log2 S_T / S0 directly, for the hardware's exp2 (one multiply per path fewer).
     Real z[4];
-    quad_normals<kFast>(keys, c.option, quad, 0, z);
+    quad_normals<kFast>(keys, c.option, quad, c.step_bits, 0, z);
     for (int j = 0; j < kWays; ++j) {
       const Real log2_terminal = op::fma(j < 4 ? c.vol_log2 : -c.vol_log2, z[j & 3], c.drift_log2);
       const Real terminal = fast::exp2(log2_terminal);
@@ -486,7 +504,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
 #endif
   if constexpr (kKind == PathKind::european_one_step) {
     Real z[4];
-    quad_normals<kFast>(keys, c.option, quad, 0, z);
+    quad_normals<kFast>(keys, c.option, quad, c.step_bits, 0, z);
     for (int j = 0; j < 4; ++j) {
       y[j] = op::fma(c.vol, z[j], c.drift);
       if constexpr (kAntithetic) y[4 + j] = op::fma(-c.vol, z[j], c.drift);
@@ -496,7 +514,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     for (int j = 0; j < kWays; ++j) y[j] = 0;
     for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z[4];
-      quad_normals<kFast>(keys, c.option, quad, step, z);
+      quad_normals<kFast>(keys, c.option, quad, c.step_bits, step, z);
       for (int j = 0; j < 4; ++j) {
         y[j] = op::add(y[j], op::fma(c.vol, z[j], c.drift));
         if constexpr (kAntithetic) y[4 + j] = op::add(y[4 + j], op::fma(-c.vol, z[j], c.drift));
@@ -511,7 +529,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
 #endif
     for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z[4];
-      quad_normals<kFast>(keys, c.option, quad, step, z);
+      quad_normals<kFast>(keys, c.option, quad, c.step_bits, step, z);
       for (int j = 0; j < kWays; ++j) {
         const Real vol = j < 4 ? c.vol : -c.vol;
         w[j] = op::add(w[j], op::fma(vol, z[j & 3], c.drift));
@@ -528,7 +546,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     for (int j = 0; j < kWays; ++j) w[j] = 0, alive[j] = c.knocked_at_start ? Real(0) : Real(1);
     for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z[4];
-      quad_normals<kFast>(keys, c.option, quad, step, z);
+      quad_normals<kFast>(keys, c.option, quad, c.step_bits, step, z);
       for (int j = 0; j < kWays; ++j) {
         const Real vol = j < 4 ? c.vol : -c.vol;
         const Real before = op::sub(w[j], c.barrier);
@@ -664,9 +682,9 @@ GPUKIT_HD_INLINE Moments<Real> lane_moments(const PathParams<Real>& p, const Phi
   } else {
     const LaneQuads q = lane_quads(samples, tile, lane);
     const PathConstants<Real> c = path_constants(p);
+    const std::uint64_t first = static_cast<std::uint64_t>(q.first_quad) + c.quad_offset;
     return accumulate_lane<M, Real>(q, [&](int i) {
-      return quad_samples<kFast, M, kKind>(
-          c, keys, static_cast<std::uint64_t>(q.first_quad + std::int64_t{i} * kLanes));
+      return quad_samples<kFast, M, kKind>(c, keys, first + static_cast<std::uint64_t>(i) * kLanes);
     });
   }
 }
@@ -675,6 +693,31 @@ GPUKIT_HD_INLINE Moments<Real> lane_moments(const PathParams<Real>& p, const Phi
 GPUKIT_HD_INLINE std::int64_t tiles_for(std::int64_t samples) {
   return (samples + kMonteCarloTileSamples - 1) / kMonteCarloTileSamples;
 }
+
+/// The same tree as merge_tile_pair's levels, built as the tiles arrive in order (pairwise
+/// summation's stack): a complete subtree of 2^L tiles is merged as soon as its right half is, and
+/// finish() merges the incomplete right edge from the right, as the fixed tree does when the count
+/// is not a power of two. The same merges with the same operands, so the same bits, in
+/// O(log tiles) memory.
+template <class M>
+struct TileTree {
+  Moments<double> node[64];
+  int level[64];
+  int size = 0;
+
+  void push(Moments<double> m) {
+    int l = 0;
+    while (size > 0 && level[size - 1] == l) m = merge<M>(node[--size], m), ++l;
+    node[size] = m, level[size] = l, ++size;
+  }
+  /// The root of the tiles pushed since the last finish(), and an empty tree.
+  Moments<double> finish() {
+    if (size == 0) return {};
+    Moments<double> m = node[--size];
+    while (size > 0) m = merge<M>(node[--size], m);
+    return m;
+  }
+};
 
 /// The fixed tree over tiles, one level at a time: at stride s, tile i (a multiple of 2s) absorbs
 /// tile i + s. Level `stride`'s merge number k touches tiles 2 s k and 2 s k + s.

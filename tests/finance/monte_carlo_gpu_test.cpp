@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "finance/cuda/monte_carlo_curand_reference.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
@@ -82,6 +83,40 @@ TEST(MonteCarloGpu, SameRandomNumbersAsTheCpu) {
   }
 }
 
+// The GPU against the independent long-double reference (what gpukit mc --check runs), with
+// stream keys that use all 64 bits (ids): within the reference's derived bound for every row, in
+// double and in float (whose bound models the GPU's approximations).
+TEST(MonteCarloGpu, AgreesWithTheIndependentReferenceWithinItsBound) {
+  GPUKIT_REQUIRE_GPU();
+  const std::vector<McRow> rows = mixed_rows();
+  const McBook book(rows);
+  std::vector<std::uint64_t> streams;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    streams.push_back(monte_carlo_stream_key("trade-" + std::to_string(i)));
+  }
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    for (int mode = 0; mode < 4; ++mode) {
+      MonteCarloOptions options;
+      options.paths = 8192 + 6;
+      options.precision = precision;
+      options.monitoring = mode % 2 ? BarrierMonitoring::continuous : BarrierMonitoring::discrete;
+      options.antithetic = mode >= 2;
+      options.control_variate = mode == 1 || mode == 3;
+      MonteCarloBookView view = book.view();
+      view.stream = streams.data();
+      const MonteCarloBookResult gpu = price_monte_carlo_book(Context::cuda(0), view, options);
+      const MonteCarloReference reference = monte_carlo_reference(view, options);
+      const MonteCarloAgreement a = monte_carlo_agreement(gpu, reference);
+      EXPECT_EQ(a.rows_over_bound, 0) << "precision " << int(precision) << " mode " << mode
+                                      << " max over bound " << a.max_price_difference_over_bound;
+      std::printf("gpu-vs-reference %s mode %d: max |gpu-ref| %.3e, %.3e SE, %.3f of the bound\n",
+                  precision == Precision::float64 ? "double" : "float", mode,
+                  a.max_abs_price_difference, a.max_price_difference_in_std_errors,
+                  a.max_price_difference_over_bound);
+    }
+  }
+}
+
 template <class Real>
 std::vector<mc::Moments<double>> device_moments(const std::vector<mc::PathParams<Real>>& params,
                                                 const mc::DeviceRun& run,
@@ -92,8 +127,8 @@ std::vector<mc::Moments<double>> device_moments(const std::vector<mc::PathParams
   cuda::fill_bytes_async(moments.data(), 0xA5, params.size() * sizeof(mc::Moments<double>),
                          nullptr);
   cuda::synchronize_device();  // the poison lands before the kernels of the non-blocking stream
-  cuda::DeviceBuffer<unsigned char> workspace(
-      static_cast<std::size_t>(std::max<std::int64_t>(1, mc::workspace_bytes(run))));
+  cuda::DeviceBuffer<unsigned char> workspace(static_cast<std::size_t>(
+      std::max<std::int64_t>(1, mc::workspace_bytes(run, config.workspace_tiles))));
   cuda::Stream stream;
   mc::launch_monte_carlo<Real>(device_params.data(), run, moments.data(), workspace.data(),
                                stream.handle(), config);
@@ -118,11 +153,22 @@ void check_launch_shapes() {
       gpukit::testing::quick_tests() ? std::vector<std::int64_t>{1, 33, 5000}
                                      : std::vector<std::int64_t>{1, 31, 32, 1023, 1025, 20001};
   const mc::LaunchConfig configs[] = {
-      {mc::LaunchShape::per_option, 32, 0},   {mc::LaunchShape::per_option, 96, 0},
-      {mc::LaunchShape::per_option, 256, 0},  {mc::LaunchShape::multi_block, 256, 0},
-      {mc::LaunchShape::multi_block, 64, 1},  {mc::LaunchShape::multi_block, 128, 0},
-      {mc::LaunchShape::multi_block, 160, 7}, {mc::LaunchShape::automatic, 256, 0},
-      {mc::LaunchShape::staged, 256, 0},      {mc::LaunchShape::staged, 256, 2}};
+      {mc::LaunchShape::per_option, 32, 0},
+      {mc::LaunchShape::per_option, 96, 0},
+      {mc::LaunchShape::per_option, 256, 0},
+      {mc::LaunchShape::multi_block, 256, 0},
+      {mc::LaunchShape::multi_block, 64, 1},
+      {mc::LaunchShape::multi_block, 128, 0},
+      {mc::LaunchShape::multi_block, 160, 7},
+      {mc::LaunchShape::automatic, 256, 0},
+      {mc::LaunchShape::staged, 256, 0},
+      {mc::LaunchShape::staged, 256, 2},
+      // A workspace of a few tiles: options in groups, or one option's tiles in aligned chunks
+      // merged to their tree nodes (issue 18: memory bounded whatever the paths), same bits.
+      {mc::LaunchShape::automatic, 256, 0, 1},
+      {mc::LaunchShape::multi_block, 128, 0, 2},
+      {mc::LaunchShape::staged, 256, 0, 4},
+      {mc::LaunchShape::automatic, 256, 0, 16}};
   for (std::int64_t samples : sizes) {
     for (int flags = 0; flags < 4; ++flags) {
       const mc::DeviceRun run{static_cast<std::int64_t>(params.size()), samples, 77,

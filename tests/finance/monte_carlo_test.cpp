@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_test_support.hpp"
@@ -321,6 +322,360 @@ TEST(MonteCarlo, RejectsBadInputs) {
   EXPECT_THROW(price({row}, options), InvalidInput);
   // An empty book is fine.
   EXPECT_TRUE(price({}, options).price.empty());
+}
+
+// ---- Memory, streams and the independent reference (issue 18) ---------------------------------
+
+// A mixed book whose prices and standard errors were recorded with the code before issue 18
+// (897c442): keying streams by id and streaming the tile tree must not move a bit of a book
+// without ids.
+std::vector<McRow> golden_rows() {
+  std::vector<McRow> rows = random_european_rows(3, 5);
+  const std::vector<McRow> barriers = barrier_rows(3);
+  for (std::size_t i = 0; i < barriers.size(); i += 5) rows.push_back(barriers[i]);
+  return rows;
+}
+
+MonteCarloOptions golden_options(int mode) {
+  MonteCarloOptions options;
+  options.paths = mode == 3 ? 18438 : 5000;  // 9 tiles, the last partial; 3 tiles
+  options.seed = 77 + static_cast<std::uint64_t>(mode);
+  options.antithetic = mode == 1;
+  options.control_variate = mode == 1 || mode == 3;
+  options.monitoring = mode == 1 ? BarrierMonitoring::continuous : BarrierMonitoring::discrete;
+  options.precision = mode == 2 ? Precision::float32 : Precision::float64;
+  return options;
+}
+
+TEST(MonteCarlo, ExistingSeedsKeepTheirBits) {
+  const std::uint64_t golden[4][16] = {
+      {
+          0x40144eda19c368d5ull,
+          0x3fc49ab7b3314719ull,
+          0x4040e585c47e0f95ull,
+          0x3fd5e93f50e468d8ull,
+          0x4024c1bea69224b2ull,
+          0x3fd7fd30dc8b199aull,
+          0x402f543c1f0aff7eull,
+          0x3fd2f9ac20e5e132ull,
+          0x3fc02a5d2986c940ull,
+          0x3f96ae80a8d79524ull,
+          0x4022d5eefc02ebb8ull,
+          0x3fd032897698d843ull,
+          0x4010d27779e570a9ull,
+          0x3fbcc2c874fa2407ull,
+          0x40301641ab227862ull,
+          0x3fcd975c5ed9b943ull,
+      },
+      {
+          0x40155adecf6bdc80ull,
+          0x3f919322330ab06aull,
+          0x4040cd502929fa20ull,
+          0x3fb6223c72978e07ull,
+          0x4025780e5f3ea474ull,
+          0x3f9dcf5e9a8a7071ull,
+          0x40292750fe91f288ull,
+          0x3fb70c7c32571a74ull,
+          0x3fe6e57b06ce7db6ull,
+          0x3fa1c000b22b430cull,
+          0x4024fd047b124b0bull,
+          0x3fad9fa4ff3b9d18ull,
+          0x4010d8462d8c54b8ull,
+          0x3fa23cc4d0ffeecbull,
+          0x402d22d0a156150eull,
+          0x3fb1bf7ef911b3aeull,
+      },
+      {
+          0x4015ba61c2cbe8f0ull,
+          0x3fc61ce8992572b1ull,
+          0x4040ed9b89bdf7e8ull,
+          0x3fd5ea14551d402eull,
+          0x4024888c1631b4faull,
+          0x3fd70389a3b1b31cull,
+          0x402fc7945d07832eull,
+          0x3fd32822b4eac196ull,
+          0x3fc004c522178f0dull,
+          0x3f983dd9fef0e796ull,
+          0x40231bd4775d2862ull,
+          0x3fd093ea8085d787ull,
+          0x40111eb931de405aull,
+          0x3fbd1453019f581bull,
+          0x40304566fad772f9ull,
+          0x3fcd847711e889e2ull,
+      },
+      {
+          0x40152b881cb0bbf8ull,
+          0x3fa1d6af0b6b1023ull,
+          0x404104f7f14a4c73ull,
+          0x3fc51bce05db7995ull,
+          0x40250d3525d43f4eull,
+          0x3fb629f3737bb1cfull,
+          0x402ed41d0a7f3cfcull,
+          0x3fad8033a14156d7ull,
+          0x3fbd5b976e8b4d20ull,
+          0x3f85e5050836117cull,
+          0x4022b62ea21caab8ull,
+          0x3fb16fcdd229efaaull,
+          0x4010bc6b2a011eccull,
+          0x3fa62169a2a68c47ull,
+          0x40305848e82d7b10ull,
+          0x3fafa2b2c9355b10ull,
+      },
+  };
+  const McBook book(golden_rows());
+  for (int mode = 0; mode < 4; ++mode) {
+    const MonteCarloBookResult r =
+        price_monte_carlo_book(Context::cpu(), book.view(), golden_options(mode));
+    ASSERT_EQ(r.price.size(), 8u);
+    for (std::size_t i = 0; i < 8; ++i) {
+      std::uint64_t price = 0, std_error = 0;
+      std::memcpy(&price, &r.price[i], 8);
+      std::memcpy(&std_error, &r.std_error[i], 8);
+      EXPECT_EQ(price, golden[mode][2 * i]) << "mode " << mode << " row " << i;
+      EXPECT_EQ(std_error, golden[mode][2 * i + 1]) << "mode " << mode << " row " << i;
+    }
+  }
+}
+
+TEST(MonteCarlo, TheTileChunkDoesNotChangeTheBits) {
+  // 5 options of 9 tiles: chunks that end mid-option, at its end, and hold several options.
+  std::vector<McRow> rows = random_european_rows(3, 8);
+  rows.push_back(barrier_rows(4)[1]);
+  rows.push_back(barrier_rows(4)[7]);
+  std::vector<mc::PathParams<double>> params;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const McBook book({rows[i]});
+    params.push_back(mc::path_params<double>(mc::option_inputs<double>(book.view(), 0), i,
+                                             BarrierMonitoring::continuous));
+  }
+  const std::int64_t samples = 8 * kMonteCarloTileSamples + 77;
+  const std::vector<mc::Moments<double>> whole =
+      mc::cpu_moments(params, samples, 5, true, true, 2, 1 << 20);
+  for (std::int64_t chunk : {1, 2, 3, 7, 9, 10, 44}) {
+    const std::vector<mc::Moments<double>> parts =
+        mc::cpu_moments(params, samples, 5, true, true, 2, chunk);
+    ASSERT_EQ(parts.size(), whole.size());
+    EXPECT_EQ(std::memcmp(parts.data(), whole.data(), whole.size() * sizeof(whole[0])), 0)
+        << "chunk " << chunk;
+  }
+  EXPECT_EQ(whole[0].count, double(samples));
+}
+
+TEST(MonteCarlo, StreamKeyIsFnv1a64OfTheIdBytes) {
+  // FNV-1a 64's published test vectors (Fowler, Noll, Vo; the IETF draft's appendix).
+  EXPECT_EQ(monte_carlo_stream_key(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(monte_carlo_stream_key("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(monte_carlo_stream_key("foobar"), 0x85944171f73967e8ull);
+  EXPECT_NE(monte_carlo_stream_key(" T1"), monte_carlo_stream_key("T1"));
+}
+
+TEST(MonteCarlo, ATradeKeyedByItsIdKeepsItsBitsInAnyPositionAndBook) {
+  const std::vector<McRow> barriers = barrier_rows(6);
+  const std::vector<McRow> europeans = random_european_rows(4, 13);
+  // Book A: ids T0..T5; book B: the same trades moved, among other trades.
+  const std::vector<McRow> a_rows = {europeans[0], barriers[2],  europeans[1],
+                                     barriers[9],  europeans[2], barriers[20]};
+  const std::vector<std::string> a_ids = {"T0", "T1", "T2", "T3", "T4", "T5"};
+  const std::vector<int> b_from_a = {5, -1, 3, 0, -1, 1, 4, 2};  // -1: a trade of its own
+  std::vector<McRow> b_rows;
+  std::vector<std::string> b_ids;
+  for (std::size_t k = 0; k < b_from_a.size(); ++k) {
+    const int from = b_from_a[k];
+    b_rows.push_back(from >= 0 ? a_rows[static_cast<std::size_t>(from)] : europeans[3]);
+    b_ids.push_back(from >= 0 ? a_ids[static_cast<std::size_t>(from)]
+                              : "other" + std::to_string(k));
+  }
+  auto keys_of = [](const std::vector<std::string>& ids) {
+    std::vector<std::uint64_t> keys;
+    for (const std::string& id : ids) keys.push_back(monte_carlo_stream_key(id));
+    return keys;
+  };
+  const std::vector<std::uint64_t> a_keys = keys_of(a_ids), b_keys = keys_of(b_ids);
+  for (int mode = 0; mode < 4; ++mode) {
+    const MonteCarloOptions options = golden_options(mode);
+    const McBook a(a_rows), b(b_rows);
+    MonteCarloBookView av = a.view(), bv = b.view();
+    av.stream = a_keys.data(), bv.stream = b_keys.data();
+    const MonteCarloBookResult ra = price_monte_carlo_book(Context::cpu(), av, options);
+    const MonteCarloBookResult rb = price_monte_carlo_book(Context::cpu(2), bv, options);
+    for (std::size_t k = 0; k < b_from_a.size(); ++k) {
+      if (b_from_a[k] < 0) continue;
+      const auto from = static_cast<std::size_t>(b_from_a[k]);
+      EXPECT_EQ(std::memcmp(&rb.price[k], &ra.price[from], 8), 0) << "mode " << mode << " " << k;
+      EXPECT_EQ(std::memcmp(&rb.std_error[k], &ra.std_error[from], 8), 0) << mode << " " << k;
+    }
+    // Keyed by row number (no ids), the moved trades get other numbers.
+    const MonteCarloBookResult by_row = price_monte_carlo_book(Context::cpu(), b.view(), options);
+    EXPECT_FALSE(same_bits(by_row.price, rb.price)) << mode;
+  }
+  // Two rows with one id share their numbers: the same trade twice gives the same bits.
+  const McBook twice({barriers[3], barriers[3]});
+  const std::vector<std::uint64_t> same = keys_of({"dup", "dup"});
+  MonteCarloBookView tv = twice.view();
+  tv.stream = same.data();
+  const MonteCarloBookResult r = price_monte_carlo_book(Context::cpu(), tv, golden_options(0));
+  EXPECT_EQ(std::memcmp(&r.price[0], &r.price[1], 8), 0);
+}
+
+TEST(MonteCarlo, StreamKeysUseAllSixtyFourBits) {
+  // Keys that differ only in the bits placed in the path (32-52) or the step word (53-63) give
+  // independent numbers; a key below 2^32 is the row-number stream of that index.
+  const McRow row = barrier_rows(5)[4];
+  const McBook book({row});
+  MonteCarloOptions options;
+  options.paths = 3000;
+  auto price_with = [&](std::uint64_t key) {
+    MonteCarloBookView v = book.view();
+    v.stream = &key;
+    return price_monte_carlo_book(Context::cpu(), v, options).price[0];
+  };
+  const double base = price_with(7);
+  options.first_option_index = 7;
+  EXPECT_EQ(price_monte_carlo_book(Context::cpu(), book.view(), options).price[0], base);
+  options.first_option_index = 0;
+  EXPECT_NE(price_with(7 + (std::uint64_t{1} << 32)), base);
+  EXPECT_NE(price_with(7 + (std::uint64_t{1} << 52)), base);
+  EXPECT_NE(price_with(7 + (std::uint64_t{1} << 53)), base);
+  EXPECT_NE(price_with(7 + (std::uint64_t{1} << 63)), base);
+}
+
+// E[X^n 1{S_T > K}] for X = S_T - K under GBM, from E[S_T^j 1{S_T > K}] =
+// S0^j exp(j (r - q - sigma^2/2) T + j^2 sigma^2 T / 2) N(d + j sigma sqrt(T)).
+double call_payoff_moment(const McRow& r, int power) {
+  const double s = r.volatility * std::sqrt(r.maturity);
+  const double d = (std::log(r.spot / r.strike) +
+                    (r.rate - r.dividend - 0.5 * r.volatility * r.volatility) * r.maturity) /
+                   s;
+  double moment = 0, binomial = 1;
+  for (int j = 0; j <= power; ++j) {
+    const double partial =
+        std::pow(r.spot, j) *
+        std::exp(j * (r.rate - r.dividend - 0.5 * r.volatility * r.volatility) * r.maturity +
+                 0.5 * j * j * s * s) *
+        0.5 * std::erfc(-(d + j * s) / std::sqrt(2.0));
+    moment += binomial * std::pow(-r.strike, power - j) * partial;
+    binomial = binomial * (power - j) / (j + 1);
+  }
+  return moment;
+}
+
+TEST(MonteCarlo, StandardErrorMatchesTheClosedFormOfThePayoffVariance) {
+  // The plain estimator's standard error is sqrt(Var X / N), X the discounted call payoff, whose
+  // moments have closed forms. The sample standard deviation s of N draws has relative spread
+  // about sqrt((kurtosis - 1) / (4 N)); the bound is 5 of those (a false failure about 1 in 10^6).
+  std::vector<McRow> rows = random_european_rows(24, 17);
+  MonteCarloOptions options;
+  options.paths = 1 << 17;
+  for (McRow& r : rows) r.put = false;
+  const MonteCarloBookResult mc = price(rows, options);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const McRow& r = rows[i];
+    const double m1 = call_payoff_moment(r, 1), m2 = call_payoff_moment(r, 2);
+    const double m3 = call_payoff_moment(r, 3), m4 = call_payoff_moment(r, 4);
+    const double variance = m2 - m1 * m1;
+    const double central4 = m4 - 4 * m1 * m3 + 6 * m1 * m1 * m2 - 3 * m1 * m1 * m1 * m1;
+    const double kurtosis = central4 / (variance * variance);
+    const double n = double(options.paths);
+    const double exact = std::exp(-r.rate * r.maturity) * std::sqrt(variance / n);
+    const double spread = std::sqrt((kurtosis - 1) / (4 * n));
+    EXPECT_NEAR(mc.std_error[i] / exact, 1.0, 5 * spread)
+        << "row " << i << " std_error " << mc.std_error[i] << " exact " << exact << " kurtosis "
+        << kurtosis;
+  }
+}
+
+TEST(MonteCarlo, AgreesWithTheIndependentReferenceWithinItsBound) {
+  // Every path kind, mode and precision, against the long-double path-by-path reference; its
+  // bound must also be tight enough to mean something: far below a standard error.
+  std::vector<McRow> rows = random_european_rows(6, 23);
+  for (McRow& r : random_european_rows(3, 24)) r.steps = 5, rows.push_back(r);
+  const std::vector<McRow> barriers = barrier_rows(9);
+  for (std::size_t i = 0; i < barriers.size(); i += 2) rows.push_back(barriers[i]);
+  const McBook book(rows);
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    for (int mode = 0; mode < 4; ++mode) {
+      for (BarrierMonitoring monitoring :
+           {BarrierMonitoring::discrete, BarrierMonitoring::continuous}) {
+        MonteCarloOptions options;
+        options.paths = 4100;  // two full tiles and 4 samples (2 pairs) of a third
+        options.seed = 99;
+        options.precision = precision;
+        options.antithetic = (mode & 1) != 0;
+        options.control_variate = (mode & 2) != 0;
+        options.monitoring = monitoring;
+        const MonteCarloBookResult r = price_monte_carlo_book(Context::cpu(), book.view(), options);
+        const MonteCarloReference ref = monte_carlo_reference(book.view(), options);
+        const MonteCarloAgreement a = monte_carlo_agreement(r, ref);
+        EXPECT_EQ(a.rows_over_bound, 0) << int(precision) << " mode " << mode;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          EXPECT_LE(std::abs(r.price[i] - ref.price[i]), ref.price_bound[i]) << i;
+          EXPECT_LE(std::abs(r.std_error[i] - ref.std_error[i]), ref.std_error_bound[i]) << i;
+          // Double: 7 orders below the sampling error. Float: within a standard error (the
+          // bound on the float sums' rounding is built from the largest sample, loose with a
+          // control variate; a discrete barrier adds each path that comes within the float
+          // error of the barrier whole).
+          // With a float control variate the bound is looser still and is not held to this.
+          if (precision == Precision::float32 && options.control_variate) continue;
+          const double tight = precision == Precision::float64 ? 1e-7 : 1.0;
+          EXPECT_LE(ref.price_bound[i], tight * ref.std_error[i] + 1e-300) << i;
+          EXPECT_LE(ref.std_error_bound[i], tight * ref.std_error[i] + 1e-300) << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(MonteCarlo, AgreementCountsRowsOutsideTheBound) {
+  // The check can fail: a price or a standard error moved by twice its bound is counted.
+  const std::vector<McRow> rows = random_european_rows(5, 31);
+  const McBook book(rows);
+  MonteCarloOptions options;
+  options.paths = 3000;
+  const MonteCarloBookResult r = price_monte_carlo_book(Context::cpu(), book.view(), options);
+  const MonteCarloReference ref = monte_carlo_reference(book.view(), options);
+  EXPECT_EQ(monte_carlo_agreement(r, ref).rows_over_bound, 0);
+  MonteCarloBookResult off = r;
+  off.price[1] += std::max(3 * ref.price_bound[1], 1e-9 * r.price[1]);  // a whole ulp or more
+  off.std_error[3] -= std::max(3 * ref.std_error_bound[3], 1e-9 * r.std_error[3]);
+  const MonteCarloAgreement a = monte_carlo_agreement(off, ref);
+  EXPECT_EQ(a.rows_over_bound, 2);
+  EXPECT_GT(a.max_price_difference_over_bound, 1.9);
+}
+
+TEST(MonteCarlo, ReportsProgressOnOneLongRow) {
+  McRow row;
+  row.type = BarrierType::down_out, row.barrier = 80, row.steps = 3;
+  MonteCarloOptions options;
+  options.paths = 40 * kMonteCarloTileSamples;
+  std::vector<double> seen;
+  options.progress = [&](double fraction) { seen.push_back(fraction); };
+  const McBook book({row});
+  price_monte_carlo_book(Context::cpu(), book.view(), options);
+  // One call per chunk of tiles: one here (40 tiles), ending at 1.
+  ASSERT_FALSE(seen.empty());
+  EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+}
+
+TEST(MonteCarlo, TheCpuBackendReportsEachChunkOfWork) {
+  // One row of 10 tiles and 7 steps in chunks of 3 tiles: 4 reports, 3 + 3 + 3 + 1 tiles.
+  McRow row;
+  row.type = BarrierType::up_out, row.barrier = 150, row.steps = 7;
+  const McBook book({row});
+  const std::vector<mc::PathParams<double>> params = {mc::path_params<double>(
+      mc::option_inputs<double>(book.view(), 0), 0, BarrierMonitoring::discrete)};
+  std::vector<double> reports;
+  mc::cpu_moments(params, 10 * kMonteCarloTileSamples - 5, 3, false, false, 2, 3,
+                  [&](double path_steps) { reports.push_back(path_steps); });
+  const double tile = double(kMonteCarloTileSamples) * 7;
+  EXPECT_EQ(reports, (std::vector<double>{3 * tile, 3 * tile, 3 * tile, tile}));
+}
+
+TEST(MonteCarlo, PathsAboveTheLimitAreRefused) {
+  McRow row;
+  MonteCarloOptions options;
+  options.paths = kMonteCarloMaxPaths + 2;
+  EXPECT_THROW(price({row}, options), InvalidInput);
 }
 
 TEST(MonteCarlo, DegenerateInputsGiveTheDeterministicValue) {

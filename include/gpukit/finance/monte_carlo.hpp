@@ -20,6 +20,14 @@
 // (double: one Box-Muller pair of double uniforms per call). They never depend on a thread id.
 // With antithetic variates, sample i is the pair of paths driven by Z_i and -Z_i.
 //
+// A row's random stream is its 64-bit stream key k: by default its row number (first_option_index
+// + i), or MonteCarloBookView::stream (gpukit mc: monte_carlo_stream_key of the row's `id`, so a
+// trade keeps its price wherever it sits in whichever book). In Philox's counter (path bits 0-63,
+// step word, option word) k takes the option word (bits 0-31), path bits 43-63 (k's bits 32-52)
+// and step-word bits 21-31 (k's bits 53-63); quads stay below 2^43 (paths <= kMonteCarloMaxPaths)
+// and step words below 2^21 (steps <= kMonteCarloMaxSteps), so distinct keys never share a number,
+// and a key below 2^32 gives exactly the counters of the row-number layout above.
+//
 // Statistics: samples are grouped in fixed tiles of kMonteCarloTileSamples (32 lanes, each lane
 // summing a fixed set of samples from a shifted origin), each tile reduced to (count, mean, M2,
 // co-moments) by a fixed tree, and tiles merged with Chan's pairwise formula in a fixed tree over
@@ -39,6 +47,8 @@
 // volatility by max(1% of sigma, 1e-4)).
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <vector>
 
 #include "gpukit/core/context.hpp"
@@ -52,8 +62,21 @@ enum class BarrierMonitoring { discrete, continuous };
 
 /// Samples per statistics tile (32 lanes x 16 quads x 4 paths); part of the result's definition.
 inline constexpr std::int64_t kMonteCarloTileSamples = 2048;
+/// Tile moments (64 bytes each) the CPU backend computes before merging them: 4 MiB.
+inline constexpr std::int64_t kMonteCarloCpuChunkTiles = std::int64_t{1} << 16;
+/// Tile moments a GPU holds at most (64 MiB), and rows per part of the book on a GPU.
+inline constexpr std::int64_t kMonteCarloDeviceWorkspaceTiles = std::int64_t{1} << 20;
+inline constexpr std::int64_t kMonteCarloDevicePartRows = std::int64_t{1} << 20;
 /// The largest number of monitoring steps a row may have.
 inline constexpr std::uint32_t kMonteCarloMaxSteps = 1u << 20;
+/// The largest number of paths per option (quads below 2^43: the stream key's room in the counter).
+inline constexpr std::int64_t kMonteCarloMaxPaths = std::int64_t{1} << 45;
+
+/// The stream key of a trade identifier: FNV-1a 64 of its bytes (offset basis
+/// 0xcbf29ce484222325, prime 0x100000001b3; the empty id hashes to the offset basis). Rows with
+/// the same id bytes get the same random numbers; ids differing in any byte (" T1" vs "T1" too)
+/// get independent streams.
+std::uint64_t monte_carlo_stream_key(std::string_view id);
 
 /// A book in host memory; barrier_type, barrier and steps may be null (all European, one step).
 struct MonteCarloBookView {
@@ -66,6 +89,9 @@ struct MonteCarloBookView {
   const BarrierType* barrier_type = nullptr;
   const double* barrier = nullptr;  // read only where barrier_type != none
   const std::uint32_t* steps = nullptr;
+  /// Each row's random stream key (e.g. monte_carlo_stream_key of its id); null: the row number,
+  /// first_option_index + i.
+  const std::uint64_t* stream = nullptr;
 };
 
 struct MonteCarloOptions {
@@ -80,6 +106,9 @@ struct MonteCarloOptions {
   /// The Philox option index of the book's first row: a book priced in parts, each part with the
   /// index of its first row here, gets the numbers (and the bits) of the whole book.
   std::uint32_t first_option_index = 0;
+  /// Called now and then from the calling thread with the fraction of the work done, in [0, 1]
+  /// (path-steps, the bumped books of the Greeks included); may be empty.
+  std::function<void(double fraction_done)> progress;
 };
 
 struct MonteCarloBookResult {
@@ -90,13 +119,48 @@ struct MonteCarloBookResult {
                                                     // the matching technique
 };
 
-/// Prices `book` on `context`. Throws InvalidInput for paths < 2 (odd with antithetic), steps
-/// outside [1, kMonteCarloMaxSteps], or a barrier row whose barrier is not > 0; CudaError and
-/// OutOfMemory from the device. Option i uses Philox option index first_option_index + i (so a
-/// row's numbers do not depend on the other rows); inputs are rounded to float first with
-/// Precision::float32.
+/// Prices `book` on `context`. Throws InvalidInput for paths outside [2, kMonteCarloMaxPaths] (odd
+/// with antithetic), steps outside [1, kMonteCarloMaxSteps], or a barrier row whose barrier is not
+/// > 0; CudaError and OutOfMemory from the device. Option i uses stream key book.stream[i], or
+/// first_option_index + i without it (so a row's numbers do not depend on the other rows); inputs
+/// are rounded to float first with Precision::float32.
+///
+/// Memory: beyond the book and the result (a few hundred bytes per row), a fixed workspace that
+/// depends on neither the paths nor the rows: the tiles of an option are merged as they are
+/// computed (the CPU holds kMonteCarloCpuChunkTiles tile moments at a time, a GPU at most
+/// kMonteCarloDeviceWorkspaceTiles and the rows of one part of the book), in the fixed tree of the
+/// header comment, so the bits do not depend on how the work is cut.
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options);
+
+/// The independent reference of price_monte_carlo_book, for gpukit mc --check and the tests: the
+/// same estimator on the same random numbers (the contract above: Philox words, uniforms,
+/// Box-Muller, paths, payoffs, control variate), computed path by path in long double by code that
+/// shares nothing with the pricer but the Philox function (checked against Random123's
+/// known-answer vectors). With each price and standard error comes a bound derived from the
+/// computing precision and the method: per sample, the rounding of every operation the pricer
+/// performs (the documented accuracy of exp/log/sin/cos/sqrt: 2 ulps in double; the GPU's float
+/// approximations as the PTX ISA states them), a discrete barrier's whole payoff where the path
+/// comes within that error of the barrier, and the rounding of the pricer's sums and merges. The
+/// pricer's value on any backend lies within the bound of the exact value; Greeks and variance
+/// reduction factors are not checked. Cost: a few times a CPU pricing (OpenMP over rows and blocks
+/// of paths). Tested in tests/finance/monte_carlo_test.cpp (every path kind, mode and precision).
+struct MonteCarloReference {
+  std::vector<double> price, std_error;
+  std::vector<double> price_bound, std_error_bound;  // |pricer - reference| <= bound
+};
+MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
+                                          const MonteCarloOptions& options, int threads = 0);
+
+/// How a priced book compares with its reference (monte_carlo_agreement).
+struct MonteCarloAgreement {
+  std::int64_t rows_over_bound = 0;  // rows whose price or standard error is outside its bound
+  double max_abs_price_difference = 0;
+  double max_price_difference_in_std_errors = 0;
+  double max_price_difference_over_bound = 0;
+};
+MonteCarloAgreement monte_carlo_agreement(const MonteCarloBookResult& result,
+                                          const MonteCarloReference& reference);
 
 /// The analytic price of a continuously monitored barrier option without rebate (Reiner and
 /// Rubinstein 1991, in the form of Haug, "The Complete Guide to Option Pricing Formulas", 2nd ed.,

@@ -130,8 +130,8 @@ template <class M, class Real, PathKind kKind>
 __global__ void __launch_bounds__(kIssueBound<M, Real, kKind> ? 1024 : 256,
                                   kIssueBound<M, Real, kKind> ? 2 : 1)
     tile_kernel(const PathParams<Real>* __restrict__ params, std::int64_t options,
-                std::int64_t samples, std::int64_t tiles, const PhiloxSchedule keys,
-                Moments<double>* __restrict__ workspace) {
+                std::int64_t samples, std::int64_t first_tile, std::int64_t tiles,
+                const PhiloxSchedule keys, Moments<double>* __restrict__ workspace) {
   // Each warp takes a contiguous run of (option, tile) pairs: one division and one load of the
   // option per run, not per tile.
   const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / kLanes;
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kIssueBound<M, Real, kKind> ? 1024 : 256,
   std::int64_t option = t / tiles, tile = t - option * tiles;
   PathParams<Real> p = params[option];
   for (;;) {
-    const Moments<double> m = warp_tile<M, kKind>(p, keys, samples, tile, lane);
+    const Moments<double> m = warp_tile<M, kKind>(p, keys, samples, first_tile + tile, lane);
     if (lane == 0) workspace[t] = m;
     if (++t == end) break;
     if (++tile == tiles) tile = 0, p = params[++option];
@@ -161,8 +161,8 @@ constexpr int kStagedThreads = kQuadsPerLane * kLanes;
 template <class M, class Real, PathKind kKind>
 __global__ void __launch_bounds__(kStagedThreads)
     staged_tile_kernel(const PathParams<Real>* __restrict__ params, std::int64_t options,
-                       std::int64_t samples, std::int64_t tiles, const PhiloxSchedule keys,
-                       Moments<double>* __restrict__ workspace) {
+                       std::int64_t samples, std::int64_t first_tile, std::int64_t tiles,
+                       const PhiloxSchedule keys, Moments<double>* __restrict__ workspace) {
   constexpr bool kFast = std::is_same_v<Real, float>;
   constexpr int kValues = 4 * (1 + int{M::control} + int{M::antithetic});
   constexpr int kControlAt = 4, kDifferenceAt = M::control ? 8 : 4;
@@ -172,11 +172,13 @@ __global__ void __launch_bounds__(kStagedThreads)
   for (std::int64_t t = blockIdx.x; t < options * tiles; t += gridDim.x) {
     const std::int64_t option = t / tiles;
     const PathParams<Real> p = params[option];
-    const LaneQuads q = lane_quads(samples, t - option * tiles, lane);
+    const std::int64_t tile = first_tile + (t - option * tiles);
+    const LaneQuads q = lane_quads(samples, tile, lane);
     if (warp < q.quads) {
       const PathConstants<Real> c = path_constants(p);
       const QuadSamples<Real> s = quad_samples_of<kFast, M, kKind>(
-          p, c, keys, static_cast<std::uint64_t>(q.first_quad + std::int64_t{warp} * kLanes));
+          p, c, keys,
+          static_cast<std::uint64_t>(q.first_quad + std::int64_t{warp} * kLanes) + c.quad_offset);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         staged[warp][j][lane] = s.x[j];
@@ -196,8 +198,7 @@ __global__ void __launch_bounds__(kStagedThreads)
         }
         return s;
       });
-      const Moments<double> tile_moments =
-          reduce_tile<M>(m, lane, full_tile(samples, t - option * tiles));
+      const Moments<double> tile_moments = reduce_tile<M>(m, lane, full_tile(samples, tile));
       if (lane == 0) workspace[t] = tile_moments;
     }
     __syncthreads();
@@ -288,27 +289,25 @@ void check_block_size(Kernel kernel, int threads) {
 }
 
 template <class M>
-void merge_tiles(const DeviceRun& run, std::int64_t tiles, Moments<double>* tile_moments,
+void merge_tiles(std::int64_t options, std::int64_t tiles, Moments<double>* tile_moments,
                  Moments<double>* moments, cudaStream_t stream) {
   std::int64_t spacing = 1;
   do {
     const std::int64_t groups = (tiles + spacing * kMergeGroup - 1) / (spacing * kMergeGroup);
-    merge_pass_kernel<M><<<static_cast<unsigned>(run.options * groups), kMergeGroup, 0, stream>>>(
+    merge_pass_kernel<M><<<static_cast<unsigned>(options * groups), kMergeGroup, 0, stream>>>(
         tiles, spacing, groups, tile_moments, moments);
     GPUKIT_CUDA_CHECK_LAUNCH("monte carlo merge_pass_kernel");
     spacing *= kMergeGroup;
   } while (spacing < tiles);
 }
 
+// Tiles first_tile .. first_tile + tiles - 1 of each of run.options options (all of them, or one
+// option's aligned chunk), merged by the fixed tree into moments[option].
 template <class M, class Real>
-void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double>* moments,
-            void* workspace, cudaStream_t stream, const LaunchConfig& config) {
-  if (run.options == 0) return;
+void launch_tiles(const PathParams<Real>* params, const DeviceRun& run, std::int64_t first_tile,
+                  std::int64_t tiles, Moments<double>* moments, void* workspace,
+                  cudaStream_t stream, const LaunchConfig& config) {
   const int threads = config.threads_per_block;
-  if (threads < kLanes || threads % kLanes != 0 || threads > 1024) {
-    throw InvalidInput("monte carlo: threads per block must be a multiple of 32 in [32, 1024]");
-  }
-  const std::int64_t tiles = tiles_for(run.samples);
   const std::int64_t all_tiles = run.options * tiles;
   // The round keys travel as kernel parameters: each round reads its key from the constant bank.
   const PhiloxSchedule keys = philox_schedule(rng::philox_key(run.seed));
@@ -332,6 +331,10 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
       shape = tiles <= 2 * warps_per_block ? LaunchShape::per_option : LaunchShape::multi_block;
     }
   }
+  if (first_tile != 0 || tiles != tiles_for(run.samples)) {
+    // A chunk of an option: per_option computes whole options only.
+    if (shape == LaunchShape::per_option) shape = LaunchShape::multi_block;
+  }
   if (shape == LaunchShape::per_option) {
     check_block_size(per_option_kernel<M, Real>, threads);
     per_option_kernel<M, Real><<<static_cast<unsigned>(run.options), threads, 0, stream>>>(
@@ -345,8 +348,8 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
                                  ? config.max_blocks
                                  : sms * resident_blocks(staged_kernel, kStagedThreads);
     const auto blocks = static_cast<unsigned>(std::min(all_tiles, cap));
-    staged_kernel<<<blocks, kStagedThreads, 0, stream>>>(params, run.options, run.samples, tiles,
-                                                         keys, tile_moments);
+    staged_kernel<<<blocks, kStagedThreads, 0, stream>>>(params, run.options, run.samples,
+                                                         first_tile, tiles, keys, tile_moments);
     GPUKIT_CUDA_CHECK_LAUNCH("monte carlo staged_tile_kernel");
   } else {
     check_block_size(lane_kernel, threads);
@@ -355,38 +358,91 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
     const std::int64_t cap =
         config.max_blocks > 0 ? config.max_blocks : sms * resident_blocks(lane_kernel, threads);
     const auto blocks = static_cast<unsigned>(std::min(wanted, cap));
-    lane_kernel<<<blocks, threads, 0, stream>>>(params, run.options, run.samples, tiles, keys,
-                                                tile_moments);
+    lane_kernel<<<blocks, threads, 0, stream>>>(params, run.options, run.samples, first_tile, tiles,
+                                                keys, tile_moments);
     GPUKIT_CUDA_CHECK_LAUNCH("monte carlo tile_kernel");
   }
-  merge_tiles<M>(run, tiles, tile_moments, moments, stream);
+  merge_tiles<M>(run.options, tiles, tile_moments, moments, stream);
+}
+
+// The workspace holds at most kMonteCarloDeviceWorkspaceTiles tile moments: whole options in
+// groups whose tiles fit, or an option with more tiles in aligned chunks of that many (a power of
+// two), each merged to the node of the fixed tree that covers it, the chunks' nodes then merged by
+// the same tree (they follow the workspace). The same merges in the same order: the same bits.
+template <class M, class Real>
+void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double>* moments,
+            void* workspace, cudaStream_t stream, const LaunchConfig& config,
+            const TilesDone& tiles_done) {
+  const std::int64_t held = config.workspace_tiles;
+  if (held < 1 || (held & (held - 1)) != 0) {
+    throw InvalidInput("monte carlo: the workspace's tile count must be a power of two");
+  }
+  if (run.options == 0) return;
+  const int threads = config.threads_per_block;
+  if (threads < kLanes || threads % kLanes != 0 || threads > 1024) {
+    throw InvalidInput("monte carlo: threads per block must be a multiple of 32 in [32, 1024]");
+  }
+  auto report = [&](std::int64_t tiles) {
+    if (!tiles_done) return;
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    tiles_done(tiles);
+  };
+  const std::int64_t tiles = tiles_for(run.samples);
+  if (tiles <= held) {
+    const std::int64_t group = held / tiles;
+    for (std::int64_t first = 0; first < run.options; first += group) {
+      DeviceRun part = run;
+      part.options = std::min(group, run.options - first);
+      launch_tiles<M>(params + first, part, 0, tiles, moments + first, workspace, stream, config);
+      report(part.options * tiles);
+    }
+    return;
+  }
+  auto* chunk_nodes = static_cast<Moments<double>*>(workspace) + held;
+  const std::int64_t chunks = (tiles + held - 1) / held;
+  DeviceRun one = run;
+  one.options = 1;
+  for (std::int64_t option = 0; option < run.options; ++option) {
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const std::int64_t count = std::min(held, tiles - chunk * held);
+      launch_tiles<M>(params + option, one, chunk * held, count, chunk_nodes + chunk, workspace,
+                      stream, config);
+      report(count);
+    }
+    merge_tiles<M>(1, chunks, chunk_nodes, moments + option, stream);
+  }
 }
 
 }  // namespace
 
-std::int64_t workspace_bytes(const DeviceRun& run) {
-  return run.options * tiles_for(run.samples) * static_cast<std::int64_t>(sizeof(Moments<double>));
+std::int64_t workspace_bytes(const DeviceRun& run, std::int64_t workspace_tiles) {
+  const std::int64_t tiles = tiles_for(run.samples);
+  const std::int64_t cap = std::max<std::int64_t>(workspace_tiles, 1);
+  const std::int64_t held = tiles > cap ? cap : std::min(run.options * tiles, cap);
+  const std::int64_t chunk_nodes = tiles > cap ? (tiles + cap - 1) / cap : 0;
+  return (held + chunk_nodes) * static_cast<std::int64_t>(sizeof(Moments<double>));
 }
 
 template <class Real>
 void launch_monte_carlo(const PathParams<Real>* params, const DeviceRun& run,
                         Moments<double>* moments, void* workspace, StreamHandle stream,
-                        const LaunchConfig& config) {
+                        const LaunchConfig& config, const TilesDone& tiles_done) {
   if (run.antithetic && run.control) {
-    launch<Mode<true, true>>(params, run, moments, workspace, stream, config);
+    launch<Mode<true, true>>(params, run, moments, workspace, stream, config, tiles_done);
   } else if (run.antithetic) {
-    launch<Mode<true, false>>(params, run, moments, workspace, stream, config);
+    launch<Mode<true, false>>(params, run, moments, workspace, stream, config, tiles_done);
   } else if (run.control) {
-    launch<Mode<false, true>>(params, run, moments, workspace, stream, config);
+    launch<Mode<false, true>>(params, run, moments, workspace, stream, config, tiles_done);
   } else {
-    launch<Mode<false, false>>(params, run, moments, workspace, stream, config);
+    launch<Mode<false, false>>(params, run, moments, workspace, stream, config, tiles_done);
   }
 }
 
 template void launch_monte_carlo<float>(const PathParams<float>*, const DeviceRun&,
-                                        Moments<double>*, void*, StreamHandle, const LaunchConfig&);
+                                        Moments<double>*, void*, StreamHandle, const LaunchConfig&,
+                                        const TilesDone&);
 template void launch_monte_carlo<double>(const PathParams<double>*, const DeviceRun&,
-                                         Moments<double>*, void*, StreamHandle,
-                                         const LaunchConfig&);
+                                         Moments<double>*, void*, StreamHandle, const LaunchConfig&,
+                                         const TilesDone&);
 
 }  // namespace gpukit::finance::mc

@@ -3,6 +3,7 @@
 // monte_carlo.cpp, the GPU tests (which force each launch shape) and `gpukit bench mc`.
 
 #include <cstdint>
+#include <functional>
 
 #include "finance/monte_carlo_paths.hpp"
 #include "gpukit/core/cuda_handles.hpp"
@@ -23,6 +24,9 @@ struct LaunchConfig {
   LaunchShape shape = LaunchShape::automatic;
   int threads_per_block = 256;  // a multiple of 32, at most 1024
   int max_blocks = 0;           // multi_block grid cap; 0 = enough to fill the device
+  /// Tile moments the workspace holds at most (a power of two); smaller values force the grouped
+  /// and chunked launches (the tests), with the same bits.
+  std::int64_t workspace_tiles = kMonteCarloDeviceWorkspaceTiles;
 };
 
 struct DeviceRun {
@@ -36,15 +40,23 @@ struct DeviceRun {
   PathKind kind = PathKind::mixed;
 };
 
-/// Bytes of the tile workspace a run needs (one Moments<double> per tile of every option).
-std::int64_t workspace_bytes(const DeviceRun& run);
+/// Bytes of the tile workspace a run needs: one Moments<double> per tile of every option, at most
+/// kMonteCarloDeviceWorkspaceTiles of them (options are launched in groups whose tiles fit, an
+/// option with more tiles in aligned chunks), plus one per chunk of such an option. At most about
+/// 64 MiB plus 1 MiB at kMonteCarloMaxPaths, whatever the rows and paths.
+std::int64_t workspace_bytes(const DeviceRun& run,
+                             std::int64_t workspace_tiles = kMonteCarloDeviceWorkspaceTiles);
+
+/// Told the tiles just computed (the launcher then waits for the stream: set only for progress).
+using TilesDone = std::function<void(std::int64_t tiles)>;
 
 /// Computes the merged moments of each option into `moments` (device, run.options entries).
 /// `params` and `workspace` (workspace_bytes) are device memory; float runs use the hardware's
-/// approximations (monte_carlo_paths.hpp, quad_normals<true>).
+/// approximations (monte_carlo_paths.hpp, quad_normals<true>). The bits do not depend on the
+/// groups and chunks: each chunk is a whole subtree of the fixed per-option tree.
 template <class Real>
 void launch_monte_carlo(const PathParams<Real>* params, const DeviceRun& run,
                         Moments<double>* moments, void* workspace, StreamHandle stream,
-                        const LaunchConfig& config = {});
+                        const LaunchConfig& config = {}, const TilesDone& tiles_done = {});
 
 }  // namespace gpukit::finance::mc

@@ -1,0 +1,434 @@
+// The independent reference of price_monte_carlo_book (gpukit mc --check and the tests): one
+// scalar loop per path in long double, written from the contract in monte_carlo.hpp (the Philox
+// words of each sample, the uniforms, Box-Muller, the path, the payoff, the estimators), sharing
+// no code with the pricer but rng::philox4x32_10, which the Random123 known-answer vectors check.
+// Beside each value it carries an a-priori bound on how far the pricer's value can be from the
+// exact value of the same estimator on the same numbers, built up sample by sample from the
+// rounding of each operation (the "running error analysis" of Higham, Accuracy and Stability of
+// Numerical Algorithms, 2nd ed., section 3.3).
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gpukit/core/error.hpp"
+#include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/rng/philox.hpp"
+
+namespace gpukit::finance {
+
+namespace {
+
+using LD = long double;
+
+// The error model of one computing precision (the pricer's Real), from the documented accuracy
+// of what each backend calls: double: the platform's exp/log/sin/cos/sqrt within 2 ulps on the
+// CPU and on the GPU; float: the GPU's approximations as the PTX ISA states them (lg2.approx
+// absolute 2^-22.6, sin/cos.approx absolute 2^-20.9 on [-pi, pi], ex2.approx relative 2^-22.5),
+// rounded up, which also covers the CPU's accurate float functions.
+struct ErrorModel {
+  LD u;            // unit roundoff of Real
+  LD log_abs;      // absolute error of the log2 of a uniform (float), or 0
+  LD trig_abs;     // absolute error of cos / sin of the angle
+  LD exp_rel;      // relative error of exp
+  bool fast_math;  // float: the multiply by 1/ln 2 before exp2 adds u |y|
+};
+
+ErrorModel model_of(Precision precision) {
+  constexpr LD kUnitDouble = 0x1p-53L;
+  if (precision == Precision::float64) {
+    return {kUnitDouble, 0, 4 * kUnitDouble, 2 * kUnitDouble, false};
+  }
+  constexpr LD kUnitFloat = 0x1p-24L;
+  return {kUnitFloat, 0x1p-22L, 0x1p-20L + 4 * kUnitFloat, 0x1p-22L + 2 * kUnitFloat, true};
+}
+
+LD rounded_to(Precision precision, double value) {
+  return precision == Precision::float32 ? LD(static_cast<float>(value)) : LD(value);
+}
+
+bool is_down(BarrierType t) { return t == BarrierType::down_out || t == BarrierType::down_in; }
+bool is_in(BarrierType t) { return t == BarrierType::down_in || t == BarrierType::up_in; }
+
+struct Row {
+  bool put = false;
+  LD strike_over_spot = 0, drift = 0, vol = 0, barrier = 0, bridge_scale = 0;  // w = +-y units
+  LD drift_error = 0, vol_error = 0, strike_error = 0, barrier_error = 0, bridge_error_rel = 0;
+  LD direction = 1;  // y = direction * w
+  BarrierType type = BarrierType::none;
+  bool continuous = false, knocked_at_start = false;
+  std::uint32_t steps = 1;
+  std::uint64_t stream = 0;
+  LD scale = 0, expected_control = 1;  // discounted spot; E[S_T / S0]
+};
+
+// A value and the bound on its error.
+struct Bounded {
+  LD value = 0, error = 0;
+};
+
+// One sample's x (payoff in spot units) and c (S_T / S0) with their error bounds.
+struct Sample {
+  Bounded x, c;
+};
+
+// The normals of a quad at a step: z[j] for paths 4q + j, each with its error bound.
+void quad_normals(const Row& row, const ErrorModel& m, Precision precision, std::uint64_t seed,
+                  std::uint64_t quad, std::uint32_t step, Bounded z[4]) {
+  // The counter layout of monte_carlo.hpp: the stream key's bits 0-31 in the option word, 32-52
+  // at path bits 43-63, 53-63 at step-word bits 21-31.
+  const std::uint64_t path = quad | (((row.stream >> 32) & 0x1FFFFFu) << 43);
+  const std::uint32_t high_step = static_cast<std::uint32_t>(row.stream >> 53) << 21;
+  const rng::Uint32x2 key{
+      {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
+  auto words = [&](std::uint32_t step_word) {
+    const rng::Uint32x4 counter{{static_cast<std::uint32_t>(path),
+                                 static_cast<std::uint32_t>(path >> 32), high_step | step_word,
+                                 static_cast<std::uint32_t>(row.stream)}};
+    return rng::philox4x32_10(counter, key);
+  };
+  auto box_muller = [&](LD u1, LD u2, Bounded& first, Bounded& second) {
+    const LD minus_two_log = -2 * std::log(u1);
+    const LD r = std::sqrt(minus_two_log);
+    const LD angle = 2 * 3.14159265358979323846264338327950288L * u2;
+    // -2 ln u1: the log's error (float: absolute in log2, times 2 ln 2) and the product's.
+    const LD d_r2 =
+        2 * 0.693147180559945309417232121458176568L * m.log_abs + 2 * m.u * minus_two_log;
+    const LD d_r = std::min(std::sqrt(d_r2), r > 0 ? d_r2 / r : std::sqrt(d_r2)) + 2 * m.u * r;
+    first.value = r * std::cos(angle);
+    second.value = r * std::sin(angle);
+    first.error = d_r + r * m.trig_abs + m.u * std::fabs(first.value);
+    second.error = d_r + r * m.trig_abs + m.u * std::fabs(second.value);
+  };
+  if (precision == Precision::float32) {
+    // uniform_float: (m + 1/2) 2^-23 with m the top 23 bits of a word; two pairs from one call.
+    const rng::Uint32x4 w = words(step);
+    for (int pair = 0; pair < 2; ++pair) {
+      const LD u1 = (LD(w.word[2 * pair] >> 9) + 0.5L) * 0x1p-23L;
+      const LD u2 = (LD(w.word[2 * pair + 1] >> 9) + 0.5L) * 0x1p-23L;
+      box_muller(u1, u2, z[2 * pair], z[2 * pair + 1]);
+    }
+  } else {
+    // uniform_double: (m + 1/2) 2^-52 with m = 32 bits of one word and 20 of the next; one pair
+    // per call, blocks 2 step and 2 step + 1.
+    for (std::uint32_t block = 0; block < 2; ++block) {
+      const rng::Uint32x4 w = words(2 * step + block);
+      auto uniform = [](std::uint32_t high, std::uint32_t low) {
+        const std::uint64_t bits = (std::uint64_t{high} << 20) | (low >> 12);
+        return (LD(bits) + 0.5L) * 0x1p-52L;
+      };
+      box_muller(uniform(w.word[0], w.word[1]), uniform(w.word[2], w.word[3]), z[2 * block],
+                 z[2 * block + 1]);
+    }
+  }
+}
+
+// The four samples of quad q (antithetic: of the pairs driven by z and -z).
+void quad_samples(const Row& row, const ErrorModel& m, Precision precision, std::uint64_t seed,
+                  bool antithetic, std::uint64_t quad, Sample out[4]) {
+  const int ways = antithetic ? 8 : 4;
+  Bounded w[8], alive[8];
+  LD lowest_gap[8];  // discrete: the smallest w - barrier over the dates
+  bool ambiguous[8] = {};
+  for (int j = 0; j < ways; ++j) {
+    w[j] = {};
+    alive[j] = {row.knocked_at_start ? LD(0) : LD(1), 0};
+    lowest_gap[j] = std::numeric_limits<LD>::infinity();
+  }
+  for (std::uint32_t step = 0; step < row.steps; ++step) {
+    Bounded z[4];
+    quad_normals(row, m, precision, seed, quad, step, z);
+    for (int j = 0; j < ways; ++j) {
+      const LD sign = j < 4 ? 1 : -1;
+      const Bounded& zj = z[j & 3];
+      const LD increment = row.drift + sign * row.vol * zj.value;
+      LD increment_error = std::fabs(row.vol) * zj.error + row.vol_error * std::fabs(zj.value) +
+                           row.drift_error + m.u * std::fabs(increment);
+      if (m.fast_math) {
+        increment_error += 2 * m.u * (std::fabs(row.vol * zj.value) + std::fabs(row.drift));
+      }
+      const Bounded before = w[j];
+      w[j].value += increment;
+      w[j].error += increment_error + m.u * std::fabs(w[j].value);
+      if (row.type == BarrierType::none) continue;
+      const LD gap = w[j].value - row.barrier;
+      const LD gap_error = w[j].error + row.barrier_error + m.u * std::fabs(gap);
+      if (!row.continuous) {
+        lowest_gap[j] = std::min(lowest_gap[j], gap);
+        if (std::fabs(gap) <= gap_error) ambiguous[j] = true;
+        continue;
+      }
+      // Survival of the bridge: f = 1 - exp(s a c) for c > 0, else 0; f is continuous at c = 0.
+      const LD a = before.value - row.barrier;
+      const LD a_error = before.error + row.barrier_error + m.u * std::fabs(a);
+      const LD exponent = row.bridge_scale * a * gap;
+      const LD exponent_error =
+          std::fabs(row.bridge_scale) *
+              (std::fabs(gap) * a_error + std::fabs(a) * gap_error + a_error * gap_error) +
+          std::fabs(exponent) * (row.bridge_error_rel + 3 * m.u);
+      const LD f = gap > 0 ? 1 - std::exp(exponent) : LD(0);
+      LD f_error =
+          std::expm1(exponent_error) * std::exp(std::min(LD(0), exponent + exponent_error)) +
+          m.exp_rel + m.u;
+      if (std::fabs(gap) <= gap_error)
+        f_error = std::max(f_error, std::fabs(exponent) + exponent_error);
+      f_error = std::min(f_error, LD(1));
+      const Bounded old = alive[j];
+      alive[j].value = old.value * f;
+      alive[j].error =
+          old.error * f + old.value * f_error + old.error * f_error + m.u * alive[j].value;
+    }
+  }
+  Bounded x[8], c[8];
+  for (int j = 0; j < ways; ++j) {
+    const LD y = row.direction * w[j].value;
+    LD exp_error = m.exp_rel;
+    if (m.fast_math) exp_error += m.u * std::fabs(y);
+    const LD terminal = std::exp(y);
+    const LD terminal_error =
+        terminal * (std::expm1(w[j].error) + exp_error * std::exp(w[j].error));
+    const LD intrinsic =
+        row.put ? row.strike_over_spot - terminal : terminal - row.strike_over_spot;
+    const LD vanilla = std::max(intrinsic, LD(0));
+    const LD vanilla_error = terminal_error + row.strike_error + m.u * std::fabs(intrinsic);
+    Bounded payoff{vanilla, vanilla_error};
+    if (row.type != BarrierType::none && !row.continuous) {
+      const bool survived = !row.knocked_at_start && lowest_gap[j] > 0;
+      const bool paid = survived != is_in(row.type);
+      payoff.value = paid ? vanilla : 0;
+      payoff.error = ambiguous[j] ? vanilla + vanilla_error : (paid ? vanilla_error : 0);
+    } else if (row.type != BarrierType::none) {
+      const LD weight = is_in(row.type) ? 1 - alive[j].value : alive[j].value;
+      payoff.value = vanilla * weight;
+      payoff.error = vanilla_error * weight + vanilla * alive[j].error +
+                     vanilla_error * alive[j].error + 2 * m.u * (vanilla + payoff.value);
+    }
+    x[j] = payoff;
+    c[j] = {terminal, terminal_error};
+  }
+  for (int j = 0; j < 4; ++j) {
+    if (antithetic) {
+      out[j].x.value = 0.5L * (x[j].value + x[j + 4].value);
+      out[j].x.error = 0.5L * (x[j].error + x[j + 4].error) + m.u * std::fabs(out[j].x.value);
+      out[j].c.value = 0.5L * (c[j].value + c[j + 4].value);
+      out[j].c.error = 0.5L * (c[j].error + c[j + 4].error) + m.u * std::fabs(out[j].c.value);
+    } else {
+      out[j] = {x[j], c[j]};
+    }
+  }
+}
+
+// Sums over a block of samples, from the shifts (x0, c0) of the option's first sample.
+struct Sums {
+  LD n = 0;
+  LD sx = 0, sxx = 0, sc = 0, scc = 0, sxc = 0;  // of x - x0 and c - c0
+  LD ax = 0, ac = 0, axx = 0, acc = 0;           // of |x|, |c|, x^2, c^2
+  LD ex = 0, ec = 0;                             // of the error bounds
+  LD exx = 0, ecc = 0, exc = 0, ecx = 0;  // |x - x0| dx, |c - c0| dc, |c - c0| dx, |x - x0| dc
+  LD max_x = 0, max_c = 0;
+
+  void add(const Sample& s, LD x0, LD c0) {
+    const LD dx = s.x.value - x0, dc = s.c.value - c0;
+    n += 1;
+    sx += dx, sxx += dx * dx, sc += dc, scc += dc * dc, sxc += dx * dc;
+    ax += std::fabs(s.x.value), ac += std::fabs(s.c.value);
+    axx += s.x.value * s.x.value, acc += s.c.value * s.c.value;
+    ex += s.x.error, ec += s.c.error;
+    exx += std::fabs(dx) * s.x.error, ecc += std::fabs(dc) * s.c.error;
+    exc += std::fabs(dc) * s.x.error, ecx += std::fabs(dx) * s.c.error;
+    max_x = std::max(max_x, std::fabs(s.x.value)), max_c = std::max(max_c, std::fabs(s.c.value));
+  }
+  void add(const Sums& o) {
+    n += o.n;
+    sx += o.sx, sxx += o.sxx, sc += o.sc, scc += o.scc, sxc += o.sxc;
+    ax += o.ax, ac += o.ac, axx += o.axx, acc += o.acc;
+    ex += o.ex, ec += o.ec, exx += o.exx, ecc += o.ecc, exc += o.exc, ecx += o.ecx;
+    max_x = std::max(max_x, o.max_x), max_c = std::max(max_c, o.max_c);
+  }
+};
+
+constexpr std::int64_t kQuadsPerBlock = 1 << 12;
+
+}  // namespace
+
+MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
+                                          const MonteCarloOptions& options, int threads) {
+  if (book.count < 0 || options.paths < 2 || options.paths > kMonteCarloMaxPaths ||
+      (options.antithetic && options.paths % 2 != 0)) {
+    throw InvalidInput("monte carlo reference: invalid book or paths");
+  }
+  const Precision precision = options.precision;
+  const ErrorModel m = model_of(precision);
+  const std::int64_t samples = options.antithetic ? options.paths / 2 : options.paths;
+  const std::int64_t quads = (samples + 3) / 4;
+  const std::int64_t blocks = (quads + kQuadsPerBlock - 1) / kQuadsPerBlock;
+  const auto n = static_cast<std::size_t>(book.count);
+  std::vector<Row> rows(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto per = [i](const PerOption<double>& p) { return p.values ? p.values[i] : p.scalar; };
+    const LD spot = rounded_to(precision, book.spot[i]);
+    const LD strike = rounded_to(precision, book.strike[i]);
+    const LD maturity = rounded_to(precision, book.maturity[i]);
+    const LD rate = rounded_to(precision, per(book.rate));
+    const LD sigma = rounded_to(precision, per(book.volatility));
+    const LD dividend = rounded_to(precision, per(book.dividend));
+    Row& r = rows[i];
+    r.put = book.is_put[i] != 0;
+    r.steps = book.steps != nullptr ? book.steps[i] : 1;
+    if (r.steps < 1 || r.steps > kMonteCarloMaxSteps) {
+      throw InvalidInput(fmt::format("monte carlo reference: option {}: bad steps", i));
+    }
+    r.stream =
+        book.stream != nullptr ? book.stream[i] : std::uint64_t{options.first_option_index} + i;
+    r.type = book.barrier_type != nullptr ? book.barrier_type[i] : BarrierType::none;
+    const LD dt = maturity / r.steps;
+    const LD kUd = 0x1p-53L;  // the pricer computes its parameters in double, then rounds
+    r.strike_over_spot = strike / spot;
+    r.strike_error = (m.u + kUd) * r.strike_over_spot;
+    const LD drift = (rate - dividend - sigma * sigma / 2) * dt;
+    const LD vol = sigma * std::sqrt(dt);
+    r.drift_error = m.u * std::fabs(drift) +
+                    4 * kUd * (std::fabs(rate) + std::fabs(dividend) + sigma * sigma / 2) * dt;
+    r.vol_error = (m.u + 3 * kUd) * vol;
+    r.scale = spot * std::exp(-rate * maturity);
+    r.expected_control = std::exp((rate - dividend) * maturity);
+    r.continuous = options.monitoring == BarrierMonitoring::continuous;
+    const bool up = r.type == BarrierType::up_out || r.type == BarrierType::up_in;
+    r.direction = up ? -1 : 1;
+    r.drift = up ? -drift : drift;
+    r.vol = up ? -vol : vol;
+    if (r.type != BarrierType::none) {
+      const LD barrier = rounded_to(precision, book.barrier[i]);
+      const LD log_barrier = std::log(barrier / spot);
+      r.barrier = up ? -log_barrier : log_barrier;
+      r.barrier_error = m.u * std::fabs(log_barrier) + 2 * kUd * (1 + std::fabs(log_barrier));
+      const LD variance_dt = sigma * sigma * dt;
+      r.bridge_scale = variance_dt > 0 ? -2 / variance_dt : -std::numeric_limits<LD>::infinity();
+      r.bridge_error_rel = m.u + 4 * kUd;
+      r.knocked_at_start = is_down(r.type) ? spot <= barrier : spot >= barrier;
+    }
+  }
+  // Every (option, block of quads) on its own; blocks are added in order.
+  std::vector<Sums> block_sums(n * static_cast<std::size_t>(blocks));
+  std::vector<Sample> first(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Sample s[4];
+    quad_samples(rows[i], m, precision, options.seed, options.antithetic, 0, s);
+    first[i] = s[0];
+  }
+  const std::int64_t work = static_cast<std::int64_t>(n) * blocks;
+  const int t = threads > 0 ? threads : Context::cpu().effective_cpu_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(t)
+  for (std::int64_t k = 0; k < work; ++k) {
+    const auto i = static_cast<std::size_t>(k / blocks);
+    const std::int64_t block = k % blocks;
+    Sums& sums = block_sums[static_cast<std::size_t>(k)];
+    const std::int64_t end = std::min(quads, (block + 1) * kQuadsPerBlock);
+    for (std::int64_t q = block * kQuadsPerBlock; q < end; ++q) {
+      Sample s[4];
+      quad_samples(rows[i], m, precision, options.seed, options.antithetic,
+                   static_cast<std::uint64_t>(q), s);
+      for (int j = 0; j < 4 && 4 * q + j < samples; ++j) {
+        sums.add(s[j], first[i].x.value, first[i].c.value);
+      }
+    }
+  }
+  MonteCarloReference result;
+  result.price.resize(n), result.std_error.resize(n);
+  result.price_bound.resize(n), result.std_error_bound.resize(n);
+  constexpr LD kUd = 0x1p-53L;
+  // The pricer's statistics: lane sums of up to 64 samples and the 5-level lane tree in Real,
+  // then the tile tree in double; each level's Chan update costs a few roundings.
+  const std::int64_t tiles = (samples + kMonteCarloTileSamples - 1) / kMonteCarloTileSamples;
+  const LD gamma =
+      (64 + 4 * 5) * m.u + 4 * (std::log2(LD(std::max<std::int64_t>(tiles, 1))) + 2) * kUd;
+  // The reference's own sums: a block's recursive sum, then the blocks'.
+  const LD gamma_reference =
+      LD(kQuadsPerBlock * 4 + blocks + 4) * std::numeric_limits<LD>::epsilon();
+  for (std::size_t i = 0; i < n; ++i) {
+    Sums s;
+    for (std::int64_t b = 0; b < blocks; ++b)
+      s.add(block_sums[i * static_cast<std::size_t>(blocks) + b]);
+    const Row& row = rows[i];
+    const LD count = s.n;
+    const LD x0 = first[i].x.value, c0 = first[i].c.value;
+    const LD mean_x = x0 + s.sx / count, mean_c = c0 + s.sc / count;
+    const LD m2x = std::max(LD(0), s.sxx - s.sx * s.sx / count);
+    const LD m2c = std::max(LD(0), s.scc - s.sc * s.sc / count);
+    const LD co = s.sxc - s.sx * s.sc / count;
+    const LD g = gamma + gamma_reference;
+    // Bounds on the pricer's moments: its samples' errors plus its sums' rounding.
+    const LD d_mean_x = s.ex / count + g * (s.ax / count + s.max_x);
+    const LD d_mean_c = s.ec / count + g * (s.ac / count + s.max_c);
+    const LD square_x = s.axx + 2 * s.max_x * s.ax + count * s.max_x * s.max_x;  // sum (|x|+M)^2
+    const LD square_c = s.acc + 2 * s.max_c * s.ac + count * s.max_c * s.max_c;
+    const LD d_m2x = 2 * (s.exx + std::fabs(x0 - mean_x) * s.ex) + g * square_x;
+    const LD d_m2c = 2 * (s.ecc + std::fabs(c0 - mean_c) * s.ec) + g * square_c;
+    const LD d_co = s.exc + std::fabs(c0 - mean_c) * s.ex + s.ecx + std::fabs(x0 - mean_x) * s.ec +
+                    g * std::sqrt(square_x * square_c);
+    LD mean = mean_x, residual = m2x, d_mean = d_mean_x, d_residual = d_m2x;
+    if (options.control_variate && m2c > 0) {
+      const LD beta = co / m2c;
+      // First order in the moments' errors, doubled for the second (valid while d_m2c < m2c/2;
+      // beyond that the bound is infinite).
+      const LD d_beta = d_m2c < m2c / 2 ? 2 * (d_co + std::fabs(beta) * d_m2c) / m2c
+                                        : std::numeric_limits<LD>::infinity();
+      const LD gap = mean_c - row.expected_control;
+      mean = mean_x - beta * gap;
+      d_mean = d_mean_x + std::fabs(beta) * (d_mean_c + 2 * kUd * row.expected_control) +
+               (std::fabs(gap) + d_mean_c) * d_beta;
+      residual = std::max(LD(0), m2x - beta * co);
+      d_residual = d_m2x + 2 * std::fabs(beta) * d_co + beta * beta * d_m2c +
+                   (std::fabs(co) + d_co) * d_beta;
+    }
+    const LD price = row.scale * mean;
+    const LD variance = count > 1 ? residual / (count - 1) : 0;
+    const LD std_error = row.scale * std::sqrt(variance / count);
+    result.price[i] = static_cast<double>(price);
+    result.std_error[i] = static_cast<double>(std_error);
+    // The pricer's scale (an exp and a product in double) and the rounding of its results.
+    result.price_bound[i] = static_cast<double>(row.scale * d_mean + 6 * kUd * std::fabs(price));
+    LD d_std_error = 0;
+    if (count > 1) {
+      const LD d_variance = d_residual / (count - 1);
+      const LD root_gap =
+          std::min(std::sqrt(d_variance),
+                   variance > 0 ? d_variance / std::sqrt(variance) : std::sqrt(d_variance));
+      d_std_error = row.scale * root_gap / std::sqrt(count) + 8 * kUd * std_error;
+    }
+    result.std_error_bound[i] = static_cast<double>(d_std_error);
+  }
+  return result;
+}
+
+MonteCarloAgreement monte_carlo_agreement(const MonteCarloBookResult& result,
+                                          const MonteCarloReference& reference) {
+  if (result.price.size() != reference.price.size() ||
+      result.std_error.size() != reference.std_error.size()) {
+    throw InvalidInput("monte carlo agreement: the result and the reference differ in rows");
+  }
+  MonteCarloAgreement a;
+  for (std::size_t i = 0; i < reference.price.size(); ++i) {
+    const double price_gap = std::fabs(result.price[i] - reference.price[i]);
+    const double error_gap = std::fabs(result.std_error[i] - reference.std_error[i]);
+    a.max_abs_price_difference = std::max(a.max_abs_price_difference, price_gap);
+    if (reference.std_error[i] > 0) {
+      a.max_price_difference_in_std_errors =
+          std::max(a.max_price_difference_in_std_errors, price_gap / reference.std_error[i]);
+    }
+    if (reference.price_bound[i] > 0) {
+      a.max_price_difference_over_bound =
+          std::max(a.max_price_difference_over_bound, price_gap / reference.price_bound[i]);
+    }
+    // The bounds are exact-arithmetic statements; an equal value is within them.
+    if (!(price_gap <= reference.price_bound[i]) || !(error_gap <= reference.std_error_bound[i])) {
+      ++a.rows_over_bound;
+    }
+  }
+  return a;
+}
+
+}  // namespace gpukit::finance
