@@ -347,8 +347,13 @@ MonteCarloOptions golden_options(int mode) {
   return options;
 }
 
+// Double precision only: the float pricer's bits depend on the processor's libm float functions
+// (this machine's EPYC and the GPU machine's host differ in the last bits of mode 2, both before
+// and after issue 18), so a float golden value would fail on other CPUs; the float path draws the
+// same Philox numbers as the double one, which these three modes pin.
 TEST(MonteCarlo, ExistingSeedsKeepTheirBits) {
-  const std::uint64_t golden[4][16] = {
+  constexpr int kModes[] = {0, 1, 3};
+  const std::uint64_t golden[3][16] = {
       {
           0x40144eda19c368d5ull,
           0x3fc49ab7b3314719ull,
@@ -386,24 +391,6 @@ TEST(MonteCarlo, ExistingSeedsKeepTheirBits) {
           0x3fb1bf7ef911b3aeull,
       },
       {
-          0x4015ba61c2cbe8f0ull,
-          0x3fc61ce8992572b1ull,
-          0x4040ed9b89bdf7e8ull,
-          0x3fd5ea14551d402eull,
-          0x4024888c1631b4faull,
-          0x3fd70389a3b1b31cull,
-          0x402fc7945d07832eull,
-          0x3fd32822b4eac196ull,
-          0x3fc004c522178f0dull,
-          0x3f983dd9fef0e796ull,
-          0x40231bd4775d2862ull,
-          0x3fd093ea8085d787ull,
-          0x40111eb931de405aull,
-          0x3fbd1453019f581bull,
-          0x40304566fad772f9ull,
-          0x3fcd847711e889e2ull,
-      },
-      {
           0x40152b881cb0bbf8ull,
           0x3fa1d6af0b6b1023ull,
           0x404104f7f14a4c73ull,
@@ -423,7 +410,8 @@ TEST(MonteCarlo, ExistingSeedsKeepTheirBits) {
       },
   };
   const McBook book(golden_rows());
-  for (int mode = 0; mode < 4; ++mode) {
+  for (int m = 0; m < 3; ++m) {
+    const int mode = kModes[m];
     const MonteCarloBookResult r =
         price_monte_carlo_book(Context::cpu(), book.view(), golden_options(mode));
     ASSERT_EQ(r.price.size(), 8u);
@@ -431,8 +419,8 @@ TEST(MonteCarlo, ExistingSeedsKeepTheirBits) {
       std::uint64_t price = 0, std_error = 0;
       std::memcpy(&price, &r.price[i], 8);
       std::memcpy(&std_error, &r.std_error[i], 8);
-      EXPECT_EQ(price, golden[mode][2 * i]) << "mode " << mode << " row " << i;
-      EXPECT_EQ(std_error, golden[mode][2 * i + 1]) << "mode " << mode << " row " << i;
+      EXPECT_EQ(price, golden[m][2 * i]) << "mode " << mode << " row " << i;
+      EXPECT_EQ(std_error, golden[m][2 * i + 1]) << "mode " << mode << " row " << i;
     }
   }
 }
