@@ -551,6 +551,8 @@ TEST(ScanEngineGpu, PipelinedEngineEveryTypeAndOperationMatchesTheSequentialFold
 struct CommutativeCheckedIntSum : CheckedIntSum {
   static constexpr bool kCommutative = true;
 };
+// Named here because nvcc does not count the engine's requires-expression as a use (#177-D).
+static_assert(CommutativeCheckedIntSum::kCommutative);
 
 /// Scans x on the pipelined engine; checks every output, the overflow report and that the
 /// workspace is left clean (tiles of 8192 int32).
