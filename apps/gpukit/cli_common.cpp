@@ -221,6 +221,14 @@ void set_command_line(int argc, char** argv) {
   }
 }
 
+BookFileOptions add_book_file_options(CLI::App& command, std::string& input, std::string& output) {
+  CLI::Option* in = command.add_option("--input,-i", input, "Option book CSV ('-' for stdin)");
+  CLI::Option* out = command.add_option("--output,-o", output,
+                                        "Priced book CSV ('-' for stdout); needed with --input");
+  in->needs(out);
+  return {in, out};
+}
+
 io::OptionBook read_book_with_progress(const std::string& command, const std::string& input,
                                        const io::BookDefaults& defaults, io::BookColumns columns,
                                        char delimiter) {

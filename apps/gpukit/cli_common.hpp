@@ -74,6 +74,13 @@ void write_output_atomically(const std::string& path,
 /// every read or write fails, so no file opened later takes its number.
 void guard_standard_streams();
 
+/// Adds --input/-i and --output/-o for an option book (bs, mc); --input needs --output.
+struct BookFileOptions {
+  CLI::Option* input;
+  CLI::Option* output;
+};
+BookFileOptions add_book_file_options(CLI::App& command, std::string& input, std::string& output);
+
 /// Reads an option book from `input` ("-" is stdin) for subcommand `command` ("bs", "mc"), with a
 /// progress line on stderr while a person watches (stderr is a terminal, no --quiet), ended by a
 /// newline.

@@ -186,10 +186,7 @@ void register_bs(CLI::App& app) {
       "study, slides 3-15)");
   command->footer(kBsBookHelp);
   auto args = std::make_shared<BsArgs>();
-  auto* input = command->add_option("--input,-i", args->input, "Option book CSV ('-' for stdin)");
-  auto* output = command->add_option("--output,-o", args->output,
-                                     "Priced book CSV ('-' for stdout); needed with --input");
-  input->needs(output);
+  auto [input, output] = add_book_file_options(*command, args->input, args->output);
   auto* demo =
       command
           ->add_option(

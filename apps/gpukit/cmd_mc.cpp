@@ -224,10 +224,7 @@ void register_mc(CLI::App& app) {
       "case study, slides 16-39)");
   command->footer(kMcBookHelp);
   auto args = std::make_shared<McArgs>();
-  auto* input = command->add_option("--input,-i", args->input, "Option book CSV ('-' for stdin)");
-  auto* output = command->add_option("--output,-o", args->output,
-                                     "Priced book CSV ('-' for stdout); needed with --input");
-  input->needs(output);
+  auto [input, output] = add_book_file_options(*command, args->input, args->output);
   auto* demo =
       command
           ->add_option("--demo", args->demo_options,

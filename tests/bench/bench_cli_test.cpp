@@ -11,15 +11,13 @@
 
 namespace {
 
-using gpukit::cli_testing::Result;
-using gpukit::cli_testing::run;
-using gpukit::cli_testing::scratch;
-using gpukit::cli_testing::slurp;
+using namespace gpukit::cli_testing;  // run, Result, scratch, slurp, write_file
 
 TEST(BenchCli, SizeOutOfRangeIsAUsageErrorNamingTheRange) {
   const Result r = run("bench bs --device cpu --size 1e12");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--size 1000000000000 is out of range: 1 to 536870912 options"), std::string::npos)
+  EXPECT_NE(r.err.find("--size 1000000000000 is out of range: 1 to 536870912 options"),
+            std::string::npos)
       << r.err;
   EXPECT_EQ(r.out, "");  // nothing was measured
   const Result negative = run("bench reduce --device cpu --size -5");

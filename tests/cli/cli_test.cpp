@@ -15,11 +15,7 @@
 
 namespace {
 
-using gpukit::cli_testing::Result;
-using gpukit::cli_testing::run;
-using gpukit::cli_testing::scratch;
-using gpukit::cli_testing::slurp;
-using gpukit::cli_testing::write_file;
+using namespace gpukit::cli_testing;  // run, Result, scratch, slurp, write_file
 
 TEST(Cli, PricesABookWithPassThroughColumnsAndGreeks) {
   const std::string book = write_file("book.csv",

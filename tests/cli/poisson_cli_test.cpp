@@ -18,10 +18,7 @@
 
 namespace {
 
-using gpukit::cli_testing::Result;
-using gpukit::cli_testing::run;
-using gpukit::cli_testing::scratch;
-using gpukit::cli_testing::slurp;
+using namespace gpukit::cli_testing;  // run, Result, scratch, slurp, write_file
 
 std::string path(const std::string& name) { return (scratch() / name).string(); }
 

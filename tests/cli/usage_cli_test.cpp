@@ -22,11 +22,7 @@
 
 namespace {
 
-using gpukit::cli_testing::Result;
-using gpukit::cli_testing::run;
-using gpukit::cli_testing::scratch;
-using gpukit::cli_testing::slurp;
-using gpukit::cli_testing::write_file;
+using namespace gpukit::cli_testing;  // run, Result, scratch, slurp, write_file
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
