@@ -77,7 +77,8 @@ void check_prices(const Context& context, const BsArgs& args, const finance::Eur
   const finance::BlackScholesCheck check = finance::check_european_book_prices(
       view, precision, cdf, price, context.effective_cpu_threads());
   fmt::print(stderr,
-             "check: {} {} --cdf {} prices against the long double reference: L1 norm {:E}, max "
+             "gpukit: bs: check: {} {} --cdf {} prices against the long double reference: L1 norm "
+             "{:E}, max "
              "abs error {:E}, worst error {:.3g} of its bound{}: {}\n",
              context.describe(), args.precision, args.cdf, check.metrics.relative_l1,
              check.metrics.max_abs, check.worst_ratio,

@@ -39,8 +39,8 @@ void compact_file(const Context& context, const io::NpyArray& array, const Compa
         static_cast<std::size_t>(primitives::compact_sequential<T>(values, reference, keep)));
     const bool ok = std::equal(reference.begin(), reference.end(), kept.begin(), kept.end(),
                                [](T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; });
-    std::cerr << fmt::format("check: sequential CPU reference keeps {}: {}\n", reference.size(),
-                             ok ? "ok" : "FAILED");
+    std::cerr << fmt::format("gpukit: compact: check: sequential CPU reference keeps {}: {}\n",
+                             reference.size(), ok ? "ok" : "FAILED");
     if (!ok) throw Error(ErrorKind::check_failed, "compact: result differs from the reference");
   }
   io::write_npy<T>(cli.output, std::span<const T>(kept));

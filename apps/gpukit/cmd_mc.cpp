@@ -63,7 +63,7 @@ std::optional<std::string> check_against_reference(const Context& context,
       finance::monte_carlo_reference(view, options, context.cpu_threads);
   const finance::MonteCarloAgreement a = finance::monte_carlo_agreement(result, reference);
   fmt::print(stderr,
-             "gpukit: mc --check: {} {} vs an independent long-double reference on the same "
+             "gpukit: mc: check: {} {} vs an independent long-double reference on the same "
              "random numbers ({} options): max abs price difference {:E} ({:.3E} standard errors, "
              "{:.3f} of the derived bound)\n",
              context.describe(), precision, reference.price.size(), a.max_abs_price_difference,

@@ -80,7 +80,8 @@ void check_solution(const Context& context, const pde::PoissonGrid& grid,
   const pde::PoissonCheck check =
       pde::check_poisson_solution<Real>(grid, f, u, options.gauge, context.effective_cpu_threads());
   std::cerr << fmt::format(
-      "check: long double reference (FFTW), relative L1 {:.3g}, max abs error {:.3g} (bound "
+      "gpukit: poisson: check: long double reference (FFTW), relative L1 {:.3g}, max abs error "
+      "{:.3g} (bound "
       "{:.3g}): {}\n",
       check.metrics.relative_l1, check.metrics.max_abs, check.bound,
       check.passed ? "ok" : "FAILED");

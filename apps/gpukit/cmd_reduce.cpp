@@ -69,8 +69,9 @@ void reduce_and_print(const Context& context, const io::NpyArray& array,
       ok = result == reference;
       difference = result == reference ? 0.0 : 1.0;
     }
-    std::cerr << fmt::format("check: sequential CPU reference {}, |difference| {:.3g}: {}\n",
-                             reference, difference, ok ? "ok" : "FAILED");
+    std::cerr << fmt::format(
+        "gpukit: reduce: check: sequential CPU reference {}, |difference| {:.3g}: {}\n", reference,
+        difference, ok ? "ok" : "FAILED");
     if (!ok) throw Error(ErrorKind::check_failed, "reduce: result differs from the reference");
   }
 }

@@ -58,7 +58,8 @@ void check_against_reference(std::span<const T> input, std::span<const T> result
   }
   const ErrorMetrics m = compare<T, T>(reference, result);
   std::cerr << fmt::format(
-      "check: sequential CPU reference, relative L1 {:.3g}, max abs error {:.3g}: {}\n",
+      "gpukit: scan: check: sequential CPU reference, relative L1 {:.3g}, max abs error {:.3g}: "
+      "{}\n",
       m.relative_l1, m.max_abs, bad < 0 ? "ok" : fmt::format("FAILED at element {}", bad));
   if (bad >= 0) throw Error(ErrorKind::check_failed, "scan: result differs from the reference");
 }

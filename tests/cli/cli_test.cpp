@@ -311,7 +311,7 @@ TEST(CliMc, CheckPricesAgainOnTheCpuAndPrintsTheDifferences) {
   const Result r = run("mc --input " + book + " --output " + out +
                        " --paths 5000 --rate 0.05 --volatility 0.25 --check");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("mc --check: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpukit: mc: check: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("vs an independent long-double reference on the same random numbers (2 "
                        "options): max abs price difference "),
             std::string::npos)
