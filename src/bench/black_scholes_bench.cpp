@@ -11,6 +11,7 @@
 #include "gpukit/core/stream.hpp"
 #include "gpukit/core/verify.hpp"
 #include "gpukit/finance/black_scholes.hpp"
+#include "gpukit/finance/black_scholes_reference.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
 
 namespace gpukit::bench {
@@ -36,20 +37,6 @@ const char* cdf_name(NormalCdf cdf) {
   return "?";
 }
 
-// The reference prices: Black-Scholes in long double, written out here apart from the library's
-// shared arithmetic (which every CPU and GPU row runs), with the CND through erfc. So no row,
-// the double CPU row included, is compared with itself.
-void reference_prices(double s, double x, double t, double r, double v, double& call, double& put) {
-  using L = long double;
-  const L sqrt_t = std::sqrt(L(t));
-  const L d1 = (std::log(L(s) / L(x)) + (L(r) + L(v) * L(v) / 2) * L(t)) / (L(v) * sqrt_t);
-  const L d2 = d1 - L(v) * sqrt_t;
-  const auto cnd = [](L d) { return std::erfc(-d / std::sqrt(L(2))) / 2; };
-  const L discount = std::exp(-L(r) * L(t));
-  call = static_cast<double>(L(s) * cnd(d1) - L(x) * discount * cnd(d2));
-  put = static_cast<double>(L(x) * discount * cnd(-d2) - L(s) * cnd(-d1));
-}
-
 // A book in one precision, with its long-double reference prices.
 template <class Real>
 struct Workload {
@@ -57,7 +44,7 @@ struct Workload {
   std::vector<Real> spot, strike, maturity;
   Real rate = 0, volatility = 0;
   std::vector<double> reference_call, reference_put;
-  double price_scale = 0;  // max(S) + max(X): the magnitude rounding errors scale with
+  double max_spot = 0, max_strike = 0;  // the magnitudes rounding errors scale with
 
   BlackScholesInputs<Real> inputs(const Real* s, const Real* x, const Real* t) const {
     return {n, s, x, t, {nullptr, rate}, {nullptr, volatility}, {}};
@@ -81,18 +68,18 @@ Workload<Real> make_workload(std::int64_t n, const Context& context) {
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    reference_prices(double(w.spot[k]), double(w.strike[k]), double(w.maturity[k]), double(w.rate),
-                     double(w.volatility), w.reference_call[k], w.reference_put[k]);
+    // The library's independent reference (long double, N from erfc), which no row runs.
+    const finance::ReferencePrices r = finance::black_scholes_reference(
+        w.spot[k], w.strike[k], w.maturity[k], w.rate, w.volatility, 0.0L);
+    w.reference_call[k] = static_cast<double>(r.call);
+    w.reference_put[k] = static_cast<double>(r.put);
   }
-  w.price_scale = 30.0 + 100.0;
+  w.max_spot = 30.0, w.max_strike = 100.0;  // the generated book's ranges (slide 12)
   return w;
 }
 
-// Verification against the long-double reference (erfc CND, computed once per workload):
-// whether the max error is within the bound derived for this precision and CND (a few dozen
-// roundings of the price's magnitude, plus the polynomial's 7.5e-8 absolute error in N for each
-// of the two CND terms, plus, for float fast math, a few dozen of the intrinsics' 2^-21 relative
-// errors), and the note saying so.
+// Verification against the long-double reference (computed once per workload): whether the max
+// error is within finance::black_scholes_price_bound for this precision and CND, and the note.
 struct Verdict {
   bool ok;
   std::string what;
@@ -104,10 +91,10 @@ Verdict verify(const Workload<Real>& w, const std::vector<Real>& call, const std
   const ErrorMetrics ec = compare<double, Real>(w.reference_call, call);
   const ErrorMetrics ep = compare<double, Real>(w.reference_put, put);
   const double max_abs = std::max(ec.max_abs, ep.max_abs);
-  const bool fast_float = cdf == NormalCdf::hull_polynomial_fast_math && sizeof(Real) == 4;
-  const double bound = 64 * std::numeric_limits<Real>::epsilon() * w.price_scale +
-                       (cdf != NormalCdf::erfc ? 2 * 7.5e-8 * w.price_scale : 0.0) +
-                       (fast_float ? 64 * 0x1p-21 * w.price_scale : 0.0);
+  // The library's bound at maturity 0 and zero rates: its scale is then max(S) + max(X), at least
+  // every option's own scale.
+  const double bound =
+      finance::black_scholes_price_bound<Real>(w.max_spot, w.max_strike, 0, 0, 0, cdf);
   const bool ok = max_abs <= bound;  // false for NaN
   return {ok,
           fmt::format("{} max|err| {:.2e} L1 {:.2e} vs the long-double reference (bound {:.1e})",
