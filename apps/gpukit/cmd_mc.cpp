@@ -237,7 +237,7 @@ void register_mc(CLI::App& app) {
   output->excludes(demo);
   auto* paths = command
                     ->add_option("--paths", args->paths,
-                                 "Paths per option, 2 to 2^45; memory does not grow with it (the "
+                                 "Paths per option, 2 to 2^34; memory does not grow with it (the "
                                  "--demo default: 200000000 on a GPU, 262144 on the CPU)")
                     ->transform(integer_in(2, finance::kMonteCarloMaxPaths))
                     ->capture_default_str();

@@ -397,7 +397,7 @@ MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteC
         "monte carlo: paths must be even with antithetic variates (pairs), got {}", options.paths));
   }
   if (options.paths > kMonteCarloMaxPaths) {
-    throw InvalidInput(fmt::format("monte carlo: at most 2^45 = {} paths per option, got {}",
+    throw InvalidInput(fmt::format("monte carlo: at most 2^34 = {} paths per option, got {}",
                                    kMonteCarloMaxPaths, options.paths));
   }
   return options.precision == Precision::float32 ? price_in<float>(context, book, options)

@@ -307,24 +307,24 @@ __device__ __forceinline__ double uniform(std::uint32_t high, std::uint32_t low)
 }  // namespace fast
 #endif
 
-/// The stream key's bits 32-52 at path bits 43-63 and bits 53-63 at step-word bits 21-31
-/// (monte_carlo.hpp): added to a quad and to a step word, they only fill bits those leave zero.
-GPUKIT_HD_INLINE std::uint64_t stream_quad_offset(std::uint32_t stream_high) {
-  return static_cast<std::uint64_t>(stream_high & 0x1FFFFFu) << 43;
-}
-GPUKIT_HD_INLINE std::uint32_t stream_step_bits(std::uint32_t stream_high) {
-  return (stream_high >> 21) << 21;
+/// Philox's counter for quad `quad` at step word `step` of the stream whose key has bits 0-31
+/// `option` and bits 32-63 `stream_high` (monte_carlo.hpp): words 1 and 3, which the first round
+/// only XORs, carry the key, so a stream key costs no multiply. Quads stay below 2^32
+/// (kMonteCarloMaxPaths); with stream_high 0 this is rng::philox_counter(option, quad, step).
+GPUKIT_HD_INLINE rng::Uint32x4 stream_counter(std::uint32_t option, std::uint32_t stream_high,
+                                              std::uint32_t quad, std::uint32_t step) {
+  return {{quad, stream_high, step, option}};
 }
 
-/// The four standard normals of counter quad `quad` (the stream's quad offset included) at step
-/// `step` (paths 4q .. 4q+3); `step_bits` are the stream's step-word bits.
+/// The four standard normals of quad `quad` of the stream (option, stream_high) at step `step`
+/// (paths 4q .. 4q+3).
 /// kFast (float kernels only): the hardware's approximate log2, sqrt, sin and cos on the same
 /// uniforms.
 template <bool kFast>
 GPUKIT_HD_INLINE void quad_normals(const PhiloxSchedule& keys, std::uint32_t option,
-                                   std::uint64_t quad, std::uint32_t step_bits, std::uint32_t step,
-                                   float z[4]) {
-  const rng::Uint32x4 w = philox(rng::philox_counter(option, quad, step_bits + step), keys);
+                                   std::uint32_t stream_high, std::uint32_t quad,
+                                   std::uint32_t step, float z[4]) {
+  const rng::Uint32x4 w = philox(stream_counter(option, stream_high, quad, step), keys);
 #if defined(__CUDA_ARCH__)
   if constexpr (kFast) {
 #pragma unroll
@@ -353,11 +353,11 @@ GPUKIT_HD_INLINE void quad_normals(const PhiloxSchedule& keys, std::uint32_t opt
 
 template <bool kFast>
 GPUKIT_HD_INLINE void quad_normals(const PhiloxSchedule& keys, std::uint32_t option,
-                                   std::uint64_t quad, std::uint32_t step_bits, std::uint32_t step,
-                                   double z[4]) {
+                                   std::uint32_t stream_high, std::uint32_t quad,
+                                   std::uint32_t step, double z[4]) {
   for (std::uint32_t block = 0; block < 2; ++block) {
     const rng::Uint32x4 w =
-        philox(rng::philox_counter(option, quad, step_bits + 2 * step + block), keys);
+        philox(stream_counter(option, stream_high, quad, 2 * step + block), keys);
 #if defined(__CUDA_ARCH__)
     const rng::NormalPair<double> n =
         rng::box_muller(fast::uniform(w.word[0], w.word[1]), fast::uniform(w.word[2], w.word[3]));
@@ -435,8 +435,7 @@ struct PathConstants {
   Real drift_log2 = 0, vol_log2 = 0;        // drift and vol / ln 2 (the fast one-step path)
   std::uint32_t steps = 1;
   std::uint32_t option = 0;
-  std::uint32_t step_bits = 0;    // the stream's step-word bits
-  std::uint64_t quad_offset = 0;  // the stream's path bits, added to each lane's first quad
+  std::uint32_t stream_high = 0;  // the stream key's bits 32-63
   bool knock_in = false;
   bool knocked_at_start = false;
 };
@@ -457,8 +456,7 @@ GPUKIT_HD_INLINE PathConstants<Real> path_constants(const PathParams<Real>& p) {
   c.vol_log2 = op::mul(p.vol_sqrt_dt, Real(1.44269504088896340736));
   c.steps = p.steps;
   c.option = p.option_index;
-  c.step_bits = stream_step_bits(p.stream_high);
-  c.quad_offset = stream_quad_offset(p.stream_high);
+  c.stream_high = p.stream_high;
   c.knock_in = p.barrier == static_cast<std::uint8_t>(BarrierType::down_in) ||
                p.barrier == static_cast<std::uint8_t>(BarrierType::up_in);
   c.knocked_at_start = p.knocked_at_start != 0;
@@ -481,7 +479,7 @@ GPUKIT_HD_INLINE Real vanilla_payoff(const PathConstants<Real>& c, Real terminal
 
 template <bool kFast, bool kAntithetic, PathKind kKind, class Real>
 GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSchedule& keys,
-                                    std::uint64_t quad, QuadOutcome<Real>& plain,
+                                    std::uint32_t quad, QuadOutcome<Real>& plain,
                                     QuadOutcome<Real>& mirror) {
   static_assert(kKind != PathKind::mixed);
   constexpr int kWays = kAntithetic ? 8 : 4;
@@ -491,7 +489,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
   if constexpr (kFast && kKind == PathKind::european_one_step) {
     // log2 S_T / S0 directly, for the hardware's exp2 (one multiply per path fewer).
     Real z[4];
-    quad_normals<kFast>(keys, c.option, quad, c.step_bits, 0, z);
+    quad_normals<kFast>(keys, c.option, c.stream_high, quad, 0, z);
     for (int j = 0; j < kWays; ++j) {
       const Real log2_terminal = op::fma(j < 4 ? c.vol_log2 : -c.vol_log2, z[j & 3], c.drift_log2);
       const Real terminal = fast::exp2(log2_terminal);
@@ -504,7 +502,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
 #endif
   if constexpr (kKind == PathKind::european_one_step) {
     Real z[4];
-    quad_normals<kFast>(keys, c.option, quad, c.step_bits, 0, z);
+    quad_normals<kFast>(keys, c.option, c.stream_high, quad, 0, z);
     for (int j = 0; j < 4; ++j) {
       y[j] = op::fma(c.vol, z[j], c.drift);
       if constexpr (kAntithetic) y[4 + j] = op::fma(-c.vol, z[j], c.drift);
@@ -514,7 +512,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     for (int j = 0; j < kWays; ++j) y[j] = 0;
     for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z[4];
-      quad_normals<kFast>(keys, c.option, quad, c.step_bits, step, z);
+      quad_normals<kFast>(keys, c.option, c.stream_high, quad, step, z);
       for (int j = 0; j < 4; ++j) {
         y[j] = op::add(y[j], op::fma(c.vol, z[j], c.drift));
         if constexpr (kAntithetic) y[4 + j] = op::add(y[4 + j], op::fma(-c.vol, z[j], c.drift));
@@ -529,7 +527,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
 #endif
     for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z[4];
-      quad_normals<kFast>(keys, c.option, quad, c.step_bits, step, z);
+      quad_normals<kFast>(keys, c.option, c.stream_high, quad, step, z);
       for (int j = 0; j < kWays; ++j) {
         const Real vol = j < 4 ? c.vol : -c.vol;
         w[j] = op::add(w[j], op::fma(vol, z[j & 3], c.drift));
@@ -546,7 +544,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     for (int j = 0; j < kWays; ++j) w[j] = 0, alive[j] = c.knocked_at_start ? Real(0) : Real(1);
     for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z[4];
-      quad_normals<kFast>(keys, c.option, quad, c.step_bits, step, z);
+      quad_normals<kFast>(keys, c.option, c.stream_high, quad, step, z);
       for (int j = 0; j < kWays; ++j) {
         const Real vol = j < 4 ? c.vol : -c.vol;
         const Real before = op::sub(w[j], c.barrier);
@@ -581,7 +579,7 @@ struct QuadSamples {
 
 template <bool kFast, class M, PathKind kKind, class Real>
 GPUKIT_HD_INLINE QuadSamples<Real> quad_samples(const PathConstants<Real>& c,
-                                                const PhiloxSchedule& keys, std::uint64_t quad) {
+                                                const PhiloxSchedule& keys, std::uint32_t quad) {
   QuadOutcome<Real> plain, mirror;
   simulate_quad<kFast, M::antithetic, kKind>(c, keys, quad, plain, mirror);
   QuadSamples<Real> s;
@@ -603,7 +601,7 @@ GPUKIT_HD_INLINE QuadSamples<Real> quad_samples(const PathConstants<Real>& c,
 template <bool kFast, class M, PathKind kKind, class Real>
 GPUKIT_HD_INLINE QuadSamples<Real> quad_samples_of(const PathParams<Real>& p,
                                                    const PathConstants<Real>& c,
-                                                   const PhiloxSchedule& keys, std::uint64_t quad) {
+                                                   const PhiloxSchedule& keys, std::uint32_t quad) {
   if constexpr (kKind != PathKind::mixed) {
     return quad_samples<kFast, M, kKind>(c, keys, quad);
   } else {
@@ -682,9 +680,9 @@ GPUKIT_HD_INLINE Moments<Real> lane_moments(const PathParams<Real>& p, const Phi
   } else {
     const LaneQuads q = lane_quads(samples, tile, lane);
     const PathConstants<Real> c = path_constants(p);
-    const std::uint64_t first = static_cast<std::uint64_t>(q.first_quad) + c.quad_offset;
+    const auto first = static_cast<std::uint32_t>(q.first_quad);  // below 2^32
     return accumulate_lane<M, Real>(q, [&](int i) {
-      return quad_samples<kFast, M, kKind>(c, keys, first + static_cast<std::uint64_t>(i) * kLanes);
+      return quad_samples<kFast, M, kKind>(c, keys, first + static_cast<std::uint32_t>(i) * kLanes);
     });
   }
 }

@@ -78,15 +78,13 @@ struct Sample {
 // The normals of a quad at a step: z[j] for paths 4q + j, each with its error bound.
 void quad_normals(const Row& row, const ErrorModel& m, Precision precision, std::uint64_t seed,
                   std::uint64_t quad, std::uint32_t step, Bounded z[4]) {
-  // The counter layout of monte_carlo.hpp: the stream key's bits 0-31 in the option word, 32-52
-  // at path bits 43-63, 53-63 at step-word bits 21-31.
-  const std::uint64_t path = quad | (((row.stream >> 32) & 0x1FFFFFu) << 43);
-  const std::uint32_t high_step = static_cast<std::uint32_t>(row.stream >> 53) << 21;
+  // The counter layout of monte_carlo.hpp: (quad, the stream key's bits 32-63, step word, its
+  // bits 0-31), quads below 2^32.
   const rng::Uint32x2 key{
       {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
   auto words = [&](std::uint32_t step_word) {
-    const rng::Uint32x4 counter{{static_cast<std::uint32_t>(path),
-                                 static_cast<std::uint32_t>(path >> 32), high_step | step_word,
+    const rng::Uint32x4 counter{{static_cast<std::uint32_t>(quad),
+                                 static_cast<std::uint32_t>(row.stream >> 32), step_word,
                                  static_cast<std::uint32_t>(row.stream)}};
     return rng::philox4x32_10(counter, key);
   };

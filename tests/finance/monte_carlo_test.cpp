@@ -506,7 +506,7 @@ TEST(MonteCarlo, ATradeKeyedByItsIdKeepsItsBitsInAnyPositionAndBook) {
 }
 
 TEST(MonteCarlo, StreamKeysUseAllSixtyFourBits) {
-  // Keys that differ only in the bits placed in the path (32-52) or the step word (53-63) give
+  // Keys that differ only in their high word (counter word 1), low or high bits of it, give
   // independent numbers; a key below 2^32 is the row-number stream of that index.
   const McRow row = barrier_rows(5)[4];
   const McBook book({row});

@@ -22,11 +22,11 @@
 //
 // A row's random stream is its 64-bit stream key k: by default its row number (first_option_index
 // + i), or MonteCarloBookView::stream (gpukit mc: monte_carlo_stream_key of the row's `id`, so a
-// trade keeps its price wherever it sits in whichever book). In Philox's counter (path bits 0-63,
-// step word, option word) k takes the option word (bits 0-31), path bits 43-63 (k's bits 32-52)
-// and step-word bits 21-31 (k's bits 53-63); quads stay below 2^43 (paths <= kMonteCarloMaxPaths)
-// and step words below 2^21 (steps <= kMonteCarloMaxSteps), so distinct keys never share a number,
-// and a key below 2^32 gives exactly the counters of the row-number layout above.
+// trade keeps its price wherever it sits in whichever book). Philox's counter words are (quad,
+// k's bits 32-63, step word, k's bits 0-31): quads stay below 2^32 (paths <= kMonteCarloMaxPaths),
+// so distinct keys never share a number, and a key below 2^32 gives exactly the counters of the
+// row-number layout above. The key takes the two words Philox's first round only XORs, so it costs
+// the kernels no multiply.
 //
 // Statistics: samples are grouped in fixed tiles of kMonteCarloTileSamples (32 lanes, each lane
 // summing a fixed set of samples from a shifted origin), each tile reduced to (count, mean, M2,
@@ -69,8 +69,9 @@ inline constexpr std::int64_t kMonteCarloDeviceWorkspaceTiles = std::int64_t{1} 
 inline constexpr std::int64_t kMonteCarloDevicePartRows = std::int64_t{1} << 20;
 /// The largest number of monitoring steps a row may have.
 inline constexpr std::uint32_t kMonteCarloMaxSteps = 1u << 20;
-/// The largest number of paths per option (quads below 2^43: the stream key's room in the counter).
-inline constexpr std::int64_t kMonteCarloMaxPaths = std::int64_t{1} << 45;
+/// The largest number of paths per option, 2^34 (quads below 2^32: the counter word beside them
+/// holds the stream key's high half).
+inline constexpr std::int64_t kMonteCarloMaxPaths = std::int64_t{1} << 34;
 
 /// The stream key of a trade identifier: FNV-1a 64 of its bytes (offset basis
 /// 0xcbf29ce484222325, prime 0x100000001b3; the empty id hashes to the offset basis). Rows with

@@ -177,8 +177,7 @@ __global__ void __launch_bounds__(kStagedThreads)
     if (warp < q.quads) {
       const PathConstants<Real> c = path_constants(p);
       const QuadSamples<Real> s = quad_samples_of<kFast, M, kKind>(
-          p, c, keys,
-          static_cast<std::uint64_t>(q.first_quad + std::int64_t{warp} * kLanes) + c.quad_offset);
+          p, c, keys, static_cast<std::uint32_t>(q.first_quad + std::int64_t{warp} * kLanes));
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         staged[warp][j][lane] = s.x[j];

@@ -43,7 +43,7 @@ struct DeviceRun {
 /// Bytes of the tile workspace a run needs: one Moments<double> per tile of every option, at most
 /// kMonteCarloDeviceWorkspaceTiles of them (options are launched in groups whose tiles fit, an
 /// option with more tiles in aligned chunks), plus one per chunk of such an option. At most about
-/// 64 MiB plus 1 MiB at kMonteCarloMaxPaths, whatever the rows and paths.
+/// 64 MiB plus 512 bytes at kMonteCarloMaxPaths, whatever the rows and paths.
 std::int64_t workspace_bytes(const DeviceRun& run,
                              std::int64_t workspace_tiles = kMonteCarloDeviceWorkspaceTiles);
 
