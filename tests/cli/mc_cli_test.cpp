@@ -39,14 +39,14 @@ long peak_kib_of_run_for(const std::vector<std::string>& args, int seconds) {
 }
 
 TEST(CliMcMemory, PeakMemoryDoesNotGrowWithPaths) {
-  // One row at 2^35 paths: before issue 18 the CPU backend allocated 64 bytes per 2048 paths
-  // up front (1 GiB here, touched at once); now a fixed 4 MiB of tile moments. The run is
-  // stopped after 3 s (it would take hours); its peak must stay far below that gigabyte.
+  // One row at 2^34 paths (the limit): before issue 18 the CPU backend allocated 64 bytes per
+  // 2048 paths up front (512 MiB here, touched at once); now a fixed 4 MiB of tile moments. The run
+  // is stopped after 3 s (it would take hours); its peak must stay far below that.
   const std::string book = write_file(
       "mc_memory.csv", "type,spot,strike,maturity,rate,volatility\ncall,100,100,1,0.05,0.2\n");
   const std::string out = (scratch() / "mc_memory_out.csv").string();
   const long kib = peak_kib_of_run_for({"mc", "--device", "cpu", "--threads", "1", "--input", book,
-                                        "--output", out, "--paths", "34359738368"},
+                                        "--output", out, "--paths", "17179869184"},
                                        3);
   EXPECT_LT(kib, 200 * 1024) << "peak " << kib << " KiB";
   EXPECT_GT(kib, 0);
@@ -55,7 +55,7 @@ TEST(CliMcMemory, PeakMemoryDoesNotGrowWithPaths) {
 TEST(CliMc, PathsOutsideTheLimitAreAUsageErrorNamingPaths) {
   const std::string book = write_file(
       "mc_limit.csv", "type,spot,strike,maturity,rate,volatility\ncall,100,100,1,0.05,0.2\n");
-  for (const char* paths : {"35184372088834", "1000000000000000", "1"}) {
+  for (const char* paths : {"17179869186", "1000000000000000", "1"}) {
     const Result r =
         run(std::string("mc --device cpu --input ") + book + " --output - --paths " + paths);
     EXPECT_EQ(r.exit_code, 2) << paths << r.err;
