@@ -136,10 +136,14 @@ def render_table(table):
         median = row.get("median_ms", 0.0)
         spread = ((row.get("max_ms", median) - row.get("min_ms", median)) / median * 100
                   if median > 0 else 0.0)
+        # Rows that declare no bytes (compute-bound work: paths, path-steps) have no bandwidth.
+        moves_bytes = row.get("bytes", 0) > 0
+        gbps = f"{row.get('gbps', 0.0):.1f}" if moves_bytes else "-"
+        percent = f"{row.get('percent_of_limit', 0.0):.1f}%" if moves_bytes else "-"
         lines.append(
             f"| {name} | {fmt_ms(median)} | {spread:.1f}% | "
-            f"{fmt_rate(row.get('elements_per_s', 0.0))} | {row.get('gbps', 0.0):.1f} | "
-            f"{row.get('percent_of_limit', 0.0):.1f}% | {fmt_ratio(row.get('step_speedup'))} | "
+            f"{fmt_rate(row.get('elements_per_s', 0.0))} | {gbps} | "
+            f"{percent} | {fmt_ratio(row.get('step_speedup'))} | "
             f"{fmt_ratio(row.get('cumulative_speedup'))} | {fmt_ratio(row.get('vs_vendor'))} | "
             f"{check_text(row)} | {cell(row.get('note', ''))} |")
     return lines
@@ -181,7 +185,8 @@ def render_block(args, source_label, run):
         "",
         "Timing: median of the samples (spread = (max - min) / median); GPU rows by CUDA events, "
         "a call under 0.5 ms timed in back-to-back batches; step and cumulative speedups along "
-        "the optimization ladder; vs vendor = vendor time / row time.",
+        "the optimization ladder; vs vendor = vendor time / row time; check = the row's verified "
+        "flag (- where the run predates it: the note then says how the check went).",
     ]
     for table in tables:
         lines.append("")
@@ -223,7 +228,11 @@ def main(argv=None):
     pages = opts.pages or sorted((ROOT / "docs" / "case-studies").glob("*.md"))
     stale, blocks = [], 0
     for page in pages:
-        text = page.read_text()
+        try:
+            text = page.read_text()
+        except OSError as e:
+            print(f"results_table: {e}", file=sys.stderr)
+            return 2
         try:
             new = regenerate(text, str(page))
         except ValueError as e:
