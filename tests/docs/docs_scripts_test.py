@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Unit tests of scripts/compare_results.py and scripts/results_table.py on synthetic runs."""
+"""Unit tests of scripts/compare_results.py and scripts/results_table.py on synthetic runs, and
+the check that docs/library.md quotes its examples (tests/docs/examples, built and run by ctest)
+as they are."""
 
 import contextlib
 import io
 import json
 import pathlib
+import re
 import sys
 import tempfile
 import unittest
@@ -128,6 +131,20 @@ class ResultsTableTest(unittest.TestCase):
             with contextlib.redirect_stderr(io.StringIO()) as err:
                 self.assertEqual(results_table.main(["--check", str(page)]), 2)
             self.assertIn("no table title contains", err.getvalue())
+
+
+class LibraryGuideTest(unittest.TestCase):
+    def test_every_example_is_quoted_whole_and_every_quote_is_an_example(self):
+        guide = (ROOT / "docs" / "library.md").read_text()
+        blocks = re.findall(r"```cpp\n(.*?)```", guide, re.S)
+        examples = sorted((ROOT / "tests" / "docs" / "examples").glob("*.cpp"))
+        self.assertEqual(len(blocks), len(examples))
+        for block in blocks:
+            first = block.splitlines()[0]
+            m = re.match(r"// (tests/docs/examples/\w+\.cpp):", first)
+            self.assertIsNotNone(m, f"a cpp block of docs/library.md starts {first!r}")
+            self.assertEqual(block, (ROOT / m.group(1)).read_text(),
+                             f"docs/library.md does not quote {m.group(1)} as it is")
 
 
 if __name__ == "__main__":
