@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Unit tests of scripts/compare_results.py and scripts/results_table.py on synthetic runs, and
+the check that docs/library.md quotes its examples (tests/docs/examples, built and run by ctest)
+as they are."""
+
+import contextlib
+import io
+import json
+import pathlib
+import re
+import sys
+import tempfile
+import unittest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import compare_results  # noqa: E402
+import results_table  # noqa: E402
+
+
+def run(revision, rows, title="Sum: 1024 int32"):
+    """A minimal `gpukit bench --json` document: rows are (variant, elements, samples_ms)."""
+    table = {"title": title, "limit_name": "D2D copy", "limit_gbps": 1000.0, "rows": []}
+    for variant, elements, samples in rows:
+        median = sorted(samples)[len(samples) // 2]
+        table["rows"].append({
+            "variant": variant, "description": "", "seed_reference": "", "elements": elements,
+            "bytes": 4 * elements, "samples_ms": samples, "median_ms": median,
+            "min_ms": min(samples), "max_ms": max(samples),
+            "elements_per_s": elements / (median * 1e-3),
+            "gbps": 4 * elements / (median * 1e-3) / 1e9,
+            "percent_of_limit": 0.4 * elements / (median * 1e-3) / 1e9, "verified": True,
+            "note": "ok", "vendor": variant == "cub", "step_speedup": None,
+            "cumulative_speedup": None, "vs_vendor": None})
+    return {"case": "reduce", "command_line": "build/x/gpukit bench reduce --json /tmp/r.json",
+            "git_revision": revision, "backend": "cuda", "cpu_threads": 2,
+            "device": {"name": "Test GPU", "sm_count": 4}, "copy_bandwidth_gbps": 1000.0,
+            "tables": [table]}
+
+
+class CompareTest(unittest.TestCase):
+    def setUp(self):
+        self.ref = run("aaaaaaa", [("tiles", 1024, [2.0, 2.0, 2.0]),
+                                   ("cub", 1024, [1.0, 1.0, 1.0]),
+                                   ("tiles", 2048, [4.0, 4.0, 4.0]),
+                                   ("gone", 1024, [1.0, 1.0, 1.0])])
+        self.new = run("bbbbbbb", [("tiles", 1024, [1.0, 1.0, 1.0]),
+                                   ("cub", 1024, [1.5, 1.5, 1.5]),
+                                   ("tiles", 2048, [4.02, 4.02, 4.02]),
+                                   ("added", 1024, [1.0, 1.0, 1.0])])
+
+    def test_ratios_statuses_and_unmatched_rows(self):
+        matched, only_ref, only_cmp = compare_results.compare(self.ref, self.new, threshold=0.01)
+        by_key = {(m["variant"], m["elements"]): m for m in matched}
+        self.assertEqual(set(by_key), {("tiles", 1024), ("cub", 1024), ("tiles", 2048)})
+        self.assertAlmostEqual(by_key[("tiles", 1024)]["ratio"], 0.5)
+        self.assertEqual(by_key[("tiles", 1024)]["status"], "FAST")
+        self.assertAlmostEqual(by_key[("cub", 1024)]["ratio"], 1.5)
+        self.assertEqual(by_key[("cub", 1024)]["status"], "SLOW")
+        # Matched by size too: the 2048 row is compared with the 2048 row (1.005x, within 1%).
+        self.assertAlmostEqual(by_key[("tiles", 2048)]["ratio"], 1.005)
+        self.assertEqual(by_key[("tiles", 2048)]["status"], "SAME")
+        self.assertEqual([k[1] for k in only_ref], ["gone"])
+        self.assertEqual([k[1] for k in only_cmp], ["added"])
+
+    def test_noise_widens_same(self):
+        noisy = run("ccccccc", [("tiles", 1024, [1.0, 2.0, 3.0])])
+        quiet = run("ddddddd", [("tiles", 1024, [2.2, 2.2, 2.2])])
+        (m,), _, _ = compare_results.compare(noisy, quiet, threshold=0.01)
+        self.assertAlmostEqual(m["ref_noise"], 0.5)  # stdev 1 over mean 2
+        self.assertEqual(m["status"], "SAME")  # 10% slower, but the reference's noise is 50%
+
+    def test_rows_in_different_tables_do_not_match(self):
+        other = run("eeeeeee", [("tiles", 1024, [1.0])], title="Sum: 1024 float")
+        matched, only_ref, only_cmp = compare_results.compare(self.ref, other)
+        self.assertEqual(matched, [])
+        self.assertEqual(len(only_cmp), 1)
+
+    def test_command_line_exit_status(self):
+        with tempfile.TemporaryDirectory() as d:
+            ref, new = pathlib.Path(d, "ref.json"), pathlib.Path(d, "new.json")
+            ref.write_text(json.dumps(self.ref))
+            new.write_text(json.dumps(self.new))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(compare_results.main([str(ref), str(new)]), 0)
+                self.assertEqual(compare_results.main([str(ref), str(new), "--fail-slower", "10"]),
+                                 1)
+                self.assertEqual(compare_results.main([str(ref), str(new), "--fail-slower", "60"]),
+                                 0)
+                self.assertEqual(compare_results.main([str(ref), str(pathlib.Path(d, "no"))]), 2)
+            self.assertIn("3 rows matched: 1 faster, 1 same, 1 slower", out.getvalue())
+
+
+class ResultsTableTest(unittest.TestCase):
+    def test_generate_then_check_is_idempotent(self):
+        with tempfile.TemporaryDirectory(dir=ROOT) as d:
+            data = pathlib.Path(d, "run.json")
+            data.write_text(json.dumps(run("1234567", [("tiles", 1024, [2.0, 2.5, 3.0]),
+                                                       ("cub", 1024, [1.0, 1.0, 1.0])])))
+            rel = data.relative_to(ROOT).as_posix()
+            page = pathlib.Path(d, "page.md")
+            original = (f"# A page\n\nbefore\n<!-- results-table: file={rel} match=int32 -->\n"
+                        "stale text\n<!-- end results-table -->\nafter\n")
+            page.write_text(original)
+            quiet = contextlib.redirect_stdout(io.StringIO())
+            with quiet, contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(results_table.main(["--check", str(page)]), 1)
+                self.assertEqual(page.read_text(), original)  # --check changes nothing
+                self.assertEqual(results_table.main([str(page)]), 0)
+                first = page.read_text()
+                self.assertEqual(results_table.main([str(page)]), 0)
+                self.assertEqual(page.read_text(), first)
+                self.assertEqual(results_table.main(["--check", str(page)]), 0)
+            self.assertNotIn("stale text", first)
+            self.assertTrue(first.startswith("# A page\n\nbefore\n") and first.endswith("after\n"))
+            self.assertIn("revision `1234567`", first)
+            self.assertIn("Test GPU (4 SMs)", first)
+            self.assertIn("`gpukit bench reduce`", first)  # the build path and --json file go
+            self.assertIn("| tiles | 2.5000 | 40.0% |", first)  # median, (max - min) / median
+            self.assertIn("| cub (vendor) | 1.0000 |", first)
+
+    def test_a_match_that_finds_no_table_is_an_error(self):
+        with tempfile.TemporaryDirectory(dir=ROOT) as d:
+            data = pathlib.Path(d, "run.json")
+            data.write_text(json.dumps(run("1234567", [("tiles", 1024, [1.0])])))
+            page = pathlib.Path(d, "page.md")
+            page.write_text(f"<!-- results-table: file={data.relative_to(ROOT).as_posix()} "
+                            'match="no such table" -->\n<!-- end results-table -->\n')
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(results_table.main(["--check", str(page)]), 2)
+            self.assertIn("no table title contains", err.getvalue())
+
+
+class LibraryGuideTest(unittest.TestCase):
+    def test_every_example_is_quoted_whole_and_every_quote_is_an_example(self):
+        guide = (ROOT / "docs" / "library.md").read_text()
+        blocks = re.findall(r"```cpp\n(.*?)```", guide, re.S)
+        examples = sorted((ROOT / "tests" / "docs" / "examples").glob("*.cpp"))
+        self.assertEqual(len(blocks), len(examples))
+        for block in blocks:
+            first = block.splitlines()[0]
+            m = re.match(r"// (tests/docs/examples/\w+\.cpp):", first)
+            self.assertIsNotNone(m, f"a cpp block of docs/library.md starts {first!r}")
+            self.assertEqual(block, (ROOT / m.group(1)).read_text(),
+                             f"docs/library.md does not quote {m.group(1)} as it is")
+
+
+if __name__ == "__main__":
+    unittest.main()
