@@ -89,7 +89,7 @@ TYPED_TEST(ScanGpuTest, EveryVariantMatchesTheSequentialReference) {
   const std::uint64_t seed = std::random_device{}();
   ScanWorkspace workspace;
   cuda::Stream stream;
-  for (const std::int64_t n : scan_sizes(/*large=*/!gpukit::testing::quick_tests())) {
+  for (const std::int64_t n : scan_sizes(/*large=*/!gpukit::testing::quick_tests(), seed)) {
     for (const ScanOp op : all_scan_ops()) {
       for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
         const auto x = make_scan_data<T>(n, op, seed + static_cast<std::uint64_t>(n));

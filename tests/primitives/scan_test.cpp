@@ -72,7 +72,7 @@ TYPED_TEST_SUITE(ScanCpuTyped, ScanTypes);
 TYPED_TEST(ScanCpuTyped, EveryOpAndKindMatchesTheSequentialReference) {
   using T = TypeParam;
   const std::uint64_t seed = std::random_device{}();
-  for (const std::int64_t n : scan_sizes(/*large=*/false)) {
+  for (const std::int64_t n : scan_sizes(/*large=*/false, seed)) {
     for (const ScanOp op : all_scan_ops()) {
       for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
         const auto x = make_scan_data<T>(n, op, seed + static_cast<std::uint64_t>(n));
