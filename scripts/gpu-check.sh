@@ -60,6 +60,15 @@ if [ "${GPUKIT_CHECK_TESTS:-1}" != 0 ]; then
       --gtest_filter='-*ImpossibleAllocation*:*MoreThan2To31*' >>"$out/memcheck.log" 2>&1 ||
       status[memcheck]=1
   done
+  # Scenarios written once for every backend (tests/every_backend_test_support.hpp) live in the
+  # CPU tests' executables; their Cuda/ instances run under memcheck too.
+  for t in $(find "$build/tests" -name '*_tests' ! -name '*_gpu_tests' -type f -executable | sort); do
+    "$t" --gtest_list_tests 2>/dev/null | grep -q '^Cuda/' || continue
+    echo "== memcheck $(basename "$t") (Cuda/ instances)"
+    GPUKIT_QUICK_TESTS=1 compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full "$t" \
+      --gtest_filter='Cuda/*-*ImpossibleAllocation*:*MoreThan2To31*' >>"$out/memcheck.log" 2>&1 ||
+      status[memcheck]=1
+  done
   grep -q '\[  SKIPPED \]' "$out/memcheck.log" && status[memcheck]=1
 fi
 step info info.txt "$gpukit" info --measure

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "finance/black_scholes_test_support.hpp"
+#include "test_seed.hpp"
 
 namespace gpukit::finance {
 namespace {
@@ -27,7 +28,8 @@ double ulps(double got, long double exact) {
 }
 
 TEST(BlackScholesLeanMath, DoubleExpWithinOneUlpAndTheLibraryBeyondItsRange) {
-  std::mt19937_64 rng(51);
+  const gpukit::testing::TestSeed seed;
+  std::mt19937_64 rng(seed.value() + 51);
   std::uniform_real_distribution<double> wide(-707.9, 707.9), narrow(-2, 2);
   double worst = 0;
   for (int i = 0; i < 400000; ++i) {
@@ -60,7 +62,8 @@ TEST(BlackScholesLeanMath, DoubleExpWithinOneUlpAndTheLibraryBeyondItsRange) {
 }
 
 TEST(BlackScholesLeanMath, DoubleLogWithinOneUlpAndTheLibraryBeyondItsRange) {
-  std::mt19937_64 rng(52);
+  const gpukit::testing::TestSeed seed;
+  std::mt19937_64 rng(seed.value() + 52);
   // Close to 1 the result is small and its ulp too: the table's two intervals next to 1 and
   // their neighbours, where the sum k ln2 - ln(1/c) + log1p(r) must not lose relative accuracy.
   std::uniform_real_distribution<double> exponent(-1020, 1020), near_one(0.5, 2),
@@ -133,14 +136,20 @@ void expect_erfc_matches_the_closed_form(const Book& b, std::uint64_t seed) {
 }
 
 TEST(BlackScholesLeanMath, ErfcMatchesTheIndependentClosedForm) {
-  expect_erfc_matches_the_closed_form<double>(testing::extreme_book(20000, 31), 31);
-  expect_erfc_matches_the_closed_form<float>(testing::extreme_book(20000, 32), 32);
-  expect_erfc_matches_the_closed_form<double>(testing::seed_like_book(5000, 33), 33);
-  expect_erfc_matches_the_closed_form<float>(testing::seed_like_book(5000, 34), 34);
+  const gpukit::testing::TestSeed seed;
+  expect_erfc_matches_the_closed_form<double>(testing::extreme_book(20000, seed.value() + 31),
+                                              seed.value() + 31);
+  expect_erfc_matches_the_closed_form<float>(testing::extreme_book(20000, seed.value() + 32),
+                                             seed.value() + 32);
+  expect_erfc_matches_the_closed_form<double>(testing::seed_like_book(5000, seed.value() + 33),
+                                              seed.value() + 33);
+  expect_erfc_matches_the_closed_form<float>(testing::seed_like_book(5000, seed.value() + 34),
+                                             seed.value() + 34);
 }
 
 TEST(BlackScholesLeanMath, DoubleErfcWithin1e9OfTheClosedForm) {
-  const Book b = testing::extreme_book(20000, 35);
+  const gpukit::testing::TestSeed seed;
+  const Book b = testing::extreme_book(20000, seed.value() + 35);
   for (std::size_t i = 0; i < b.size(); ++i) {
     const auto got = lean<double, NormalCdf::erfc>(b, i);
     const auto ref = testing::closed_form(b.spot[i], b.strike[i], b.maturity[i], b.rate[i],
@@ -173,11 +182,17 @@ Book very_volatile_book(std::size_t n, std::uint64_t seed) {
 }
 
 TEST(BlackScholesLeanMath, HullFromOneExponentialMatchesTheSharedArithmetic) {
-  expect_hull_matches_price_option<double>(testing::extreme_book(20000, 41), 41);
-  expect_hull_matches_price_option<float>(testing::extreme_book(20000, 42), 42);
-  expect_hull_matches_price_option<double>(very_volatile_book(5000, 43), 43);
-  expect_hull_matches_price_option<float>(very_volatile_book(5000, 44), 44);
-  expect_hull_matches_price_option<float>(testing::seed_like_book(5000, 45), 45);
+  const gpukit::testing::TestSeed seed;
+  expect_hull_matches_price_option<double>(testing::extreme_book(20000, seed.value() + 41),
+                                           seed.value() + 41);
+  expect_hull_matches_price_option<float>(testing::extreme_book(20000, seed.value() + 42),
+                                          seed.value() + 42);
+  expect_hull_matches_price_option<double>(very_volatile_book(5000, seed.value() + 43),
+                                           seed.value() + 43);
+  expect_hull_matches_price_option<float>(very_volatile_book(5000, seed.value() + 44),
+                                          seed.value() + 44);
+  expect_hull_matches_price_option<float>(testing::seed_like_book(5000, seed.value() + 45),
+                                          seed.value() + 45);
 }
 
 // The double Hull path that prices two options at once (the lean kernels' 16-byte vectors):
@@ -208,10 +223,15 @@ void expect_hull_pairs_match_price_option(const Book& b, std::uint64_t seed) {
 }
 
 TEST(BlackScholesLeanMath, HullPairsMatchTheSharedArithmetic) {
-  expect_hull_pairs_match_price_option<true>(testing::extreme_book(20000, 61), 61);
-  expect_hull_pairs_match_price_option<false>(testing::extreme_book(20000, 62), 62);
-  expect_hull_pairs_match_price_option<true>(very_volatile_book(5000, 63), 63);
-  expect_hull_pairs_match_price_option<false>(testing::seed_like_book(5000, 64), 64);
+  const gpukit::testing::TestSeed seed;
+  expect_hull_pairs_match_price_option<true>(testing::extreme_book(20000, seed.value() + 61),
+                                             seed.value() + 61);
+  expect_hull_pairs_match_price_option<false>(testing::extreme_book(20000, seed.value() + 62),
+                                              seed.value() + 62);
+  expect_hull_pairs_match_price_option<true>(very_volatile_book(5000, seed.value() + 63),
+                                             seed.value() + 63);
+  expect_hull_pairs_match_price_option<false>(testing::seed_like_book(5000, seed.value() + 64),
+                                              seed.value() + 64);
 }
 
 // Outside the pair path's ranges (either option of the pair) both options take

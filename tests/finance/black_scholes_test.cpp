@@ -13,6 +13,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/black_scholes_reference.hpp"
 #include "gpukit/finance/european_book.hpp"
+#include "test_seed.hpp"
 
 namespace gpukit::finance {
 namespace {
@@ -59,22 +60,21 @@ Priced<Real> price_cpu(const Book& b, NormalCdf cdf, bool greeks, int threads = 
 }
 
 TEST(BlackScholesCpu, DoubleMatchesTheIndependentClosedFormWithin1e9) {
-  const std::uint64_t seed = 0xB5C0FFEE;
-  const Book b = testing::extreme_book(20000, seed);
+  const gpukit::testing::TestSeed seed;
+  const Book b = testing::extreme_book(20000, seed.value());
   const Priced<double> p = price_cpu<double>(b, NormalCdf::erfc, false);
   for (std::size_t i = 0; i < b.size(); ++i) {
     const auto ref = closed_form(b.spot[i], b.strike[i], b.maturity[i], b.rate[i], b.volatility[i],
                                  b.dividend[i]);
-    ASSERT_NEAR(p.call[i], static_cast<double>(ref.call), 1e-9)
-        << "seed " << seed << " option " << i;
-    ASSERT_NEAR(p.put[i], static_cast<double>(ref.put), 1e-9) << "seed " << seed << " option " << i;
+    ASSERT_NEAR(p.call[i], static_cast<double>(ref.call), 1e-9) << "option " << i;
+    ASSERT_NEAR(p.put[i], static_cast<double>(ref.put), 1e-9) << "option " << i;
   }
 }
 
 TEST(BlackScholesCpu, EveryPrecisionAndCdfWithinItsDerivedTolerance) {
+  const gpukit::testing::TestSeed seed;
   for (std::size_t n : {0u, 1u, 31u, 32u, 33u, 1023u, 1025u, (1u << 20) + 3u}) {
-    const std::uint64_t seed = 1000 + n;
-    const Book b = testing::seed_like_book(n, seed);
+    const Book b = testing::seed_like_book(n, seed.value() + n);
     for (NormalCdf cdf : {NormalCdf::erfc, NormalCdf::hull_polynomial}) {
       const Priced<float> f = price_cpu<float>(b, cdf, false);
       const Priced<double> d = price_cpu<double>(b, cdf, false);
@@ -89,14 +89,10 @@ TEST(BlackScholesCpu, EveryPrecisionAndCdfWithinItsDerivedTolerance) {
                                                              b.rate[i], b.dividend[i], cdf);
         const double tol_d = testing::price_tolerance<double>(b.spot[i], b.strike[i], b.maturity[i],
                                                               b.rate[i], b.dividend[i], cdf);
-        ASSERT_NEAR(f.call[i], double(ref_f.call), tol_f)
-            << "n " << n << " seed " << seed << " i " << i;
-        ASSERT_NEAR(f.put[i], double(ref_f.put), tol_f)
-            << "n " << n << " seed " << seed << " i " << i;
-        ASSERT_NEAR(d.call[i], double(ref_d.call), tol_d)
-            << "n " << n << " seed " << seed << " i " << i;
-        ASSERT_NEAR(d.put[i], double(ref_d.put), tol_d)
-            << "n " << n << " seed " << seed << " i " << i;
+        ASSERT_NEAR(f.call[i], double(ref_f.call), tol_f) << "n " << n << " i " << i;
+        ASSERT_NEAR(f.put[i], double(ref_f.put), tol_f) << "n " << n << " i " << i;
+        ASSERT_NEAR(d.call[i], double(ref_d.call), tol_d) << "n " << n << " i " << i;
+        ASSERT_NEAR(d.put[i], double(ref_d.put), tol_d) << "n " << n << " i " << i;
       }
     }
   }

@@ -1,8 +1,5 @@
-// Philox4x32: the Random123 known-answer vectors, gpukit's counter layout, and avalanche.
-//
-// The known answers are Random123's kat_vectors for philox4x32_7 and philox4x32_10, as quoted in
-// DEShawResearch/Random123-Boost, libs/random/test/test_philox.cpp ("cut-and-pasted from the
-// kat_vectors file in the original Random123 distribution").
+// Philox4x32: the Random123 known-answer vectors (philox_known_answers.hpp, shared with the
+// device test), gpukit's counter layout, and avalanche.
 
 #include "gpukit/rng/philox.hpp"
 
@@ -12,41 +9,25 @@
 #include <cstdint>
 #include <random>
 
+#include "rng/philox_known_answers.hpp"
+
 namespace gpukit::rng {
 namespace {
 
-struct KnownAnswer {
-  Uint32x4 counter;
-  Uint32x2 key;
-  Uint32x4 expected;
-};
-
-constexpr Uint32x4 kZeros = {{0, 0, 0, 0}};
-constexpr Uint32x4 kOnes = {{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}};
-constexpr Uint32x4 kPiCounter = {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}};
-constexpr Uint32x2 kPiKey = {{0xa4093822u, 0x299f31d0u}};
+using testing::kPhiloxKnownAnswers;
+using testing::PhiloxKnownAnswer;
 
 TEST(Philox, Random123KnownAnswersTenRounds) {
-  const KnownAnswer answers[] = {
-      {kZeros, {{0, 0}}, {{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}}},
-      {kOnes, {{0xffffffffu, 0xffffffffu}}, {{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}}},
-      {kPiCounter, kPiKey, {{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}}},
-  };
-  for (const KnownAnswer& a : answers) {
-    EXPECT_EQ(philox4x32_10(a.counter, a.key), a.expected) << std::hex << a.counter.word[0];
-    EXPECT_EQ(philox4x32<10>(a.counter, a.key), a.expected);
+  for (const PhiloxKnownAnswer& a : kPhiloxKnownAnswers) {
+    EXPECT_EQ(philox4x32_10(a.counter, a.key), a.ten_rounds) << std::hex << a.counter.word[0];
+    EXPECT_EQ(philox4x32<10>(a.counter, a.key), a.ten_rounds);
   }
 }
 
 // Seven rounds pins down the key schedule between rounds independently of the ten-round count.
 TEST(Philox, Random123KnownAnswersSevenRounds) {
-  const KnownAnswer answers[] = {
-      {kZeros, {{0, 0}}, {{0x5f6fb709u, 0x0d893f64u, 0x4f121f81u, 0x4f730a48u}}},
-      {kOnes, {{0xffffffffu, 0xffffffffu}}, {{0x5207ddc2u, 0x45165e59u, 0x4d8ee751u, 0x8c52f662u}}},
-      {kPiCounter, kPiKey, {{0x4dfccabau, 0x190a87f0u, 0xc47362bau, 0xb6b5242au}}},
-  };
-  for (const KnownAnswer& a : answers) {
-    EXPECT_EQ(philox4x32<7>(a.counter, a.key), a.expected) << std::hex << a.counter.word[0];
+  for (const PhiloxKnownAnswer& a : kPhiloxKnownAnswers) {
+    EXPECT_EQ(philox4x32<7>(a.counter, a.key), a.seven_rounds) << std::hex << a.counter.word[0];
   }
 }
 

@@ -23,7 +23,9 @@
 #include "gpukit/rng/generate.hpp"
 #include "gpukit/rng/mt19937_streams.hpp"
 #include "gpukit/rng/philox.hpp"
+#include "rng/philox_known_answers.hpp"
 #include "rng/rng_test_support.hpp"
+#include "test_seed.hpp"
 
 #if GPUKIT_HAVE_CUDA
 #include "rng/cuda/rng_launchers.hpp"
@@ -208,15 +210,15 @@ cuda::DeviceBuffer<T> to_device(const std::vector<T>& host) {
 
 TEST(RngGpu, PhiloxKnownAnswersAndRandomCountersOnTheDevice) {
   GPUKIT_REQUIRE_GPU();
-  std::vector<Uint32x4> counters = {{{0, 0, 0, 0}},
-                                    {{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}},
-                                    {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}};
-  std::vector<Uint32x2> keys = {
-      {{0, 0}}, {{0xffffffffu, 0xffffffffu}}, {{0xa4093822u, 0x299f31d0u}}};
-  const Uint32x4 known[] = {{{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}},
-                            {{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}},
-                            {{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}}};
-  std::mt19937_64 engine(1);
+  // The known answers first, then random counters and keys against the host's philox4x32_10.
+  std::vector<Uint32x4> counters;
+  std::vector<Uint32x2> keys;
+  for (const auto& a : testing::kPhiloxKnownAnswers) {
+    counters.push_back(a.counter);
+    keys.push_back(a.key);
+  }
+  const gpukit::testing::TestSeed seed;
+  std::mt19937_64 engine(seed.value());
   for (int i = 0; i < 100000; ++i) {
     Uint32x4 c;
     Uint32x2 k;
@@ -233,7 +235,9 @@ TEST(RngGpu, PhiloxKnownAnswersAndRandomCountersOnTheDevice) {
                                     static_cast<std::int64_t>(counters.size()), nullptr);
   cuda::synchronize_device();
   const std::vector<Uint32x4> out = to_host(d_out);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(out[i], known[i]) << "known answer " << i;
+  for (std::size_t i = 0; i < std::size(testing::kPhiloxKnownAnswers); ++i) {
+    EXPECT_EQ(out[i], testing::kPhiloxKnownAnswers[i].ten_rounds) << "known answer " << i;
+  }
   for (std::size_t i = 0; i < counters.size(); ++i) {
     ASSERT_EQ(out[i], philox4x32_10(counters[i], keys[i])) << i;
   }
