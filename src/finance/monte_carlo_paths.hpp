@@ -12,16 +12,18 @@
 // computes a tile.
 //
 // Every floating-point operation whose rounding could depend on the compiler is written out
-// (op::add, op::mul, op::fma: the _rn intrinsics on the device, plain operations on the CPU, whose
-// file is compiled without contraction). nvcc cannot contract a multiply and an add differently in
-// different kernels, so every kernel that inlines this code, whichever path kinds it is
-// specialized for, produces the same bits.
+// (rounded::add, mul, sub and mul_add from gpukit/core/rounded_arithmetic.hpp: the _rn intrinsics
+// on the device, plain operations on the CPU, whose file is compiled without contraction). nvcc
+// cannot contract a multiply and an add differently in different kernels, so every kernel that
+// inlines this code, whichever path kinds it is specialized for, produces the same bits.
+// mul_add is fused on the device and rounds twice on the CPU, so the two backends agree within a
+// rounding bound, not to the bit (each is deterministic on its own).
 //
 // Speed (the float European one-step kernel is close to the issue limit of the SM): per option,
 // everything that does not vary per path is hoisted into PathConstants; the Philox key schedule
 // is computed once per lane; each path kind has its own loop (no per-step branches on the kind);
 // a barrier is tracked as the running minimum of the log-price in the direction of the barrier
-// (one min per step, no exp); the statistics cost a subtract, an add and a fused multiply-add per
+// (one min per step, no exp); the statistics cost a subtract, an add and a multiply-add per
 // sample (the count is known, not accumulated).
 
 #include <cmath>
@@ -29,6 +31,7 @@
 #include <limits>
 
 #include "gpukit/core/host_device.hpp"
+#include "gpukit/core/rounded_arithmetic.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/rng/normal.hpp"
 #include "gpukit/rng/philox.hpp"
@@ -95,39 +98,6 @@ struct Mode {
   static constexpr bool control = kControl;
 };
 
-// ---- Arithmetic with one rounding per operation, on both sides ---------------------------------
-
-namespace op {
-#if defined(__CUDA_ARCH__)
-__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
-__device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
-__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ double fma(double a, double b, double c) { return __fma_rn(a, b, c); }
-#else
-// The CPU rounds the product and the sum separately (no hardware FMA is assumed).
-template <class T>
-inline T add(T a, T b) {
-  return a + b;
-}
-template <class T>
-inline T sub(T a, T b) {
-  return a - b;
-}
-template <class T>
-inline T mul(T a, T b) {
-  return a * b;
-}
-template <class T>
-inline T fma(T a, T b, T c) {
-  return a * b + c;
-}
-#endif
-}  // namespace op
-
 // ---- Statistics ---------------------------------------------------------------------------------
 
 /// Moments of up to three variables over `count` samples: x (the estimator's sample: a payoff,
@@ -145,21 +115,21 @@ struct Moments {
 template <class M, class T>
 GPUKIT_HD_INLINE Moments<T> merge_weighted(const Moments<T>& a, const Moments<T>& b, T weight_b) {
   Moments<T> r;
-  r.count = op::add(a.count, b.count);
-  const T cross = op::mul(a.count, weight_b);  // na nb / n
-  const T dx = op::sub(b.mean_x, a.mean_x);
-  r.mean_x = op::fma(dx, weight_b, a.mean_x);
-  r.m2_x = op::fma(op::mul(dx, dx), cross, op::add(a.m2_x, b.m2_x));
+  r.count = rounded::add(a.count, b.count);
+  const T cross = rounded::mul(a.count, weight_b);  // na nb / n
+  const T dx = rounded::sub(b.mean_x, a.mean_x);
+  r.mean_x = rounded::mul_add(dx, weight_b, a.mean_x);
+  r.m2_x = rounded::mul_add(rounded::mul(dx, dx), cross, rounded::add(a.m2_x, b.m2_x));
   if constexpr (M::control) {
-    const T dc = op::sub(b.mean_c, a.mean_c);
-    r.mean_c = op::fma(dc, weight_b, a.mean_c);
-    r.m2_c = op::fma(op::mul(dc, dc), cross, op::add(a.m2_c, b.m2_c));
-    r.co_xc = op::fma(op::mul(dx, dc), cross, op::add(a.co_xc, b.co_xc));
+    const T dc = rounded::sub(b.mean_c, a.mean_c);
+    r.mean_c = rounded::mul_add(dc, weight_b, a.mean_c);
+    r.m2_c = rounded::mul_add(rounded::mul(dc, dc), cross, rounded::add(a.m2_c, b.m2_c));
+    r.co_xc = rounded::mul_add(rounded::mul(dx, dc), cross, rounded::add(a.co_xc, b.co_xc));
   }
   if constexpr (M::antithetic) {
-    const T dd = op::sub(b.mean_d, a.mean_d);
-    r.mean_d = op::fma(dd, weight_b, a.mean_d);
-    r.m2_d = op::fma(op::mul(dd, dd), cross, op::add(a.m2_d, b.m2_d));
+    const T dd = rounded::sub(b.mean_d, a.mean_d);
+    r.mean_d = rounded::mul_add(dd, weight_b, a.mean_d);
+    r.m2_d = rounded::mul_add(rounded::mul(dd, dd), cross, rounded::add(a.m2_d, b.m2_d));
   }
   return r;
 }
@@ -171,7 +141,8 @@ template <class M, class T>
 GPUKIT_HD_INLINE Moments<T> merge(const Moments<T>& a, const Moments<T>& b) {
   if (b.count == T(0)) return a;
   if (a.count == T(0)) return b;
-  return merge_weighted<M>(a, b, a.count == b.count ? T(0.5) : b.count / op::add(a.count, b.count));
+  return merge_weighted<M>(a, b,
+                           a.count == b.count ? T(0.5) : b.count / rounded::add(a.count, b.count));
 }
 
 /// merge() of two sides known to hold the same, nonzero count (lanes of a full tile).
@@ -200,19 +171,19 @@ struct LaneSums {
   }
 
   GPUKIT_HD_INLINE void add(Real x, Real c, Real d) {
-    const Real ex = op::sub(x, shift_x);
-    sum_x = op::add(sum_x, ex);
-    sum2_x = op::fma(ex, ex, sum2_x);
+    const Real ex = rounded::sub(x, shift_x);
+    sum_x = rounded::add(sum_x, ex);
+    sum2_x = rounded::mul_add(ex, ex, sum2_x);
     if constexpr (M::control) {
-      const Real ec = op::sub(c, shift_c);
-      sum_c = op::add(sum_c, ec);
-      sum2_c = op::fma(ec, ec, sum2_c);
-      sum_xc = op::fma(ex, ec, sum_xc);
+      const Real ec = rounded::sub(c, shift_c);
+      sum_c = rounded::add(sum_c, ec);
+      sum2_c = rounded::mul_add(ec, ec, sum2_c);
+      sum_xc = rounded::mul_add(ex, ec, sum_xc);
     }
     if constexpr (M::antithetic) {
-      const Real ed = op::sub(d, shift_d);
-      sum_d = op::add(sum_d, ed);
-      sum2_d = op::fma(ed, ed, sum2_d);
+      const Real ed = rounded::sub(d, shift_d);
+      sum_d = rounded::add(sum_d, ed);
+      sum2_d = rounded::mul_add(ed, ed, sum2_d);
     }
   }
 
@@ -221,16 +192,16 @@ struct LaneSums {
     if (n == Real(0)) return m;
     m.count = n;
     const Real inv_n = Real(1) / n;
-    m.mean_x = op::fma(sum_x, inv_n, shift_x);
-    m.m2_x = op::fma(-op::mul(sum_x, sum_x), inv_n, sum2_x);
+    m.mean_x = rounded::mul_add(sum_x, inv_n, shift_x);
+    m.m2_x = rounded::mul_add(-rounded::mul(sum_x, sum_x), inv_n, sum2_x);
     if constexpr (M::control) {
-      m.mean_c = op::fma(sum_c, inv_n, shift_c);
-      m.m2_c = op::fma(-op::mul(sum_c, sum_c), inv_n, sum2_c);
-      m.co_xc = op::fma(-op::mul(sum_x, sum_c), inv_n, sum_xc);
+      m.mean_c = rounded::mul_add(sum_c, inv_n, shift_c);
+      m.m2_c = rounded::mul_add(-rounded::mul(sum_c, sum_c), inv_n, sum2_c);
+      m.co_xc = rounded::mul_add(-rounded::mul(sum_x, sum_c), inv_n, sum_xc);
     }
     if constexpr (M::antithetic) {
-      m.mean_d = op::fma(sum_d, inv_n, shift_d);
-      m.m2_d = op::fma(-op::mul(sum_d, sum_d), inv_n, sum2_d);
+      m.mean_d = rounded::mul_add(sum_d, inv_n, shift_d);
+      m.m2_d = rounded::mul_add(-rounded::mul(sum_d, sum_d), inv_n, sum2_d);
     }
     return m;
   }
@@ -452,8 +423,8 @@ GPUKIT_HD_INLINE PathConstants<Real> path_constants(const PathParams<Real>& p) {
   c.bridge_scale = p.bridge_scale;
   c.payoff_sign = p.is_put ? Real(-1) : Real(1);
   c.signed_strike = p.is_put ? p.strike_over_spot : -p.strike_over_spot;
-  c.drift_log2 = op::mul(p.drift_dt, Real(1.44269504088896340736));
-  c.vol_log2 = op::mul(p.vol_sqrt_dt, Real(1.44269504088896340736));
+  c.drift_log2 = rounded::mul(p.drift_dt, Real(1.44269504088896340736));
+  c.vol_log2 = rounded::mul(p.vol_sqrt_dt, Real(1.44269504088896340736));
   c.steps = p.steps;
   c.option = p.option_index;
   c.stream_high = p.stream_high;
@@ -471,10 +442,10 @@ struct QuadOutcome {
   Real terminal[4];
 };
 
-/// max(S_T - K, 0) or max(K - S_T, 0): fma(+-1, S_T, -+K) rounds as the subtraction does.
+/// max(S_T - K, 0) or max(K - S_T, 0): mul_add(+-1, S_T, -+K) rounds as the subtraction does.
 template <class Real>
 GPUKIT_HD_INLINE Real vanilla_payoff(const PathConstants<Real>& c, Real terminal) {
-  return max0(op::fma(c.payoff_sign, terminal, c.signed_strike));
+  return max0(rounded::mul_add(c.payoff_sign, terminal, c.signed_strike));
 }
 
 template <bool kFast, bool kAntithetic, PathKind kKind, class Real>
@@ -491,7 +462,8 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     Real z[4];
     quad_normals<kFast>(keys, c.option, c.stream_high, quad, 0, z);
     for (int j = 0; j < kWays; ++j) {
-      const Real log2_terminal = op::fma(j < 4 ? c.vol_log2 : -c.vol_log2, z[j & 3], c.drift_log2);
+      const Real log2_terminal =
+          rounded::mul_add(j < 4 ? c.vol_log2 : -c.vol_log2, z[j & 3], c.drift_log2);
       const Real terminal = fast::exp2(log2_terminal);
       QuadOutcome<Real>& out = j < 4 ? plain : mirror;
       out.payoff[j & 3] = vanilla_payoff(c, terminal);
@@ -504,8 +476,8 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     Real z[4];
     quad_normals<kFast>(keys, c.option, c.stream_high, quad, 0, z);
     for (int j = 0; j < 4; ++j) {
-      y[j] = op::fma(c.vol, z[j], c.drift);
-      if constexpr (kAntithetic) y[4 + j] = op::fma(-c.vol, z[j], c.drift);
+      y[j] = rounded::mul_add(c.vol, z[j], c.drift);
+      if constexpr (kAntithetic) y[4 + j] = rounded::mul_add(-c.vol, z[j], c.drift);
     }
   } else if constexpr (kKind == PathKind::european) {
     // Only the sum of the increments matters.
@@ -514,8 +486,9 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
       Real z[4];
       quad_normals<kFast>(keys, c.option, c.stream_high, quad, step, z);
       for (int j = 0; j < 4; ++j) {
-        y[j] = op::add(y[j], op::fma(c.vol, z[j], c.drift));
-        if constexpr (kAntithetic) y[4 + j] = op::add(y[4 + j], op::fma(-c.vol, z[j], c.drift));
+        y[j] = rounded::add(y[j], rounded::mul_add(c.vol, z[j], c.drift));
+        if constexpr (kAntithetic)
+          y[4 + j] = rounded::add(y[4 + j], rounded::mul_add(-c.vol, z[j], c.drift));
       }
     }
   } else if constexpr (kKind == PathKind::discrete_barrier) {
@@ -530,12 +503,12 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
       quad_normals<kFast>(keys, c.option, c.stream_high, quad, step, z);
       for (int j = 0; j < kWays; ++j) {
         const Real vol = j < 4 ? c.vol : -c.vol;
-        w[j] = op::add(w[j], op::fma(vol, z[j & 3], c.drift));
+        w[j] = rounded::add(w[j], rounded::mul_add(vol, z[j & 3], c.drift));
         lowest[j] = min_of(lowest[j], w[j]);
       }
     }
     for (int j = 0; j < kWays; ++j) {
-      y[j] = op::mul(c.direction, w[j]);
+      y[j] = rounded::mul(c.direction, w[j]);
       alive[j] = !c.knocked_at_start && lowest[j] > c.barrier ? Real(1) : Real(0);
     }
   } else {
@@ -547,15 +520,17 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
       quad_normals<kFast>(keys, c.option, c.stream_high, quad, step, z);
       for (int j = 0; j < kWays; ++j) {
         const Real vol = j < 4 ? c.vol : -c.vol;
-        const Real before = op::sub(w[j], c.barrier);
-        w[j] = op::add(w[j], op::fma(vol, z[j & 3], c.drift));
-        const Real after = op::sub(w[j], c.barrier);
+        const Real before = rounded::sub(w[j], c.barrier);
+        w[j] = rounded::add(w[j], rounded::mul_add(vol, z[j & 3], c.drift));
+        const Real after = rounded::sub(w[j], c.barrier);
         // after > 0 implies before * after > 0 wherever alive > 0, so the exponent is <= 0.
-        const Real crossing = path_exp<kFast>(op::mul(op::mul(c.bridge_scale, before), after));
-        alive[j] = after > Real(0) ? op::mul(alive[j], op::sub(Real(1), crossing)) : Real(0);
+        const Real crossing =
+            path_exp<kFast>(rounded::mul(rounded::mul(c.bridge_scale, before), after));
+        alive[j] =
+            after > Real(0) ? rounded::mul(alive[j], rounded::sub(Real(1), crossing)) : Real(0);
       }
     }
-    for (int j = 0; j < kWays; ++j) y[j] = op::mul(c.direction, w[j]);
+    for (int j = 0; j < kWays; ++j) y[j] = rounded::mul(c.direction, w[j]);
   }
   for (int j = 0; j < kWays; ++j) {
     const Real terminal = path_exp<kFast>(y[j]);
@@ -563,7 +538,7 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     if constexpr (kKind == PathKind::discrete_barrier) {
       payoff = (alive[j] != Real(0)) != c.knock_in ? payoff : Real(0);
     } else if constexpr (kKind == PathKind::continuous_barrier) {
-      payoff = op::mul(payoff, c.knock_in ? op::sub(Real(1), alive[j]) : alive[j]);
+      payoff = rounded::mul(payoff, c.knock_in ? rounded::sub(Real(1), alive[j]) : alive[j]);
     }
     QuadOutcome<Real>& out = j < 4 ? plain : mirror;
     out.payoff[j & 3] = payoff;
@@ -585,9 +560,10 @@ GPUKIT_HD_INLINE QuadSamples<Real> quad_samples(const PathConstants<Real>& c,
   QuadSamples<Real> s;
   for (int j = 0; j < 4; ++j) {
     if constexpr (M::antithetic) {
-      s.x[j] = op::mul(Real(0.5), op::add(plain.payoff[j], mirror.payoff[j]));
-      s.control[j] = op::mul(Real(0.5), op::add(plain.terminal[j], mirror.terminal[j]));
-      s.half_difference[j] = op::mul(Real(0.5), op::sub(plain.payoff[j], mirror.payoff[j]));
+      s.x[j] = rounded::mul(Real(0.5), rounded::add(plain.payoff[j], mirror.payoff[j]));
+      s.control[j] = rounded::mul(Real(0.5), rounded::add(plain.terminal[j], mirror.terminal[j]));
+      s.half_difference[j] =
+          rounded::mul(Real(0.5), rounded::sub(plain.payoff[j], mirror.payoff[j]));
     } else {
       s.x[j] = plain.payoff[j];
       s.control[j] = plain.terminal[j];

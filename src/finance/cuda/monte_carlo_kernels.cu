@@ -69,7 +69,8 @@ __device__ __forceinline__ bool full_tile(std::int64_t samples, std::int64_t til
 }
 
 // The whole warp computes tile `tile` of the option; lane 0 returns its moments. Inlined: every
-// operation's rounding is fixed (monte_carlo_paths.hpp, op::), so each kernel gets the same bits.
+// operation's rounding is fixed (monte_carlo_paths.hpp, rounded::), so each kernel gets the same
+// bits.
 template <class M, PathKind kKind, class Real>
 __device__ __forceinline__ Moments<double> warp_tile(const PathParams<Real>& p,
                                                      const PhiloxSchedule& keys,
