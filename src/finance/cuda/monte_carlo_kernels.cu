@@ -16,6 +16,11 @@
 
 #include "core/cuda/check.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
+#include "finance/monte_carlo_normals.hpp"
+#include "finance/monte_carlo_path_params.hpp"
+#include "finance/monte_carlo_paths.hpp"
+#include "finance/monte_carlo_statistics.hpp"
+#include "finance/monte_carlo_tiles.hpp"
 
 namespace gpukit::finance::mc {
 
