@@ -12,6 +12,9 @@
 #include <fmt/format.h>
 
 #include "finance/monte_carlo_internal.hpp"
+#include "finance/monte_carlo_normals.hpp"
+#include "finance/monte_carlo_statistics.hpp"
+#include "finance/monte_carlo_tiles.hpp"
 #include "gpukit/core/error.hpp"
 
 #if GPUKIT_HAVE_CUDA

@@ -5,7 +5,8 @@
 #include <functional>
 #include <vector>
 
-#include "finance/monte_carlo_paths.hpp"
+#include "finance/monte_carlo_path_params.hpp"
+#include "finance/monte_carlo_statistics.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 
 namespace gpukit::finance::mc {

@@ -20,6 +20,8 @@
 
 #include "gpu_test_support.hpp"
 #include "gpukit/core/memory.hpp"
+#include "pde/cuda/fft_radix16_block.cuh"
+#include "pde/cuda/fft_radix16_cluster.cuh"
 #include "pde/cuda/poisson_device_solver.hpp"
 #include "pde/cuda/poisson_fused_columns.cuh"
 
@@ -28,6 +30,7 @@ namespace {
 using gpukit::pde::cuda_detail::fused_supports;
 using gpukit::pde::cuda_detail::GridShape;
 using gpukit::pde::cuda_detail::make_fused_solver;
+namespace fft_radix16 = gpukit::pde::cuda_detail::fft_radix16;
 namespace fused = gpukit::pde::cuda_detail::fused;
 using LongComplex = std::complex<long double>;
 
@@ -193,7 +196,7 @@ void expect_close(const std::vector<Real>& got, const std::vector<long double>& 
 /// phases of the P blocks run one after the other, as the cluster barriers order them).
 template <class Real, int TC, int P = 1>
 void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
-  using C = typename fused::ComplexOf<Real>::type;
+  using C = typename fft_radix16::ComplexOf<Real>::type;
   const int n = 1 << log2_n;
   const int pitch = 3 * TC;  // the tile is the middle TC columns of a wider array
   const int first_column = TC;
@@ -215,7 +218,7 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
   const double size = double(n) * 2 * (pitch - 1);
   scaling.minus_size = static_cast<Real>(-size);
 
-  const fused::TwiddleLayout twiddle_layout = fused::TwiddleLayout::of(log2_n);
+  const fft_radix16::TwiddleLayout twiddle_layout = fft_radix16::TwiddleLayout::of(log2_n);
   const int log2_fine = twiddle_layout.log2_fine;
   std::vector<C> table;
   for (int t = 0; t < (1 << log2_fine); ++t) {
@@ -227,24 +230,25 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
     table.push_back({static_cast<Real>(std::cos(angle)), static_cast<Real>(std::sin(angle))});
   }
   std::vector<C> slots(twiddle_layout.slots(), C{NAN, NAN});  // skew gaps stay NaN
-  fused::place_twiddles(table.data(), slots.data(), twiddle_layout, 0, 1);
+  fft_radix16::place_twiddles(table.data(), slots.data(), twiddle_layout, 0, 1);
   const int log2_parts = std::countr_zero(unsigned{P});
   std::vector<std::vector<C>> parts(
-      P, std::vector<C>(fused::SharedTile<C, TC>::elements(
-                            n >> log2_parts, fused::transform_shape(log2_n).log2_pad()),
+      P, std::vector<C>(fft_radix16::SharedTile<C, TC>::elements(
+                            n >> log2_parts, fft_radix16::transform_shape(log2_n).log2_pad()),
                         C{NAN, NAN}));
-  fused::SplitTile<C, TC, P> tile{};
+  fft_radix16::SplitTile<C, TC, P> tile{};
   for (int h = 0; h < P; ++h) tile.part[h] = parts[h].data();
   tile.log2_rows_per_part = log2_n - log2_parts;
-  const fused::TransformShape shape = fused::transform_shape(log2_n);
+  const fft_radix16::TransformShape shape = fft_radix16::transform_shape(log2_n);
   tile.log2_pad = shape.log2_pad();
   const auto solver = [&](int part) {
     return fused::ColumnTileSolver<TC, P, Real>{
-        fused::GlobalTile<C, TC>{data.data() + first_column, pitch, valid},
+        fft_radix16::GlobalTile<C, TC>{data.data() + first_column, pitch, valid},
         tile,
         parts[part].data(),
         shape,
-        fused::Twiddles<C>{slots.data(), slots.data() + twiddle_layout.fine_slots(), log2_fine},
+        fft_radix16::Twiddles<C>{slots.data(), slots.data() + twiddle_layout.fine_slots(),
+                                 log2_fine},
         scaling,
         part,
         0,
@@ -255,7 +259,7 @@ void check_column_pass_on_cpu(int log2_n, int valid, std::uint64_t seed) {
     solver(0).pivot_only();
   } else {
     for (int h = 0; h < P; ++h) solver(h).first_stage();
-    for (int h = 0; h < P; ++h) solver(h).local_stages(fused::NoBarrier{});
+    for (int h = 0; h < P; ++h) solver(h).local_stages(fft_radix16::NoBarrier{});
     for (int h = 0; h < P; ++h) solver(h).last_stage();
   }
 

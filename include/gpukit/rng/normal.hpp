@@ -32,6 +32,7 @@
 #include <limits>
 
 #include "gpukit/core/host_device.hpp"
+#include "gpukit/core/rounded_arithmetic.hpp"
 
 namespace gpukit::rng {
 
@@ -48,35 +49,11 @@ struct NormalPair {
 
 namespace detail {
 
-// Arithmetic that nvcc may not contract into fused multiply-adds (g++ in ISO C++ mode does not
-// contract), so a rational function gives the same bits on the CPU and the GPU.
-GPUKIT_HD_INLINE double multiply(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-GPUKIT_HD_INLINE double add(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-GPUKIT_HD_INLINE double divide(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __ddiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-
 /// c0 + x (c1 + x (c2 + ...)), unfused.
 GPUKIT_HD_INLINE double horner(double, double c0) { return c0; }
 template <class... Rest>
 GPUKIT_HD_INLINE double horner(double x, double c0, Rest... rest) {
-  return add(c0, multiply(x, horner(x, rest...)));
+  return rounded::add(c0, rounded::mul(x, horner(x, rest...)));
 }
 
 GPUKIT_HD_INLINE double log(double x) {
@@ -151,13 +128,13 @@ GPUKIT_HD_INLINE double inverse_normal_cdf(double p) {
   if (p != p) return p;
   if (p <= 0.0) return -detail::infinity();
   if (p >= 1.0) return detail::infinity();
-  using detail::add;
-  using detail::divide;
   using detail::horner;
-  using detail::multiply;
+  using rounded::add;
+  using rounded::div;
+  using rounded::mul;
   const double q = p - 0.5;  // exact for p in [0.25, 1]; below that it only selects the branch
   if (q <= 0.425 && q >= -0.425) {
-    const double r = add(0.180625, -multiply(q, q));
+    const double r = add(0.180625, -mul(q, q));
     const double numerator =
         horner(r, 3.3871328727963666080e0, 1.3314166789178437745e+2, 1.9715909503065514427e+3,
                1.3731693765509461125e+4, 4.5921953931549871457e+4, 6.7265770927008700853e+4,
@@ -166,29 +143,27 @@ GPUKIT_HD_INLINE double inverse_normal_cdf(double p) {
         horner(r, 1.0, 4.2313330701600911252e+1, 6.8718700749205790830e+2, 5.3941960214247511077e+3,
                2.1213794301586595867e+4, 3.9307895800092710610e+4, 2.8729085735721942674e+4,
                5.2264952788528545610e+3);
-    return divide(multiply(q, numerator), denominator);
+    return div(mul(q, numerator), denominator);
   }
   // Tails: r = sqrt(-ln(min(p, 1 - p))); 1 - p is exact for p > 1/2.
   double r = detail::sqrt(-detail::log(q < 0.0 ? p : 1.0 - p));
   double x;
   if (r <= 5.0) {
     r = r - 1.6;
-    x = divide(
-        horner(r, 1.42343711074968357734e0, 4.63033784615654529590e0, 5.76949722146069140550e0,
-               3.64784832476320460504e0, 1.27045825245236838258e0, 2.41780725177450611770e-1,
-               2.27238449892691845833e-2, 7.74545014278341407640e-4),
-        horner(r, 1.0, 2.05319162663775882187e0, 1.67638483018380384940e0,
-               6.89767334985100004550e-1, 1.48103976427480074590e-1, 1.51986665636164571966e-2,
-               5.47593808499534494600e-4, 1.05075007164441684324e-9));
+    x = div(horner(r, 1.42343711074968357734e0, 4.63033784615654529590e0, 5.76949722146069140550e0,
+                   3.64784832476320460504e0, 1.27045825245236838258e0, 2.41780725177450611770e-1,
+                   2.27238449892691845833e-2, 7.74545014278341407640e-4),
+            horner(r, 1.0, 2.05319162663775882187e0, 1.67638483018380384940e0,
+                   6.89767334985100004550e-1, 1.48103976427480074590e-1, 1.51986665636164571966e-2,
+                   5.47593808499534494600e-4, 1.05075007164441684324e-9));
   } else {
     r = r - 5.0;
-    x = divide(
-        horner(r, 6.65790464350110377720e0, 5.46378491116411436990e0, 1.78482653991729133580e0,
-               2.96560571828504891230e-1, 2.65321895265761230930e-2, 1.24266094738807843860e-3,
-               2.71155556874348757815e-5, 2.01033439929228813265e-7),
-        horner(r, 1.0, 5.99832206555887937690e-1, 1.36929880922735805310e-1,
-               1.48753612908506148525e-2, 7.86869131145613259100e-4, 1.84631831751005468180e-5,
-               1.42151175831644588870e-7, 2.04426310338993978564e-15));
+    x = div(horner(r, 6.65790464350110377720e0, 5.46378491116411436990e0, 1.78482653991729133580e0,
+                   2.96560571828504891230e-1, 2.65321895265761230930e-2, 1.24266094738807843860e-3,
+                   2.71155556874348757815e-5, 2.01033439929228813265e-7),
+            horner(r, 1.0, 5.99832206555887937690e-1, 1.36929880922735805310e-1,
+                   1.48753612908506148525e-2, 7.86869131145613259100e-4, 1.84631831751005468180e-5,
+                   1.42151175831644588870e-7, 2.04426310338993978564e-15));
   }
   return q < 0.0 ? -x : x;
 }

@@ -16,6 +16,11 @@
 
 #include "core/cuda/check.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
+#include "finance/monte_carlo_normals.hpp"
+#include "finance/monte_carlo_path_params.hpp"
+#include "finance/monte_carlo_paths.hpp"
+#include "finance/monte_carlo_statistics.hpp"
+#include "finance/monte_carlo_tiles.hpp"
 
 namespace gpukit::finance::mc {
 
@@ -69,7 +74,8 @@ __device__ __forceinline__ bool full_tile(std::int64_t samples, std::int64_t til
 }
 
 // The whole warp computes tile `tile` of the option; lane 0 returns its moments. Inlined: every
-// operation's rounding is fixed (monte_carlo_paths.hpp, op::), so each kernel gets the same bits.
+// operation's rounding is fixed (monte_carlo_paths.hpp, rounded::), so each kernel gets the same
+// bits.
 template <class M, PathKind kKind, class Real>
 __device__ __forceinline__ Moments<double> warp_tile(const PathParams<Real>& p,
                                                      const PhiloxSchedule& keys,

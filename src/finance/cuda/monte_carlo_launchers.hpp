@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "finance/monte_carlo_paths.hpp"
+#include "finance/monte_carlo_path_params.hpp"
+#include "finance/monte_carlo_statistics.hpp"
 #include "gpukit/core/cuda_handles.hpp"
 
 namespace gpukit::finance::mc {
@@ -52,7 +53,7 @@ using TilesDone = std::function<void(std::int64_t tiles)>;
 
 /// Computes the merged moments of each option into `moments` (device, run.options entries).
 /// `params` and `workspace` (workspace_bytes) are device memory; float runs use the hardware's
-/// approximations (monte_carlo_paths.hpp, quad_normals<true>). The bits do not depend on the
+/// approximations (monte_carlo_normals.hpp, quad_normals<true>). The bits do not depend on the
 /// groups and chunks: each chunk is a whole subtree of the fixed per-option tree.
 template <class Real>
 void launch_monte_carlo(const PathParams<Real>* params, const DeviceRun& run,

@@ -35,6 +35,8 @@
 #include "core/cuda/launch_shape.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
+#include "pde/cuda/fft_radix16_block.cuh"
+#include "pde/cuda/fft_radix16_cluster.cuh"
 #include "pde/cuda/poisson_cuda_common.cuh"
 #include "pde/cuda/poisson_device_solver.hpp"
 #include "pde/cuda/poisson_fused_columns.cuh"
@@ -43,7 +45,7 @@ namespace gpukit::pde::cuda_detail {
 
 namespace {
 
-using fused::ComplexOf;
+using fft_radix16::ComplexOf;
 
 /// Tuning of the column pass, per precision. A column tile (TC columns x n0 rows) sits in
 /// shared memory whole, in one block up to 128 KiB (+ padding), which leaves room for one block
@@ -129,7 +131,7 @@ struct FusedLayout {
       cluster = Policy::split_cluster;
     pitch_last = n_last / 2 + 1;
     columns = n_mid * pitch_last;
-    const fused::TwiddleLayout twiddles = fused::TwiddleLayout::of(log2_n0);
+    const fft_radix16::TwiddleLayout twiddles = fft_radix16::TwiddleLayout::of(log2_n0);
     log2_fine = twiddles.log2_fine;
     twiddle_count = twiddles.fine_count + twiddles.coarse_count;
     twiddle_slots = twiddles.slots();
@@ -150,7 +152,7 @@ struct FusedLayout {
   std::size_t twiddle_bytes() const { return twiddle_count * sizeof(Complex); }
   std::size_t shared_bytes() const {
     const std::int64_t rows = n0 / cluster;
-    const int log2_pad = fused::transform_shape(log2_n0).log2_pad();
+    const int log2_pad = fft_radix16::transform_shape(log2_n0).log2_pad();
     const std::int64_t tile = (rows + (rows >> log2_pad)) * tile_columns;
     return (tile_offset(twiddle_slots) + tile) * sizeof(Complex);
   }
@@ -221,8 +223,8 @@ struct ColumnPassParams {
   using Complex = typename ComplexOf<Real>::type;
   Complex* spectrum;
   std::int64_t pitch;       // columns of the half spectrum
-  const Complex* twiddles;  // fine table then coarse table (fused::TwiddleLayout)
-  fused::TransformShape shape;
+  const Complex* twiddles;  // fine table then coarse table (fft_radix16::TwiddleLayout)
+  fft_radix16::TransformShape shape;
   fused::ScalingParams<Real> scaling;
 };
 
@@ -255,7 +257,7 @@ __device__ __forceinline__ std::uint32_t cluster_address(std::uint32_t shared, i
   return mapped;
 }
 
-/// The tile over a cluster as the first stage's destination (the places of fused::SplitTile):
+/// The tile over a cluster as the first stage's destination (the places of fft_radix16::SplitTile):
 /// each store is an st.async into the owning block's shared memory that counts its bytes on
 /// that block's mbarrier. A block then waits only until its own part has all its bytes, where
 /// a cluster barrier's release would first wait for all of its own remote stores to complete.
@@ -295,7 +297,7 @@ struct AsyncSplitTile {
     const std::uint32_t offset = ((row0 + (row0 >> log2_pad)) * TC + c) * sizeof(C);
     AsyncLine line;
     line.stride = (s + (s >> log2_pad)) * TC * sizeof(C);
-    GPUKIT_FUSED_UNROLL
+    GPUKIT_FFT_UNROLL
     for (int h = 0; h < P; ++h) {
       line.at[h] = part[h] + offset;
       line.arrival[h] = arrival[h];
@@ -311,7 +313,8 @@ __global__ void __launch_bounds__(ColumnLaunchBounds<Real, P>::max_threads,
     fused_columns_kernel(ColumnPassParams<Real> params) {
   using Complex = typename ComplexOf<Real>::type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  const fused::TwiddleLayout twiddle_layout = fused::TwiddleLayout::of(params.shape.log2_n);
+  const fft_radix16::TwiddleLayout twiddle_layout =
+      fft_radix16::TwiddleLayout::of(params.shape.log2_n);
   Complex* twiddle_slots = reinterpret_cast<Complex*>(shared_bytes);
   // Over a cluster, the first stage writes into the other blocks' shared memory, so they must
   // have started: arrive now, wait before the first stage (the twiddle tables' loads overlap
@@ -335,14 +338,14 @@ __global__ void __launch_bounds__(ColumnLaunchBounds<Real, P>::max_threads,
     }
     cluster_arrive_relaxed();
   }
-  fused::place_twiddles(params.twiddles, twiddle_slots, twiddle_layout,
-                        static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
+  fft_radix16::place_twiddles(params.twiddles, twiddle_slots, twiddle_layout,
+                              static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
   Complex* own_part = twiddle_slots + tile_offset(twiddle_layout.slots());
 
   const std::int64_t first_column = std::int64_t{blockIdx.x / P} * TC;
   fused::ScalingParams<Real> scaling = params.scaling;
   scaling.first_column = first_column;
-  fused::SplitTile<Complex, TC, P> tile{};
+  fft_radix16::SplitTile<Complex, TC, P> tile{};
   tile.log2_rows_per_part = params.shape.log2_n - std::countr_zero(unsigned{P});
   tile.log2_pad = params.shape.log2_pad();
   int part = 0;
@@ -355,14 +358,14 @@ __global__ void __launch_bounds__(ColumnLaunchBounds<Real, P>::max_threads,
       tile.part[h] = h == part ? own_part : cluster.map_shared_rank(own_part, h);
   }
   const fused::ColumnTileSolver<TC, P, Real> solver{
-      fused::GlobalTile<Complex, TC>{
+      fft_radix16::GlobalTile<Complex, TC>{
           params.spectrum + first_column, params.pitch,
           params.pitch - first_column < TC ? static_cast<int>(params.pitch - first_column) : TC},
       tile,
       own_part,
       params.shape,
-      fused::Twiddles<Complex>{twiddle_slots, twiddle_slots + twiddle_layout.fine_slots(),
-                               twiddle_layout.log2_fine},
+      fft_radix16::Twiddles<Complex>{twiddle_slots, twiddle_slots + twiddle_layout.fine_slots(),
+                                     twiddle_layout.log2_fine},
       scaling,
       part,
       static_cast<int>(threadIdx.x),
@@ -517,7 +520,7 @@ class FusedSolver final : public DeviceSolver<Real> {
     params_.spectrum = spectrum_.data();
     params_.pitch = layout_.columns;
     params_.twiddles = twiddles_.data();
-    params_.shape = fused::transform_shape(layout_.log2_n0);
+    params_.shape = fft_radix16::transform_shape(layout_.log2_n0);
     auto& s = params_.scaling;
     s.first_column = 0;
     s.pitch_last = static_cast<int>(layout_.pitch_last);
