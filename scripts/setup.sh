@@ -2,9 +2,15 @@
 # Fresh-machine set-up: installs the Debian packages gpukit needs (only those missing), builds the
 # release preset, then runs `gpukit demo` (./scripts/setup.sh demo) or the whole test suite
 # (./scripts/setup.sh test). Idempotent: a second run installs nothing and rebuilds nothing.
+# GPUKIT_PRESET=ci builds the ci preset instead: release with warnings as errors.
 set -euo pipefail
 mode=${1:-demo}
 case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
+preset=${GPUKIT_PRESET:-release}
+case "$preset" in
+  release|ci) ;;
+  *) echo "$0: GPUKIT_PRESET must be release or ci" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ libgtest-dev libcli11-dev libfmt-dev nlohmann-json3-dev
@@ -24,11 +30,11 @@ fi
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
-cmake --preset release >/dev/null
-cmake --build --preset release -j"$(nproc)"
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset" -j"$(nproc)"
 
 if [ "$mode" = demo ]; then
-  exec ./build/release/apps/gpukit/gpukit demo
+  exec "./build/$preset/apps/gpukit/gpukit" demo
 else
-  exec ctest --preset release -j"$(nproc)"
+  exec ctest --preset "$preset" -j"$(nproc)"
 fi

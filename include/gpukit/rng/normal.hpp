@@ -20,9 +20,10 @@
 // relative of a rounding boundary (a few in 10^8), and the CPU and GPU agree but for those rare
 // cases. AS241's rational functions are written with explicit, unfused multiplications and
 // additions (intrinsics on the GPU; on the CPU the including code must be compiled without FP
-// contraction, which gpukit_rng's CMake target passes on as -ffp-contract=off), so its central
-// region (0.075 < p < 0.925, no log involved) gives the same bits on both; the tails differ only
-// through log.
+// contraction: g++ fuses across statements where FMA instructions are enabled, -march=haswell and
+// later or aarch64, unless given -ffp-contract=off, which gpukit's own code that calls these is
+// compiled with), so its central region (0.075 < p < 0.925, no log involved) gives the same bits
+// on both; the tails differ only through log.
 //
 // Outputs are bounded by the uniforms (uniform.hpp): float normals lie within about +-5.8 (Box-
 // Muller) and +-5.3 (inverse CDF), double normals within +-8.6 and +-8.3.

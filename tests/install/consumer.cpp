@@ -1,0 +1,31 @@
+// Sums and maximises host data through gpukit's public reduce on the CPU and checks both results
+// against its own loop. Exit status 0 when they agree.
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <vector>
+
+#include "gpukit/core/context.hpp"
+#include "gpukit/primitives/reduce.hpp"
+
+int main() {
+  // Values in [-500, 499] in an irregular order; the length is no multiple of any tile size.
+  std::vector<std::int32_t> data(1'000'003);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<std::int32_t>((i * 7919) % 1000) - 500;
+  }
+  std::int64_t expected_sum = 0;
+  std::int32_t expected_max = data[0];
+  for (const std::int32_t v : data) {
+    expected_sum += v;
+    expected_max = v > expected_max ? v : expected_max;
+  }
+
+  const gpukit::Context cpu = gpukit::Context::cpu();
+  const std::span<const std::int32_t> view(data);
+  const std::int64_t sum = gpukit::primitives::reduce(cpu, view, gpukit::primitives::ReduceOp::sum);
+  const std::int64_t max = gpukit::primitives::reduce(cpu, view, gpukit::primitives::ReduceOp::max);
+  std::printf("sum %lld (expected %lld), max %lld (expected %d)\n", static_cast<long long>(sum),
+              static_cast<long long>(expected_sum), static_cast<long long>(max), expected_max);
+  return sum == expected_sum && max == expected_max ? 0 : 1;
+}
