@@ -108,20 +108,61 @@ void poison(std::vector<Real>& v) {
   std::fill(v.begin(), v.end(), std::numeric_limits<Real>::quiet_NaN());
 }
 
+// The book in device memory, priced by each variant with the table's CND: once into poisoned
+// outputs (0xFF bytes are NaN, so an option a kernel fails to write fails the check), compared with
+// the long-double reference, then timed.
+template <class Real>
+class DeviceBookWorkload {
+ public:
+  DeviceBookWorkload(const Workload<Real>& w, cuda::Stream& stream)
+      : w_(w),
+        stream_(stream),
+        spot_(size()),
+        strike_(size()),
+        maturity_(size()),
+        call_(size()),
+        put_(size()),
+        in_(w.inputs(spot_.data(), strike_.data(), maturity_.data())),
+        out_{call_.data(), put_.data()} {
+    spot_.copy_from_host(w.spot);
+    strike_.copy_from_host(w.strike);
+    maturity_.copy_from_host(w.maturity);
+  }
+
+  NormalCdf cdf = NormalCdf::erfc;
+
+  StreamHandle stream() const { return stream_.handle(); }
+  WorkloadShape shape() const {
+    return {.elements = static_cast<double>(w_.n), .value_bytes = sizeof(Real)};
+  }
+  void launch(const finance::BlackScholesVariant& v) { v.launch(in_, out_, cdf, stream_.handle()); }
+  Check check(const finance::BlackScholesVariant& v) {
+    cuda::fill_bytes_async(call_.data(), 0xFF, size() * sizeof(Real), stream_.handle());
+    cuda::fill_bytes_async(put_.data(), 0xFF, size() * sizeof(Real), stream_.handle());
+    launch(v);
+    stream_.synchronize();
+    std::vector<Real> call(size()), put(size());
+    call_.copy_to_host(call);
+    put_.copy_to_host(put);
+    const Verdict verdict = verify(w_, call, put, cdf);
+    return {verdict.ok, verdict.what};
+  }
+
+ private:
+  std::size_t size() const { return static_cast<std::size_t>(w_.n); }
+
+  const Workload<Real>& w_;
+  cuda::Stream& stream_;
+  cuda::DeviceBuffer<Real> spot_, strike_, maturity_, call_, put_;
+  BlackScholesInputs<Real> in_;
+  BlackScholesOutputs<Real> out_;
+};
+
 template <class Real>
 void device_tables(const BenchConfig& config, Report& report, const Workload<Real>& w,
                    const char* precision) {
-  const std::int64_t n = w.n;
-  const auto un = static_cast<std::size_t>(n);
-  cuda::DeviceBuffer<Real> d_spot(un), d_strike(un), d_maturity(un), d_call(un), d_put(un);
-  d_spot.copy_from_host(w.spot);
-  d_strike.copy_from_host(w.strike);
-  d_maturity.copy_from_host(w.maturity);
-  const BlackScholesInputs<Real> d_in = w.inputs(d_spot.data(), d_strike.data(), d_maturity.data());
-  const BlackScholesOutputs<Real> d_out{d_call.data(), d_put.data()};
   cuda::Stream stream;
-  std::vector<Real> call(un), put(un);
-
+  DeviceBookWorkload<Real> book(w, stream);
   for (NormalCdf cdf :
        {NormalCdf::erfc, NormalCdf::hull_polynomial, NormalCdf::hull_polynomial_fast_math}) {
     // Double has no fast-math intrinsics: that table would repeat the hull-polynomial one.
@@ -129,30 +170,14 @@ void device_tables(const BenchConfig& config, Report& report, const Workload<Rea
     Table table;
     table.title = fmt::format(
         "Black-Scholes {}: {} options in device memory, call + put, CND {} ({} bytes/option)",
-        precision, n, cdf_name(cdf), 5 * sizeof(Real));
+        precision, w.n, cdf_name(cdf), 5 * sizeof(Real));
     table.element_name = "options";
     table.limit_gbps = report.copy_bandwidth_gbps;
     table.limit_name = "D2D copy";
+    book.cdf = cdf;
     for (const finance::BlackScholesVariant& v : finance::black_scholes_variants()) {
-      if (!variant_selected(config, v.name)) continue;
-      // Poisoned outputs (0xFF bytes are NaN) catch any option a kernel fails to write.
-      cuda::fill_bytes_async(d_call.data(), 0xFF, un * sizeof(Real), stream.handle());
-      cuda::fill_bytes_async(d_put.data(), 0xFF, un * sizeof(Real), stream.handle());
-      v.launch(d_in, d_out, cdf, stream.handle());
-      stream.synchronize();
-      d_call.copy_to_host(call);
-      d_put.copy_to_host(put);
-      Row row;
-      row.variant = std::string(v.name);
-      row.description = std::string(v.description);
-      row.seed_reference = std::string(v.seed_reference);
-      row.elements = static_cast<double>(n);
-      row.bytes = static_cast<double>(finance::black_scholes_bytes_moved(d_in, d_out));
-      const Verdict verdict = verify(w, call, put, cdf);
-      row.verify(verdict.ok, verdict.what);
-      row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat,
-                                      [&] { v.launch(d_in, d_out, cdf, stream.handle()); });
-      table.rows.push_back(std::move(row));
+      if (!variant_selected(config, v.info.name)) continue;
+      table.rows.push_back(time_variant(config, v, book));
     }
     report.tables.push_back(std::move(table));
   }

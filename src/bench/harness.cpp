@@ -95,6 +95,22 @@ bool variant_selected(const BenchConfig& config, std::string_view name) {
          std::find(config.variants.begin(), config.variants.end(), name) != config.variants.end();
 }
 
+Row variant_row(const VariantInfo& info, const WorkloadShape& shape, std::string label) {
+  Row row;
+  row.variant = label.empty() ? std::string(info.name) : std::move(label);
+  row.description = std::string(info.description);
+  row.seed_reference = std::string(info.seed_reference);
+  row.vendor = info.vendor();
+  row.ladder = !info.vendor();
+  row.elements = shape.elements;
+  const double outputs = shape.output_elements < 0 ? shape.elements : shape.output_elements;
+  const TrafficModel& t = info.traffic;
+  row.bytes =
+      (t.reads_per_element * shape.elements + t.writes_per_element * outputs) * shape.value_bytes;
+  row.flops = t.flops_per_element * shape.elements;
+  return row;
+}
+
 Table device_table(const Report& report, std::string title) {
   Table table;
   table.title = std::move(title);
@@ -114,7 +130,7 @@ void measure_limits(Report& report, bool with_transfers) {
 namespace {
 
 struct Derived {
-  double median_ms, min_ms, max_ms, elements_per_s, gbps, percent_of_limit;
+  double median_ms, min_ms, max_ms, elements_per_s, gbps, percent_of_limit, tflops;
   std::optional<double> step, cumulative, vs_vendor;
 };
 
@@ -135,6 +151,7 @@ std::vector<Derived> derive(const Table& table) {
     const double seconds = x.median_ms * 1e-3;
     x.elements_per_s = seconds > 0 ? r.elements / seconds : 0;
     x.gbps = seconds > 0 ? r.bytes / seconds / 1e9 : 0;
+    x.tflops = seconds > 0 ? r.flops / seconds / 1e12 : 0;
     x.percent_of_limit = table.limit_gbps > 0 ? 100.0 * x.gbps / table.limit_gbps : 0;
     if (r.ladder) {
       if (previous_ladder) x.step = previous_ladder->median_ms() / x.median_ms;
@@ -262,6 +279,8 @@ void Report::write_json(const std::string& path) const {
                  {"elements_per_s", x.elements_per_s},
                  {"gbps", x.gbps},
                  {"percent_of_limit", x.percent_of_limit},
+                 {"flops", r.flops},
+                 {"tflops", x.tflops},
                  {"verified", r.verified},
                  {"note", r.note},
                  {"vendor", r.vendor}};

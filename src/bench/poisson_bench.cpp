@@ -145,24 +145,99 @@ std::string shape_name(const PoissonGrid& g) {
 template <class Real>
 Row skipped_row(const PoissonVariant& v, const std::string& why) {
   Row row;
-  row.variant = std::string(v.name);
-  row.description = std::string(v.description);
-  row.seed_reference = std::string(v.seed_reference);
+  row.variant = std::string(v.info.name);
+  row.description = std::string(v.info.description);
+  row.seed_reference = std::string(v.info.seed_reference);
   row.ladder = false;
   row.skipped = why;
   return row;
 }
 
+// The bench's right-hand side and the manufactured problem's on the device, solved by the row's
+// solver (made by the caller: plans and buffers are not timed). Each row is verified against the
+// manufactured problem's closed form and, on the benchmark's own right-hand side, against the
+// vendor's result (within twice the agreement bound, both being approximations); the vendor runs
+// first and keeps its solution as that reference.
+template <class Real>
+class PoissonWorkload {
+ public:
+  PoissonWorkload(const PoissonGrid& grid, cuda::Stream& stream)
+      : grid_(grid),
+        n_(grid.size()),
+        stream_(stream),
+        host_f_(bench_rhs<Real>(n_)),
+        problem_(manufactured(grid)),
+        f_(size()),
+        u_(size()),
+        manufactured_f_(size()) {
+    f_.copy_from_host(host_f_);
+    manufactured_f_.copy_from_host(to_real<Real>(problem_.f));
+    // The pageable copies have landed before the non-blocking stream reads f.
+    cuda::synchronize_device();
+  }
+
+  std::unique_ptr<pde::DeviceSolver<Real>> solver;
+
+  StreamHandle stream() const { return stream_.handle(); }
+  WorkloadShape shape() const {
+    return {.elements = static_cast<double>(n_), .value_bytes = sizeof(Real)};
+  }
+  void launch(const PoissonVariant& /*v*/) {
+    solver->solve(f_.data(), u_.data(), stream_.handle());
+  }
+  Check check(const PoissonVariant& v) {
+    std::vector<Real> result(size());
+    // The manufactured problem first (poisoned output: 0xFF bytes are NaN), then the bench's own.
+    cuda::fill_bytes_async(u_.data(), 0xFF, size() * sizeof(Real), stream_.handle());
+    solver->solve(manufactured_f_.data(), u_.data(), stream_.handle());
+    stream_.synchronize();
+    u_.copy_to_host(result);
+    const Verdict closed_form = check_manufactured<Real>(grid_, problem_, result);
+    cuda::fill_bytes_async(u_.data(), 0xFF, size() * sizeof(Real), stream_.handle());
+    launch(v);
+    stream_.synchronize();
+    u_.copy_to_host(result);
+    if (v.info.vendor()) {
+      expected_ = result;
+      double max_f = 0, max_u = 0;
+      for (const Real x : host_f_) max_f = std::max(max_f, double(std::fabs(x)));
+      for (const Real x : expected_) max_u = std::max(max_u, double(std::fabs(x)));
+      bound_ = 2 * pde::poisson_agreement_bound<Real>(grid_, max_f, max_u);
+      bool finite = true;
+      for (const Real x : expected_) finite = finite && std::isfinite(x);
+      return {closed_form.ok && finite,
+              closed_form.what + (finite ? "; the reference of the other rows"
+                                         : "; its own solution is NOT FINITE")};
+    }
+    if (expected_.empty()) {
+      return {closed_form.ok, closed_form.what + "; no vendor result to compare with"};
+    }
+    const ErrorMetrics m = compare<Real, Real>(expected_, result);
+    const bool agrees = m.max_abs <= bound_;  // false for NaN
+    return {closed_form.ok && agrees,
+            fmt::format("{}; {} (max err {:.2g} vs cufft)", closed_form.what,
+                        agrees ? "ok" : "MISMATCH", m.max_abs)};
+  }
+
+ private:
+  std::size_t size() const { return static_cast<std::size_t>(n_); }
+
+  const PoissonGrid& grid_;
+  std::int64_t n_;
+  cuda::Stream& stream_;
+  std::vector<Real> host_f_;
+  Manufactured problem_;
+  cuda::DeviceBuffer<Real> f_, u_, manufactured_f_;
+  std::vector<Real> expected_;  // the vendor's solution
+  double bound_ = 0;
+};
+
 // One table: every selected variant (those with `only_best`: the default and the vendor) on one
-// grid, device-resident data. Each row is verified against the manufactured problem's closed
-// form and, on the benchmark's own right-hand side, against the vendor's result (within twice
-// the agreement bound, both being approximations).
+// grid, device-resident data.
 template <class Real>
 void grid_table(const BenchConfig& config, Report& report, const PoissonGrid& grid,
                 bool only_best) {
   const char* type = std::is_same_v<Real, float> ? "float" : "double";
-  const std::int64_t n = grid.size();
-  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(Real);
   const pde::GridShape shape = pde::grid_shape(grid);
   const std::string best = pde::default_poisson_variant<Real>(grid);
   Table table = device_table(
@@ -170,28 +245,19 @@ void grid_table(const BenchConfig& config, Report& report, const PoissonGrid& gr
                           "GB/s counts one read of f and one write of u",
                           shape_name(grid), type, grid.rank()));
   table.element_name = "points";
-  const std::vector<Real> host_f = bench_rhs<Real>(n);
-  const Manufactured problem = manufactured(grid);
-  cuda::DeviceBuffer<Real> f(static_cast<std::size_t>(n)), u(static_cast<std::size_t>(n)),
-      manufactured_f(static_cast<std::size_t>(n));
-  f.copy_from_host(host_f);
-  manufactured_f.copy_from_host(to_real<Real>(problem.f));
-  cuda::synchronize_device();  // the pageable copy has landed before the non-blocking stream reads
-                               // f
   cuda::Stream stream;
-  std::vector<Real> expected;  // the vendor's solution, computed first
-  double bound = 0;
+  PoissonWorkload<Real> workload(grid, stream);
   // The vendor first (it is the reference of the others), then the ladder in order.
   std::vector<const PoissonVariant*> order;
   for (const PoissonVariant& v : pde::poisson_variants())
-    if (v.vendor) order.push_back(&v);
+    if (v.info.vendor()) order.push_back(&v);
   for (const PoissonVariant& v : pde::poisson_variants())
-    if (!v.vendor) order.push_back(&v);
+    if (!v.info.vendor()) order.push_back(&v);
   std::vector<Row> rows(order.size());
   for (std::size_t r = 0; r < order.size(); ++r) {
     const PoissonVariant& v = *order[r];
-    if (!variant_selected(config, v.name) && !v.vendor) continue;
-    if (only_best && !v.vendor && v.name != best && v.name != "r2c") continue;
+    if (!variant_selected(config, v.info.name) && !v.info.vendor()) continue;
+    if (only_best && !v.info.vendor() && v.info.name != best && v.info.name != "r2c") continue;
     if (!v.supports(shape)) {
       rows[r] = skipped_row<Real>(v, "does not support the shape");
       continue;
@@ -203,50 +269,10 @@ void grid_table(const BenchConfig& config, Report& report, const PoissonGrid& gr
           v, fmt::format("needs {} MB, {} MB free", need >> 20, free_bytes >> 20));
       continue;
     }
-    std::unique_ptr<pde::DeviceSolver<Real>> solver = v.make<Real>(shape);
-    const auto run = [&] { solver->solve(f.data(), u.data(), stream.handle()); };
-    std::vector<Real> result(static_cast<std::size_t>(n));
-    // The manufactured problem first (poisoned output: 0xFF bytes are NaN), then the bench's own.
-    cuda::fill_bytes_async(u.data(), 0xFF, bytes, stream.handle());
-    solver->solve(manufactured_f.data(), u.data(), stream.handle());
-    stream.synchronize();
-    u.copy_to_host(result);
-    const Verdict closed_form = check_manufactured<Real>(grid, problem, result);
-    cuda::fill_bytes_async(u.data(), 0xFF, bytes, stream.handle());
-    run();
-    stream.synchronize();
-    u.copy_to_host(result);
-    Row row;
-    row.variant = std::string(v.name);
-    row.description = std::string(v.description);
-    row.seed_reference = std::string(v.seed_reference);
-    row.elements = static_cast<double>(n);
-    row.bytes = 2.0 * static_cast<double>(bytes);
-    row.vendor = v.vendor;
-    row.ladder = !v.vendor;
-    if (v.vendor) {
-      expected = result;
-      double max_f = 0, max_u = 0;
-      for (const Real x : host_f) max_f = std::max(max_f, double(std::fabs(x)));
-      for (const Real x : expected) max_u = std::max(max_u, double(std::fabs(x)));
-      bound = 2 * pde::poisson_agreement_bound<Real>(grid, max_f, max_u);
-      bool finite = true;
-      for (const Real x : expected) finite = finite && std::isfinite(x);
-      row.verify(closed_form.ok && finite,
-                 closed_form.what + (finite ? "; the reference of the other rows"
-                                            : "; its own solution is NOT FINITE"));
-    } else if (expected.empty()) {
-      row.verify(closed_form.ok, closed_form.what + "; no vendor result to compare with");
-    } else {
-      const ErrorMetrics m = compare<Real, Real>(expected, result);
-      const bool agrees = m.max_abs <= bound;  // false for NaN
-      row.verify(closed_form.ok && agrees,
-                 fmt::format("{}; {} (max err {:.2g} vs cufft)", closed_form.what,
-                             agrees ? "ok" : "MISMATCH", m.max_abs));
-    }
-    if (v.name == best) row.note += ", default";
-    row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, run);
-    rows[r] = std::move(row);
+    workload.solver = v.make<Real>(shape);
+    rows[r] = time_variant(config, v, workload);
+    if (v.info.name == best) rows[r].note += ", default";
+    workload.solver.reset();
   }
   // Print in ladder order with the vendor last.
   for (std::size_t r = 1; r < rows.size(); ++r)

@@ -46,58 +46,53 @@ std::vector<T> bench_data(std::int64_t n) {
 
 // Data on the device with its expected sum: the sequential loop's (a different algorithm from
 // every variant and from the CPU backend's tiles; exact for these data, so equality is the bound).
+// Each row sums it once into a poisoned (0xFF) result, then is timed; `options` is the row's.
 template <class T>
-struct DeviceWorkload {
-  std::int64_t n = 0;
-  cuda::DeviceBuffer<T> data;
-  reduce_result_t<T> expected{};
+class SumWorkload {
+ public:
+  SumWorkload(std::int64_t n, ReduceWorkspace& workspace, cuda::Stream& stream)
+      : n_(n), workspace_(workspace), stream_(stream), result_(1) {
+    const std::vector<T> host = bench_data<T>(n);
+    data_ = cuda::DeviceBuffer<T>(static_cast<std::size_t>(n));
+    data_.copy_from_host(host);
+    expected_ = primitives::reduce_sequential<T>(host, ReduceOp::sum);
+  }
+
+  ReduceOptions options;
+
+  StreamHandle stream() const { return stream_.handle(); }
+  WorkloadShape shape() const {
+    return {.elements = static_cast<double>(n_), .value_bytes = sizeof(T)};
+  }
+  void launch(const ReduceVariant& v) {
+    v.launch(data_.data(), n_, ReduceOp::sum, result_.data(), workspace_, stream_.handle(),
+             options);
+  }
+  Check check(const ReduceVariant& v) {
+    cuda::fill_bytes_async(result_.data(), 0xFF, sizeof(reduce_result_t<T>), stream_.handle());
+    launch(v);
+    stream_.synchronize();
+    reduce_result_t<T> result{};
+    cuda::copy_to_host(&result, result_.data(), sizeof result);
+    return {result == expected_,
+            result == expected_
+                ? fmt::format("ok: = the sequential sum {}", expected_)
+                : fmt::format("MISMATCH {} vs the sequential sum {}", result, expected_)};
+  }
+
+ private:
+  std::int64_t n_;
+  ReduceWorkspace& workspace_;
+  cuda::Stream& stream_;
+  cuda::DeviceBuffer<T> data_;
+  cuda::DeviceBuffer<reduce_result_t<T>> result_;
+  reduce_result_t<T> expected_{};
 };
 
-template <class T>
-DeviceWorkload<T> make_device_workload(std::int64_t n, const Context& /*context*/) {
-  const std::vector<T> host = bench_data<T>(n);
-  DeviceWorkload<T> w;
-  w.n = n;
-  w.data = cuda::DeviceBuffer<T>(static_cast<std::size_t>(n));
-  w.data.copy_from_host(host);
-  w.expected = primitives::reduce_sequential<T>(host, ReduceOp::sum);
-  return w;
-}
-
-template <class T>
-Row time_variant(const BenchConfig& config, const ReduceVariant& v, const DeviceWorkload<T>& w,
-                 ReduceWorkspace& workspace, cuda::Stream& stream, const ReduceOptions& options,
-                 std::string label = {}) {
-  cuda::DeviceBuffer<reduce_result_t<T>> d_result(1);
-  const auto run = [&] {
-    v.launch(w.data.data(), w.n, ReduceOp::sum, d_result.data(), workspace, stream.handle(),
-             options);
-  };
-  cuda::fill_bytes_async(d_result.data(), 0xFF, sizeof(reduce_result_t<T>), stream.handle());
-  run();
-  stream.synchronize();
-  reduce_result_t<T> result{};
-  cuda::copy_to_host(&result, d_result.data(), sizeof result);
-  Row row;
-  row.variant = label.empty() ? std::string(v.name) : label;
-  row.description = std::string(v.description);
-  row.seed_reference = std::string(v.seed_reference);
-  row.elements = static_cast<double>(w.n);
-  row.bytes = static_cast<double>(w.n) * sizeof(T);
-  row.vendor = v.vendor;
-  row.ladder = !v.vendor;
-  row.verify(result == w.expected,
-             result == w.expected
-                 ? fmt::format("ok: = the sequential sum {}", w.expected)
-                 : fmt::format("MISMATCH {} vs the sequential sum {}", result, w.expected));
-  row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, run);
-  return row;
-}
-
 void seed_table(const BenchConfig& config, Report& report, std::int64_t n) {
-  const DeviceWorkload<std::int32_t> w = make_device_workload<std::int32_t>(n, config.context);
   ReduceWorkspace workspace;
   cuda::Stream stream;
+  SumWorkload<std::int32_t> w(n, workspace, stream);
   const bool fits_in_l2 =
       report.device && static_cast<std::size_t>(n) * 4 < report.device->l2_cache_bytes;
   Table table = device_table(
@@ -105,16 +100,17 @@ void seed_table(const BenchConfig& config, Report& report, std::int64_t n) {
                           "threads per block for kernels 1-7{}",
                           n, fits_in_l2 ? " (the input fits in L2)" : ""));
   for (const ReduceVariant& v : primitives::reduce_variants()) {
-    if (!variant_selected(config, v.name) || v.seed_reference.starts_with("003")) continue;
-    table.rows.push_back(time_variant(config, v, w, workspace, stream, {}));
+    if (!variant_selected(config, v.info.name) || v.info.seed_reference.starts_with("003"))
+      continue;
+    table.rows.push_back(time_variant(config, v, w));
   }
   report.tables.push_back(std::move(table));
 }
 
 void cs152_table(const BenchConfig& config, Report& report, std::int64_t n) {
-  const DeviceWorkload<std::int32_t> w = make_device_workload<std::int32_t>(n, config.context);
   ReduceWorkspace workspace;
   cuda::Stream stream;
+  SumWorkload<std::int32_t> w(n, workspace, stream);
   Table table = device_table(
       report, fmt::format("Reduction, the CS 152 table (003, methods 0-5): {} int32, sum into "
                           "int64, 1024 threads per block",
@@ -142,10 +138,9 @@ void cs152_table(const BenchConfig& config, Report& report, std::int64_t n) {
   for (const Step& step : steps) {
     if (!variant_selected(config, step.variant)) continue;
     const ReduceVariant& v = primitives::find_reduce_variant(step.variant);
-    ReduceOptions options;
-    options.block_threads = step.block_threads;
-    table.rows.push_back(
-        time_variant(config, v, w, workspace, stream, options, std::string(step.label)));
+    w.options = ReduceOptions{};
+    w.options.block_threads = step.block_threads;
+    table.rows.push_back(time_variant(config, v, w, std::string(step.label)));
   }
   report.tables.push_back(std::move(table));
 }
@@ -158,25 +153,24 @@ void size_sweep(const BenchConfig& config, Report& report, std::vector<std::int6
   ReduceWorkspace workspace;
   cuda::Stream stream;
   for (std::int64_t n : sizes) {
-    const DeviceWorkload<T> w = make_device_workload<T>(n, config.context);
+    SumWorkload<T> w(n, workspace, stream);
     Table table;
     table.title =
         fmt::format("Reduction: the default variant against CUB, {} {} sum", n, type_name);
     table.limit_gbps = report.copy_bandwidth_gbps;
     table.limit_name = "D2D copy";
-    Row row = time_variant(config, engine, w, workspace, stream, {});
+    Row row = time_variant(config, engine, w);
     row.ladder = false;
     table.rows.push_back(std::move(row));
     if constexpr (std::is_floating_point_v<T>) {
-      ReduceOptions accurate;
-      accurate.accurate_sum = true;
-      Row acc = time_variant(config, engine, w, workspace, stream, accurate,
-                             std::string(engine.name) + " accurate");
+      w.options.accurate_sum = true;
+      Row acc = time_variant(config, engine, w, std::string(engine.info.name) + " accurate");
+      w.options = ReduceOptions{};
       acc.ladder = false;
       acc.description = "the same tree accumulating in double (the accurate mode)";
       table.rows.push_back(std::move(acc));
     }
-    Row vendor = time_variant(config, cub, w, workspace, stream, {});
+    Row vendor = time_variant(config, cub, w);
     vendor.ladder = false;
     table.rows.push_back(std::move(vendor));
     report.tables.push_back(std::move(table));

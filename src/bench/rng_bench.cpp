@@ -42,7 +42,7 @@ std::vector<T> cpu_reference(const GeneratorVariant& v, RandomOutput output, int
   const Context cpu = Context::cpu(threads);
   std::vector<T> out(static_cast<std::size_t>(kCheckCount));
   if constexpr (std::is_same_v<T, std::uint32_t>) {
-    if (v.name == "mt19937-streams") {
+    if (v.info.name == "mt19937-streams") {
       rng::generate_mt19937_streams(cpu, out, kCheckCount / 4096, kSeed);
     } else {
       rng::generate_bits(cpu, out, kSeed);
@@ -52,8 +52,9 @@ std::vector<T> cpu_reference(const GeneratorVariant& v, RandomOutput output, int
         output == RandomOutput::normal_float || output == RandomOutput::normal_double;
     if (normal) {
       rng::generate_normal<T>(cpu, out, kSeed, 0,
-                              v.name == "philox-inverse-cdf" ? rng::NormalTransform::inverse_cdf
-                                                             : rng::NormalTransform::box_muller);
+                              v.info.name == "philox-inverse-cdf"
+                                  ? rng::NormalTransform::inverse_cdf
+                                  : rng::NormalTransform::box_muller);
     } else {
       rng::generate_uniform<T>(cpu, out, kSeed);
     }
@@ -145,7 +146,7 @@ Verdict compare_with_cpu(const GeneratorVariant& v, RandomOutput output, int thr
 template <class T>
 Verdict check_variant(const GeneratorVariant& v, RandomOutput output, int threads,
                       cuda::Stream& stream) {
-  if (v.vendor) {
+  if (v.info.vendor()) {
     Verdict m = check_moments(first_fill<T>(v, output, stream), output);
     m.what = "vendor; " + m.what;
     return m;
@@ -168,6 +169,38 @@ Verdict check_row(const GeneratorVariant& v, RandomOutput output, int threads,
   return {false, "unknown output"};
 }
 
+// Fills of one output into the 1 GiB device buffer by the generator of the row being timed (made
+// by the caller, so that its set-up is not timed); each row is checked against the CPU backend or,
+// for cuRAND, the distribution's moments, then timed.
+class FillWorkload {
+ public:
+  FillWorkload(RandomOutput output, std::int64_t count, void* buffer, int threads,
+               cuda::Stream& stream)
+      : output_(output), count_(count), buffer_(buffer), threads_(threads), stream_(stream) {}
+
+  std::unique_ptr<DeviceGenerator> generator;
+
+  StreamHandle stream() const { return stream_.handle(); }
+  WorkloadShape shape() const {
+    return {.elements = static_cast<double>(count_),
+            .value_bytes = static_cast<double>(rng::random_output_bytes(output_))};
+  }
+  void launch(const GeneratorVariant& /*v*/) {
+    generator->fill(output_, buffer_, count_, stream_.handle());
+  }
+  Check check(const GeneratorVariant& v) {
+    const Verdict verdict = check_row(v, output_, threads_, stream_);
+    return {verdict.ok, verdict.what};
+  }
+
+ private:
+  RandomOutput output_;
+  std::int64_t count_;
+  void* buffer_;
+  int threads_;
+  cuda::Stream& stream_;
+};
+
 void device_tables(const BenchConfig& config, Report& report) {
   cuda::Stream stream;
   cuda::DeviceBuffer<std::uint8_t> buffer(kFillBytes);
@@ -182,23 +215,15 @@ void device_tables(const BenchConfig& config, Report& report) {
         report, fmt::format("Random numbers: {} {} into device memory (GB/s counts the write)",
                             count, rng::random_output_name(output)));
     table.element_name = "samples";
+    FillWorkload fills(output, count, buffer.data(), config.context.cpu_threads, stream);
     for (const GeneratorVariant& v : rng::generator_variants()) {
-      if (!variant_selected(config, v.name)) continue;
-      std::unique_ptr<DeviceGenerator> generator = v.make(kSeed);
-      if (!generator->produces(output)) continue;
-      Row row;
-      row.variant = std::string(v.name);
-      row.description = std::string(v.description);
-      row.seed_reference = std::string(v.seed_reference);
-      row.elements = static_cast<double>(count);
-      row.bytes = static_cast<double>(count) * static_cast<double>(bytes);
+      if (!variant_selected(config, v.info.name)) continue;
+      fills.generator = v.make(kSeed);
+      if (!fills.generator->produces(output)) continue;
+      Row row = time_variant(config, v, fills);
       row.ladder = false;
-      row.vendor = v.name == "curand-philox";  // the like-for-like vendor generator
-      const Verdict verdict = check_row(v, output, config.context.cpu_threads, stream);
-      row.verify(verdict.ok, verdict.what);
-      row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, [&] {
-        generator->fill(output, buffer.data(), count, stream.handle());
-      });
+      // Of the cuRAND rows, the like-for-like generator is the one the "vendor" column divides by.
+      row.vendor = v.info.name == "curand-philox";
       table.rows.push_back(std::move(row));
     }
     report.tables.push_back(std::move(table));

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -50,56 +51,116 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
-// An array on the device, the CPU backend's scan of it, and an output buffer.
+// An array on the device, its sequential scan, and an output buffer. Each row scans it once into a
+// poisoned output, checked at every element, then is timed.
 template <class T>
-struct ScanWorkload {
-  std::int64_t n = 0;
-  cuda::DeviceBuffer<T> input, output;
-  std::vector<T> expected;
+class ScanWorkload {
+ public:
+  ScanWorkload(std::int64_t n, ScanKind kind, ScanWorkspace& workspace, cuda::Stream& stream)
+      : n_(n),
+        kind_(kind),
+        workspace_(workspace),
+        stream_(stream),
+        input_(static_cast<std::size_t>(n)),
+        output_(static_cast<std::size_t>(n)) {
+    const std::vector<T> host = bench_data<T>(n);
+    input_.copy_from_host(host);
+    expected_.resize(host.size());
+    // The sequential loop: a different algorithm from every variant and from the CPU backend's
+    // tiles; the data's prefixes are exact, so every element must match bit for bit.
+    primitives::scan_sequential<T>(host, expected_, ScanOp::sum, kind);
+  }
+
+  const cuda::DeviceBuffer<T>& input() const { return input_; }
+  const std::vector<T>& expected() const { return expected_; }
+
+  StreamHandle stream() const { return stream_.handle(); }
+  WorkloadShape shape() const {
+    return {.elements = static_cast<double>(n_), .value_bytes = sizeof(T)};
+  }
+  void launch(const ScanVariant& v) {
+    v.launch(input_.data(), output_.data(), n_, ScanOp::sum, kind_, workspace_, stream_.handle());
+  }
+  Check check(const ScanVariant& v) {
+    cuda::fill_bytes_async(output_.data(), 0xA5, static_cast<std::size_t>(n_) * sizeof(T),
+                           stream_.handle());
+    launch(v);
+    stream_.synchronize();
+    std::vector<T> result(static_cast<std::size_t>(n_));
+    output_.copy_to_host(result);
+    const bool ok = same_bits(result, expected_);
+    return {ok,
+            ok ? "ok: every element = the sequential loop's" : "MISMATCH with the sequential loop"};
+  }
+
+ private:
+  std::int64_t n_;
+  ScanKind kind_;
+  ScanWorkspace& workspace_;
+  cuda::Stream& stream_;
+  cuda::DeviceBuffer<T> input_, output_;
+  std::vector<T> expected_;
 };
 
-template <class T>
-ScanWorkload<T> make_workload(std::int64_t n, const Context& /*context*/, ScanKind kind) {
-  const std::vector<T> host = bench_data<T>(n);
-  ScanWorkload<T> w;
-  w.n = n;
-  w.input = cuda::DeviceBuffer<T>(static_cast<std::size_t>(n));
-  w.output = cuda::DeviceBuffer<T>(static_cast<std::size_t>(n));
-  w.input.copy_from_host(host);
-  w.expected.resize(host.size());
-  // The sequential loop: a different algorithm from every variant and from the CPU backend's
-  // tiles; the data's prefixes are exact, so every element must match bit for bit.
-  primitives::scan_sequential<T>(host, w.expected, ScanOp::sum, kind);
-  return w;
-}
+// Random int32 of either sign on the device, kept where positive (about half), and the
+// sequential compaction's result. Each row compacts it once into a poisoned output, checked at
+// every kept element, then is timed.
+class CompactWorkload {
+ public:
+  CompactWorkload(std::int64_t n, ScanWorkspace& workspace, cuda::Stream& stream)
+      : n_(n),
+        workspace_(workspace),
+        stream_(stream),
+        input_(static_cast<std::size_t>(n)),
+        output_(static_cast<std::size_t>(n)),
+        count_(1) {
+    std::vector<std::int32_t> host(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      host[static_cast<std::size_t>(i)] =
+          static_cast<std::int32_t>(hash_index(static_cast<std::uint64_t>(i) + 12345));
+    }
+    expected_.resize(host.size());
+    expected_.resize(static_cast<std::size_t>(
+        primitives::compact_sequential<std::int32_t>(host, expected_, KeepPredicate::positive)));
+    input_.copy_from_host(host);
+  }
 
-// Verifies the variant once (poisoned output, every element), then times it.
-template <class T>
-Row time_scan(const BenchConfig& config, const ScanVariant& v, ScanWorkload<T>& w, ScanKind kind,
-              ScanWorkspace& workspace, cuda::Stream& stream, std::string label = {}) {
-  const auto run = [&] {
-    v.launch(w.input.data(), w.output.data(), w.n, ScanOp::sum, kind, workspace, stream.handle());
-  };
-  cuda::fill_bytes_async(w.output.data(), 0xA5, static_cast<std::size_t>(w.n) * sizeof(T),
-                         stream.handle());
-  run();
-  stream.synchronize();
-  std::vector<T> result(static_cast<std::size_t>(w.n));
-  w.output.copy_to_host(result);
-  Row row;
-  row.variant = label.empty() ? std::string(v.name) : label;
-  row.description = std::string(v.description);
-  row.seed_reference = std::string(v.seed_reference);
-  row.elements = static_cast<double>(w.n);
-  row.bytes = 2.0 * static_cast<double>(w.n) * sizeof(T);  // one read, one write
-  row.vendor = v.vendor;
-  row.ladder = !v.vendor;
-  const bool ok = same_bits(result, w.expected);
-  row.verify(
-      ok, ok ? "ok: every element = the sequential loop's" : "MISMATCH with the sequential loop");
-  row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, run);
-  return row;
-}
+  std::size_t kept() const { return expected_.size(); }
+
+  StreamHandle stream() const { return stream_.handle(); }
+  WorkloadShape shape() const {
+    return {.elements = static_cast<double>(n_),
+            .output_elements = static_cast<double>(expected_.size()),
+            .value_bytes = sizeof(std::int32_t)};
+  }
+  void launch(const CompactVariant& v) {
+    v.launch(input_.data(), output_.data(), n_, KeepPredicate::positive, count_.data(), workspace_,
+             stream_.handle());
+  }
+  Check check(const CompactVariant& v) {
+    cuda::fill_bytes_async(output_.data(), 0xA5,
+                           static_cast<std::size_t>(n_) * sizeof(std::int32_t), stream_.handle());
+    launch(v);
+    stream_.synchronize();
+    std::int64_t kept = 0;
+    cuda::copy_to_host(&kept, count_.data(), sizeof kept);
+    std::vector<std::int32_t> result(static_cast<std::size_t>(n_));
+    output_.copy_to_host(result);
+    result.resize(static_cast<std::size_t>(std::clamp<std::int64_t>(kept, 0, n_)));
+    const bool ok = same_bits(result, expected_);
+    return {ok, ok ? "ok: every kept element = the sequential compaction's"
+                   : "MISMATCH with the sequential compaction"};
+  }
+
+ private:
+  std::int64_t n_;
+  ScanWorkspace& workspace_;
+  cuda::Stream& stream_;
+  cuda::DeviceBuffer<std::int32_t> input_, output_;
+  cuda::DeviceBuffer<std::int64_t> count_;
+  std::vector<std::int32_t> expected_;
+};
 
 // The seed's loop (004: scanned[i] = scanned[i-1] + input[i-1]), one thread, in float.
 void seed_cpu_scan(const std::vector<float>& input, std::vector<float>& scanned) {
@@ -119,10 +180,10 @@ void seed_table(const BenchConfig& config, Report& report) {
   const ScanVariant& multi_block = primitives::find_scan_variant("multi-block");
   for (const std::int64_t n : kSeedSizes) {
     if (config.size > 0 && n != config.size) continue;
-    ScanWorkload<float> w = make_workload<float>(n, config.context, ScanKind::exclusive);
+    ScanWorkload<float> w(n, ScanKind::exclusive, workspace, stream);
     std::vector<float> input(static_cast<std::size_t>(n)),
         scanned(input.size(), std::numeric_limits<float>::quiet_NaN());
-    w.input.copy_to_host(input);
+    w.input().copy_to_host(input);
     Row cpu;
     cpu.variant = fmt::format("cpu-seed-loop {}", n);
     cpu.description = "the seed's sequential loop, one core";
@@ -132,15 +193,14 @@ void seed_table(const BenchConfig& config, Report& report) {
     cpu.ladder = false;
     cpu.samples_ms =
         time_on_host(1, std::min(config.repeat, 5), [&] { seed_cpu_scan(input, scanned); });
-    const bool cpu_ok = same_bits(scanned, w.expected);
+    const bool cpu_ok = same_bits(scanned, w.expected());
     cpu.verify(cpu_ok, cpu_ok ? "ok: every element = the library's sequential scan"
                               : "MISMATCH with the library's sequential scan");
     const double cpu_ms = cpu.median_ms();
     table.rows.push_back(std::move(cpu));
     for (const ScanVariant* v : {&multi_block, &engine}) {
-      if (!variant_selected(config, v->name)) continue;
-      Row row = time_scan(config, *v, w, ScanKind::exclusive, workspace, stream,
-                          fmt::format("{} {}", v->name, n));
+      if (!variant_selected(config, v->info.name)) continue;
+      Row row = time_variant(config, *v, w, fmt::format("{} {}", v->info.name, n));
       row.ladder = false;
       row.note += fmt::format(", {:.1f}x the CPU loop", cpu_ms / row.median_ms());
       table.rows.push_back(std::move(row));
@@ -150,16 +210,16 @@ void seed_table(const BenchConfig& config, Report& report) {
 }
 
 void ladder_table(const BenchConfig& config, Report& report) {
-  ScanWorkload<float> w = make_workload<float>(kLadderSize, config.context, ScanKind::exclusive);
   ScanWorkspace workspace;
   cuda::Stream stream;
+  ScanWorkload<float> w(kLadderSize, ScanKind::exclusive, workspace, stream);
   Table table = device_table(
       report, fmt::format("Scan, the seed's ladder (004): {} floats, exclusive sum, every "
                           "variant (the one-block scans end here; latency-bound)",
                           kLadderSize));
   for (const ScanVariant& v : primitives::scan_variants()) {
-    if (!variant_selected(config, v.name)) continue;
-    table.rows.push_back(time_scan(config, v, w, ScanKind::exclusive, workspace, stream));
+    if (!variant_selected(config, v.info.name)) continue;
+    table.rows.push_back(time_variant(config, v, w));
   }
   report.tables.push_back(std::move(table));
 }
@@ -171,20 +231,21 @@ void size_sweep(const BenchConfig& config, Report& report, const std::vector<std
   ScanWorkspace workspace;
   cuda::Stream stream;
   for (const std::int64_t n : sizes) {
-    ScanWorkload<T> w = make_workload<T>(n, config.context, ScanKind::inclusive);
+    ScanWorkload<T> w(n, ScanKind::inclusive, workspace, stream);
     Table table = device_table(
         report, fmt::format("Scan: the default against CUB, {} {} inclusive sum (GB/s counts "
                             "one read and one write)",
                             n, type_name));
     for (const ScanVariant& v : primitives::scan_variants()) {
-      if (v.max_count < n || !variant_selected(config, v.name)) continue;
+      if (v.max_count < n || !variant_selected(config, v.info.name)) continue;
       // The default, the one-block-a-tile exact engine, the deterministic engine (its cost for
       // exact types), the seed's design, CUB.
-      if (&v != &engine && !v.vendor && v.name != "multi-block" && v.name != "decoupled-lookback" &&
-          v.name != "exact-lookback") {
+      const std::string_view name = v.info.name;
+      if (&v != &engine && !v.info.vendor() && name != "multi-block" &&
+          name != "decoupled-lookback" && name != "exact-lookback") {
         continue;
       }
-      Row row = time_scan(config, v, w, ScanKind::inclusive, workspace, stream);
+      Row row = time_variant(config, v, w);
       row.ladder = false;
       table.rows.push_back(std::move(row));
     }
@@ -192,56 +253,20 @@ void size_sweep(const BenchConfig& config, Report& report, const std::vector<std
   }
 }
 
-// Compaction of random int32 of either sign, keeping the positive ones (about half).
 void compact_sweep(const BenchConfig& config, Report& report,
                    const std::vector<std::int64_t>& sizes) {
   ScanWorkspace workspace;
   cuda::Stream stream;
   for (const std::int64_t n : sizes) {
-    std::vector<std::int32_t> host(static_cast<std::size_t>(n));
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
-      host[static_cast<std::size_t>(i)] =
-          static_cast<std::int32_t>(hash_index(static_cast<std::uint64_t>(i) + 12345));
-    }
-    std::vector<std::int32_t> expected(host.size());
-    expected.resize(static_cast<std::size_t>(
-        primitives::compact_sequential<std::int32_t>(host, expected, KeepPredicate::positive)));
-    cuda::DeviceBuffer<std::int32_t> input(host.size()), output(host.size());
-    cuda::DeviceBuffer<std::int64_t> count(1);
-    input.copy_from_host(host);
+    CompactWorkload w(n, workspace, stream);
     Table table = device_table(
         report, fmt::format("Stream compaction: {} int32, keep positive ({} kept; GB/s counts "
                             "the read and the kept elements' write)",
-                            n, expected.size()));
+                            n, w.kept()));
     for (const CompactVariant& v : primitives::compact_variants()) {
-      if (!variant_selected(config, v.name)) continue;
-      const auto run = [&] {
-        v.launch(input.data(), output.data(), n, KeepPredicate::positive, count.data(), workspace,
-                 stream.handle());
-      };
-      cuda::fill_bytes_async(output.data(), 0xA5, host.size() * sizeof(std::int32_t),
-                             stream.handle());
-      run();
-      stream.synchronize();
-      std::int64_t kept = 0;
-      cuda::copy_to_host(&kept, count.data(), sizeof kept);
-      std::vector<std::int32_t> result(host.size());
-      output.copy_to_host(result);
-      result.resize(static_cast<std::size_t>(std::clamp<std::int64_t>(kept, 0, n)));
-      Row row;
-      row.variant = std::string(v.name);
-      row.description = std::string(v.description);
-      row.seed_reference = v.vendor ? "vendor" : "004: stream compaction";
-      row.elements = static_cast<double>(n);
-      row.bytes = static_cast<double>(n + static_cast<std::int64_t>(expected.size())) *
-                  sizeof(std::int32_t);
-      row.vendor = v.vendor;
+      if (!variant_selected(config, v.info.name)) continue;
+      Row row = time_variant(config, v, w);
       row.ladder = false;
-      const bool ok = same_bits(result, expected);
-      row.verify(ok, ok ? "ok: every kept element = the sequential compaction's"
-                        : "MISMATCH with the sequential compaction");
-      row.samples_ms = time_on_stream(stream.handle(), config.warmup, config.repeat, run);
       table.rows.push_back(std::move(row));
     }
     report.tables.push_back(std::move(table));

@@ -13,33 +13,77 @@ namespace {
 
 #if GPUKIT_HAVE_CUDA
 using namespace cuda_detail;
-#define GPUKIT_BS_LAUNCHERS(name) &name<float>, &name<double>
+#define GPUKIT_BS_LAUNCHERS(name) .launch_float = &name<float>, .launch_double = &name<double>
+
+// Spot, strike and maturity read, call and put written, per option (rate and volatility are
+// scalars in the bench's book).
+constexpr TrafficModel kPricesOfABook{.reads_per_element = 3, .writes_per_element = 2};
 
 // Ladder order: each row is the previous one plus one idea.
 constexpr BlackScholesVariant kVariants[] = {
-    {"seed", "the seed's kernel: grid-stride loop, 128 blocks x 256 threads, scalar loads",
-     "000 slides 8-11", GPUKIT_BS_LAUNCHERS(launch_seed)},
-    {"sm-count-grid", "the same loop with the grid sized to fill every SM (occupancy x SMs)",
-     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_sm_count_grid)},
-    {"vector-io", "16-byte vector loads and stores (float4 / double2), scalar tail",
-     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_vector_io)},
-    {"vector-io-ilp", "two 16-byte vectors per array per thread, all loads issued before use",
-     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_vector_io_ilp)},
-    {"streaming", "as vector-io-ilp with evict-first loads and stores (__ldcs/__stcs)",
-     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_streaming)},
-    {"exact-grid", "as streaming, one tile per block: an exact grid instead of a grid-stride loop",
-     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_exact_grid)},
-    {"lean-math",
-     "vector-io with lean call/put arithmetic: rsqrt and reciprocals for sqrt and divisions, "
-     "one exponential for both Hull CNDs (F phi(d1) = K phi(d2)), both prices from the two small "
-     "tails, lean double exp/log",
-     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_math)},
-    {"lean-exact-grid", "lean-math with evict-first accesses and one tile per block (exact grid)",
-     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
-    {"lean-occupancy",
-     "lean-exact-grid capped at 48 registers: 5 blocks (40 warps) per SM; double Hull takes "
-     "lean-math's kernel, which prefetches its next tile (prices; Greeks as lean-exact-grid)",
-     "beyond the seed", GPUKIT_BS_LAUNCHERS(launch_lean_occupancy)},
+    {.info = {.name = "seed",
+              .description =
+                  "the seed's kernel: grid-stride loop, 128 blocks x 256 threads, scalar loads",
+              .seed_reference = "000 slides 8-11",
+              .role = VariantRole::step,
+              .traffic = kPricesOfABook},
+     GPUKIT_BS_LAUNCHERS(launch_seed)},
+    {.info = {.name = "sm-count-grid",
+              .description = "the same loop with the grid sized to fill every SM (occupancy x SMs)",
+              .seed_reference = "beyond the seed",
+              .role = VariantRole::step,
+              .traffic = kPricesOfABook},
+     GPUKIT_BS_LAUNCHERS(launch_sm_count_grid)},
+    {.info = {.name = "vector-io",
+              .description = "16-byte vector loads and stores (float4 / double2), scalar tail",
+              .seed_reference = "beyond the seed",
+              .role = VariantRole::step,
+              .traffic = kPricesOfABook},
+     GPUKIT_BS_LAUNCHERS(launch_vector_io)},
+    {.info = {.name = "vector-io-ilp",
+              .description =
+                  "two 16-byte vectors per array per thread, all loads issued before use",
+              .seed_reference = "beyond the seed",
+              .role = VariantRole::step,
+              .traffic = kPricesOfABook},
+     GPUKIT_BS_LAUNCHERS(launch_vector_io_ilp)},
+    {.info = {.name = "streaming",
+              .description = "as vector-io-ilp with evict-first loads and stores (__ldcs/__stcs)",
+              .seed_reference = "beyond the seed",
+              .role = VariantRole::step,
+              .traffic = kPricesOfABook},
+     GPUKIT_BS_LAUNCHERS(launch_streaming)},
+    {.info = {.name = "exact-grid",
+              .description =
+                  "as streaming, one tile per block: an exact grid instead of a grid-stride loop",
+              .seed_reference = "beyond the seed",
+              .role = VariantRole::step,
+              .traffic = kPricesOfABook},
+     GPUKIT_BS_LAUNCHERS(launch_exact_grid)},
+    {.info = {.name = "lean-math",
+              .description =
+                  "vector-io with lean call/put arithmetic: rsqrt and reciprocals for sqrt and "
+                  "divisions, one exponential for both Hull CNDs (F phi(d1) = K phi(d2)), both "
+                  "prices from the two small tails, lean double exp/log",
+              .seed_reference = "beyond the seed",
+              .role = VariantRole::step,
+              .traffic = kPricesOfABook},
+     GPUKIT_BS_LAUNCHERS(launch_lean_math)},
+    {.info = {.name = "lean-exact-grid",
+              .description =
+                  "lean-math with evict-first accesses and one tile per block (exact grid)",
+              .seed_reference = "beyond the seed",
+              .role = VariantRole::step,
+              .traffic = kPricesOfABook},
+     GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
+    {.info = {.name = "lean-occupancy",
+              .description = "lean-exact-grid capped at 48 registers: 5 blocks (40 warps) per SM; "
+                             "double Hull takes lean-math's kernel, which prefetches its next tile "
+                             "(prices; Greeks as lean-exact-grid)",
+              .seed_reference = "beyond the seed",
+              .role = VariantRole::best,
+              .traffic = kPricesOfABook},
+     GPUKIT_BS_LAUNCHERS(launch_lean_occupancy)},
 };
 #undef GPUKIT_BS_LAUNCHERS
 constexpr std::string_view kDefaultVariant = "lean-occupancy";

@@ -253,7 +253,7 @@ PoissonResult solve_poisson(const Context& context, const PoissonGrid& grid,
 
 std::vector<std::string> poisson_variant_names() {
   std::vector<std::string> names;
-  for (const PoissonVariant& v : poisson_variants()) names.emplace_back(v.name);
+  for (const PoissonVariant& v : poisson_variants()) names.emplace_back(v.info.name);
   return names;
 }
 

@@ -33,10 +33,10 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
         find_poisson_variant(plan_options.variant.empty() ? default_poisson_variant<Real>(plan_grid)
                                                           : plan_options.variant);
     if (!v.supports(shape)) {
-      throw InvalidInput(fmt::format("poisson: variant '{}' does not support the grid {}", v.name,
-                                     plan_grid.describe()));
+      throw InvalidInput(fmt::format("poisson: variant '{}' does not support the grid {}",
+                                     v.info.name, plan_grid.describe()));
     }
-    this->variant = std::string(v.name);
+    this->variant = std::string(v.info.name);
     n_ = plan_grid.size();
     // Everything the plan will hold: the variant's buffers, cuFFT's work area, the array the
     // host path solves in place, the scratch of the sums and the gauge.
@@ -48,7 +48,7 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
     if (bytes > free_bytes) {
       throw OutOfMemory(fmt::format("poisson: the grid {} needs {} bytes of device memory in "
                                     "variant '{}' ({} free on cuda:{})",
-                                    plan_grid.describe(), bytes, v.name, free_bytes, device_),
+                                    plan_grid.describe(), bytes, v.info.name, free_bytes, device_),
                         bytes);
     }
     scratch_ = cuda::DeviceBuffer<double>(cuda_detail::kSumScratchDoubles + 1);

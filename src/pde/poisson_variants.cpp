@@ -10,29 +10,63 @@ namespace {
 
 #if GPUKIT_HAVE_CUDA
 using namespace cuda_detail;
-#define GPUKIT_POISSON_FUNCTIONS(v)                                                              \
-  &v##_supports, &v##_device_bytes<float>, &v##_device_bytes<double>, &make_##v##_solver<float>, \
-      &make_##v##_solver<double>
+#define GPUKIT_POISSON_FUNCTIONS(v)                                                          \
+  .supports = &v##_supports, .device_bytes_float = &v##_device_bytes<float>,                 \
+  .device_bytes_double = &v##_device_bytes<double>, .make_float = &make_##v##_solver<float>, \
+  .make_double = &make_##v##_solver<double>
+
+// The traffic model counts one read of f and one write of u per grid point.
+constexpr TrafficModel kReadFWriteU{.reads_per_element = 1, .writes_per_element = 1};
 
 // Bytes per element (float): the seed moves complex data through 2 copy kernels, 2 C2C FFTs
 // (about 2 passes each of read + write of 8-byte elements on large grids) and the solve; the
 // half-spectrum variants touch half as many complex elements in the FFTs.
 const PoissonVariant kVariants[] = {
-    {"seed",
-     "C2C on the full grid: copy to complex, FFT, solve (k from global memory), iFFT, copy back",
-     "000: slides 44-52", 4 + 8 + 4 * 16 + 16 + 8 + 4, false, GPUKIT_POISSON_FUNCTIONS(seed)},
-    {"seed-shared-k", "the seed with the wave numbers staged in shared memory", "000: slides 57-58",
-     4 + 8 + 4 * 16 + 16 + 8 + 4, false, GPUKIT_POISSON_FUNCTIONS(seed_shared_k)},
-    {"seed-coalesced", "and complex elements loaded and stored as one float2/double2",
-     "000: slides 59-62", 4 + 8 + 4 * 16 + 16 + 8 + 4, false,
+    {.info = {.name = "seed",
+              .description = "C2C on the full grid: copy to complex, FFT, solve (k from global "
+                             "memory), iFFT, copy back",
+              .seed_reference = "000: slides 44-52",
+              .role = VariantRole::step,
+              .traffic = kReadFWriteU},
+     .bytes_per_element = 4 + 8 + 4 * 16 + 16 + 8 + 4,
+     GPUKIT_POISSON_FUNCTIONS(seed)},
+    {.info = {.name = "seed-shared-k",
+              .description = "the seed with the wave numbers staged in shared memory",
+              .seed_reference = "000: slides 57-58",
+              .role = VariantRole::step,
+              .traffic = kReadFWriteU},
+     .bytes_per_element = 4 + 8 + 4 * 16 + 16 + 8 + 4,
+     GPUKIT_POISSON_FUNCTIONS(seed_shared_k)},
+    {.info = {.name = "seed-coalesced",
+              .description = "and complex elements loaded and stored as one float2/double2",
+              .seed_reference = "000: slides 59-62",
+              .role = VariantRole::step,
+              .traffic = kReadFWriteU},
+     .bytes_per_element = 4 + 8 + 4 * 16 + 16 + 8 + 4,
      GPUKIT_POISSON_FUNCTIONS(seed_coalesced)},
-    {"r2c", "R2C/C2R on the half spectrum, solve with |k|^2 from the indices",
-     "beyond the seeds: the symmetry slide 44 left out", 4 + 4 * 8 + 8 + 4, false,
+    {.info = {.name = "r2c",
+              .description = "R2C/C2R on the half spectrum, solve with |k|^2 from the indices",
+              .seed_reference = "beyond the seeds: the symmetry slide 44 left out",
+              .role = VariantRole::step,
+              .traffic = kReadFWriteU},
+     .bytes_per_element = 4 + 4 * 8 + 8 + 4,
      GPUKIT_POISSON_FUNCTIONS(r2c)},
-    {"fused", "R2C/C2R along the contiguous axes, axis-0 FFT + solve + inverse fused in one kernel",
-     "beyond the seeds", 4 + 2 * 8 + 8 + 4, false, GPUKIT_POISSON_FUNCTIONS(fused)},
-    {"cufft", "cuFFT R2C, a plain scaling kernel, cuFFT C2R: the vendor baseline", "vendor",
-     4 + 4 * 8 + 8 + 4, true, GPUKIT_POISSON_FUNCTIONS(cufft)},
+    {.info =
+         {.name = "fused",
+          .description =
+              "R2C/C2R along the contiguous axes, axis-0 FFT + solve + inverse fused in one kernel",
+          .seed_reference = "beyond the seeds",
+          .role = VariantRole::best,
+          .traffic = kReadFWriteU},
+     .bytes_per_element = 4 + 2 * 8 + 8 + 4,
+     GPUKIT_POISSON_FUNCTIONS(fused)},
+    {.info = {.name = "cufft",
+              .description = "cuFFT R2C, a plain scaling kernel, cuFFT C2R: the vendor baseline",
+              .seed_reference = "vendor",
+              .role = VariantRole::vendor,
+              .traffic = kReadFWriteU},
+     .bytes_per_element = 4 + 4 * 8 + 8 + 4,
+     GPUKIT_POISSON_FUNCTIONS(cufft)},
 };
 #undef GPUKIT_POISSON_FUNCTIONS
 

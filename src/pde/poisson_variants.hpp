@@ -8,6 +8,7 @@
 #include <span>
 #include <string_view>
 
+#include "gpukit/core/variant_info.hpp"
 #include "gpukit/pde/poisson.hpp"
 #include "pde/cuda/poisson_device_solver.hpp"
 
@@ -22,13 +23,11 @@ struct PoissonVariant {
   template <class Real>
   using Factory = std::unique_ptr<DeviceSolver<Real>> (*)(const GridShape&);
 
-  std::string_view name;
-  std::string_view description;
-  std::string_view seed_reference;  // the slides it reproduces, "beyond the seeds" or "vendor"
+  /// Traffic: one read of f and one write of u per grid point (what the bench's GB/s counts).
+  VariantInfo info;
   /// Bytes of device memory traffic per grid element in float (the FFTs' passes included), an
-  /// estimate for the napkin math; the bench's GB/s counts one read of f and one write of u.
+  /// estimate for the napkin math, beyond the traffic model's one read and one write.
   double bytes_per_element = 0;
-  bool vendor = false;
   bool (*supports)(const GridShape&) = nullptr;
   DeviceBytes<float> device_bytes_float = nullptr;
   DeviceBytes<double> device_bytes_double = nullptr;

@@ -14,11 +14,23 @@ namespace {
 using namespace cuda_detail;
 #define GPUKIT_COMPACT_LAUNCHERS(name) \
   &name<std::int32_t>, &name<std::int64_t>, &name<std::uint32_t>, &name<float>, &name<double>
+// A compaction reads each element once and writes each kept element once.
+constexpr TrafficModel kReadAndKeptWrite{.reads_per_element = 1, .writes_per_element = 1};
+
 constexpr CompactVariant kVariants[] = {
-    {"single-pass", "flags counted by ballots, decoupled look-back, packed coalesced writes", false,
-     GPUKIT_COMPACT_LAUNCHERS(launch_compact_single_pass)},
-    {"cub-select", "CUB DeviceSelect::If (CUDA toolkit), the vendor baseline", true,
-     GPUKIT_COMPACT_LAUNCHERS(launch_compact_cub)},
+    {.info = {.name = "single-pass",
+              .description =
+                  "flags counted by ballots, decoupled look-back, packed coalesced writes",
+              .seed_reference = "004: stream compaction",
+              .role = VariantRole::best,
+              .traffic = kReadAndKeptWrite},
+     .launchers = {GPUKIT_COMPACT_LAUNCHERS(launch_compact_single_pass)}},
+    {.info = {.name = "cub-select",
+              .description = "CUB DeviceSelect::If (CUDA toolkit), the vendor baseline",
+              .seed_reference = "vendor",
+              .role = VariantRole::vendor,
+              .traffic = kReadAndKeptWrite},
+     .launchers = {GPUKIT_COMPACT_LAUNCHERS(launch_compact_cub)}},
 };
 #undef GPUKIT_COMPACT_LAUNCHERS
 #endif

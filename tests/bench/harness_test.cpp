@@ -67,6 +67,61 @@ TEST(Harness, DerivedColumnsInTextAndJson) {
   std::remove(path.c_str());
 }
 
+// A registry entry's traffic model gives the row its bytes and flops (each input read once, each
+// output written once, in values of the element type), and the JSON its TFLOP/s; its role gives
+// the vendor and ladder flags.
+TEST(Harness, VariantRowDerivesBytesAndFlopsFromTheTrafficModel) {
+  constexpr VariantInfo scan{.name = "scan-like",
+                             .description = "reads one, writes one",
+                             .seed_reference = "004",
+                             .role = VariantRole::step,
+                             .traffic = {.reads_per_element = 1, .writes_per_element = 1}};
+  const Row s = variant_row(scan, {.elements = 1000, .value_bytes = 4});
+  EXPECT_EQ(s.variant, "scan-like");
+  EXPECT_EQ(s.seed_reference, "004");
+  EXPECT_DOUBLE_EQ(s.elements, 1000.0);
+  EXPECT_DOUBLE_EQ(s.bytes, 8000.0);  // 1000 x (4 read + 4 written)
+  EXPECT_DOUBLE_EQ(s.flops, 0.0);
+  EXPECT_TRUE(s.ladder);
+  EXPECT_FALSE(s.vendor);
+
+  // Writes count per output element (a compaction keeping 300 of 1000); the label names the row.
+  constexpr VariantInfo select{.name = "select",
+                               .role = VariantRole::vendor,
+                               .traffic = {.reads_per_element = 1, .writes_per_element = 1}};
+  const Row c =
+      variant_row(select, {.elements = 1000, .output_elements = 300, .value_bytes = 8}, "label");
+  EXPECT_EQ(c.variant, "label");
+  EXPECT_DOUBLE_EQ(c.bytes, (1000.0 + 300.0) * 8);
+  EXPECT_TRUE(c.vendor);
+  EXPECT_FALSE(c.ladder);
+
+  // Black-Scholes-like: three inputs read, two outputs written, flops counted.
+  constexpr VariantInfo pricing{
+      .name = "pricing",
+      .role = VariantRole::best,
+      .traffic = {.reads_per_element = 3, .writes_per_element = 2, .flops_per_element = 50}};
+  Row p = variant_row(pricing, {.elements = 1e6, .value_bytes = 4});
+  EXPECT_DOUBLE_EQ(p.bytes, 20e6);
+  EXPECT_DOUBLE_EQ(p.flops, 50e6);
+  p.samples_ms = {1.0};  // 1 ms: 20 GB/s, 0.05 TFLOP/s
+  p.verify(true, "ok");
+  Report report;
+  report.case_name = "unit";
+  Table t;
+  t.rows = {p};
+  report.tables.push_back(t);
+  const std::string path = ::testing::TempDir() + "/gpukit_harness_traffic_test.json";
+  report.write_json(path);
+  std::ifstream f(path);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  const auto& row = j["tables"][0]["rows"][0];
+  EXPECT_DOUBLE_EQ(row["gbps"].get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(row["flops"].get<double>(), 50e6);
+  EXPECT_DOUBLE_EQ(row["tflops"].get<double>(), 0.05);
+  std::remove(path.c_str());
+}
+
 // An injected row whose verification failed: the text says FAILED, the JSON carries a boolean
 // "verified" per row, and require_verified (what `gpukit bench` calls last) throws the
 // check-failed error (exit 8) naming the row; a skipped row (not measured) does not count.

@@ -160,7 +160,7 @@ void check_every_variant(std::size_t offset, BookKind kind = BookKind::seed_like
             for (int k = 0; k < (greeks ? kOutputs : 2); ++k) got.push_back(d.download(k));
             expect_matches<Real>(
                 b, ref, got, per_option, cdf,
-                ::testing::PrintToString(v.name) +
+                ::testing::PrintToString(v.info.name) +
                     (kind == BookKind::extreme ? " extreme book" : "") + " n=" + std::to_string(n) +
                     " seed=" + std::to_string(seed) + " offset=" + std::to_string(offset) +
                     (per_option ? " per-option" : " book-wide") + " cdf " +
@@ -176,7 +176,7 @@ void check_every_variant(std::size_t offset, BookKind kind = BookKind::seed_like
 TEST(BlackScholesGpu, RegistryIsNonEmptyAndHasTheSeedFirst) {
   GPUKIT_REQUIRE_GPU();
   ASSERT_FALSE(black_scholes_variants().empty());
-  EXPECT_EQ(black_scholes_variants().front().name, "seed");
+  EXPECT_EQ(black_scholes_variants().front().info.name, "seed");
   EXPECT_NO_THROW(default_black_scholes_variant());
   EXPECT_THROW(find_black_scholes_variant("no-such-variant"), InvalidInput);
 }

@@ -62,7 +62,7 @@ TYPED_TEST(PoissonGpuTest, EveryVariantMatchesTheCpuAtAwkwardShapes) {
     const GridShape shape = grid_shape(g);
     for (const PoissonVariant& v : poisson_variants()) {
       if (!v.supports(shape)) continue;
-      SCOPED_TRACE(std::string(v.name) + " " + g.describe() + " seed " + std::to_string(seed));
+      SCOPED_TRACE(std::string(v.info.name) + " " + g.describe() + " seed " + std::to_string(seed));
       std::unique_ptr<DeviceSolver<Real>> solver = v.make<Real>(shape);
       cuda::DeviceBuffer<Real> d_f(f.size()), d_u(f.size());
       d_f.copy_from_host(f);
@@ -74,7 +74,7 @@ TYPED_TEST(PoissonGpuTest, EveryVariantMatchesTheCpuAtAwkwardShapes) {
       std::vector<Real> u(f.size()), f_after(f.size());
       d_u.copy_to_host(u);
       d_f.copy_to_host(f_after);
-      expect_close(g, expected, u, bound, std::string(v.name));
+      expect_close(g, expected, u, bound, std::string(v.info.name));
       EXPECT_EQ(std::memcmp(f.data(), f_after.data(), bytes), 0) << "f was modified";
       // In place, twice (the solver is reused).
       for (int round = 0; round < 2; ++round) {
@@ -84,7 +84,7 @@ TYPED_TEST(PoissonGpuTest, EveryVariantMatchesTheCpuAtAwkwardShapes) {
         stream.synchronize();
         std::vector<Real> in_place(f.size());
         d_f.copy_to_host(in_place);
-        expect_close(g, expected, in_place, bound, std::string(v.name) + " in place");
+        expect_close(g, expected, in_place, bound, std::string(v.info.name) + " in place");
       }
     }
   }
@@ -101,11 +101,11 @@ TYPED_TEST(PoissonGpuTest, PlanOnTheDeviceGaugesMeanAndStrict) {
   const double bound = poisson_agreement_bound<Real>(g, max_abs(shifted), max_abs(expected));
   for (const PoissonVariant& v : poisson_variants()) {
     if (!v.supports(grid_shape(g))) continue;
-    SCOPED_TRACE(std::string(v.name));
+    SCOPED_TRACE(std::string(v.info.name));
     PoissonOptions options;
-    options.variant = std::string(v.name);
+    options.variant = std::string(v.info.name);
     PoissonPlan<Real> plan(Context::cuda(0), g, options);
-    EXPECT_EQ(plan.variant(), v.name);
+    EXPECT_EQ(plan.variant(), v.info.name);
     EXPECT_GT(plan.device_bytes(), f.size() * sizeof(Real));
     std::vector<Real> u(f.size(), std::numeric_limits<Real>::quiet_NaN());
     PoissonResult r = plan.solve(f, u);
@@ -154,9 +154,9 @@ TYPED_TEST(PoissonGpuTest, NonFiniteRightHandSideIsRefusedByEveryVariant) {
   f[70] = std::numeric_limits<Real>::infinity();
   for (const PoissonVariant& v : poisson_variants()) {
     if (!v.supports(grid_shape(g))) continue;
-    SCOPED_TRACE(std::string(v.name));
+    SCOPED_TRACE(std::string(v.info.name));
     PoissonOptions options;
-    options.variant = std::string(v.name);
+    options.variant = std::string(v.info.name);
     PoissonPlan<Real> plan(Context::cuda(0), g, options);
     std::vector<Real> u(f.size(), Real(42));
     try {

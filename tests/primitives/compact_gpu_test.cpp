@@ -94,7 +94,7 @@ TYPED_TEST(CompactGpuTest, EveryVariantMatchesTheSequentialReference) {
       const auto expected = reference(x, keep);
       for (const CompactVariant& v : compact_variants()) {
         EXPECT_TRUE(same_elements(expected, run_variant(v, x, keep, workspace, stream)))
-            << v.name << " " << keep_predicate_name(keep) << " n=" << n;
+            << v.info.name << " " << keep_predicate_name(keep) << " n=" << n;
       }
     }
   }
@@ -115,7 +115,7 @@ TEST(CompactGpu, EveryVariantOnAllKeptNoneKeptAndAlternating) {
       for (const CompactVariant& v : compact_variants()) {
         EXPECT_TRUE(
             same_elements(expected, run_variant(v, *x, KeepPredicate::nonzero, workspace, stream)))
-            << v.name << " n=" << n;
+            << v.info.name << " n=" << n;
       }
     }
   }

@@ -73,16 +73,16 @@ TYPED_TEST(ReduceGpuTest, EveryVariantAndOpMatchesTheReference) {
         // Non-deterministic variants get data every addition order sums exactly; the
         // deterministic one general data, compared bitwise with the CPU backend.
         const std::uint64_t seed = 5000 + static_cast<std::uint64_t>(n) * 13 + int(op);
-        const std::vector<T> data = make_data<T>(n, op, seed, !v.deterministic);
-        const auto expected =
-            v.deterministic ? reduce<T>(Context::cpu(), data, op) : reduce_sequential<T>(data, op);
+        const std::vector<T> data = make_data<T>(n, op, seed, !v.info.deterministic);
+        const auto expected = v.info.deterministic ? reduce<T>(Context::cpu(), data, op)
+                                                   : reduce_sequential<T>(data, op);
         for (std::size_t misalign : {std::size_t{0}, std::size_t{1}}) {
           const DeviceArray<T> d(data, misalign);
           const auto actual = run_variant<T>(v, d.data(), n, op, workspace, stream);
           EXPECT_TRUE(same_bits(actual, expected))
-              << v.name << " " << reduce_op_name(op) << " n=" << n << " misalign=" << misalign
+              << v.info.name << " " << reduce_op_name(op) << " n=" << n << " misalign=" << misalign
               << " seed=" << seed << ": " << actual << " vs " << expected;
-          if (!v.deterministic) continue;
+          if (!v.info.deterministic) continue;
           // These sizes have few tiles, so the tuned launch hands the tile sums on flagged; lanes
           // folded by a power-of-two grid, and flagged sums from a grid of mostly idle blocks,
           // must agree.
@@ -91,7 +91,7 @@ TYPED_TEST(ReduceGpuTest, EveryVariantAndOpMatchesTheReference) {
             options.grid_blocks = grid;
             const auto other = run_variant<T>(v, d.data(), n, op, workspace, stream, options);
             EXPECT_TRUE(same_bits(other, expected))
-                << v.name << " grid " << grid << " " << reduce_op_name(op) << " n=" << n
+                << v.info.name << " grid " << grid << " " << reduce_op_name(op) << " n=" << n
                 << " misalign=" << misalign << " seed=" << seed << ": " << other << " vs "
                 << expected;
           }
@@ -110,13 +110,13 @@ TYPED_TEST(ReduceGpuTest, SeedKernelsTakeAnyBlockSize) {
   const auto expected = reduce_sequential<T>(data, ReduceOp::sum);
   const DeviceArray<T> d(data, 0);
   for (const ReduceVariant& v : reduce_variants()) {
-    if (!v.takes_block_threads || v.deterministic) continue;
+    if (!v.takes_block_threads || v.info.deterministic) continue;
     for (int threads : {64, 256, 1024}) {
       ReduceOptions options;
       options.block_threads = threads;
       EXPECT_EQ(run_variant<T>(v, d.data(), 100003, ReduceOp::sum, workspace, stream, options),
                 expected)
-          << v.name << " " << threads << " threads";
+          << v.info.name << " " << threads << " threads";
     }
   }
 }

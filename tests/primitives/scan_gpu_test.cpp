@@ -103,8 +103,8 @@ TYPED_TEST(ScanGpuTest, EveryVariantMatchesTheSequentialReference) {
           const std::size_t misalign = n % 2;
           EXPECT_TRUE(
               same_elements(expected, run_variant(v, x, op, kind, workspace, stream, misalign)))
-              << v.name << " n=" << n << " op=" << scan_op_name(op) << " " << scan_kind_name(kind)
-              << " misalign=" << misalign;
+              << v.info.name << " n=" << n << " op=" << scan_op_name(op) << " "
+              << scan_kind_name(kind) << " misalign=" << misalign;
         }
       }
     }
@@ -121,11 +121,11 @@ TYPED_TEST(ScanGpuTest, InPlaceVariantsScanInPlace) {
     const auto x = make_scan_data<T>(n, ScanOp::sum, seed.value());
     for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
       for (const ScanVariant& v : scan_variants()) {
-        if (!v.in_place || n > v.max_count) continue;
+        if (!v.info.in_place || n > v.max_count) continue;
         EXPECT_TRUE(same_elements(reference(x, ScanOp::sum, kind),
                                   run_variant(v, x, ScanOp::sum, kind, workspace, stream, 0,
                                               /*in_place=*/true)))
-            << v.name << " n=" << n;
+            << v.info.name << " n=" << n;
       }
     }
   }

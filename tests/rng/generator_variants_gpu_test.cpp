@@ -58,7 +58,7 @@ std::vector<std::vector<T>> two_fills(const GeneratorVariant& v, RandomOutput ou
       std::uint8_t bytes[sizeof(T)];
       std::memcpy(bytes, &host[i], sizeof(T));
       EXPECT_TRUE(std::all_of(bytes, bytes + sizeof(T), [](std::uint8_t b) { return b == 0xFF; }))
-          << v.name << ": wrote past the end at " << i;
+          << v.info.name << ": wrote past the end at " << i;
     }
     host.resize(static_cast<std::size_t>(count));
     fills.push_back(std::move(host));
@@ -73,7 +73,7 @@ std::vector<T> cpu_fill(const GeneratorVariant& v, RandomOutput output, std::int
   std::vector<T> out(static_cast<std::size_t>(count));
   const auto offset = static_cast<std::uint64_t>(f * count);
   if constexpr (std::is_same_v<T, std::uint32_t>) {
-    if (v.name == "mt19937-streams") {
+    if (v.info.name == "mt19937-streams") {
       const std::int64_t per_stream = count / 4096, remainder = count % 4096;
       const std::uint64_t first = static_cast<std::uint64_t>(f) * 4097;
       std::span<std::uint32_t> all(out);
@@ -90,8 +90,8 @@ std::vector<T> cpu_fill(const GeneratorVariant& v, RandomOutput output, std::int
     }
   } else if (is_normal(output)) {
     generate_normal<T>(cpu, out, kSeed, offset,
-                       v.name == "philox-inverse-cdf" ? NormalTransform::inverse_cdf
-                                                      : NormalTransform::box_muller);
+                       v.info.name == "philox-inverse-cdf" ? NormalTransform::inverse_cdf
+                                                           : NormalTransform::box_muller);
   } else {
     generate_uniform<T>(cpu, out, kSeed, offset);
   }
@@ -111,9 +111,9 @@ void check_gpukit_generator(const GeneratorVariant& v, RandomOutput output, std:
         const double tolerance = 8 * std::numeric_limits<T>::epsilon() *
                                  std::max(1.0, std::abs(static_cast<double>(expected[i])));
         ASSERT_NEAR(got, expected[i], tolerance)
-            << v.name << " fill " << f << " element " << i << " of " << count;
+            << v.info.name << " fill " << f << " element " << i << " of " << count;
       } else {
-        ASSERT_EQ(got, expected[i]) << v.name << " fill " << f << " element " << i;
+        ASSERT_EQ(got, expected[i]) << v.info.name << " fill " << f << " element " << i;
       }
     }
   }
@@ -130,9 +130,9 @@ void check_vendor_generator(const GeneratorVariant& v, RandomOutput output, std:
       if (output == RandomOutput::bits32) {
         x = x * 0x1p-32;  // as a uniform on [0, 1)
       } else if (is_normal(output)) {
-        ASSERT_TRUE(std::isfinite(x)) << v.name;
+        ASSERT_TRUE(std::isfinite(x)) << v.info.name;
       } else {
-        ASSERT_TRUE(x > 0 && x <= 1) << v.name << " uniform " << x;
+        ASSERT_TRUE(x > 0 && x <= 1) << v.info.name << " uniform " << x;
       }
       sum += x;
       sum_sq += x * x;
@@ -143,19 +143,19 @@ void check_vendor_generator(const GeneratorVariant& v, RandomOutput output, std:
     const double expected_variance = is_normal(output) ? 1.0 : 1.0 / 12;
     // Kurtosis 3 (normal) or 9/5 (uniform) gives the variance estimate's spread.
     const double kurtosis = is_normal(output) ? 3.0 : 1.8;
-    EXPECT_NEAR(mean, expected_mean, 6 * std::sqrt(expected_variance / n) + 1e-12) << v.name;
+    EXPECT_NEAR(mean, expected_mean, 6 * std::sqrt(expected_variance / n) + 1e-12) << v.info.name;
     if (n > 1000) {
       EXPECT_NEAR(variance, expected_variance,
                   6 * expected_variance * std::sqrt((kurtosis - 1) / n))
-          << v.name;
+          << v.info.name;
     }
   }
-  EXPECT_NE(fills[0], fills[1]) << v.name << ": the second fill repeats the first";
+  EXPECT_NE(fills[0], fills[1]) << v.info.name << ": the second fill repeats the first";
 }
 
 template <class T>
 void check(const GeneratorVariant& v, RandomOutput output, std::int64_t count) {
-  if (v.vendor) {
+  if (v.info.vendor()) {
     check_vendor_generator<T>(v, output, count);
   } else {
     check_gpukit_generator<T>(v, output, count);
@@ -171,8 +171,8 @@ TEST(GeneratorVariantsGpu, EveryGeneratorEveryOutputAtAwkwardSizes) {
       if (!probe->produces(output)) continue;
       for (const std::int64_t count : kSizes) {
         if (testing::quick_tests() && count > 100000) continue;
-        SCOPED_TRACE(std::string(v.name) + " " + std::string(random_output_name(output)) + " " +
-                     std::to_string(count));
+        SCOPED_TRACE(std::string(v.info.name) + " " + std::string(random_output_name(output)) +
+                     " " + std::to_string(count));
         switch (output) {
           case RandomOutput::bits32:
             check<std::uint32_t>(v, output, count);

@@ -5,6 +5,7 @@
 // and each row's verification against an independent reference: a measured row that is not
 // verified makes `gpukit bench` exit 8 (require_verified).
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -18,6 +19,7 @@
 #include "gpukit/core/context.hpp"
 #include "gpukit/core/cuda_handles.hpp"
 #include "gpukit/core/device.hpp"
+#include "gpukit/core/variant_info.hpp"
 
 namespace gpukit::bench {
 
@@ -49,6 +51,7 @@ struct Row {
   std::string seed_reference;
   double elements = 0;  // elements processed per run
   double bytes = 0;     // bytes read once + written once per run
+  double flops = 0;     // floating-point operations per run (0: not counted)
   std::vector<double> samples_ms;
   bool ladder = true;   // takes part in the step / cumulative speedup columns
   bool vendor = false;  // the vendor library's row (the "vs vendor" column divides by it)
@@ -90,6 +93,48 @@ struct Report {
   /// "table title: variant" of every measured row that is not verified (empty: all verified).
   std::vector<std::string> unverified_rows() const;
 };
+
+/// The size of the run a variant is timed on, which its traffic model turns into bytes and flops.
+struct WorkloadShape {
+  double elements = 0;          // input elements per run
+  double output_elements = -1;  // output elements per run; negative: as many as inputs
+  double value_bytes = 0;       // bytes of one value of the element type
+};
+
+/// A row for the registry entry `info` run on `shape`: its name (or `label`), description, seed
+/// slide, vendor and ladder flags, and the bytes and flops its traffic model gives for the shape.
+Row variant_row(const VariantInfo& info, const WorkloadShape& shape, std::string label = {});
+
+/// The outcome of running a variant once against an independent reference.
+struct Check {
+  bool passed = false;
+  std::string note;  // what was compared and how far apart
+};
+
+/// What a case's bench provides to time a registry entry on the device: the stream it runs on,
+/// the shape of one run, `launch(entry)` queueing one run on the stream, and `check(entry)`
+/// running it once into poisoned outputs and comparing with an independent reference.
+template <class Workload, class Entry>
+concept DeviceWorkloadFor = requires(Workload& w, const Entry& entry) {
+  { w.stream() } -> std::convertible_to<StreamHandle>;
+  { w.shape() } -> std::convertible_to<WorkloadShape>;
+  { w.check(entry) } -> std::convertible_to<Check>;
+  w.launch(entry);
+};
+
+/// One measured row: the entry is checked once, then timed by time_on_stream; bytes, GB/s and
+/// TFLOP/s follow from its traffic model (`label` replaces the name in the table).
+template <class Entry, class Workload>
+requires DeviceWorkloadFor<Workload, Entry> Row time_variant(const BenchConfig& config,
+                                                             const Entry& entry, Workload& workload,
+                                                             std::string label = {}) {
+  Check check = workload.check(entry);
+  Row row = variant_row(entry.info, workload.shape(), std::move(label));
+  row.verify(check.passed, std::move(check.note));
+  row.samples_ms = time_on_stream(workload.stream(), config.warmup, config.repeat,
+                                  [&] { workload.launch(entry); });
+  return row;
+}
 
 /// Throws Error(check_failed) naming the unverified rows when any measured row of `report` is not
 /// verified (`gpukit bench` then exits 8, after printing the tables and writing the JSON).

@@ -1,6 +1,6 @@
 #pragma once
-// Looking a variant up by name in a case study's registry (every registry is a span of structs
-// with a `name`), with the errors every registry gives.
+// Looking a variant up by name in a case study's registry (every registry is a span of entries,
+// each a VariantInfo `info` plus its launchers), with the errors every registry gives.
 
 #include <cstdint>
 #include <span>
@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/core/variant_info.hpp"
 
 namespace gpukit {
 
@@ -32,6 +33,16 @@ struct ElementTypeLaunchers {
   }
 };
 
+/// An entry's name: `info.name`, or `name` in a registry not yet in the VariantInfo shape.
+template <class Variant>
+constexpr std::string_view variant_name(const Variant& v) {
+  if constexpr (requires { v.info.name; }) {
+    return v.info.name;
+  } else {
+    return v.name;
+  }
+}
+
 /// The entry named `name`. DeviceUnavailable when the registry is empty (a CPU-only build),
 /// InvalidInput listing the known names otherwise. `what` names the registry in messages.
 template <class Variant>
@@ -39,9 +50,9 @@ const Variant& find_variant(std::span<const Variant> variants, std::string_view 
                             std::string_view what) {
   std::string names;
   for (const Variant& v : variants) {
-    if (v.name == name) return v;
+    if (variant_name(v) == name) return v;
     names += names.empty() ? "" : ", ";
-    names += v.name;
+    names += variant_name(v);
   }
   if (names.empty()) {
     throw DeviceUnavailable(std::string(what) +

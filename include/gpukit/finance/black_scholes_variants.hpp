@@ -6,6 +6,7 @@
 #include <span>
 #include <string_view>
 
+#include "gpukit/core/variant_info.hpp"
 #include "gpukit/finance/black_scholes.hpp"
 
 namespace gpukit::finance {
@@ -15,9 +16,9 @@ struct BlackScholesVariant {
   using Launcher = void (*)(const BlackScholesInputs<Real>&, const BlackScholesOutputs<Real>&,
                             NormalCdf, StreamHandle);
 
-  std::string_view name;
-  std::string_view description;
-  std::string_view seed_reference;  // the slide it reproduces, or "beyond the seed"
+  /// Traffic: a book with scalar rate and volatility, call and put written; three values read and
+  /// two written per option.
+  VariantInfo info;
   Launcher<float> launch_float;
   Launcher<double> launch_double;
 

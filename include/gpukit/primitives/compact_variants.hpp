@@ -21,9 +21,8 @@ struct CompactVariant {
                             std::int64_t* device_count, ScanWorkspace& workspace,
                             StreamHandle stream);
 
-  std::string_view name;
-  std::string_view description;
-  bool vendor = false;
+  /// Traffic: one value read per element and one written per kept element.
+  VariantInfo info;
   ElementTypeLaunchers<Launcher> launchers;
 
   template <class T>

@@ -18,15 +18,12 @@ struct ReduceVariant {
                             reduce_result_t<T>* device_result, ReduceWorkspace& workspace,
                             StreamHandle stream, const ReduceOptions& options);
 
-  std::string_view name;
-  std::string_view description;
-  std::string_view seed_reference;  // the slide or method it reproduces, or "beyond the seeds"
-  /// Follows the fixed tree of reduce_canonical.hpp: floating results are bitwise equal to the
-  /// CPU backend's. Other variants add in an order that depends on the launch shape.
-  bool deterministic = false;
+  /// `deterministic`: follows the fixed tree of reduce_canonical.hpp, so floating results are
+  /// bitwise equal to the CPU backend's; the others add in an order that depends on the launch
+  /// shape. Traffic: one value read per element.
+  VariantInfo info;
   /// Accumulates integer sums in 128 bits and reports overflow; the others wrap at 64 bits.
   bool exact_integer_sums = false;
-  bool vendor = false;
   /// Honours ReduceOptions::block_threads (the seed's kernels 1-5 take any power of two).
   bool takes_block_threads = false;
   ElementTypeLaunchers<Launcher> launchers;

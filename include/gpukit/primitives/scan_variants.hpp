@@ -23,17 +23,14 @@ struct ScanVariant {
   using Launcher = void (*)(const T* input, T* output, std::int64_t count, ScanOp op, ScanKind kind,
                             ScanWorkspace& workspace, StreamHandle stream);
 
-  std::string_view name;
-  std::string_view description;
-  std::string_view seed_reference;  // the slide it reproduces, or "beyond the seeds"
+  /// `deterministic`: follows the canonical bracketing (scan_canonical.hpp), bitwise equal to the
+  /// CPU backend; `in_place`: `output` may equal `input`. Traffic: one value read and one written
+  /// per element.
+  VariantInfo info;
   /// The largest count the variant handles (the one-block scans: one block's worth).
   std::int64_t max_count = std::numeric_limits<std::int64_t>::max();
-  /// Follows the canonical bracketing (scan_canonical.hpp): bitwise equal to the CPU backend.
-  bool deterministic = false;
   /// Accumulates integer sums exactly and reports overflow in the workspace; the others wrap.
   bool exact_integer_sums = false;
-  bool vendor = false;
-  bool in_place = false;
   ElementTypeLaunchers<Launcher> launchers;
 
   template <class T>

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/core/variant_info.hpp"
 
 namespace gpukit::rng {
 
@@ -49,10 +50,8 @@ class DeviceGenerator {
 };
 
 struct GeneratorVariant {
-  std::string_view name;
-  std::string_view description;
-  std::string_view seed_reference;
-  bool vendor = false;  // a cuRAND row
+  /// Role vendor: a cuRAND row. Traffic: one value written per sample, none read.
+  VariantInfo info;
   /// A generator for `seed` on the current device.
   std::unique_ptr<DeviceGenerator> (*make)(std::uint64_t seed) = nullptr;
 };
