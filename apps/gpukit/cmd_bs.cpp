@@ -39,20 +39,6 @@ struct BsArgs {
   DeviceOptions device;
 };
 
-finance::EuropeanBookView view_of(const io::OptionBook& book) {
-  auto parameter = [](const std::vector<double>& values, double scalar) {
-    return finance::PerOption<double>{values.empty() ? nullptr : values.data(), scalar};
-  };
-  return {static_cast<std::int64_t>(book.size()),
-          book.is_put.data(),
-          book.spot.data(),
-          book.strike.data(),
-          book.maturity.data(),
-          parameter(book.rate, book.rate_scalar),
-          parameter(book.volatility, book.volatility_scalar),
-          parameter(book.dividend, book.dividend_scalar)};
-}
-
 finance::NormalCdf parse_cdf(const std::string& name) {
   return name == "erfc"   ? finance::NormalCdf::erfc
          : name == "hull" ? finance::NormalCdf::hull_polynomial
@@ -100,7 +86,7 @@ void price_file(const BsArgs& args, const Context& context) {
   finance::BlackScholesOptions options;
   options.cdf = parse_cdf(args.cdf);
   options.variant = args.variant;
-  const finance::EuropeanBookView view = view_of(book);
+  const finance::EuropeanBookView view = io::instrument_view(book);
   finance::EuropeanBookResult result =
       finance::price_european_book(context, view, precision, args.greeks, options);
   inject_test_fault(view, result.price);

@@ -1,9 +1,7 @@
 // gpukit compact: the elements of a .npy array that satisfy a predicate, in order, written as a
 // 1-D .npy array of the same dtype.
 
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -13,6 +11,7 @@
 #include "cli_common.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/io/npy.hpp"
+#include "gpukit/primitives/check.hpp"
 #include "gpukit/primitives/compact.hpp"
 
 namespace gpukit::cli {
@@ -34,14 +33,12 @@ void compact_file(const Context& context, const io::NpyArray& array, const Compa
   const std::int64_t count = primitives::compact<T>(context, values, kept, keep);
   kept.resize(static_cast<std::size_t>(count));
   if (cli.check) {
-    std::vector<T> reference(values.size());
-    reference.resize(
-        static_cast<std::size_t>(primitives::compact_sequential<T>(values, reference, keep)));
-    const bool ok = std::equal(reference.begin(), reference.end(), kept.begin(), kept.end(),
-                               [](T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; });
+    const primitives::CompactCheck check =
+        primitives::check_compact_result<T>(values, std::span<const T>(kept), keep);
     std::cerr << fmt::format("gpukit: compact: check: sequential CPU reference keeps {}: {}\n",
-                             reference.size(), ok ? "ok" : "FAILED");
-    if (!ok) throw Error(ErrorKind::check_failed, "compact: result differs from the reference");
+                             check.reference_kept, check.passed ? "ok" : "FAILED");
+    if (!check.passed)
+      throw Error(ErrorKind::check_failed, "compact: result differs from the reference");
   }
   io::write_npy<T>(cli.output, std::span<const T>(kept));
   // A summary, not data: stderr, so that `-o -` carries only the array.

@@ -6,8 +6,6 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <string_view>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -80,12 +78,7 @@ std::optional<std::string> check_against_reference(const Context& context,
 finance::MonteCarloBookResult price_with_progress(const Context& context,
                                                   const finance::MonteCarloBookView& view,
                                                   finance::MonteCarloOptions options) {
-  double path_steps = 0;
-  for (std::int64_t i = 0; i < view.count; ++i) {
-    path_steps += double(options.paths) * (view.steps != nullptr ? view.steps[i] : 1);
-  }
-  if (options.greeks) path_steps *= 5;  // the base book and four bumped ones
-  if (::isatty(2) == 0 || quiet() || path_steps < 0x1p33) {
+  if (::isatty(2) == 0 || quiet() || finance::monte_carlo_path_steps(view, options) < 0x1p33) {
     return finance::price_monte_carlo_book(context, view, options);
   }
   int reported = 0;
@@ -102,43 +95,21 @@ void price_file(const McArgs& args, const Context& context) {
   const io::OptionBook book =
       read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
                               io::BookColumns::with_barriers, args.delimiter);
-  auto parameter = [](const std::vector<double>& values, double scalar) {
-    return finance::PerOption<double>{values.empty() ? nullptr : values.data(), scalar};
-  };
-  finance::MonteCarloBookView view;
-  view.count = static_cast<std::int64_t>(book.size());
-  view.is_put = book.is_put.data();
-  view.spot = book.spot.data(), view.strike = book.strike.data();
-  view.maturity = book.maturity.data();
-  view.rate = parameter(book.rate, book.rate_scalar);
-  view.volatility = parameter(book.volatility, book.volatility_scalar);
-  view.dividend = parameter(book.dividend, book.dividend_scalar);
-  static_assert(sizeof(io::BookBarrier) == sizeof(finance::BarrierType));
-  view.barrier_type = reinterpret_cast<const finance::BarrierType*>(book.barrier_type.data());
-  view.barrier = book.barrier.data();
-  view.steps = book.steps.data();
+  finance::MonteCarloBookView view = io::instrument_view(book);
   // A trade's random numbers follow its id (the FNV-1a 64 hash of the field's bytes), so its price
   // does not depend on where it sits in which book; without an id column, on the row number.
-  std::vector<std::uint64_t> streams;
+  finance::MonteCarloStreamKeys streams;
   if (const std::optional<std::size_t> id = book.column_index("id")) {
-    streams.reserve(book.size());
-    std::unordered_map<std::string_view, std::int64_t> rows_of;
-    for (std::size_t row = 0; row < book.size(); ++row) {
-      const std::string_view text = book.field(row, *id);
-      streams.push_back(finance::monte_carlo_stream_key(text));
-      ++rows_of[text];
-    }
-    std::int64_t repeated = 0, rows = 0;
-    for (const auto& [text, count] : rows_of) {
-      if (count > 1) ++repeated, rows += count;
-    }
-    if (repeated > 0) {
+    streams = finance::monte_carlo_stream_keys(view.count, [&](std::int64_t row) {
+      return book.field(static_cast<std::size_t>(row), *id);
+    });
+    if (streams.repeated_ids > 0) {
       fmt::print(stderr,
                  "gpukit: mc: {} ids appear on more than one row ({} rows); rows with the same id "
                  "get the same random numbers\n",
-                 repeated, rows);
+                 streams.repeated_ids, streams.rows_with_repeated_ids);
     }
-    view.stream = streams.data();
+    view.stream = streams.keys.data();
   }
   const finance::MonteCarloOptions options = options_of(args);
   const finance::MonteCarloBookResult r = price_with_progress(context, view, options);

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdint>
 #include <iostream>
-#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -12,6 +11,7 @@
 #include "cli_common.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/io/npy.hpp"
+#include "gpukit/primitives/check.hpp"
 #include "gpukit/primitives/reduce.hpp"
 
 namespace gpukit::cli {
@@ -52,27 +52,12 @@ void reduce_and_print(const Context& context, const io::NpyArray& array,
     fmt::print("{}\n", result);
   }
   if (cli.check) {
-    const auto reference = primitives::reduce_sequential<T>(values, op);
-    bool ok = false;
-    double difference = 0;
-    if constexpr (std::is_floating_point_v<T>) {
-      difference = std::fabs(double(result) - double(reference));
-      // The fixed tree's bound (reduce_canonical.hpp): 26 roundings a level, each at most eps
-      // times the running sum of magnitudes.
-      double magnitude = 0;
-      for (T x : values) magnitude += std::fabs(double(x));
-      int levels = 1;
-      for (double n = 16384; n < double(values.size()); n *= 16384) ++levels;
-      ok = (std::isnan(result) && std::isnan(reference)) || result == reference ||
-           difference <= 26.0 * levels * std::numeric_limits<T>::epsilon() * magnitude;
-    } else {
-      ok = result == reference;
-      difference = result == reference ? 0.0 : 1.0;
-    }
+    const primitives::ReduceCheck<T> check = primitives::check_reduce_result<T>(values, op, result);
     std::cerr << fmt::format(
-        "gpukit: reduce: check: sequential CPU reference {}, |difference| {:.3g}: {}\n", reference,
-        difference, ok ? "ok" : "FAILED");
-    if (!ok) throw Error(ErrorKind::check_failed, "reduce: result differs from the reference");
+        "gpukit: reduce: check: sequential CPU reference {}, |difference| {:.3g}: {}\n",
+        check.reference, check.difference, check.passed ? "ok" : "FAILED");
+    if (!check.passed)
+      throw Error(ErrorKind::check_failed, "reduce: result differs from the reference");
   }
 }
 

@@ -1,10 +1,8 @@
 // gpukit scan: the inclusive or exclusive scan of a .npy array, written as a .npy array of the
 // same dtype and shape (scanned in C order).
 
-#include <cmath>
 #include <cstdint>
 #include <iostream>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,10 +10,9 @@
 
 #include "cli_common.hpp"
 #include "gpukit/core/error.hpp"
-#include "gpukit/core/verify.hpp"
 #include "gpukit/io/npy.hpp"
+#include "gpukit/primitives/check.hpp"
 #include "gpukit/primitives/scan.hpp"
-#include "gpukit/primitives/scan_canonical.hpp"
 
 namespace gpukit::cli {
 
@@ -29,39 +26,19 @@ struct ScanOptionsCli {
   bool check = false;
 };
 
-/// --check: every output against the sequential reference. Integers and min/max must be equal;
-/// sums and products within the canonical bracketing's bound, (26 + i / 4096) roundings of at
-/// most eps times the prefix of |x| (sums) or |reference| (products). Prints the seeds' metrics.
+/// --check: every output against the sequential reference within the library's bound; prints the
+/// seeds' metrics.
 template <class T>
 void check_against_reference(std::span<const T> input, std::span<const T> result,
                              primitives::ScanOp op, primitives::ScanKind kind) {
-  std::vector<T> reference(input.size());
-  primitives::scan_sequential<T>(input, reference, op, kind);
-  std::int64_t bad = -1;
-  long double magnitude = 0;
-  for (std::size_t i = 0; i < input.size() && bad < 0; ++i) {
-    const T r = reference[i], y = result[i];
-    bool ok = false;
-    if constexpr (std::is_floating_point_v<T>) {
-      if (kind == primitives::ScanKind::inclusive) magnitude += std::fabs(input[i]);
-      const double roundings = 26.0 + double(i / primitives::canonical_scan::kTile);
-      const double scale = op == primitives::ScanOp::sum ? double(magnitude) : std::fabs(double(r));
-      ok = (std::isnan(r) && std::isnan(y)) || r == y ||
-           (op != primitives::ScanOp::min && op != primitives::ScanOp::max &&
-            std::fabs(double(y) - double(r)) <=
-                roundings * std::numeric_limits<T>::epsilon() * scale);
-      if (kind == primitives::ScanKind::exclusive) magnitude += std::fabs(input[i]);
-    } else {
-      ok = r == y;
-    }
-    if (!ok) bad = static_cast<std::int64_t>(i);
-  }
-  const ErrorMetrics m = compare<T, T>(reference, result);
+  const primitives::ScanCheck check = primitives::check_scan_result<T>(input, result, op, kind);
   std::cerr << fmt::format(
       "gpukit: scan: check: sequential CPU reference, relative L1 {:.3g}, max abs error {:.3g}: "
       "{}\n",
-      m.relative_l1, m.max_abs, bad < 0 ? "ok" : fmt::format("FAILED at element {}", bad));
-  if (bad >= 0) throw Error(ErrorKind::check_failed, "scan: result differs from the reference");
+      check.metrics.relative_l1, check.metrics.max_abs,
+      check.passed() ? "ok" : fmt::format("FAILED at element {}", check.first_bad));
+  if (!check.passed())
+    throw Error(ErrorKind::check_failed, "scan: result differs from the reference");
 }
 
 template <class T>

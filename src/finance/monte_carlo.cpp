@@ -8,6 +8,7 @@
 #include <limits>
 #include <span>
 #include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -381,6 +382,32 @@ std::uint64_t monte_carlo_stream_key(std::string_view id) {
     hash *= 0x100000001b3ull;  // FNV's 64-bit prime
   }
   return hash;
+}
+
+MonteCarloStreamKeys monte_carlo_stream_keys(
+    std::int64_t rows, const std::function<std::string_view(std::int64_t row)>& id_of_row) {
+  MonteCarloStreamKeys result;
+  result.keys.reserve(static_cast<std::size_t>(std::max<std::int64_t>(rows, 0)));
+  // The table views the caller's bytes (alive until the call returns): no copy per row.
+  std::unordered_map<std::string_view, std::int64_t> rows_of;
+  for (std::int64_t row = 0; row < rows; ++row) {
+    const std::string_view id = id_of_row(row);
+    result.keys.push_back(monte_carlo_stream_key(id));
+    ++rows_of[id];
+  }
+  for (const auto& [id, count] : rows_of) {
+    if (count > 1) ++result.repeated_ids, result.rows_with_repeated_ids += count;
+  }
+  return result;
+}
+
+double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOptions& options) {
+  double path_steps = 0;
+  for (std::int64_t i = 0; i < book.count; ++i) {
+    path_steps += double(options.paths) * (book.steps != nullptr ? book.steps[i] : 1);
+  }
+  if (options.greeks) path_steps *= 5;  // the base book and four bumped ones
+  return path_steps;
 }
 
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,

@@ -400,7 +400,7 @@ void BookParser::add_row(const CsvRecord& record) {
                             fmt::format("expected none, down-out, down-in, up-out or up-in, got {}",
                                         quoted(text)));
         }
-        book_.barrier_type.push_back(static_cast<BookBarrier>(code));
+        book_.barrier_type.push_back(static_cast<finance::BarrierType>(code));
         break;
       }
       case ColumnRole::steps: {
@@ -430,11 +430,11 @@ void BookParser::add_row(const CsvRecord& record) {
 void BookParser::finish_barrier_row(const CsvRecord& record, bool barrier_given, bool steps_given) {
   const auto role_index = [](ColumnRole role) { return static_cast<std::size_t>(role); };
   if (!has_role_[role_index(ColumnRole::barrier_type)]) {
-    book_.barrier_type.push_back(BookBarrier::none);
+    book_.barrier_type.push_back(finance::BarrierType::none);
     book_.barrier.push_back(0);
   }
   if (!has_role_[role_index(ColumnRole::steps)]) book_.steps.push_back(1);
-  if (book_.barrier_type.back() == BookBarrier::none) return;
+  if (book_.barrier_type.back() == finance::BarrierType::none) return;
   if (!barrier_given) {
     throw_field_error(record.line, column_of_role_[role_index(ColumnRole::barrier)],
                       "empty field, a barrier option needs a barrier level");
@@ -522,6 +522,28 @@ std::string_view OptionBook::field(std::size_t row, std::size_t col) const {
   auto begin = static_cast<std::size_t>(field_offsets[index]);
   auto end = static_cast<std::size_t>(field_offsets[index + 1]);
   return std::string_view(field_text).substr(begin, end - begin);
+}
+
+finance::OptionBookView instrument_view(const OptionBook& book) {
+  auto parameter = [](const std::vector<double>& values, double scalar) {
+    return finance::PerOption<double>{values.empty() ? nullptr : values.data(), scalar};
+  };
+  auto optional_column = [](const auto& values) {
+    return values.empty() ? nullptr : values.data();
+  };
+  finance::OptionBookView view;
+  view.count = static_cast<std::int64_t>(book.size());
+  view.is_put = book.is_put.data();
+  view.spot = book.spot.data();
+  view.strike = book.strike.data();
+  view.maturity = book.maturity.data();
+  view.rate = parameter(book.rate, book.rate_scalar);
+  view.volatility = parameter(book.volatility, book.volatility_scalar);
+  view.dividend = parameter(book.dividend, book.dividend_scalar);
+  view.barrier_type = optional_column(book.barrier_type);
+  view.barrier = optional_column(book.barrier);
+  view.steps = optional_column(book.steps);
+  return view;
 }
 
 OptionBook read_option_book(std::istream& in, const std::string& source_name,

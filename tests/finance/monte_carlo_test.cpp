@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_test_support.hpp"
@@ -455,6 +456,37 @@ TEST(MonteCarlo, StreamKeyIsFnv1a64OfTheIdBytes) {
   EXPECT_EQ(monte_carlo_stream_key("a"), 0xaf63dc4c8601ec8cull);
   EXPECT_EQ(monte_carlo_stream_key("foobar"), 0x85944171f73967e8ull);
   EXPECT_NE(monte_carlo_stream_key(" T1"), monte_carlo_stream_key("T1"));
+}
+
+TEST(MonteCarlo, StreamKeysOfABookHashEachIdAndCountTheRepeatedOnes) {
+  const std::vector<std::string> ids = {"T1", "T2", "T1", " T1", "T3", "T2", "T1"};
+  const MonteCarloStreamKeys streams = monte_carlo_stream_keys(
+      static_cast<std::int64_t>(ids.size()),
+      [&](std::int64_t row) { return std::string_view(ids[static_cast<std::size_t>(row)]); });
+  ASSERT_EQ(streams.keys.size(), ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    EXPECT_EQ(streams.keys[i], monte_carlo_stream_key(ids[i])) << i;
+  EXPECT_EQ(streams.repeated_ids, 2);            // T1 (three rows) and T2 (two); " T1" is its own
+  EXPECT_EQ(streams.rows_with_repeated_ids, 5);  // 3 + 2
+  const MonteCarloStreamKeys distinct = monte_carlo_stream_keys(
+      2, [](std::int64_t row) { return row == 0 ? std::string_view("x") : "y"; });
+  EXPECT_EQ(distinct.repeated_ids, 0);
+  EXPECT_EQ(distinct.rows_with_repeated_ids, 0);
+  EXPECT_TRUE(
+      monte_carlo_stream_keys(0, [](std::int64_t) { return std::string_view(); }).keys.empty());
+}
+
+TEST(MonteCarlo, PathStepsCountEveryRowsStepsAndTheGreeksBooks) {
+  const std::vector<std::uint32_t> steps = {1, 252, 12};
+  MonteCarloBookView view;
+  view.count = 3;
+  MonteCarloOptions options;
+  options.paths = 1000;
+  EXPECT_EQ(monte_carlo_path_steps(view, options), 3000.0);  // no steps: one each
+  view.steps = steps.data();
+  EXPECT_EQ(monte_carlo_path_steps(view, options), 265000.0);
+  options.greeks = true;
+  EXPECT_EQ(monte_carlo_path_steps(view, options), 5 * 265000.0);
 }
 
 TEST(MonteCarlo, ATradeKeyedByItsIdKeepsItsBitsInAnyPositionAndBook) {

@@ -29,6 +29,8 @@
 namespace gpukit::io {
 namespace {
 
+using finance::BarrierType;
+
 OptionBook read_book(const std::string& text, const BookDefaults& defaults = {}) {
   std::istringstream in(text);
   return read_option_book(in, "book.csv", defaults);
@@ -695,9 +697,9 @@ TEST(OptionBook, ReadsBarrierTypeLevelAndSteps) {
                                             "call,100,100,1,130,up-out,1048576\n"
                                             "call,100,100,1,,none,7\n");
   ASSERT_EQ(book.size(), 6u);
-  EXPECT_EQ(book.barrier_type, (std::vector<BookBarrier>{BookBarrier::none, BookBarrier::down_out,
-                                                         BookBarrier::up_in, BookBarrier::down_in,
-                                                         BookBarrier::up_out, BookBarrier::none}));
+  EXPECT_EQ(book.barrier_type, (std::vector<BarrierType>{BarrierType::none, BarrierType::down_out,
+                                                         BarrierType::up_in, BarrierType::down_in,
+                                                         BarrierType::up_out, BarrierType::none}));
   EXPECT_EQ(book.barrier, (std::vector<double>{0, 90, 120, 80, 130, 0}));
   EXPECT_EQ(book.steps, (std::vector<std::uint32_t>{1, 252, 12, 1, 1u << 20, 7}));
 }
@@ -705,18 +707,18 @@ TEST(OptionBook, ReadsBarrierTypeLevelAndSteps) {
 TEST(OptionBook, BarrierColumnsMayBeAbsentOrInAnyOrder) {
   // No barrier columns: every row European with one step.
   const OptionBook plain = read_barrier_book("type,spot,strike,maturity\nc,1,1,1\np,2,2,2\n");
-  EXPECT_EQ(plain.barrier_type, (std::vector<BookBarrier>{BookBarrier::none, BookBarrier::none}));
+  EXPECT_EQ(plain.barrier_type, (std::vector<BarrierType>{BarrierType::none, BarrierType::none}));
   EXPECT_EQ(plain.barrier, (std::vector<double>{0, 0}));
   EXPECT_EQ(plain.steps, (std::vector<std::uint32_t>{1, 1}));
   // Steps alone: European rows with several steps.
   const OptionBook stepped = read_barrier_book("steps,type,spot,strike,maturity\n3,c,1,1,1\n");
   EXPECT_EQ(stepped.steps, (std::vector<std::uint32_t>{3}));
-  EXPECT_EQ(stepped.barrier_type, (std::vector<BookBarrier>{BookBarrier::none}));
+  EXPECT_EQ(stepped.barrier_type, (std::vector<BarrierType>{BarrierType::none}));
   // Reordered, with names in other cases.
   const OptionBook reordered = read_barrier_book(
       "Steps,Barrier_Type,type,BARRIER,spot,strike,maturity\n5,up-out,c,110,100,"
       "100,1\n");
-  EXPECT_EQ(reordered.barrier_type, (std::vector<BookBarrier>{BookBarrier::up_out}));
+  EXPECT_EQ(reordered.barrier_type, (std::vector<BarrierType>{BarrierType::up_out}));
   EXPECT_EQ(reordered.barrier, (std::vector<double>{110}));
   EXPECT_EQ(reordered.steps, (std::vector<std::uint32_t>{5}));
 }
@@ -729,6 +731,50 @@ TEST(OptionBook, BarrierNamesArePassThroughColumnsForEuropeanBooks) {
   EXPECT_TRUE(book.barrier.empty());
   EXPECT_TRUE(book.steps.empty());
   EXPECT_EQ(book.columns.size(), 7u);
+}
+
+TEST(OptionBook, InstrumentViewPointsAtEveryColumnAndTakesBookWideScalars) {
+  // A barrier book with per-row rate and dividend, a book-wide volatility.
+  const OptionBook book = [] {
+    std::istringstream in(
+        "id,type,spot,strike,maturity,rate,dividend,barrier,barrier_type,steps\n"
+        "a,put,100,95,1,0.01,0.02,90,down-out,252\n"
+        "b,call,101,96,2,0.03,0.04,,,\n");
+    return read_option_book(in, "book.csv", defaults({}, 0.25, {}), {}, BookColumns::with_barriers);
+  }();
+  const finance::OptionBookView view = instrument_view(book);
+  ASSERT_EQ(view.count, 2);
+  EXPECT_EQ(view.is_put[0], 1);
+  EXPECT_EQ(view.is_put[1], 0);
+  EXPECT_EQ(view.spot[1], 101.0);
+  EXPECT_EQ(view.strike[0], 95.0);
+  EXPECT_EQ(view.maturity[1], 2.0);
+  ASSERT_NE(view.rate.values, nullptr);
+  EXPECT_EQ(view.rate.values[1], 0.03);
+  EXPECT_EQ(view.volatility.values, nullptr);
+  EXPECT_EQ(view.volatility.scalar, 0.25);
+  ASSERT_NE(view.dividend.values, nullptr);
+  EXPECT_EQ(view.dividend.values[0], 0.02);
+  ASSERT_NE(view.barrier_type, nullptr);
+  EXPECT_EQ(view.barrier_type[0], BarrierType::down_out);
+  EXPECT_EQ(view.barrier_type[1], BarrierType::none);
+  EXPECT_EQ(view.barrier[0], 90.0);
+  EXPECT_EQ(view.steps[0], 252u);
+  EXPECT_EQ(view.steps[1], 1u);
+  EXPECT_EQ(view.stream, nullptr);  // the id column keys nothing until the caller says so
+
+  // A European book: no barrier columns in the view; the dividend defaults to a 0 scalar.
+  const OptionBook european =
+      read_book("type,spot,strike,maturity\nc,1,2,3\n", defaults(0.05, 0.2, {}));
+  const finance::OptionBookView e = instrument_view(european);
+  EXPECT_EQ(e.count, 1);
+  EXPECT_EQ(e.barrier_type, nullptr);
+  EXPECT_EQ(e.barrier, nullptr);
+  EXPECT_EQ(e.steps, nullptr);
+  EXPECT_EQ(e.rate.values, nullptr);
+  EXPECT_EQ(e.rate.scalar, 0.05);
+  EXPECT_EQ(e.dividend.values, nullptr);
+  EXPECT_EQ(e.dividend.scalar, 0.0);
 }
 
 TEST(OptionBook, EachBarrierColumnErrorHasFileLineColumnAndName) {

@@ -32,6 +32,7 @@
 
 #include "gpukit/core/context.hpp"
 #include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/finance/instrument.hpp"
 
 namespace gpukit::finance {
 
@@ -42,13 +43,6 @@ enum class NormalCdf {
   /// approximations __expf, __logf and __fdividef (each about 2^-21 relative error) in float
   /// kernels. Double precision and the CPU use the accurate functions for it.
   hull_polynomial_fast_math,
-};
-
-/// A market parameter given per option (`values` non-null, `count` entries) or once for the book.
-template <class Real>
-struct PerOption {
-  const Real* values = nullptr;
-  Real scalar = 0;
 };
 
 /// Structure-of-arrays views of a book; all pointers in host memory or all in device memory.

@@ -8,19 +8,11 @@
 
 #include "gpukit/core/context.hpp"
 #include "gpukit/finance/black_scholes.hpp"
+#include "gpukit/finance/instrument.hpp"
 
 namespace gpukit::finance {
 
 enum class Precision { float32, float64 };
-
-struct EuropeanBookView {
-  std::int64_t count = 0;
-  const std::uint8_t* is_put = nullptr;  // 0 call, 1 put
-  const double* spot = nullptr;
-  const double* strike = nullptr;
-  const double* maturity = nullptr;
-  PerOption<double> rate, volatility, dividend;
-};
 
 /// Each option's own price and, when asked, its own Greeks (a put's delta is the put delta).
 struct EuropeanBookResult {
@@ -28,7 +20,8 @@ struct EuropeanBookResult {
   std::vector<double> delta, gamma, vega, theta, rho;  // empty unless Greeks were asked for
 };
 
-/// Prices `book` on `context`. float32 rounds the inputs to float first. Same contract and
+/// Prices `book` (its European terms, finance/instrument.hpp; an OptionBookView passes as one) on
+/// `context`. float32 rounds the inputs to float first. Same contract and
 /// errors as price_black_scholes.
 EuropeanBookResult price_european_book(const Context& context, const EuropeanBookView& book,
                                        Precision precision, bool greeks,

@@ -21,7 +21,7 @@
 // With antithetic variates, sample i is the pair of paths driven by Z_i and -Z_i.
 //
 // A row's random stream is its 64-bit stream key k: by default its row number (first_option_index
-// + i), or MonteCarloBookView::stream (gpukit mc: monte_carlo_stream_key of the row's `id`, so a
+// + i), or OptionBookView::stream (gpukit mc: monte_carlo_stream_key of the row's `id`, so a
 // trade keeps its price wherever it sits in whichever book). Philox's counter words are (quad,
 // k's bits 32-63, step word, k's bits 0-31): quads stay below 2^32 (paths <= kMonteCarloMaxPaths),
 // so distinct keys never share a number, and a key below 2^32 gives exactly the counters of the
@@ -54,10 +54,10 @@
 #include "gpukit/core/context.hpp"
 #include "gpukit/finance/black_scholes.hpp"
 #include "gpukit/finance/european_book.hpp"
+#include "gpukit/finance/instrument.hpp"
 
 namespace gpukit::finance {
 
-enum class BarrierType : std::uint8_t { none, down_out, down_in, up_out, up_in };
 enum class BarrierMonitoring { discrete, continuous };
 
 /// Samples per statistics tile (32 lanes x 16 quads x 4 paths); part of the result's definition.
@@ -79,21 +79,22 @@ inline constexpr std::int64_t kMonteCarloMaxPaths = std::int64_t{1} << 34;
 /// get independent streams.
 std::uint64_t monte_carlo_stream_key(std::string_view id);
 
-/// A book in host memory; barrier_type, barrier and steps may be null (all European, one step).
-struct MonteCarloBookView {
-  std::int64_t count = 0;
-  const std::uint8_t* is_put = nullptr;  // 0 call, 1 put
-  const double* spot = nullptr;
-  const double* strike = nullptr;
-  const double* maturity = nullptr;
-  PerOption<double> rate, volatility, dividend;
-  const BarrierType* barrier_type = nullptr;
-  const double* barrier = nullptr;  // read only where barrier_type != none
-  const std::uint32_t* steps = nullptr;
-  /// Each row's random stream key (e.g. monte_carlo_stream_key of its id); null: the row number,
-  /// first_option_index + i.
-  const std::uint64_t* stream = nullptr;
+/// The stream keys of a book whose rows carry trade ids (monte_carlo_stream_key of each id), and
+/// how many ids appear on more than one row: such rows get the same random numbers, which a
+/// caller may want to tell the user about.
+struct MonteCarloStreamKeys {
+  std::vector<std::uint64_t> keys;          // one per row, for OptionBookView::stream
+  std::int64_t repeated_ids = 0;            // distinct ids found on two rows or more
+  std::int64_t rows_with_repeated_ids = 0;  // the rows that carry those ids
 };
+/// `id_of_row(i)` gives row i's id bytes, for i in [0, rows); the bytes it views must stay alive
+/// until the call returns (as the fields of an io::OptionBook do). Cost: one hash per row and a
+/// hash table of the distinct ids. Tested in tests/finance/monte_carlo_test.cpp.
+MonteCarloStreamKeys monte_carlo_stream_keys(
+    std::int64_t rows, const std::function<std::string_view(std::int64_t row)>& id_of_row);
+
+/// A book in host memory: the one instrument view (finance/instrument.hpp).
+using MonteCarloBookView = OptionBookView;
 
 struct MonteCarloOptions {
   std::int64_t paths = 1 << 20;  // per option; even with antithetic variates
@@ -111,6 +112,11 @@ struct MonteCarloOptions {
   /// (path-steps, the bumped books of the Greeks included); may be empty.
   std::function<void(double fraction_done)> progress;
 };
+
+/// The path-steps price_monte_carlo_book simulates for `book` (paths times each row's steps; five
+/// books' worth with Greeks: the base book and four bumped ones), as a double: a measure of the
+/// work, for deciding whether a run is long enough to report its progress.
+double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOptions& options);
 
 struct MonteCarloBookResult {
   std::vector<double> price, std_error, ci_low, ci_high;

@@ -31,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpukit/finance/instrument.hpp"
+
 namespace gpukit::io {
 
 /// Book-wide values given on the command line (--rate, --volatility, --dividend). Each may be given
@@ -48,9 +50,6 @@ struct BookDefaults {
 /// (gpukit bs) those names are ordinary pass-through columns.
 enum class BookColumns { european, with_barriers };
 
-/// barrier_type codes (the same values as finance::BarrierType).
-enum class BookBarrier : std::uint8_t { none, down_out, down_in, up_out, up_in };
-
 struct OptionBook {
   std::string source;                // file name for messages
   std::vector<std::string> columns;  // header names as given, in input order
@@ -60,7 +59,7 @@ struct OptionBook {
   std::vector<double> rate, volatility, dividend;
   double rate_scalar = 0, volatility_scalar = 0, dividend_scalar = 0;
   // BookColumns::with_barriers only (else empty): one entry per option.
-  std::vector<BookBarrier> barrier_type;
+  std::vector<finance::BarrierType> barrier_type;
   std::vector<double> barrier;  // 0 where barrier_type is none
   std::vector<std::uint32_t> steps;
   // Every input field's text, row-major (rows x columns.size()), kept to pass columns through
@@ -81,6 +80,13 @@ struct OptionBook {
   /// gives the raw bytes of a pass-through column by name, e.g. an `id` column.
   std::optional<std::size_t> column_index(std::string_view name) const;
 };
+
+/// The book's terms as the pricers read them (finance/instrument.hpp): pointers into `book`, valid
+/// while it lives and is not changed; a parameter given book-wide becomes the view's scalar; the
+/// barrier columns (null for a BookColumns::european book) and no stream keys (stream is null:
+/// rows keyed by row number). The one place that turns a book read from CSV into what is priced.
+/// Tested in tests/io/option_book_test.cpp.
+finance::OptionBookView instrument_view(const OptionBook& book);
 
 /// Called with the bytes read so far and the options parsed so far.
 using ProgressCallback = std::function<void(std::int64_t bytes_read, std::int64_t rows)>;

@@ -1,0 +1,45 @@
+#pragma once
+// What is priced, apart from how (QuantLib's instrument/engine split): the terms of a book of
+// European and barrier options as structure-of-arrays views in host memory, read by every pricing
+// engine (Black-Scholes: price_european_book; Monte Carlo: price_monte_carlo_book) and produced
+// by the readers (io::instrument_view of a CSV option book). Only plain types: the io layer
+// includes this header to name the barrier types it reads, without linking the pricers.
+
+#include <cstdint>
+
+namespace gpukit::finance {
+
+/// A barrier option's kind; none for a European row. The one enumeration of barrier kinds: the
+/// CSV reader stores it and the pricers read it.
+enum class BarrierType : std::uint8_t { none, down_out, down_in, up_out, up_in };
+
+/// A market parameter given per option (`values` non-null, `count` entries) or once for the book.
+template <class Real>
+struct PerOption {
+  const Real* values = nullptr;
+  Real scalar = 0;
+};
+
+/// The European terms of a book: what the Black-Scholes engine prices.
+struct EuropeanBookView {
+  std::int64_t count = 0;
+  const std::uint8_t* is_put = nullptr;  // 0 call, 1 put
+  const double* spot = nullptr;
+  const double* strike = nullptr;
+  const double* maturity = nullptr;
+  PerOption<double> rate, volatility, dividend;
+};
+
+/// A book of European and barrier options: the European terms plus, per row, the barrier and the
+/// monitoring dates. barrier_type, barrier and steps may be null (all European, one step). A
+/// European engine reads the EuropeanBookView part; the Monte Carlo engine reads it all.
+struct OptionBookView : EuropeanBookView {
+  const BarrierType* barrier_type = nullptr;
+  const double* barrier = nullptr;  // read only where barrier_type != none
+  const std::uint32_t* steps = nullptr;
+  /// Each row's random stream key for Monte Carlo (e.g. monte_carlo_stream_key of its id); null:
+  /// the row number, MonteCarloOptions::first_option_index + i.
+  const std::uint64_t* stream = nullptr;
+};
+
+}  // namespace gpukit::finance
