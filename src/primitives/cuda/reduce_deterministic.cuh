@@ -83,20 +83,19 @@ void launch_deterministic(const T* input, std::int64_t count, ReduceOp op,
   detail::with_canonical_op<T>(op, options.accurate_sum, count, [&](auto op_functor) {
     using Op = decltype(op_functor);
     using Finish = WriteResult<T, typename Op::Acc>;
-    // Reserve first: Finish holds the overflow flag, which a growing workspace moves.
-    workspace.reserve(
-        static_cast<std::size_t>(reduce_agent::scratch_values(canonical::tile_count(count))) *
-        sizeof(typename Op::Acc));
     const int sm_count = current_sm_count();
     const int threads = options.block_threads > 0 ? options.block_threads
                                                   : reduce_agent::default_block_threads(
                                                         canonical::tile_count(count), sm_count);
     with_block_threads(threads, op, [&]<int kThreads>() {
-      const auto kernel = reduce_agent::reduce_canonical_kernel<kThreads, Op, Finish>;
-      reduce_agent::launch_planned<kThreads, Op>(
-          input, count, std::int64_t{blocks_per_sm(kernel, kThreads)} * sm_count,
-          options.grid_blocks, workspace, Finish{result, workspace.overflow_flag()}, stream);
-      GPUKIT_CUDA_CHECK_LAUNCH("reduce_canonical_kernel");
+      // The finish holds the overflow flag, which the dispatch's reserve may move: made after it.
+      reduce_agent::dispatch<kThreads, Op>(
+          input, count, sm_count, options.grid_blocks, workspace,
+          [&] {
+            return Finish{result, workspace.overflow_flag()};
+          },
+          [](auto kernel, int block_threads) { return blocks_per_sm(kernel, block_threads); },
+          stream);
     });
   });
 }

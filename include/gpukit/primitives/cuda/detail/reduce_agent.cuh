@@ -533,36 +533,51 @@ void launch_planned(const typename Op::Input* data, std::int64_t count, std::int
           workspace.counters(), plan.fold_lanes, flagged, Op{}, finish);
 }
 
-template <int kThreads, class Op>
-void launch_with_threads(const typename Op::Input* data, std::int64_t count,
-                         typename Op::Acc* result, ReduceWorkspace& workspace, int sm_count,
-                         cudaStream_t stream) {
+/// The one dispatch of the deterministic reduction, used by device::deterministic_reduce and by
+/// the library's default path (src/primitives/cuda/reduce_deterministic.cuh): reserves the
+/// workspace, then launches reduce_canonical_kernel<kThreads> on all `count` elements with the
+/// default plan for `sm_count` SMs (or `requested_grid` > 0 blocks) and checks the launch.
+/// `make_finish()` makes the finish once the workspace is reserved (a finish that points into the
+/// workspace must be made after the reserve, which moves it when it grows);
+/// `blocks_per_sm(kernel, threads)` tells how many blocks of the kernel an SM holds at once.
+template <int kThreads, class Op, class MakeFinish, class BlocksPerSm>
+void dispatch(const typename Op::Input* data, std::int64_t count, int sm_count,
+              std::int64_t requested_grid, ReduceWorkspace& workspace,
+              const MakeFinish& make_finish, const BlocksPerSm& blocks_per_sm,
+              cudaStream_t stream) {
   using Acc = typename Op::Acc;
-  const auto kernel = reduce_canonical_kernel<kThreads, Op, StoreRoot<Acc>>;
-  int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  launch_planned<kThreads, Op>(data, count, std::int64_t{sm_count} * per_sm, 0, workspace,
-                               StoreRoot<Acc>{result}, stream);
+  using Finish = decltype(make_finish());
+  workspace.reserve(static_cast<std::size_t>(scratch_values(canonical::tile_count(count))) *
+                    sizeof(Acc));
+  const auto kernel = reduce_canonical_kernel<kThreads, Op, Finish>;
+  launch_planned<kThreads, Op>(data, count,
+                               std::int64_t{sm_count} * blocks_per_sm(kernel, kThreads),
+                               requested_grid, workspace, make_finish(), stream);
   check_cuda(cudaGetLastError(), "launch of reduce_canonical_kernel");
 }
 
 /// Reduces `count` elements at `data` (device memory, any alignment of Input) with `Op` into
-/// `*result` (device memory) on `stream`, in one launch whose last (or last started) block
-/// finishes the tree. Nothing waits; the empty input gives Op::identity(). A workspace is used
-/// by one stream at a time.
+/// `*result` (device memory) on `stream` (device::deterministic_reduce).
 template <class Op>
 void launch(const typename Op::Input* data, std::int64_t count, typename Op::Acc* result,
             ReduceWorkspace& workspace, cudaStream_t stream) {
+  using Acc = typename Op::Acc;
   if (count < 0) throw InvalidInput("reduce engine: negative count");
   int device = 0, sm_count = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
              "cudaDeviceGetAttribute(SM count)");
+  const auto make_finish = [result] { return StoreRoot<Acc>{result}; };
+  const auto blocks_per_sm = [](auto kernel, int threads) {
+    int per_sm = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return per_sm;
+  };
   if (default_block_threads(canonical::tile_count(count), sm_count) == 1024) {
-    launch_with_threads<1024, Op>(data, count, result, workspace, sm_count, stream);
+    dispatch<1024, Op>(data, count, sm_count, 0, workspace, make_finish, blocks_per_sm, stream);
   } else {
-    launch_with_threads<512, Op>(data, count, result, workspace, sm_count, stream);
+    dispatch<512, Op>(data, count, sm_count, 0, workspace, make_finish, blocks_per_sm, stream);
   }
 }
 
