@@ -1,8 +1,8 @@
-// The public reduction engine (reduce_engine.cuh) with operations of a user's own, through its
-// host-side launch: a (min, max, count of negatives) triple over int32 against a plain fold (exact,
-// so any bracketing must agree), and a float sum of squares against the CPU's canonical tree
-// (bitwise: the engine and the CPU evaluate the same expression), at awkward sizes and a
-// misaligned start, with the result poisoned before each launch.
+// The public reduction engine (gpukit/primitives/cuda/reduce.cuh) with operations of a user's own,
+// through its host-side launch: a (min, max, count of negatives) triple over int32 against a plain
+// fold (exact, so any bracketing must agree), and a float sum of squares against the CPU's
+// canonical tree (bitwise: the engine and the CPU evaluate the same expression), at awkward sizes
+// and a misaligned start, with the result poisoned before each launch.
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include "gpu_test_support.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
-#include "gpukit/primitives/cuda/reduce_engine.cuh"
+#include "gpukit/primitives/cuda/reduce.cuh"
 #include "gpukit/primitives/reduce_canonical.hpp"
 
 namespace gpukit::primitives {
@@ -69,8 +69,8 @@ typename Op::Acc run_engine(const std::vector<typename Op::Input>& host, std::si
   cuda::copy_to_device(data.data() + skip, host.data(), host.size() * sizeof(host[0]));
   cuda::DeviceBuffer<Acc> result(1);
   cuda::fill_bytes_async(result.data(), 0xA5, sizeof(Acc), stream.handle());
-  cuda_engine::launch<Op>(data.data() + skip, static_cast<std::int64_t>(host.size()), result.data(),
-                          workspace, stream.handle());
+  device::deterministic_reduce<Op>(data.data() + skip, static_cast<std::int64_t>(host.size()),
+                                   result.data(), workspace, stream.handle());
   stream.synchronize();
   Acc value;
   cuda::copy_to_host(&value, result.data(), sizeof value);
@@ -137,13 +137,15 @@ TEST(ReduceEngineGpu, GraphReplaysSeeNewData) {
     cuda::DeviceBuffer<float> data(static_cast<std::size_t>(n));
     cuda::DeviceBuffer<float> result(1);
     // The first launch outside the capture sizes the workspace (no allocation while capturing).
-    cuda_engine::launch<SumOfSquaresOp>(data.data(), n, result.data(), workspace, stream.handle());
+    device::deterministic_reduce<SumOfSquaresOp>(data.data(), n, result.data(), workspace,
+                                                 stream.handle());
     stream.synchronize();
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     ASSERT_EQ(cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal),
               cudaSuccess);
-    cuda_engine::launch<SumOfSquaresOp>(data.data(), n, result.data(), workspace, stream.handle());
+    device::deterministic_reduce<SumOfSquaresOp>(data.data(), n, result.data(), workspace,
+                                                 stream.handle());
     ASSERT_EQ(cudaStreamEndCapture(stream.handle(), &graph), cudaSuccess);
     ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
     for (int replay = 0; replay < 3; ++replay) {
@@ -170,8 +172,9 @@ TEST(ReduceEngineGpu, NegativeCountIsRefused) {
   GPUKIT_REQUIRE_GPU();
   ReduceWorkspace workspace;
   cuda::DeviceBuffer<float> result(1);
-  EXPECT_THROW(cuda_engine::launch<SumOfSquaresOp>(nullptr, -1, result.data(), workspace, nullptr),
-               InvalidInput);
+  EXPECT_THROW(
+      device::deterministic_reduce<SumOfSquaresOp>(nullptr, -1, result.data(), workspace, nullptr),
+      InvalidInput);
 }
 
 }  // namespace

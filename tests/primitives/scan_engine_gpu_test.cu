@@ -1,12 +1,12 @@
-// The public scan engines (scan_engine.cuh, the deterministic one; exact_scan_engine.cuh, the
-// classic look-back; pipelined_scan_engine.cuh, the same look-back in persistent warp-specialised
-// blocks, sm_90) instantiated with operations of a user's own: a non-commutative 2x2 matrix
-// product against a sequential fold (also with look-backs that must walk through aggregates
-// alone), an operation that records any element past n reaching it, every tile size of the exact
-// engine and the pipelined engine on one workspace that no memset clears between launches
-// (scans, compactions, overflow reports), the pipelined engine for every type and operation of
-// the API at awkward sizes and in other shapes than its default, and one scan over 2^31 + 7
-// elements (the API's default engine) made and checked on the device.
+// The public scan engines (gpukit/primitives/cuda/scan.cuh: deterministic_scan; exact_scan, the
+// classic look-back; exact_scan_sm90, the same look-back in persistent warp-specialised blocks;
+// and their detail/ agents for the knobs tests turn) instantiated with operations of a user's own:
+// a non-commutative 2x2 matrix product against a sequential fold (also with look-backs that must
+// walk through aggregates alone), an operation that records any element past n reaching it, every
+// tile size of the exact engine and the pipelined engine on one workspace that no memset clears
+// between launches (scans, compactions, overflow reports), the pipelined engine for every type and
+// operation of the API at awkward sizes and in other shapes than its default, and one scan over
+// 2^31 + 7 elements (the API's default engine) made and checked on the device.
 
 #include <gtest/gtest.h>
 
@@ -26,14 +26,40 @@
 #include "gpu_test_support.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
-#include "gpukit/primitives/cuda/compact_engine.cuh"
-#include "gpukit/primitives/cuda/exact_scan_engine.cuh"
-#include "gpukit/primitives/cuda/pipelined_scan_engine.cuh"
-#include "gpukit/primitives/cuda/scan_engine.cuh"
+#include "gpukit/primitives/cuda/compact.cuh"
+#include "gpukit/primitives/cuda/scan.cuh"
 #include "primitives/scan_ops.hpp"
 
 namespace gpukit::primitives {
+
+/// Pipelined shapes other than the default (ExactScanPolicySm90). Outside the anonymous
+/// namespace so that their kernels keep external linkage, like the library's own, and compile to
+/// the same PTX as the positional shapes they replace.
+namespace test_shapes {
+struct SmallStagesNoLag {
+  static constexpr int stage_bytes = 8192;
+  static constexpr int fold_stages = 2;
+  static constexpr int scan_stages = 2;
+  static constexpr int lag = 0;
+  static constexpr int lookback_lag = 0;
+  static constexpr int consumer_warps = 8;
+  static constexpr int reducer_warps = 2;
+};
+struct SmallStagesLongLookbackLag {
+  static constexpr int stage_bytes = 8192;
+  static constexpr int fold_stages = 3;
+  static constexpr int scan_stages = 2;
+  static constexpr int lag = 3;
+  static constexpr int lookback_lag = 5;
+  static constexpr int consumer_warps = 4;
+  static constexpr int reducer_warps = 2;
+};
+}  // namespace test_shapes
+
 namespace {
+
+namespace engine = device::detail;
+namespace sm90 = device::detail::exact_scan_sm90_agent;
 
 struct Matrix2 {
   std::uint32_t a, b, c, d;  // row major, arithmetic modulo 2^32
@@ -54,8 +80,8 @@ struct MatrixProduct {
 enum class Engine { deterministic, exact, pipelined };
 const char* engine_name(Engine e) {
   return e == Engine::exact       ? "exact_scan"
-         : e == Engine::pipelined ? "pipelined_scan"
-                                  : "scan_engine";
+         : e == Engine::pipelined ? "exact_scan_sm90"
+                                  : "deterministic_scan";
 }
 
 /// Whether the current GPU runs the pipelined engine (sm_90 and later).
@@ -72,13 +98,13 @@ template <class Op, class Output>
 void launch_engine(Engine engine, const Op& op, const typename Op::Input* input, Output* output,
                    std::int64_t n, ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream) {
   if (engine == Engine::exact) {
-    exact_scan::launch(op, input, output, n, kind, workspace, stream);
+    engine::exact_scan_agent::launch(op, input, output, n, kind, workspace, stream);
   } else if (engine == Engine::pipelined) {
-    ASSERT_TRUE(pipelined_scan::launch(op, input, output, n, kind, workspace, stream))
-        << "pipelined_scan declined n=" << n;
+    ASSERT_TRUE(sm90::launch(op, input, output, n, kind, workspace, stream))
+        << "exact_scan_sm90 declined n=" << n;
   } else {
-    workspace.reserve(scan_engine::workspace_bytes<Op>(n));
-    scan_engine::launch(op, input, output, n, kind, workspace, stream);
+    workspace.reserve(device::deterministic_scan_workspace_bytes<Op>(n));
+    device::deterministic_scan(op, input, output, n, kind, workspace, stream);
   }
 }
 
@@ -165,13 +191,13 @@ void check_lookback_through_aggregates(const Op& op, std::int64_t n, std::mt1993
   for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
     cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(T), stream.handle());
     if constexpr (kPipelined) {
-      ASSERT_TRUE((pipelined_scan::launch<pipelined_scan::DefaultConfig, false>(
+      ASSERT_TRUE((sm90::launch<sm90::ExactScanPolicySm90, false>(
           op, in.data(), out.data(), n, kind, workspace, stream.handle())));
     } else {
       // One sub-tile a tile: the most tiles, so the longest walks.
-      exact_scan::launch<kWords, kPollDelayNs, false>(op, in.data(), out.data(), n, kind, workspace,
-                                                      stream.handle(), 0,
-                                                      /*sub_tiles=*/1);
+      engine::exact_scan_agent::launch<kWords, kPollDelayNs, false>(
+          op, in.data(), out.data(), n, kind, workspace, stream.handle(), 0,
+          /*sub_tiles=*/1);
     }
     stream.synchronize();
     std::vector<T> y(x.size());
@@ -197,13 +223,13 @@ TEST(ScanEngineGpu, ExactLookbackThroughAggregatesAloneCombinesInOrder) {
   std::mt19937 rng(static_cast<unsigned>(seed));
   // int32: 1024 tiles of 4096 at 2^22 (the last walks 32 windows of 32); matrices: 1024 tiles.
   for (const std::int64_t n : {4097, 300001, 1 << 22}) {
-    check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs>(
+    check_lookback_through_aggregates<engine::kLookbackWords, engine::kLookbackPollDelayNs>(
         WrappingIntSum{}, n, rng, seed);
     check_lookback_through_aggregates<4, 0>(WrappingIntSum{}, n, rng, seed);
     check_lookback_through_aggregates<1, 200>(WrappingIntSum{}, n, rng, seed);
   }
   for (const std::int64_t n : {70001, 1 << 20}) {
-    check_lookback_through_aggregates<exact_scan::kLookbackWords, exact_scan::kLookbackPollDelayNs>(
+    check_lookback_through_aggregates<engine::kLookbackWords, engine::kLookbackPollDelayNs>(
         MatrixProduct{}, n, rng, seed);
     check_lookback_through_aggregates<3, 100>(MatrixProduct{}, n, rng, seed);
   }
@@ -243,16 +269,16 @@ struct KeepPositive {
 /// compaction's count.
 void expect_status_left_clean(const ScanWorkspace& workspace, std::int64_t tiles,
                               const std::string& context) {
-  std::vector<unsigned long long> words(exact_scan::kStatusOffset / 8 + std::size_t(tiles));
+  std::vector<unsigned long long> words(engine::kStatusOffset / 8 + std::size_t(tiles));
   cuda::copy_to_host(words.data(), workspace.data(), words.size() * sizeof(unsigned long long));
-  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, tile_counter) / 8], 0u)
+  EXPECT_EQ(words[offsetof(engine::LaunchControl, tile_counter) / 8], 0u)
       << context << ": tile counter";
-  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, done_counter) / 8], 0u)
+  EXPECT_EQ(words[offsetof(engine::LaunchControl, done_counter) / 8], 0u)
       << context << ": done counter";
-  EXPECT_EQ(words[offsetof(exact_scan::LaunchControl, report_cleared) / 8], 0u)
+  EXPECT_EQ(words[offsetof(engine::LaunchControl, report_cleared) / 8], 0u)
       << context << ": report gate";
   for (std::int64_t t = 0; t < tiles; ++t) {
-    ASSERT_EQ(words[exact_scan::kStatusOffset / 8 + std::size_t(t)], 0u)
+    ASSERT_EQ(words[engine::kStatusOffset / 8 + std::size_t(t)], 0u)
         << context << ": status of tile " << t << " of " << tiles;
   }
 }
@@ -261,8 +287,8 @@ void expect_status_left_clean(const ScanWorkspace& workspace, std::int64_t tiles
 /// sub-tiles a tile (0: the default rule).
 void expect_workspace_left_clean(const ScanWorkspace& workspace, std::int64_t n, int sub_tiles,
                                  const char* what, std::uint64_t seed) {
-  if (sub_tiles == 0) sub_tiles = exact_scan::sub_tiles_for<std::int32_t>(n);
-  const std::int64_t tile = std::int64_t{sub_tiles} * exact_scan::TileShape<std::int32_t>::kSubTile;
+  if (sub_tiles == 0) sub_tiles = engine::sub_tiles_for<std::int32_t>(n);
+  const std::int64_t tile = std::int64_t{sub_tiles} * engine::TileShape<std::int32_t>::kSubTile;
   expect_status_left_clean(workspace, (n + tile - 1) / tile,
                            std::string(what) + ", n=" + std::to_string(n) + " sub_tiles=" +
                                std::to_string(sub_tiles) + " seed=" + std::to_string(seed));
@@ -277,12 +303,12 @@ void check_exact_sum(const std::vector<std::int32_t>& x, const cuda::DeviceBuffe
                      std::int64_t first_overflow = -1) {
   const auto n = static_cast<std::int64_t>(x.size());
   cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(std::int32_t), stream.handle());
-  exact_scan::launch(CheckedIntSum{}, in.data(), out.data(), n, kind, workspace, stream.handle(), 0,
-                     sub_tiles);
+  engine::exact_scan_agent::launch(CheckedIntSum{}, in.data(), out.data(), n, kind, workspace,
+                                   stream.handle(), 0, sub_tiles);
   stream.synchronize();
   std::vector<std::int32_t> y(x.size());
   cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(std::int32_t));
-  EXPECT_EQ(scan_engine::overflow_index(workspace), first_overflow)
+  EXPECT_EQ(device::scan_overflow_index(workspace), first_overflow)
       << "n=" << n << " sub_tiles=" << sub_tiles << " seed=" << seed;
   expect_workspace_left_clean(workspace, n, sub_tiles, "scan", seed);
   if (first_overflow >= 0) return;
@@ -350,13 +376,13 @@ TEST(ScanEngineGpu, ExactEngineEveryTileSizeOnOneWorkspaceWithoutMemsets) {
        {std::int64_t{300001}, std::int64_t{1}, std::int64_t{4097}, large, std::int64_t{65536},
         std::int64_t{16383}, std::int64_t{1} << 20, std::int64_t{70001}}) {
     auto [x, in, out] = random_ints(n, rng);
-    for (int sub_tiles = 0; sub_tiles <= exact_scan::kSubTiles; ++sub_tiles) {
+    for (int sub_tiles = 0; sub_tiles <= engine::kSubTiles; ++sub_tiles) {
       const ScanKind kind = (round++ % 2 == 0) ? ScanKind::inclusive : ScanKind::exclusive;
       check_exact_sum(x, in, out, sub_tiles, kind, workspace, stream, seed);
       // A compaction on the same workspace between scans.
       cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(std::int32_t), stream.handle());
-      compact_engine::launch(KeepPositive{}, in.data(), out.data(), n, kept.data(), workspace,
-                             stream.handle(), sub_tiles);
+      engine::compact_agent::launch(KeepPositive{}, in.data(), out.data(), n, kept.data(),
+                                    workspace, stream.handle(), sub_tiles);
       stream.synchronize();
       expect_workspace_left_clean(workspace, n, sub_tiles, "compaction", seed);
       std::vector<std::int32_t> expected;
@@ -376,7 +402,7 @@ TEST(ScanEngineGpu, ExactEngineEveryTileSizeOnOneWorkspaceWithoutMemsets) {
   // Overflow reports: each launch clears the last one's. 2^30 everywhere overflows at index 1
   // (inclusive); later first overflows (70000, 99999) must not be masked by an earlier report.
   OverflowInputs o;
-  for (int sub_tiles = 1; sub_tiles <= exact_scan::kSubTiles; ++sub_tiles) {
+  for (int sub_tiles = 1; sub_tiles <= engine::kSubTiles; ++sub_tiles) {
     check_exact_sum(o.big.host, o.big.device, o.out, sub_tiles, ScanKind::inclusive, workspace,
                     stream, seed, 1);
     check_exact_sum(o.small.host, o.small.device, o.out, sub_tiles, ScanKind::inclusive, workspace,
@@ -472,9 +498,9 @@ bool same_bits(T a, T b) {
   return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
-/// The pipelined engine (of shape Cfg) on `op` (a functor of scan_ops.hpp, as the API passes it)
+/// The pipelined engine (of shape Policy) on `op` (a functor of scan_ops.hpp, as the API passes it)
 /// against the same functor folded on the host, element by element.
-template <class T, class Cfg = pipelined_scan::DefaultConfig, class Op>
+template <class T, class Policy = sm90::ExactScanPolicySm90, class Op>
 void check_pipelined(const Op& op, ScanOp which, std::int64_t n, ScanKind kind,
                      ScanWorkspace& workspace, cuda::Stream& stream, std::mt19937& rng,
                      std::uint64_t seed, const char* name) {
@@ -484,10 +510,9 @@ void check_pipelined(const Op& op, ScanOp which, std::int64_t n, ScanKind kind,
   if (n > 0) cuda::copy_to_device(in.data(), x.data(), x.size() * sizeof(T));
   cuda::synchronize_device();
   cuda::fill_bytes_async(out.data(), 0xA5, in.size() * sizeof(T), stream.handle());
-  ASSERT_TRUE(
-      pipelined_scan::launch<Cfg>(op, in.data(), out.data(), n, kind, workspace, stream.handle()));
+  ASSERT_TRUE(sm90::launch<Policy>(op, in.data(), out.data(), n, kind, workspace, stream.handle()));
   stream.synchronize();
-  EXPECT_EQ(scan_engine::overflow_index(workspace), -1) << name << " n=" << n << " seed=" << seed;
+  EXPECT_EQ(device::scan_overflow_index(workspace), -1) << name << " n=" << n << " seed=" << seed;
   std::vector<T> y(x.size());
   if (n > 0) cuda::copy_to_host(y.data(), out.data(), y.size() * sizeof(T));
   typename Op::Acc acc = canonical_scan::initial_value(op);
@@ -564,13 +589,12 @@ void check_pipelined_sum(const Op& op, const std::vector<std::int32_t>& x,
                          std::int64_t first_overflow = -1) {
   const auto n = static_cast<std::int64_t>(x.size());
   cuda::fill_bytes_async(out.data(), 0xA5, x.size() * sizeof(std::int32_t), stream.handle());
-  ASSERT_TRUE(
-      pipelined_scan::launch(op, in.data(), out.data(), n, kind, workspace, stream.handle()));
+  ASSERT_TRUE(sm90::launch(op, in.data(), out.data(), n, kind, workspace, stream.handle()));
   stream.synchronize();
-  EXPECT_EQ(scan_engine::overflow_index(workspace), first_overflow)
+  EXPECT_EQ(device::scan_overflow_index(workspace), first_overflow)
       << "pipelined n=" << n << " seed=" << seed;
   expect_status_left_clean(
-      workspace, pipelined_scan::tile_count<pipelined_scan::DefaultConfig, std::int32_t>(n),
+      workspace, sm90::tile_count<sm90::PipelineShape<sm90::ExactScanPolicySm90>, std::int32_t>(n),
       "pipelined, n=" + std::to_string(n) + " seed=" + std::to_string(seed));
   if (first_overflow >= 0) return;
   std::vector<std::int32_t> y(x.size());
@@ -595,7 +619,7 @@ void check_pipelined_sum(const Op& op, const std::vector<std::int32_t>& x,
 /// stages and slots wraps many times; the second copy right after the first with the look-back
 /// right after the fold (lags 0); a look-back that waits for more folded tiles than the copies'
 /// lag (the most the shape allows); four consumer warps.
-template <class Cfg>
+template <class Policy>
 void check_pipelined_shape(const char* shape, std::mt19937& rng, std::uint64_t seed) {
   cuda::Stream stream;
   ScanWorkspace workspace;
@@ -603,13 +627,13 @@ void check_pipelined_shape(const char* shape, std::mt19937& rng, std::uint64_t s
     for (const ScanKind kind : {ScanKind::inclusive, ScanKind::exclusive}) {
       const std::string name = std::string(shape) + " int32 sum";
       detail::with_scan_op<std::int32_t, /*kExact=*/true>(ScanOp::sum, [&](auto op) {
-        check_pipelined<std::int32_t, Cfg>(op, ScanOp::sum, n, kind, workspace, stream, rng, seed,
-                                           name.c_str());
+        check_pipelined<std::int32_t, Policy>(op, ScanOp::sum, n, kind, workspace, stream, rng,
+                                              seed, name.c_str());
       });
       const std::string wide = std::string(shape) + " int64 sum";
       detail::with_scan_op<std::int64_t, /*kExact=*/true>(ScanOp::sum, [&](auto op) {
-        check_pipelined<std::int64_t, Cfg>(op, ScanOp::sum, n, kind, workspace, stream, rng, seed,
-                                           wide.c_str());
+        check_pipelined<std::int64_t, Policy>(op, ScanOp::sum, n, kind, workspace, stream, rng,
+                                              seed, wide.c_str());
       });
     }
   }
@@ -620,8 +644,8 @@ TEST(ScanEngineGpu, PipelinedEngineOtherShapesMatchTheSequentialFold) {
   if (!pipelined_available()) GPUKIT_GPU_SKIP("the pipelined engine needs sm_90");
   const std::uint64_t seed = std::random_device{}();
   std::mt19937 rng(static_cast<unsigned>(seed));
-  check_pipelined_shape<pipelined_scan::Config<8192, 2, 2, 0, 0, 8, 2>>("8 KB, lags 0", rng, seed);
-  check_pipelined_shape<pipelined_scan::Config<8192, 3, 2, 3, 5, 4, 2>>(
+  check_pipelined_shape<test_shapes::SmallStagesNoLag>("8 KB, lags 0", rng, seed);
+  check_pipelined_shape<test_shapes::SmallStagesLongLookbackLag>(
       "8 KB, look-back lag 5, four consumers", rng, seed);
 }
 
@@ -642,8 +666,8 @@ TEST(ScanEngineGpu, PipelinedEngineSharesOneWorkspaceWithoutMemsetsAndReportsOve
     check_pipelined_sum(CommutativeCheckedIntSum{}, x, in, out, kind, workspace, stream, seed);
     check_exact_sum(x, in, out, 0, kind, workspace, stream, seed);
     check_pipelined_sum(CheckedIntSum{}, x, in, out, kind, workspace, stream, seed);
-    compact_engine::launch(KeepPositive{}, in.data(), out.data(), n, kept.data(), workspace,
-                           stream.handle());
+    engine::compact_agent::launch(KeepPositive{}, in.data(), out.data(), n, kept.data(), workspace,
+                                  stream.handle());
     stream.synchronize();
     expect_workspace_left_clean(workspace, n, 0, "compaction", seed);
     check_pipelined_sum(CommutativeCheckedIntSum{}, x, in, out, kind, workspace, stream, seed);
@@ -670,10 +694,10 @@ TEST(ScanEngineGpu, PipelinedEngineSharesOneWorkspaceWithoutMemsetsAndReportsOve
   }
   // Not 16-byte aligned: declined, nothing launched.
   const auto n = static_cast<std::int64_t>(OverflowInputs::kCount);
-  EXPECT_FALSE(pipelined_scan::launch(CheckedIntSum{}, o.small.device.data() + 1, o.out.data(),
-                                      n - 1, ScanKind::inclusive, workspace, stream.handle()));
-  EXPECT_FALSE(pipelined_scan::launch(CheckedIntSum{}, o.small.device.data(), o.out.data() + 2,
-                                      n - 2, ScanKind::inclusive, workspace, stream.handle()));
+  EXPECT_FALSE(sm90::launch(CheckedIntSum{}, o.small.device.data() + 1, o.out.data(), n - 1,
+                            ScanKind::inclusive, workspace, stream.handle()));
+  EXPECT_FALSE(sm90::launch(CheckedIntSum{}, o.small.device.data(), o.out.data() + 2, n - 2,
+                            ScanKind::inclusive, workspace, stream.handle()));
 }
 
 // int64 sums carry 128-bit prefixes: a split status (flags, then aggregate and inclusive arrays

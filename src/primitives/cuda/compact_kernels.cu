@@ -1,10 +1,10 @@
-// Stream compaction on the device: the single-pass engine (compact_engine.cuh) with gpukit's
-// keep predicates, and CUB's DeviceSelect::If with the same predicates as the vendor row.
+// Stream compaction on the device: the single-pass engine (gpukit/primitives/cuda/compact.cuh) with
+// gpukit's keep predicates, and CUB's DeviceSelect::If with the same predicates as the vendor row.
 
 #include <cub/device/device_select.cuh>
 
 #include "core/cuda/check.hpp"
-#include "gpukit/primitives/cuda/compact_engine.cuh"
+#include "gpukit/primitives/cuda/compact.cuh"
 #include "primitives/compact_predicates.hpp"
 #include "primitives/cuda/compact_launchers.hpp"
 
@@ -16,8 +16,8 @@ void launch_compact_single_pass(const T* input, T* output, std::int64_t count, K
                                 StreamHandle stream) {
   static_assert(sizeof(long long) == sizeof(std::int64_t));
   detail::with_keep_predicate<T>(keep, [&](auto predicate) {
-    compact_engine::launch(predicate, input, output, count,
-                           reinterpret_cast<long long*>(device_count), workspace, stream);
+    device::compact(predicate, input, output, count, reinterpret_cast<long long*>(device_count),
+                    workspace, stream);
   });
 }
 

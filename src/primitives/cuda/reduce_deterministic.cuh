@@ -1,11 +1,12 @@
 #pragma once
-// Internal: the API's default reduction: the deterministic engine (reduce_engine.cuh)
-// instantiated for gpukit's operations. One launch: the blocks reduce tiles and hand the tile
-// sums on (flagged when there are few, folded into lanes of the level above when there are
-// many; see the engine's LaunchPlan), and one block finishes the tree and writes the result.
+// Internal: the API's default reduction: the deterministic engine
+// (gpukit/primitives/cuda/reduce.cuh) instantiated for gpukit's operations. One launch: the blocks
+// reduce tiles and hand the tile sums on (flagged when there are few, folded into lanes of the
+// level above when there are many; see the engine's LaunchPlan), and one block finishes the tree
+// and writes the result.
 //
 // Tuning (H200, `gpukit bench reduce` and the same timing through CUDA graphs): 1024 threads a
-// block while the tiles do not fill the SMs, 512 otherwise (cuda_engine::default_block_threads).
+// block while the tiles do not fill the SMs, 512 otherwise (reduce_agent::default_block_threads).
 // 128, 256 and 512/1024 are instantiated for sums so that tests can show the result does not
 // depend on the block size. The reduce_deterministic_<type>.cu files instantiate this, one
 // element type each, so that the many kernels compile in parallel.
@@ -17,12 +18,14 @@
 #include <string>
 
 #include "core/cuda/check.hpp"
-#include "gpukit/primitives/cuda/reduce_engine.cuh"
+#include "gpukit/primitives/cuda/detail/reduce_agent.cuh"
 #include "primitives/cuda/reduce_ladder_common.cuh"
 #include "primitives/cuda/reduce_launchers.hpp"
 #include "primitives/reduce_dispatch.hpp"
 
 namespace gpukit::primitives::cuda_detail {
+
+namespace reduce_agent = device::detail::reduce_agent;
 
 namespace {
 
@@ -61,7 +64,7 @@ template <class T>
 std::size_t deterministic_scratch_bytes(std::int64_t count, ReduceOp op,
                                         const ReduceOptions& options) {
   return detail::with_canonical_op<T>(op, options.accurate_sum, count, [&](auto op_functor) {
-    return static_cast<std::size_t>(cuda_engine::scratch_values(canonical::tile_count(count))) *
+    return static_cast<std::size_t>(reduce_agent::scratch_values(canonical::tile_count(count))) *
            sizeof(typename decltype(op_functor)::Acc);
   });
 }
@@ -80,20 +83,19 @@ void launch_deterministic(const T* input, std::int64_t count, ReduceOp op,
   detail::with_canonical_op<T>(op, options.accurate_sum, count, [&](auto op_functor) {
     using Op = decltype(op_functor);
     using Finish = WriteResult<T, typename Op::Acc>;
-    // Reserve first: Finish holds the overflow flag, which a growing workspace moves.
-    workspace.reserve(
-        static_cast<std::size_t>(cuda_engine::scratch_values(canonical::tile_count(count))) *
-        sizeof(typename Op::Acc));
     const int sm_count = current_sm_count();
     const int threads = options.block_threads > 0 ? options.block_threads
-                                                  : cuda_engine::default_block_threads(
+                                                  : reduce_agent::default_block_threads(
                                                         canonical::tile_count(count), sm_count);
     with_block_threads(threads, op, [&]<int kThreads>() {
-      const auto kernel = cuda_engine::reduce_canonical_kernel<kThreads, Op, Finish>;
-      cuda_engine::launch_planned<kThreads, Op>(
-          input, count, std::int64_t{blocks_per_sm(kernel, kThreads)} * sm_count,
-          options.grid_blocks, workspace, Finish{result, workspace.overflow_flag()}, stream);
-      GPUKIT_CUDA_CHECK_LAUNCH("reduce_canonical_kernel");
+      // The finish holds the overflow flag, which the dispatch's reserve may move: made after it.
+      reduce_agent::dispatch<kThreads, Op>(
+          input, count, sm_count, options.grid_blocks, workspace,
+          [&] {
+            return Finish{result, workspace.overflow_flag()};
+          },
+          [](auto kernel, int block_threads) { return blocks_per_sm(kernel, block_threads); },
+          stream);
     });
   });
 }
@@ -115,13 +117,13 @@ void launch_deterministic_chunk(const T* input, std::int64_t count, ReduceOp op,
     using Op = decltype(op_functor);
     using Acc = typename Op::Acc;
     using Finish = WriteResult<T, Acc>;
-    const auto kernel = cuda_engine::reduce_canonical_kernel<kChunkThreads, Op, Finish>;
+    const auto kernel = reduce_agent::reduce_canonical_kernel<kChunkThreads, Op, Finish>;
     const std::int64_t tiles = canonical::tile_count(count);
-    const cuda_engine::LaunchPlan plan = cuda_engine::plan_launch(
+    const reduce_agent::LaunchPlan plan = reduce_agent::plan_launch(
         tiles, std::int64_t{blocks_per_sm(kernel, kChunkThreads)} * current_sm_count(), 0, false);
     kernel<<<static_cast<unsigned>(plan.grid), kChunkThreads, 0, stream>>>(
         input, count, aligned_16(input), static_cast<Acc*>(tile_sums) + first_tile, first_tile,
-        tiles, nullptr, false, cuda_engine::FlaggedRegion<Acc>{}, Op{}, Finish{nullptr, nullptr});
+        tiles, nullptr, false, reduce_agent::FlaggedRegion<Acc>{}, Op{}, Finish{nullptr, nullptr});
     GPUKIT_CUDA_CHECK_LAUNCH("reduce_canonical_kernel (chunk)");
   });
 }
@@ -135,7 +137,7 @@ void launch_deterministic_levels(void* tile_sums, std::int64_t total_tiles, Redu
     using Op = decltype(op_functor);
     using Acc = typename Op::Acc;
     using Finish = WriteResult<T, Acc>;
-    cuda_engine::reduce_canonical_levels_kernel<kChunkThreads, Op, Finish>
+    reduce_agent::reduce_canonical_levels_kernel<kChunkThreads, Op, Finish>
         <<<1, kChunkThreads, 0, stream>>>(static_cast<Acc*>(tile_sums), total_tiles, Op{},
                                           Finish{result, overflow_flag});
     GPUKIT_CUDA_CHECK_LAUNCH("reduce_canonical_levels_kernel");

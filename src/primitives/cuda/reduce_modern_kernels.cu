@@ -11,7 +11,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "gpukit/primitives/cuda/reduce_engine.cuh"
+#include "gpukit/primitives/cuda/detail/reduce_agent.cuh"
 #include "primitives/cuda/reduce_ladder_common.cuh"
 #include "primitives/cuda/reduce_launchers.hpp"
 
@@ -106,7 +106,7 @@ __device__ __forceinline__ typename Op::Acc warp_reduce(typename Op::Acc value) 
     const Op op;
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) {
-      value = op(value, cuda_engine::shuffle_down(value, offset));
+      value = op(value, device::detail::shuffle_down(value, offset));
     }
     return value;  // valid in lane 0
   }
@@ -137,11 +137,11 @@ __global__ void __launch_bounds__(kModernThreads)
   __shared__ bool is_last_block;
   Acc value = block_reduce_shuffle<Op>(thread_vector_sweep<Op>(input, count), warp_values);
   if (threadIdx.x == 0) partials[blockIdx.x] = value;
-  if (!cuda_engine::is_last_block_to_finish(done_counter, is_last_block)) return;
+  if (!device::detail::reduce_agent::is_last_block_to_finish(done_counter, is_last_block)) return;
   const Op op;
   value = Op::identity();
   for (unsigned b = threadIdx.x; b < gridDim.x; b += kModernThreads) {
-    value = op(value, cuda_engine::load_through_l2(partials + b));
+    value = op(value, device::detail::load_through_l2(partials + b));
   }
   __syncthreads();  // warp_values is reused
   value = block_reduce_shuffle<Op>(value, warp_values);

@@ -1,28 +1,29 @@
-// The API's default scan: the public single-pass engine (scan_engine.cuh) instantiated for
-// gpukit's operations, with exact integer sums (overflow reported through the workspace).
+// The API's default scan: the public deterministic engine (gpukit/primitives/cuda/scan.cuh)
+// instantiated for gpukit's operations, with exact integer sums (overflow reported through the
+// workspace).
 
-#include "gpukit/primitives/cuda/scan_engine.cuh"
+#include "gpukit/primitives/cuda/scan.cuh"
 #include "primitives/cuda/scan_launchers.hpp"
 #include "primitives/scan_ops.hpp"
 
 namespace gpukit::primitives::cuda_detail {
 
 void clear_scan_overflow_report(ScanWorkspace& workspace, StreamHandle stream) {
-  workspace.reserve(scan_engine::WorkspaceLayout::kStatus);
-  scan_engine::clear_overflow_report(workspace, stream);
+  workspace.reserve(device::kScanOverflowReportBytes);
+  device::clear_scan_overflow_report(workspace, stream);
 }
 
 std::int64_t scan_overflow_index(const ScanWorkspace& workspace) {
-  return workspace.data() == nullptr ? -1 : scan_engine::overflow_index(workspace);
+  return workspace.data() == nullptr ? -1 : device::scan_overflow_index(workspace);
 }
 
 template <class T>
 void launch_decoupled_lookback(const T* input, T* output, std::int64_t count, ScanOp op,
                                ScanKind kind, ScanWorkspace& workspace, StreamHandle stream) {
   detail::with_scan_op<T, /*kExact=*/true>(op, [&](auto op_functor) {
-    workspace.reserve(scan_engine::workspace_bytes<decltype(op_functor)>(count));
-    scan_engine::clear_overflow_report(workspace, stream);
-    scan_engine::launch(op_functor, input, output, count, kind, workspace, stream);
+    workspace.reserve(device::deterministic_scan_workspace_bytes<decltype(op_functor)>(count));
+    device::clear_scan_overflow_report(workspace, stream);
+    device::deterministic_scan(op_functor, input, output, count, kind, workspace, stream);
   });
 }
 GPUKIT_INSTANTIATE_SCAN_LAUNCHER(launch_decoupled_lookback)
@@ -36,7 +37,7 @@ std::size_t decoupled_carry_bytes(ScanOp op) {
 template <class T>
 std::size_t decoupled_workspace_bytes(ScanOp op, std::int64_t count) {
   return detail::with_scan_op<T, /*kExact=*/true>(op, [count](auto op_functor) {
-    return scan_engine::workspace_bytes<decltype(op_functor)>(count);
+    return device::deterministic_scan_workspace_bytes<decltype(op_functor)>(count);
   });
 }
 
@@ -46,9 +47,9 @@ void launch_decoupled_chunk(const T* input, T* output, std::int64_t count, ScanO
                             void* total_out, std::int64_t index_base) {
   detail::with_scan_op<T, /*kExact=*/true>(op, [&](auto op_functor) {
     using Acc = typename decltype(op_functor)::Acc;
-    scan_engine::launch(op_functor, input, output, count, kind, workspace, stream,
-                        static_cast<const Acc*>(carry_in), static_cast<Acc*>(total_out),
-                        index_base);
+    device::deterministic_scan(op_functor, input, output, count, kind, workspace, stream,
+                               static_cast<const Acc*>(carry_in), static_cast<Acc*>(total_out),
+                               index_base);
   });
 }
 

@@ -1,11 +1,12 @@
 // The API's default scan: exact operations (every integer operation, floating-point min and max)
-// on the exact engine's classic decoupled look-back (exact_scan_engine.cuh), with exact integer
-// sums whose overflow is reported through the workspace; floating-point sums and products on the
-// deterministic engine (scan_decoupled.cu), whose fixed bracketing gives the same bits every run.
+// on the exact engine's classic decoupled look-back (gpukit/primitives/cuda/scan.cuh), with exact
+// integer sums whose overflow is reported through the workspace; floating-point sums and products
+// on the deterministic engine (scan_decoupled.cu), whose fixed bracketing gives the same bits every
+// run.
 
 #include <type_traits>
 
-#include "gpukit/primitives/cuda/exact_scan_engine.cuh"
+#include "gpukit/primitives/cuda/scan.cuh"
 #include "primitives/cuda/scan_launchers.hpp"
 #include "primitives/scan_ops.hpp"
 
@@ -21,7 +22,7 @@ void launch_exact_lookback(const T* input, T* output, std::int64_t count, ScanOp
     }
   }
   detail::with_scan_op<T, /*kExact=*/true>(op, [&](auto op_functor) {
-    exact_scan::launch(op_functor, input, output, count, kind, workspace, stream);
+    device::exact_scan(op_functor, input, output, count, kind, workspace, stream);
   });
 }
 GPUKIT_INSTANTIATE_SCAN_LAUNCHER(launch_exact_lookback)

@@ -1,14 +1,14 @@
 #pragma once
 // The API's default scan (one file a type instantiates it, so that the heavy kernels compile in
-// parallel): exact operations on the pipelined engine (pipelined_scan_engine.cuh) from 32 MB of
-// input up, where it is measured faster, and when the GPU, the binary and the pointers allow it;
-// otherwise, and below that size, on the one-block-a-tile engine (launch_exact_lookback, which
-// also sends floating-point sums and products to the deterministic engine).
+// parallel): exact operations on the pipelined engine (exact_scan_sm90,
+// gpukit/primitives/cuda/scan.cuh) from 32 MB of input up, where it is measured faster, and when
+// the GPU, the binary and the pointers allow it; otherwise, and below that size, on the
+// one-block-a-tile engine (launch_exact_lookback, which also sends floating-point sums and products
+// to the deterministic engine).
 
 #include <type_traits>
 
-#include "gpukit/primitives/cuda/exact_scan_engine.cuh"
-#include "gpukit/primitives/cuda/pipelined_scan_engine.cuh"
+#include "gpukit/primitives/cuda/scan.cuh"
 #include "primitives/cuda/scan_launchers.hpp"
 #include "primitives/scan_ops.hpp"
 
@@ -23,7 +23,7 @@ template <class T, class Op>
 bool try_pipelined(const Op& op, const T* input, T* output, std::int64_t count, ScanKind kind,
                    ScanWorkspace& workspace, StreamHandle stream) {
   return count * std::int64_t(sizeof(T)) >= kPipelinedMinBytes &&
-         pipelined_scan::launch(op, input, output, count, kind, workspace, stream);
+         device::exact_scan_sm90(op, input, output, count, kind, workspace, stream);
 }
 
 template <class T>

@@ -1,28 +1,19 @@
 #pragma once
-// Single-pass stream compaction on the exact scan engine's machinery (exact_scan_engine.cuh):
-// counts are integers, so the classic decoupled look-back applies. Public so that a CUDA user can
-// instantiate it with a predicate of their own.
-//
-// One block a tile of up to 64 KB (four sub-tiles of 4096 elements of 4 bytes), taken from an
-// atomic counter when the block starts, all of it loaded at once (cp.async), as the scan does.
-// Pass 1: each lane reads its consecutive elements from the swizzled buffer and marks the kept
-// ones; a warp shuffle scan of the counts and one barrier give every thread its offset. Warp 0
-// publishes the tile's count and looks back for the number kept before the tile. Pass 2: the
-// kept elements are packed, in order, into the front of the tile's (consumed) buffer, and the
-// block copies them out with consecutive threads on consecutive addresses, so the writes
-// coalesce however sparse the kept elements are.
+// Internal: the compaction engine (device::compact in compact.cuh): the exact engines' tile I/O
+// and look-back over the counts of kept elements.
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "gpukit/primitives/cuda/exact_scan_engine.cuh"
+#include "gpukit/primitives/cuda/detail/check.cuh"
+#include "gpukit/primitives/cuda/detail/ptx.cuh"
+#include "gpukit/primitives/cuda/detail/tile_io.cuh"
+#include "gpukit/primitives/cuda/detail/tile_state.cuh"
+#include "gpukit/primitives/cuda/detail/warp.cuh"
+#include "gpukit/primitives/scan.hpp"
 
-namespace gpukit::primitives::compact_engine {
-
-using exact_scan::kLanes;
-using exact_scan::kThreads;
-using exact_scan::kWarps;
+namespace gpukit::primitives::device::detail::compact_agent {
 
 /// Counts as a scan operation: exact int64 sums, packed into 62-bit status payloads (a count of
 /// at most 2^62 needs no clamping).
@@ -36,27 +27,27 @@ struct CountOp {
 };
 
 struct CompactShared {
-  int warp_kept[exact_scan::kSubTiles][kWarps];
+  int warp_kept[detail::kSubTiles][kWarps];
   long long exclusive;
   unsigned long long ticket;
-  bool last;  // the last block to finish (exact_scan::finish_block)
+  bool last;  // the last block to finish (detail::finish_block)
 };
 
 template <class T, class Keep>
 __global__ void __launch_bounds__(kThreads, 3)
     compact_kernel(Keep keep, const T* input, T* output, std::int64_t count, int sub_tiles,
-                   std::int64_t tiles, exact_scan::LookbackStatus<CountOp> status,
-                   exact_scan::LaunchControl* control, long long* kept_total) {
-  using Shape = exact_scan::TileShape<T>;
-  constexpr int kSubTiles = exact_scan::kSubTiles;
-  static_assert(Shape::kItems <= 32, "compact_engine: one keep bit an item");
+                   std::int64_t tiles, detail::LookbackStatus<CountOp> status,
+                   detail::LaunchControl* control, long long* kept_total) {
+  using Shape = detail::TileShape<T>;
+  constexpr int kSubTiles = detail::kSubTiles;
+  static_assert(Shape::kItems <= 32, "compact: one keep bit an item");
   extern __shared__ uint4 tile_buffer[];  // [sub_tiles][kWarps][kWarpChunks]
   __shared__ CompactShared shared;
   const CountOp op;
   const int warp = threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
   const auto buffer = [warp](int sub) {
-    return tile_buffer + (sub * kWarps + warp) * exact_scan::kWarpChunks;
+    return tile_buffer + (sub * kWarps + warp) * detail::kWarpChunks;
   };
 
   if (threadIdx.x == 0) shared.ticket = atomicAdd(&control->tile_counter, 1ull);
@@ -67,9 +58,9 @@ __global__ void __launch_bounds__(kThreads, 3)
 #pragma unroll
   for (int sub = 0; sub < kSubTiles; ++sub) {
     if (sub < sub_tiles) {
-      exact_scan::stage_warp_segment(input, count, first_sub + sub, buffer(sub), vector_ok);
+      detail::stage_warp_segment(input, count, first_sub + sub, buffer(sub), vector_ok);
     }
-    exact_scan::cp_async_commit();
+    detail::cp_async_commit();
   }
 
   // Pass 1: which items are kept, and the warps' scans of the threads' counts.
@@ -81,11 +72,11 @@ __global__ void __launch_bounds__(kThreads, 3)
     kept_mask[sub] = 0;
     lane_exclusive[sub] = 0;
     if (sub >= sub_tiles) break;
-    exact_scan::wait_for_sub_tile(sub);
+    detail::wait_for_sub_tile(sub);
     __syncwarp();
     T items[Shape::kItems];
-    exact_scan::read_blocked(buffer(sub), items);
-    const int valid = exact_scan::sub_tile_valid<T>(count, first_sub + sub);
+    detail::read_blocked(buffer(sub), items);
+    const int valid = detail::sub_tile_valid<T>(count, first_sub + sub);
 #pragma unroll
     for (int j = 0; j < Shape::kItems; ++j) {
       if (first_item + j < valid && keep(items[j])) kept_mask[sub] |= 1u << j;
@@ -108,7 +99,7 @@ __global__ void __launch_bounds__(kThreads, 3)
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) tile_kept += shared.warp_kept[sub][w];
     }
-    const long long before = exact_scan::resolve_tile_prefix(op, status, tile, tile_kept);
+    const long long before = detail::resolve_tile_prefix(op, status, tile, tile_kept);
     if (lane == 0) {
       shared.exclusive = before;
       if (tile == tiles - 1) *kept_total = before + tile_kept;
@@ -131,7 +122,7 @@ __global__ void __launch_bounds__(kThreads, 3)
       packed_before += kept;
     }
     T items[Shape::kItems];
-    exact_scan::read_blocked(buffer(sub), items);
+    detail::read_blocked(buffer(sub), items);
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < Shape::kItems; ++j) {
@@ -144,48 +135,47 @@ __global__ void __launch_bounds__(kThreads, 3)
   // items are.
   T* destination = output + shared.exclusive;
   for (int k = threadIdx.x; k < packed_before; k += kThreads) __stcs(destination + k, packed[k]);
-  exact_scan::finish_block(control, status, tiles, /*blocks=*/tiles, shared.last);
+  detail::finish_block(control, status, tiles, /*blocks=*/tiles, shared.last);
 }
 
 /// Workspace bytes a compaction of `count` elements needs (T's tile size).
 template <class T>
 std::size_t workspace_bytes(std::int64_t count) {
-  return exact_scan::kStatusOffset +
-         exact_scan::LookbackStatus<CountOp>::bytes(exact_scan::tile_count<T>(count));
+  return detail::kStatusOffset +
+         detail::LookbackStatus<CountOp>::bytes(detail::tile_count<T>(count));
 }
 
 /// Copies the elements x of `input` with keep(x) true, in order, to the front of `output`
 /// (device memory, disjoint from the input) and writes their number to `kept_total` (device).
 /// `keep` is a device-callable predicate on T; T's size is 4, 8 or 16 bytes. One kernel launch,
 /// no memset, when the workspace's last user was this engine or the exact scan engine with at
-/// least as many tiles (exact_scan::LaunchControl). `sub_tiles` (1..4, 0: the default rule) is
+/// least as many tiles (detail::LaunchControl). `sub_tiles` (1..4, 0: the default rule) is
 /// for tuning experiments and tests.
 template <class T, class Keep>
 void launch(Keep keep, const T* input, T* output, std::int64_t count, long long* kept_total,
             ScanWorkspace& workspace, cudaStream_t stream, int sub_tiles = 0) {
   if (count <= 0) {
-    scan_engine::check_cuda(cudaMemsetAsync(kept_total, 0, sizeof(long long), stream),
-                            "cudaMemsetAsync(kept count)");
+    detail::check_cuda(cudaMemsetAsync(kept_total, 0, sizeof(long long), stream),
+                       "cudaMemsetAsync(kept count)");
     return;
   }
-  using Status = exact_scan::LookbackStatus<CountOp>;
-  if (sub_tiles <= 0 || sub_tiles > exact_scan::kSubTiles) {
-    sub_tiles = exact_scan::sub_tiles_for<T>(count);
+  using Status = detail::LookbackStatus<CountOp>;
+  if (sub_tiles <= 0 || sub_tiles > detail::kSubTiles) {
+    sub_tiles = detail::sub_tiles_for<T>(count);
   }
-  const std::int64_t tile = std::int64_t{sub_tiles} * exact_scan::TileShape<T>::kSubTile;
+  const std::int64_t tile = std::int64_t{sub_tiles} * detail::TileShape<T>::kSubTile;
   const std::int64_t tiles = (count + tile - 1) / tile;
   auto* base = static_cast<unsigned char*>(
-      workspace.reserve_clean(exact_scan::kStatusOffset + Status::bytes(tiles),
-                              exact_scan::kStatusOffset + Status::flag_bytes(tiles), stream));
+      workspace.reserve_clean(detail::kStatusOffset + Status::bytes(tiles),
+                              detail::kStatusOffset + Status::flag_bytes(tiles), stream));
   const auto kernel = compact_kernel<T, Keep>;
-  static const bool allowed = (exact_scan::allow_tile_buffer(kernel), true);
+  static const bool allowed = (detail::allow_tile_buffer(kernel), true);
   (void)allowed;
-  kernel<<<static_cast<unsigned>(tiles), kThreads, exact_scan::tile_buffer_bytes(sub_tiles),
-           stream>>>(keep, input, output, count, sub_tiles, tiles,
-                     Status::at(base + exact_scan::kStatusOffset, tiles),
-                     reinterpret_cast<exact_scan::LaunchControl*>(base), kept_total);
-  scan_engine::check_cuda(cudaGetLastError(), "launch of compact_kernel");
+  kernel<<<static_cast<unsigned>(tiles), kThreads, detail::tile_buffer_bytes(sub_tiles), stream>>>(
+      keep, input, output, count, sub_tiles, tiles, Status::at(base + detail::kStatusOffset, tiles),
+      reinterpret_cast<detail::LaunchControl*>(base), kept_total);
+  detail::check_cuda(cudaGetLastError(), "launch of compact_kernel");
   workspace.leave_clean();
 }
 
-}  // namespace gpukit::primitives::compact_engine
+}  // namespace gpukit::primitives::device::detail::compact_agent

@@ -1,40 +1,7 @@
 #pragma once
-// The pipelined single-pass scan for exact operations on sm_90 and later: the exact engine's
-// decoupled look-back (exact_scan_engine.cuh: the same status words, look-back, launch control,
-// overflow report and workspace layout) run by persistent, warp-specialised blocks that stream
-// tiles through shared-memory stages filled by bulk copies (one instruction a tile, completing on
-// an mbarrier). Every tile is copied twice: once to be folded, and again, from L2, to be scanned.
-//
-// Why. A tile's prefix exists only once every earlier tile's aggregate is out and a look-back has
-// found them, about 7 us after the tile's own aggregate on the H200 (the slowest of the other
-// blocks, then round trips to L2 under load). A stage that holds the tile until then bounds the
-// bandwidth. In this engine's first form each tile had one stage from its copy to its scan (six
-// of 32 KB a block): a stage lived 13 us, 4 of them waiting for DRAM, and the scan ran at 87-90%
-// of the copy bandwidth; a seventh stage put one more tile ahead of every prefix and gained
-// little. Copied twice, the DRAM copy and the fold get stages of their own that no prefix holds
-// up, and the stages that wait for prefixes are filled from L2:
-// - the producer (one lane) takes a tile from the atomic counter when a fold stage is free and
-//   bulk-copies it there (from DRAM, L2 evict-last); kLag tiles later it copies the same tile again
-//   (an L2 hit, evict-first) into a scan stage;
-// - the reducer warps fold each tile the moment its first copy lands, free the fold stage and
-//   publish the aggregate;
-// - the look-back warp finds each tile's exclusive prefix once the block's next kLookbackLag tiles
-//   are folded too, when it rarely has to wait for a predecessor, and walks back at most to the
-//   block's own previous tile, whose inclusive prefix it knows; it publishes the inclusive prefix;
-// - the consumer warps, one segment of the tile each, read their rows from the scan stage (which
-//   frees it for the next copy), scan them from the prefix and store 16-byte streaming rows.
-// Measured in a traced prototype: a fold stage is held 5 us a tile, a scan stage 8 us. The stages
-// start on a 128-byte boundary: at the 16-byte boundary that the static shared memory left, the
-// same kernels ran 3-8% slower (docs/case-studies/scan.md).
-//
-// Deadlock freedom is the exact engine's: a tile is taken only by a running block, and its
-// aggregate depends on nothing but its own copy (the reducers wait for nothing else, and the
-// producer takes a ticket only when the tile kSlots back has been scanned, which needs only
-// earlier tiles' aggregates).
-//
-// Measured on the H200 (int32 exact sum, docs/case-studies/scan.md): 94.1-94.4% of the
-// device-to-device copy bandwidth at 2^28 and 2^30, 1.29x CUB (the first form: 87%, or 90.3-90.5%
-// with its stages aligned).
+// Internal: the pipelined exact scan engine for sm_90 (device::exact_scan_sm90 in scan.cuh):
+// persistent, warp-specialised blocks streaming tiles through shared-memory stages filled by bulk
+// copies (ptx_sm90.cuh), on the exact look-back and launch control of tile_state.cuh.
 
 #include <cuda_runtime.h>
 
@@ -45,16 +12,14 @@
 #include <limits>
 #include <type_traits>
 
-#include "gpukit/primitives/cuda/exact_scan_engine.cuh"
-#include "gpukit/primitives/cuda/scan_engine.cuh"
+#include "gpukit/primitives/cuda/detail/check.cuh"
+#include "gpukit/primitives/cuda/detail/ptx_sm90.cuh"
+#include "gpukit/primitives/cuda/detail/tile_state.cuh"
+#include "gpukit/primitives/cuda/detail/warp.cuh"
 #include "gpukit/primitives/scan.hpp"
 #include "gpukit/primitives/scan_canonical.hpp"
 
-namespace gpukit::primitives::pipelined_scan {
-
-using exact_scan::kLanes;
-using exact_scan::LaunchControl;
-using exact_scan::LookbackStatus;
+namespace gpukit::primitives::device::detail::exact_scan_sm90_agent {
 
 /// Operations whose result does not depend on the order of the operands (gpukit's sums, products,
 /// min and max) say so with `static constexpr bool kCommutative = true`; their reducers fold each
@@ -64,89 +29,30 @@ inline constexpr bool kCommutative = requires {
   requires Op::kCommutative;
 };
 
-  // --- mbarriers and bulk copies (sm_90)
-  // -----------------------------------------------------------
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-// Built for an older GPU too: the kernel exists there but never runs (launch() checks the
-// binary's architecture); the instructions below are sm_90's.
-#define GPUKIT_PIPELINED_SCAN_UNAVAILABLE 1
-#endif
-
-__device__ __forceinline__ unsigned shared_address(const void* pointer) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
-}
-__device__ __forceinline__ void barrier_init(unsigned long long* barrier, unsigned arrivals) {
-#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(barrier)),
-               "r"(arrivals)
-               : "memory");
-#endif
-}
-__device__ __forceinline__ void barrier_arrive(unsigned long long* barrier) {
-#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
-  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(shared_address(barrier))
-               : "memory");
-#endif
-}
-__device__ __forceinline__ void barrier_arrive_expect_bytes(unsigned long long* barrier,
-                                                            unsigned bytes) {
-#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
-  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(
-                   shared_address(barrier)),
-               "r"(bytes)
-               : "memory");
-#endif
-}
-/// Waits for the phase of parity `parity` to complete. A wait is only meaningful for the phase
-/// in progress or the one before, so every waiter below waits for every phase of its barriers.
-__device__ __forceinline__ void barrier_wait(unsigned long long* barrier, unsigned parity) {
-#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
-  unsigned done = 0;
-  while (done == 0) {
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(shared_address(barrier)), "r"(parity)
-        : "memory");
-  }
-#else
-  __trap();
-#endif
-}
-/// An L2 eviction policy for bulk copies: evict-last for a tile's first copy (it is read again
-/// kLag tiles later), evict-first for the second (never read again).
-__device__ __forceinline__ unsigned long long l2_policy(bool keep) {
-  unsigned long long policy = 0;
-#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
-  if (keep) {
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  } else {
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  }
-#endif
-  return policy;
-}
-/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to shared memory
-/// under the L2 policy `policy`, completing on `barrier`'s transaction count.
-__device__ __forceinline__ void bulk_copy(void* shared_destination, const void* global_source,
-                                          unsigned bytes, unsigned long long* barrier,
-                                          unsigned long long policy) {
-#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], "
-      "[%1], %2, [%3], %4;" ::"r"(shared_address(shared_destination)),
-      "l"(global_source), "r"(bytes), "r"(shared_address(barrier)), "l"(policy)
-      : "memory");
-#endif
-}
-/// A barrier among the reducer warps only (named barrier 1; 0 is __syncthreads').
-template <int kThreads>
-__device__ __forceinline__ void reducers_sync() {
-  asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory");
-}
+/// exact_scan_sm90's shape on sm_90. Measured on the H200 (int32 exact sum, 2^28 and 2^30,
+/// docs/case-studies/scan.md): three fold and four scan stages of 32 KB (224 KB), the second copy
+/// two tiles after the first, the look-back one tile after the fold: 94.1-94.4% of copy. Three
+/// scan stages gave 93.7-93.8%, two fold and three scan stages with a lag of one 92.0-92.2%. In
+/// the prototype (2-3% slower throughout), against its 92.6-93.0% for this shape: a lag of three
+/// tiles 90.7-90.9%, a look-back lag of 0 or 2 the same, two fold stages 85.7-86.2%, 24 KB stages
+/// 87.7-88.8%, the copies without L2 hints 89.7-89.9%; a lag of four tiles (17 MB of tiles between
+/// the copies) missed L2: 75%.
+struct ExactScanPolicySm90 {
+  /// Bytes a stage (a tile): stage_bytes / 512 rows of 32 16-byte chunks.
+  static constexpr int stage_bytes = 32768;
+  /// Stages that take the tiles' first copies (from DRAM, to be folded).
+  static constexpr int fold_stages = 3;
+  /// Stages that take their second copies (from L2, to be scanned).
+  static constexpr int scan_stages = 4;
+  /// Tiles between a tile's first copy and its second.
+  static constexpr int lag = 2;
+  /// Tiles of the block folded after a tile before its look-back starts.
+  static constexpr int lookback_lag = 1;
+  /// Consumer warps (one segment of every tile each).
+  static constexpr int consumer_warps = 8;
+  /// Reducer warps (consumer_warps / reducer_warps segments of every tile each).
+  static constexpr int reducer_warps = 2;
+};
 
 // --- geometry ----------------------------------------------------------------------------------
 
@@ -156,16 +62,16 @@ __device__ __forceinline__ void reducers_sync() {
 /// the block's next kLookbackLag tiles are folded. Warps: the producer, kReducerWarps reducers
 /// (kConsumerWarps / kReducerWarps segments of every tile each), the look-back warp, then the
 /// consumers.
-template <int kStageBytes_, int kFoldStages_, int kScanStages_, int kLag_, int kLookbackLag_,
-          int kConsumerWarps_, int kReducerWarps_>
-struct Config {
-  static constexpr int kStageBytes = kStageBytes_;
-  static constexpr int kFoldStages = kFoldStages_;
-  static constexpr int kScanStages = kScanStages_;
-  static constexpr int kLag = kLag_;
-  static constexpr int kLookbackLag = kLookbackLag_;
-  static constexpr int kConsumerWarps = kConsumerWarps_;
-  static constexpr int kReducerWarps = kReducerWarps_;
+/// (A policy names these; PipelineShape adds what follows from them.)
+template <class Policy>
+struct PipelineShape {
+  static constexpr int kStageBytes = Policy::stage_bytes;
+  static constexpr int kFoldStages = Policy::fold_stages;
+  static constexpr int kScanStages = Policy::scan_stages;
+  static constexpr int kLag = Policy::lag;
+  static constexpr int kLookbackLag = Policy::lookback_lag;
+  static constexpr int kConsumerWarps = Policy::consumer_warps;
+  static constexpr int kReducerWarps = Policy::reducer_warps;
   /// The per-tile values (ticket, segment totals, prefix) of a block's last kSlots tiles. The
   /// producer overwrites a slot kSlots tiles on, once the tile kLag + kScanStages back has been
   /// read; so kSlots > kLag + kScanStages keeps a slot until its tile is done.
@@ -180,28 +86,19 @@ struct Config {
   static constexpr int kLookbackWarp = kFirstReducerWarp + kReducerWarps;
   static constexpr int kFirstConsumerWarp = kLookbackWarp + 1;
   static constexpr int kThreads = (kFirstConsumerWarp + kConsumerWarps) * kLanes;
-  static_assert(kWarpRows * kConsumerWarps == kRows, "pipelined_scan: rows split evenly");
+  static_assert(kWarpRows * kConsumerWarps == kRows, "exact_scan_sm90: rows split evenly");
   static_assert(kReducerSegments * kReducerWarps == kConsumerWarps && kReducerSegments <= kLanes &&
                     (kReducerSegments & (kReducerSegments - 1)) == 0,
-                "pipelined_scan: a power of two segments a reducer warp");
+                "exact_scan_sm90: a power of two segments a reducer warp");
   // The look-back of tile k waits for the fold of tile k + kLookbackLag, whose ticket the
   // producer takes only after the second copy of tile k + kLookbackLag - 1 - kLag, which waits
   // for tile k + kLookbackLag - 1 - kLag - kScanStages to be scanned: an earlier tile.
-  static_assert(kLookbackLag <= kLag + kScanStages, "pipelined_scan: no wait on a later tile");
+  static_assert(kLookbackLag <= kLag + kScanStages, "exact_scan_sm90: no wait on a later tile");
   template <class E>
   static constexpr std::int64_t tile_elements() {
     return kStageBytes / sizeof(E);
   }
 };
-
-/// Measured on the H200 (int32 exact sum, 2^28 and 2^30, docs/case-studies/scan.md): three fold
-/// and four scan stages of 32 KB (224 KB), the second copy two tiles after the first, the
-/// look-back one tile after the fold: 94.1-94.4% of copy. Three scan stages gave 93.7-93.8%, two
-/// fold and three scan stages with a lag of one 92.0-92.2%. In the prototype (2-3% slower
-/// throughout), against its 92.6-93.0% for this shape: a lag of three tiles 90.7-90.9%, a look-back
-/// lag of 0 or 2 the same, two fold stages 85.7-86.2%, 24 KB stages 87.7-88.8%, the copies without
-/// L2 hints 89.7-89.9%; a lag of four tiles (17 MB of tiles between the copies) missed L2: 75%.
-using DefaultConfig = Config<32768, 3, 4, 2, 1, 8, 2>;
 
 template <class Acc, class Cfg>
 struct PipelineShared {
@@ -245,20 +142,6 @@ __device__ __forceinline__ void read_chunk(const uint4* stage, const E* tile_inp
   }
 }
 
-/// The ordered fold of the 32 lanes' values (lane 0 first); lane 0 holds it.
-template <class Op>
-__device__ __forceinline__ typename Op::Acc warp_fold_to_lane0(const Op& op,
-                                                               typename Op::Acc value) {
-  const int lane = threadIdx.x % kLanes;
-#pragma unroll
-  for (int d = 1; d < kLanes; d *= 2) {
-    const auto later =
-        scan_engine::shuffle_words(value, [d](unsigned w) { return __shfl_down_sync(~0u, w, d); });
-    if (lane + d < kLanes) value = op(value, later);
-  }
-  return value;
-}
-
 /// The fold of a chunk's kVec elements, in order (as a tree).
 template <class Op>
 __device__ __forceinline__ typename Op::Acc fold_chunk(const Op& op, uint4 word) {
@@ -275,47 +158,6 @@ __device__ __forceinline__ typename Op::Acc fold_chunk(const Op& op, uint4 word)
     for (int v = 0; v + width < kVec; v += 2 * width) values[v] = op(values[v], values[v + width]);
   }
   return values[0];
-}
-
-/// For a commutative operation: the warp-wide totals of kCount values a lane (a power of two up
-/// to 32) by a butterfly that halves the values each step, kCount - 1 + 5 - log2(kCount)
-/// shuffles instead of 5 kCount. Lane l ends up with the total of value segment_of_lane(l).
-template <int kCount, int kOffset = kLanes / 2, class Op>
-__device__ __forceinline__ typename Op::Acc warp_totals_scattered(
-    const Op& op, typename Op::Acc (&values)[kCount]) {
-  const int lane = threadIdx.x % kLanes;
-  if constexpr (kCount == 1) {
-    typename Op::Acc value = values[0];
-#pragma unroll
-    for (int d = kOffset; d >= 1; d /= 2) {
-      value = op(value, scan_engine::shuffle_words(
-                            value, [d](unsigned w) { return __shfl_xor_sync(~0u, w, d); }));
-    }
-    return value;
-  } else {
-    constexpr int kHalf = kCount / 2;
-    const bool upper = (lane & kOffset) != 0;
-    typename Op::Acc kept[kHalf];
-#pragma unroll
-    for (int i = 0; i < kHalf; ++i) {
-      const auto mine = upper ? values[i + kHalf] : values[i];
-      const auto theirs = upper ? values[i] : values[i + kHalf];
-      kept[i] = op(mine, scan_engine::shuffle_words(
-                             theirs, [](unsigned w) { return __shfl_xor_sync(~0u, w, kOffset); }));
-    }
-    return warp_totals_scattered<kHalf, kOffset / 2>(op, kept);
-  }
-}
-
-/// The value index whose total lane `lane` holds after warp_totals_scattered<kCount>.
-template <int kCount>
-__device__ __forceinline__ int segment_of_lane(int lane) {
-  int segment = 0;
-#pragma unroll
-  for (int half = kCount / 2, offset = kLanes / 2; half >= 1; half /= 2, offset /= 2) {
-    if (lane & offset) segment += half;
-  }
-  return segment;
 }
 
 // --- the roles ---------------------------------------------------------------------------------
@@ -360,7 +202,7 @@ __device__ __forceinline__ void produce(const E* input, std::int64_t count, std:
       barrier_arrive(&shared.fold_full[f]);
       break;
     }
-    if (ticket == 0) exact_scan::clear_overflow_report(control);
+    if (ticket == 0) detail::clear_overflow_report(control);
     shared.ticket[k % Cfg::kSlots] = ticket;
     copy_tile(stage_at<Cfg>(stages, f), &shared.fold_full[f], ticket, keep);
     if (k >= Cfg::kLag) copy_again(k - Cfg::kLag);
@@ -441,14 +283,14 @@ __device__ __forceinline__ void reduce_tiles(const Op& op, const typename Op::In
           for (int v = 0; v < kVec; ++v) {
             if (chunk * kVec + v < valid) lane_value = op(lane_value, op.load(items[v]));
           }
-          segment = op(segment, scan_engine::shuffle(warp_fold_to_lane0(op, lane_value), 0));
+          segment = op(segment, detail::shuffle(warp_fold_to_lane0(op, lane_value), 0));
         }
         if (lane == 0) shared.segment_totals[slot][w] = segment;
       }
       __syncwarp();
       if (lane == 0) barrier_arrive(&shared.fold_empty[f]);
     }
-    reducers_sync<Cfg::kReducerWarps * kLanes>();
+    named_barrier_sync<Cfg::kReducerWarps * kLanes>();
     if (which == 0 && lane == 0) {
       Acc aggregate = op.identity();
 #pragma unroll
@@ -457,10 +299,10 @@ __device__ __forceinline__ void reduce_tiles(const Op& op, const typename Op::In
       }
       shared.aggregate[slot] = aggregate;
       if (tile > 0) {
-        status.publish(tile, exact_scan::kAggregate, aggregate);
+        status.publish(tile, detail::kAggregate, aggregate);
       } else {
-        status.publish(0, exact_scan::kInclusive,
-                       scan_engine::clamp_carry(op, op(canonical_scan::initial_value(op), aggregate)));
+        status.publish(0, detail::kInclusive,
+                       detail::clamp_carry(op, op(canonical_scan::initial_value(op), aggregate)));
       }
       barrier_arrive(&shared.reduced[slot]);
     }
@@ -479,7 +321,7 @@ __device__ __forceinline__ void look_back_tiles(const Op& op, const LookbackStat
   using Acc = typename Op::Acc;
   constexpr int kNoEnd = std::numeric_limits<int>::max();
   const int lane = threadIdx.x % kLanes;
-  int folded = 0;   // the block's tiles whose fold this warp has seen
+  int folded = 0;    // the block's tiles whose fold this warp has seen
   int end = kNoEnd;  // the slot index holding the block's end, once seen
   long long previous_tile = -1;
   Acc previous_inclusive = canonical_scan::initial_value(op);
@@ -495,14 +337,14 @@ __device__ __forceinline__ void look_back_tiles(const Op& op, const LookbackStat
       return;
     }
     const long long tile = shared.ticket[slot];
-    const Acc exclusive =
-        tile == 0 ? canonical_scan::initial_value(op)
-                  : exact_scan::lookback_exclusive_prefix<exact_scan::kLookbackWords,
-                                                          exact_scan::kLookbackPollDelayNs>(
-                        op, status, tile, previous_tile, previous_inclusive);
-    const Acc inclusive = scan_engine::clamp_carry(op, op(exclusive, shared.aggregate[slot]));
+    const Acc exclusive = tile == 0
+                              ? canonical_scan::initial_value(op)
+                              : detail::lookback_exclusive_prefix<detail::kLookbackWords,
+                                                                  detail::kLookbackPollDelayNs>(
+                                    op, status, tile, previous_tile, previous_inclusive);
+    const Acc inclusive = detail::clamp_carry(op, op(exclusive, shared.aggregate[slot]));
     if (lane == 0) {
-      if (kPublishInclusive && tile > 0) status.publish(tile, exact_scan::kInclusive, inclusive);
+      if (kPublishInclusive && tile > 0) status.publish(tile, detail::kInclusive, inclusive);
       shared.exclusive[slot] = exclusive;
       barrier_arrive(&shared.ready[slot]);
     }
@@ -512,7 +354,7 @@ __device__ __forceinline__ void look_back_tiles(const Op& op, const LookbackStat
 }
 
 /// Reports the warp's lowest failing output index (`bad`: this lane's, or INT64_MAX), as
-/// exact_scan::report_overflow does for the one-block-a-tile kernel.
+/// detail::report_overflow does for the one-block-a-tile kernel.
 __device__ __forceinline__ void report_lowest_overflow(LaunchControl* control, std::int64_t bad) {
   constexpr auto kNone = std::numeric_limits<std::int64_t>::max();
   if (!__any_sync(~0u, bad != kNone)) return;
@@ -521,7 +363,7 @@ __device__ __forceinline__ void report_lowest_overflow(LaunchControl* control, s
     const std::int64_t other = __shfl_xor_sync(~0u, bad, d);
     bad = other < bad ? other : bad;
   }
-  if (threadIdx.x % kLanes == 0) exact_scan::record_overflow(control, bad);
+  if (threadIdx.x % kLanes == 0) detail::record_overflow(control, bad);
 }
 
 /// A group of a consumer warp's rows: items[r] is the lane's chunk of row r, whose first element
@@ -551,10 +393,10 @@ __device__ __forceinline__ std::int64_t scan_rows(
     for (int v = 0; v < kVec; ++v) {
       if (kFull || first + v < valid) lane_total = op(lane_total, op.load(items[r][v]));
     }
-    const Acc inclusive = scan_engine::warp_inclusive_scan(op, lane_total);
-    const Acc lower = scan_engine::shuffle_up(inclusive, 1);
+    const Acc inclusive = detail::warp_inclusive_scan(op, lane_total);
+    const Acc lower = detail::shuffle_up(inclusive, 1);
     lane_exclusive[r] = lane == 0 ? op.identity() : lower;
-    row_totals[r] = scan_engine::shuffle(inclusive, kLanes - 1);
+    row_totals[r] = detail::shuffle(inclusive, kLanes - 1);
   }
   const Acc group_carry = carry;
   bool all_fit = true;
@@ -675,12 +517,12 @@ __device__ __forceinline__ void consume_tiles(const Op& op, const typename Op::I
 
 template <class Cfg, class Op, class Output, bool kExclusive, bool kPublishInclusive>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
-    pipelined_scan_kernel(Op op, const typename Op::Input* input, Output* output,
-                          std::int64_t count, std::int64_t tiles, LookbackStatus<Op> status,
-                          LaunchControl* control, std::int64_t index_base) {
+    exact_scan_sm90_kernel(Op op, const typename Op::Input* input, Output* output,
+                           std::int64_t count, std::int64_t tiles, LookbackStatus<Op> status,
+                           LaunchControl* control, std::int64_t index_base) {
   using Acc = typename Op::Acc;
   static_assert(sizeof(Output) == sizeof(typename Op::Input),
-                "pipelined_scan: outputs as wide as inputs");
+                "exact_scan_sm90: outputs as wide as inputs");
   // [kFoldStages + kScanStages][kStageBytes / 16] from the first kStageAlignment boundary.
   extern __shared__ uint4 dynamic_shared[];
   uint4* const stages = reinterpret_cast<uint4*>(
@@ -702,9 +544,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       barrier_init(&shared.reduced[s], 1);
       barrier_init(&shared.ready[s], 1);
     }
-#ifndef GPUKIT_PIPELINED_SCAN_UNAVAILABLE
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-#endif
+    fence_barrier_init();
   }
   __syncthreads();
 
@@ -719,7 +559,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                                    warp - Cfg::kFirstConsumerWarp, stages, shared);
   }
 
-  exact_scan::finish_block(control, status, tiles, gridDim.x, shared.last);
+  detail::finish_block(control, status, tiles, gridDim.x, shared.last);
 }
 
 // --- host side ---------------------------------------------------------------------------------
@@ -739,55 +579,56 @@ int resident_blocks() {
   constexpr std::size_t kDynamicBytes = Cfg::kDynamicBytes;
   static std::array<std::atomic<int>, 64> per_device{};  // blocks + 1; 0: not known yet
   int device = 0;
-  scan_engine::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  detail::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   if (device < 0 || device >= int(per_device.size())) return 0;
   if (const int known = per_device[std::size_t(device)].load(); known > 0) return known - 1;
   int major = 0;
   int sms = 0;
   int shared_optin = 0;
-  scan_engine::check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-                          "cudaDeviceGetAttribute(compute capability)");
-  scan_engine::check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-                          "cudaDeviceGetAttribute(multiprocessors)");
-  scan_engine::check_cuda(
+  detail::check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                     "cudaDeviceGetAttribute(compute capability)");
+  detail::check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                     "cudaDeviceGetAttribute(multiprocessors)");
+  detail::check_cuda(
       cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
       "cudaDeviceGetAttribute(shared memory per block)");
   cudaFuncAttributes attributes{};
-  scan_engine::check_cuda(cudaFuncGetAttributes(&attributes, kernel),
-                          "cudaFuncGetAttributes(pipelined scan)");
+  detail::check_cuda(cudaFuncGetAttributes(&attributes, kernel),
+                     "cudaFuncGetAttributes(pipelined scan)");
   int blocks = 0;
   if (major >= 9 && attributes.binaryVersion >= 90 &&
       std::size_t(shared_optin) >= kDynamicBytes + attributes.sharedSizeBytes) {
-    scan_engine::check_cuda(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(kDynamicBytes)),
-        "cudaFuncSetAttribute(pipelined scan shared memory)");
+    detail::check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(kDynamicBytes)),
+                       "cudaFuncSetAttribute(pipelined scan shared memory)");
     int per_sm = 0;
-    scan_engine::check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                                &per_sm, kernel, Cfg::kThreads, kDynamicBytes),
-                            "cudaOccupancyMaxActiveBlocksPerMultiprocessor(pipelined scan)");
+    detail::check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads,
+                                                                     kDynamicBytes),
+                       "cudaOccupancyMaxActiveBlocksPerMultiprocessor(pipelined scan)");
     blocks = sms * per_sm;
   }
   per_device[std::size_t(device)].store(blocks + 1);
   return blocks;
 }
 
-/// Scans as exact_scan::launch does (the same workspace layout and clean-workspace contract, so
+/// Scans as detail::launch does (the same workspace layout and clean-workspace contract, so
 /// that the two engines and the compaction engine share a workspace with no memset between them)
 /// and returns true, or returns false having done nothing when this engine cannot take the call:
 /// a GPU before sm_90, a binary without sm_90 code, or input or output not 16-byte aligned.
-template <class Cfg = DefaultConfig, bool kPublishInclusive = true, class Op, class Output>
+template <class Policy = ExactScanPolicySm90, bool kPublishInclusive = true, class Op, class Output>
 bool launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
             ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
             std::int64_t index_base = 0) {
+  using Cfg = PipelineShape<Policy>;
   using Status = LookbackStatus<Op>;
   if (reinterpret_cast<std::uintptr_t>(input) % 16 != 0 ||
       reinterpret_cast<std::uintptr_t>(output) % 16 != 0) {
     return false;
   }
-  constexpr auto kExclusiveKernel = pipelined_scan_kernel<Cfg, Op, Output, true, kPublishInclusive>;
+  constexpr auto kExclusiveKernel =
+      exact_scan_sm90_kernel<Cfg, Op, Output, true, kPublishInclusive>;
   constexpr auto kInclusiveKernel =
-      pipelined_scan_kernel<Cfg, Op, Output, false, kPublishInclusive>;
+      exact_scan_sm90_kernel<Cfg, Op, Output, false, kPublishInclusive>;
   const bool exclusive = kind == ScanKind::exclusive;
   const auto kernel = exclusive ? kExclusiveKernel : kInclusiveKernel;
   const int resident = exclusive ? resident_blocks<Cfg, kExclusiveKernel>()
@@ -795,23 +636,23 @@ bool launch(const Op& op, const typename Op::Input* input, Output* output, std::
   if (resident <= 0) return false;
   const std::int64_t tiles = count > 0 ? tile_count<Cfg, typename Op::Input>(count) : 0;
   auto* base = static_cast<unsigned char*>(
-      workspace.reserve_clean(exact_scan::kStatusOffset + Status::bytes(tiles),
-                              exact_scan::kStatusOffset + Status::flag_bytes(tiles), stream));
+      workspace.reserve_clean(detail::kStatusOffset + Status::bytes(tiles),
+                              detail::kStatusOffset + Status::flag_bytes(tiles), stream));
   auto* control = reinterpret_cast<LaunchControl*>(base);
   if (count <= 0) {
-    scan_engine::check_cuda(cudaMemsetAsync(&control->overflow_report, 0, 8, stream),
-                            "cudaMemsetAsync(pipelined scan overflow report)");
+    detail::check_cuda(cudaMemsetAsync(&control->overflow_report, 0, 8, stream),
+                       "cudaMemsetAsync(pipelined scan overflow report)");
     workspace.leave_clean();
     return true;
   }
   const std::int64_t blocks = tiles < resident ? tiles : resident;
   constexpr std::size_t kDynamicBytes = Cfg::kDynamicBytes;
   kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, kDynamicBytes, stream>>>(
-      op, input, output, count, tiles, Status::at(base + exact_scan::kStatusOffset, tiles), control,
+      op, input, output, count, tiles, Status::at(base + detail::kStatusOffset, tiles), control,
       index_base);
-  scan_engine::check_cuda(cudaGetLastError(), "launch of pipelined_scan_kernel");
+  detail::check_cuda(cudaGetLastError(), "launch of exact_scan_sm90_kernel");
   workspace.leave_clean();
   return true;
 }
 
-}  // namespace gpukit::primitives::pipelined_scan
+}  // namespace gpukit::primitives::device::detail::exact_scan_sm90_agent

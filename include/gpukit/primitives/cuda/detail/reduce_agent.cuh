@@ -1,48 +1,22 @@
 #pragma once
-// The deterministic reduction engine on CUDA: reduce_canonical.hpp's fixed tree in one launch.
-// This header is CUDA source (include it from .cu files only); it is public so that a user's own
-// associative, commutative operation (a type with `Input`, `Acc`, static `identity()` and
-// `load(Input)`, and `operator()(Acc, Acc)`, all __host__ __device__) can run on the same engine:
-// `launch` at the end of this file reduces device data with it in one launch, with the same
-// tree, so the same bits, as the CPU's canonical::reduce_canonical
-// (tests/primitives/reduce_engine_gpu_test.cu).
-//
-// Block shape: kThreads threads hold a tile's 1024 lanes, kLanes / kThreads contiguous lanes per
-// thread, so one row is one coalesced sweep of vector loads (8 bytes a thread for floats at 512
-// threads) and a tile is 16 such rows, all issued before the first add needs them. Napkin math
-// (float): 64 KiB per tile; 2 resident 512-thread blocks per SM keep far more in flight than the
-// ~25 KiB per SM that Little's law asks for at 4.4 TB/s and ~700 ns of latency.
-//
-// How a launch hands the tile values on (LaunchPlan; every plan gives the same bits):
-// - few tiles (at most 1024, 2^24 elements): "flagged" (FlaggedSlot, NCCL's LL protocol): each
-//   32-bit word of a tile sum travels with the launch's epoch in one 8-byte store, and the block
-//   that started last waits for the words. No fence or atomic round trip lies between the last
-//   tile and the finish, which is what a launch-bound call (2^20 elements: 64 tiles) waits for.
-// - many tiles: a persistent, power-of-two grid that divides kLanes. Block b then gets exactly the
-//   tiles of lanes b, b + grid, ... of every tile of the level above (tile t is lane t % 1024,
-//   row (t / 1024) % 16 there) in increasing row order, so it folds those rows itself, in order,
-//   as the level above would, and writes one value per lane instead of 16 tile sums. The last
-//   block then reads 1/16 of the tile sums (2^30 floats: 4096 lane values, not 65536 tile
-//   sums), and all blocks end together (the tiles divide evenly over the grid).
-// - otherwise (other grids, chunked input): one sum per tile; the last block to finish does
-//   every level above.
-//
-// Measured and dropped (docs/case-studies/reduction.md): splitting a tile's lanes over 2 or 4
-// blocks when tiles are scarce (exact, but slower at 2^20 than one 512- or 1024-thread block per
-// tile), and L2::256B / evict_first load hints (8% slower streaming at 2^30).
+// Internal: the deterministic reduction engine (device::deterministic_reduce in reduce.cuh):
+// reduce_canonical.hpp's fixed tree in one launch, its tile values handed on by one of three
+// plans (LaunchPlan; see reduce.cuh).
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstring>
 #include <cuda/atomic>
-#include <string>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/primitives/cuda/detail/check.cuh"
+#include "gpukit/primitives/cuda/detail/ptx.cuh"
+#include "gpukit/primitives/cuda/detail/warp.cuh"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
 
-namespace gpukit::primitives::cuda_engine {
+namespace gpukit::primitives::device::detail::reduce_agent {
 
 using canonical::kLanes;
 using canonical::kRows;
@@ -52,34 +26,6 @@ using canonical::kTile;
 /// reference to kTile, which device code cannot take).
 __device__ __forceinline__ std::int64_t tile_size(std::int64_t remaining) {
   return remaining < kTile ? remaining : kTile;
-}
-
-/// Shuffles any 4-byte-multiple value down the warp, word by word.
-template <class T>
-__device__ __forceinline__ T shuffle_down(const T& value, int offset) {
-  static_assert(sizeof(T) % 4 == 0, "shuffled values must be a multiple of 4 bytes");
-  constexpr int kWords = sizeof(T) / 4;
-  unsigned words[kWords];
-  std::memcpy(words, &value, sizeof(T));
-#pragma unroll
-  for (int w = 0; w < kWords; ++w) words[w] = __shfl_down_sync(0xffffffffu, words[w], offset);
-  T result;
-  std::memcpy(&result, words, sizeof(T));
-  return result;
-}
-
-/// Reads a value another block wrote in this launch: through L2 (ld.global.cg), never a stale L1.
-template <class T>
-__device__ __forceinline__ T load_through_l2(const T* p) {
-  static_assert(sizeof(T) % 4 == 0, "values must be a multiple of 4 bytes");
-  constexpr int kWords = sizeof(T) / 4;
-  unsigned words[kWords];
-  const auto* source = reinterpret_cast<const unsigned*>(p);
-#pragma unroll
-  for (int w = 0; w < kWords; ++w) words[w] = __ldcg(source + w);
-  T result;
-  std::memcpy(&result, words, sizeof(T));
-  return result;
 }
 
 template <bool kThroughL2, class S>
@@ -507,12 +453,6 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) finish(root);
 }
 
-// --- host side -----------------------------------------------------------------------------------
-
-inline void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw CudaError(what, cudaGetErrorString(status), __FILE__, __LINE__);
-}
-
 /// Threads per block: a tile per 1024-thread block (one lane a thread) while the tiles do not
 /// fill the SMs (launch-bound calls: 2^20 elements are 64 tiles on 132 SMs), 512 otherwise (2
 /// lanes a thread, so a row of floats is one 8-byte load per thread and the 16 rows' loads fit
@@ -521,7 +461,7 @@ inline int default_block_threads(std::int64_t tiles, int sm_count) {
   return tiles <= sm_count ? 1024 : 512;
 }
 
-/// How one launch of reduce_canonical_kernel hands on tile values (see the top of this file).
+/// How one launch of reduce_canonical_kernel hands on tile values (see reduce.cuh).
 struct LaunchPlan {
   std::int64_t grid = 1;  // blocks
   bool fold_lanes = false;
@@ -593,41 +533,52 @@ void launch_planned(const typename Op::Input* data, std::int64_t count, std::int
           workspace.counters(), plan.fold_lanes, flagged, Op{}, finish);
 }
 
-namespace engine_detail {
-
-template <int kThreads, class Op>
-void launch_with_threads(const typename Op::Input* data, std::int64_t count,
-                         typename Op::Acc* result, ReduceWorkspace& workspace, int sm_count,
-                         cudaStream_t stream) {
+/// The one dispatch of the deterministic reduction, used by device::deterministic_reduce and by
+/// the library's default path (src/primitives/cuda/reduce_deterministic.cuh): reserves the
+/// workspace, then launches reduce_canonical_kernel<kThreads> on all `count` elements with the
+/// default plan for `sm_count` SMs (or `requested_grid` > 0 blocks) and checks the launch.
+/// `make_finish()` makes the finish once the workspace is reserved (a finish that points into the
+/// workspace must be made after the reserve, which moves it when it grows);
+/// `blocks_per_sm(kernel, threads)` tells how many blocks of the kernel an SM holds at once.
+template <int kThreads, class Op, class MakeFinish, class BlocksPerSm>
+void dispatch(const typename Op::Input* data, std::int64_t count, int sm_count,
+              std::int64_t requested_grid, ReduceWorkspace& workspace,
+              const MakeFinish& make_finish, const BlocksPerSm& blocks_per_sm,
+              cudaStream_t stream) {
   using Acc = typename Op::Acc;
-  const auto kernel = reduce_canonical_kernel<kThreads, Op, StoreRoot<Acc>>;
-  int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  launch_planned<kThreads, Op>(data, count, std::int64_t{sm_count} * per_sm, 0, workspace,
-                               StoreRoot<Acc>{result}, stream);
+  using Finish = decltype(make_finish());
+  workspace.reserve(static_cast<std::size_t>(scratch_values(canonical::tile_count(count))) *
+                    sizeof(Acc));
+  const auto kernel = reduce_canonical_kernel<kThreads, Op, Finish>;
+  launch_planned<kThreads, Op>(data, count,
+                               std::int64_t{sm_count} * blocks_per_sm(kernel, kThreads),
+                               requested_grid, workspace, make_finish(), stream);
   check_cuda(cudaGetLastError(), "launch of reduce_canonical_kernel");
 }
 
-}  // namespace engine_detail
-
 /// Reduces `count` elements at `data` (device memory, any alignment of Input) with `Op` into
-/// `*result` (device memory) on `stream`, in one launch whose last (or last started) block
-/// finishes the tree. Nothing waits; the empty input gives Op::identity(). A workspace is used
-/// by one stream at a time.
+/// `*result` (device memory) on `stream` (device::deterministic_reduce).
 template <class Op>
 void launch(const typename Op::Input* data, std::int64_t count, typename Op::Acc* result,
             ReduceWorkspace& workspace, cudaStream_t stream) {
+  using Acc = typename Op::Acc;
   if (count < 0) throw InvalidInput("reduce engine: negative count");
   int device = 0, sm_count = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
              "cudaDeviceGetAttribute(SM count)");
+  const auto make_finish = [result] { return StoreRoot<Acc>{result}; };
+  const auto blocks_per_sm = [](auto kernel, int threads) {
+    int per_sm = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return per_sm;
+  };
   if (default_block_threads(canonical::tile_count(count), sm_count) == 1024) {
-    engine_detail::launch_with_threads<1024, Op>(data, count, result, workspace, sm_count, stream);
+    dispatch<1024, Op>(data, count, sm_count, 0, workspace, make_finish, blocks_per_sm, stream);
   } else {
-    engine_detail::launch_with_threads<512, Op>(data, count, result, workspace, sm_count, stream);
+    dispatch<512, Op>(data, count, sm_count, 0, workspace, make_finish, blocks_per_sm, stream);
   }
 }
 
-}  // namespace gpukit::primitives::cuda_engine
+}  // namespace gpukit::primitives::device::detail::reduce_agent
