@@ -1,7 +1,8 @@
 #pragma once
-// Internal: the pinned staging buffers the chunked host paths (Black-Scholes, reduction) stream
-// through. Pinning memory costs tens of milliseconds per 100 MB, as much as moving a 2^26-option
-// book, so the buffers outlive a call and grow on demand.
+// Internal: the pinned staging buffers the chunked host pipeline (chunked_host_pipeline.hpp:
+// scan, compaction, reduction, Black-Scholes) streams through. Pinning memory costs tens of
+// milliseconds per 100 MB, as much as moving a 2^26-option book, so the buffers outlive a call and
+// grow on demand.
 
 #include <array>
 #include <cstddef>

@@ -1,5 +1,6 @@
-// The chunked host path: a book of any size streams through two pinned staging slots, so that
-// while chunk k is packed on the CPU, chunk k-1 is copied in, priced and copied out on its own
+// The chunked host path: a book of any size runs on the chunked host pipeline the primitives' host
+// paths share (core/chunked_host_pipeline.hpp): it streams through two pinned staging slots, so
+// that while chunk k is packed on the CPU, chunk k-1 is copied in, priced and copied out on its own
 // stream, and the two copy directions overlap. Throughput is then bounded by PCIe (or by the CPU
 // copies into pinned memory, which run on all threads), not by device memory size.
 
@@ -9,6 +10,7 @@
 #include <array>
 #include <vector>
 
+#include "core/chunked_host_pipeline.hpp"
 #include "core/parallel_copy.hpp"
 #include "core/staging_area.hpp"
 #include "gpukit/core/memory.hpp"
@@ -21,15 +23,14 @@ namespace {
 constexpr std::int64_t kDefaultChunkOptions = std::int64_t{1} << 22;
 
 template <class Real>
-struct Slot {
-  gpukit::detail::StagingSlot& staging;
-  std::int64_t chunk_begin = -1;  // the chunk in flight in this slot, -1 when idle
-  std::int64_t chunk_size = 0;
-  Real* pinned_in() const { return reinterpret_cast<Real*>(staging.pinned_in.data()); }
-  Real* pinned_out() const { return reinterpret_cast<Real*>(staging.pinned_out.data()); }
-  Real* device_in() const { return reinterpret_cast<Real*>(staging.device_in.data()); }
-  Real* device_out() const { return reinterpret_cast<Real*>(staging.device_out.data()); }
-};
+Real* staged(cuda::PinnedBuffer<unsigned char>& buffer) {
+  return reinterpret_cast<Real*>(buffer.data());
+}
+
+template <class Real>
+Real* staged(cuda::DeviceBuffer<unsigned char>& buffer) {
+  return reinterpret_cast<Real*>(buffer.data());
+}
 
 }  // namespace
 
@@ -55,8 +56,9 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   for (auto member : output_members)
     if (out.*member != nullptr) outputs.push_back(member);
 
-  const std::int64_t chunk =
-      std::min(options.chunk_options > 0 ? options.chunk_options : kDefaultChunkOptions, in.count);
+  const gpukit::detail::ChunkPlan plan(
+      in.count, options.chunk_options > 0 ? options.chunk_options : kDefaultChunkOptions);
+  const std::int64_t chunk = plan.chunk_size();
   // Each array's region starts on a 256-byte boundary so the vector kernels stay vectorized.
   const std::int64_t stride = (chunk + 63) / 64 * 64;
 
@@ -64,51 +66,43 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   gpukit::detail::StagingArea& area =
       gpukit::detail::staging_area(context.cuda_device, inputs.size() * stride * sizeof(Real),
                                    outputs.size() * stride * sizeof(Real));
-  std::array<Slot<Real>, 2> slots = {Slot<Real>{area.slots[0]}, Slot<Real>{area.slots[1]}};
+  using gpukit::detail::HostChunk;
+  using gpukit::detail::StagingSlot;
 
-  auto finish = [&](Slot<Real>& s) {
-    if (s.chunk_begin < 0) return;
-    s.staging.stream.synchronize();
+  auto finish = [&](StagingSlot& slot, const HostChunk& c) {
     for (std::size_t a = 0; a < outputs.size(); ++a) {
-      gpukit::detail::parallel_copy(out.*outputs[a] + s.chunk_begin, s.pinned_out() + a * stride,
-                                    static_cast<std::size_t>(s.chunk_size) * sizeof(Real), threads);
+      gpukit::detail::parallel_copy(out.*outputs[a] + c.begin,
+                                    staged<Real>(slot.pinned_out) + a * stride,
+                                    static_cast<std::size_t>(c.size) * sizeof(Real), threads);
     }
-    s.chunk_begin = -1;
   };
 
-  auto start = [&](Slot<Real>& s, std::int64_t begin, std::int64_t size) {
-    const std::size_t bytes = static_cast<std::size_t>(size) * sizeof(Real);
+  auto start = [&](StagingSlot& slot, const HostChunk& c) {
+    Real* pinned_in = staged<Real>(slot.pinned_in);
+    Real* device_in = staged<Real>(slot.device_in);
+    Real* device_out = staged<Real>(slot.device_out);
+    const std::size_t bytes = static_cast<std::size_t>(c.size) * sizeof(Real);
     for (std::size_t a = 0; a < inputs.size(); ++a) {
-      gpukit::detail::parallel_copy(s.pinned_in() + a * stride, inputs[a] + begin, bytes, threads);
+      gpukit::detail::parallel_copy(pinned_in + a * stride, inputs[a] + c.begin, bytes, threads);
     }
-    cuda::copy_to_device_async(s.device_in(), s.pinned_in(), inputs.size() * stride * sizeof(Real),
-                               s.staging.stream.handle());
+    cuda::copy_to_device_async(device_in, pinned_in, inputs.size() * stride * sizeof(Real),
+                               slot.stream.handle());
     BlackScholesInputs<Real> d_in = in;
-    d_in.count = size;
+    d_in.count = c.size;
     std::size_t a = 0;
-    d_in.spot = s.device_in() + (a++) * stride;
-    d_in.strike = s.device_in() + (a++) * stride;
-    d_in.maturity = s.device_in() + (a++) * stride;
+    d_in.spot = device_in + (a++) * stride;
+    d_in.strike = device_in + (a++) * stride;
+    d_in.maturity = device_in + (a++) * stride;
     for (PerOption<Real>* p : {&d_in.rate, &d_in.volatility, &d_in.dividend})
-      if (p->values != nullptr) p->values = s.device_in() + (a++) * stride;
+      if (p->values != nullptr) p->values = device_in + (a++) * stride;
     BlackScholesOutputs<Real> d_out{};
-    for (std::size_t o = 0; o < outputs.size(); ++o)
-      d_out.*outputs[o] = s.device_out() + o * stride;
-    price_black_scholes_on_device(d_in, d_out, s.staging.stream.handle(), options);
-    cuda::copy_to_host_async(s.pinned_out(), s.device_out(), outputs.size() * stride * sizeof(Real),
-                             s.staging.stream.handle());
-    s.chunk_begin = begin;
-    s.chunk_size = size;
+    for (std::size_t o = 0; o < outputs.size(); ++o) d_out.*outputs[o] = device_out + o * stride;
+    price_black_scholes_on_device(d_in, d_out, slot.stream.handle(), options);
+    cuda::copy_to_host_async(slot.pinned_out.data(), device_out,
+                             outputs.size() * stride * sizeof(Real), slot.stream.handle());
   };
 
-  std::int64_t k = 0;
-  for (std::int64_t begin = 0; begin < in.count; begin += chunk, ++k) {
-    Slot<Real>& s = slots[static_cast<std::size_t>(k % 2)];
-    finish(s);  // chunk k-2 used this slot
-    start(s, begin, std::min(chunk, in.count - begin));
-  }
-  finish(slots[static_cast<std::size_t>(k % 2)]);
-  finish(slots[static_cast<std::size_t>((k + 1) % 2)]);
+  gpukit::detail::run_chunked_host_pipeline(plan, area.slots, start, finish);
 }
 
 template void price_black_scholes_through_device<float>(const Context&,

@@ -1,13 +1,15 @@
-// Host data compacted on the GPU: chunks go through the two pinned staging slots (as the scan's
-// host path does). Each chunk is compacted on its own and only its kept elements come back; the
-// host appends them in chunk order, so the result is stable. While the CPU packs chunk k and
-// appends chunk k-2's survivors, chunk k-1 crosses PCIe and is compacted on the other slot.
+// Host data compacted on the GPU: chunks run on the chunked host pipeline the scan's host path
+// uses too (core/chunked_host_pipeline.hpp). Each chunk is compacted on its own and only its kept
+// elements come back; the host appends them in chunk order, so the result is stable. While the CPU
+// packs chunk k and appends chunk k-2's survivors, chunk k-1 crosses PCIe and is compacted on the
+// other slot.
 
 #include "primitives/compact_host_pipeline.hpp"
 
 #include <algorithm>
 #include <array>
 
+#include "core/chunked_host_pipeline.hpp"
 #include "core/parallel_copy.hpp"
 #include "core/staging_area.hpp"
 #include "gpukit/core/memory.hpp"
@@ -29,8 +31,8 @@ std::int64_t compact_through_device(const Context& context, std::span<const T> i
   if (count == 0) return 0;
   cuda::set_device(context.cuda_device);
   const int threads = context.effective_cpu_threads();
-  const std::int64_t chunk = std::min(kChunkElementsTarget, count);
-  const std::size_t chunk_bytes = static_cast<std::size_t>(chunk) * sizeof(T);
+  const gpukit::detail::ChunkPlan plan(count, kChunkElementsTarget);
+  const std::size_t chunk_bytes = static_cast<std::size_t>(plan.chunk_size()) * sizeof(T);
 
   const auto lock = gpukit::detail::lock_staging_area();
   auto& slots = gpukit::detail::staging_area(context.cuda_device, chunk_bytes, chunk_bytes).slots;
@@ -39,44 +41,32 @@ std::int64_t compact_through_device(const Context& context, std::span<const T> i
   cuda::PinnedBuffer<std::int64_t> kept(2);
 
   std::int64_t written = 0;
-  std::array<bool, 2> busy = {false, false};
-  auto finish = [&](std::size_t s) {
-    if (!busy[s]) return;
-    slots[s].stream.synchronize();  // the count is in pinned memory now
-    const std::int64_t n = kept.data()[s];
-    if (n > 0) {
-      cuda::copy_to_host_async(slots[s].pinned_out.data(), slots[s].device_out.data(),
-                               static_cast<std::size_t>(n) * sizeof(T), slots[s].stream.handle());
-      slots[s].stream.synchronize();
-      gpukit::detail::parallel_copy(output.data() + written, slots[s].pinned_out.data(),
-                                    static_cast<std::size_t>(n) * sizeof(T), threads);
-    }
-    written += n;
-    busy[s] = false;
-  };
-
-  const std::int64_t chunks = (count + chunk - 1) / chunk;
-  for (std::int64_t k = 0; k < chunks; ++k) {
-    const auto s = static_cast<std::size_t>(k % 2);
-    gpukit::detail::StagingSlot& slot = slots[s];
-    finish(s);  // chunk k-2 used this slot; chunks finish, and append, in order
-    const std::int64_t begin = k * chunk;
-    const std::int64_t size = std::min(chunk, count - begin);
-    const std::size_t bytes = static_cast<std::size_t>(size) * sizeof(T);
+  auto start = [&](gpukit::detail::StagingSlot& slot, const gpukit::detail::HostChunk& c) {
+    const auto s = static_cast<std::size_t>(c.index % 2);
+    const std::size_t bytes = static_cast<std::size_t>(c.size) * sizeof(T);
     T* pinned_in = reinterpret_cast<T*>(slot.pinned_in.data());
-    gpukit::detail::parallel_copy(pinned_in, input.data() + begin, bytes, threads);
+    gpukit::detail::parallel_copy(pinned_in, input.data() + c.begin, bytes, threads);
     cuda::copy_to_device_async(slot.device_in.data(), pinned_in, bytes, slot.stream.handle());
     cuda_detail::launch_compact_single_pass(reinterpret_cast<const T*>(slot.device_in.data()),
-                                            reinterpret_cast<T*>(slot.device_out.data()), size,
+                                            reinterpret_cast<T*>(slot.device_out.data()), c.size,
                                             keep, device_kept.data() + s, workspaces[s],
                                             slot.stream.handle());
     cuda::copy_to_host_async(kept.data() + s, device_kept.data() + s, sizeof(std::int64_t),
                              slot.stream.handle());
-    busy[s] = true;
-  }
-  // Chunks finish in order: slot of chunk (chunks - 2) first, then (chunks - 1).
-  finish(static_cast<std::size_t>(chunks % 2));
-  finish(static_cast<std::size_t>((chunks + 1) % 2));
+  };
+  // The pipeline finishes chunks in order, so appending here keeps the result stable.
+  auto finish = [&](gpukit::detail::StagingSlot& slot, const gpukit::detail::HostChunk& c) {
+    const std::int64_t n = kept.data()[c.index % 2];  // in pinned memory: the stream is done
+    if (n > 0) {
+      cuda::copy_to_host_async(slot.pinned_out.data(), slot.device_out.data(),
+                               static_cast<std::size_t>(n) * sizeof(T), slot.stream.handle());
+      slot.stream.synchronize();
+      gpukit::detail::parallel_copy(output.data() + written, slot.pinned_out.data(),
+                                    static_cast<std::size_t>(n) * sizeof(T), threads);
+    }
+    written += n;
+  };
+  gpukit::detail::run_chunked_host_pipeline(plan, slots, start, finish);
   return written;
 }
 

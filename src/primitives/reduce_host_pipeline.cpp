@@ -1,14 +1,15 @@
-// Host data on the GPU: chunks of whole tiles go through the two pinned staging slots that the
-// Black-Scholes path uses too (core/staging_area.hpp), so that while the CPU packs chunk k into
-// one slot (all threads), chunk k-1 crosses PCIe and is reduced from the other slot on its own
-// stream. Each chunk's tile sums land in one device array at the
-// chunk's tile offset; one last launch reduces them. The tree is the fixed one, so the result is
-// bitwise the CPU backend's and the single-launch device path's.
+// Host data on the GPU: chunks of whole tiles run on the chunked host pipeline that the
+// Black-Scholes, scan and compaction paths use too (core/chunked_host_pipeline.hpp), so that while
+// the CPU packs chunk k into one slot (all threads), chunk k-1 crosses PCIe and is reduced from the
+// other slot on its own stream. Each chunk's tile sums land in one device array at the chunk's tile
+// offset; one last launch reduces them. The tree is the fixed one, so the result is bitwise the CPU
+// backend's and the single-launch device path's.
 
 #include "primitives/reduce_host_pipeline.hpp"
 
 #include <algorithm>
 
+#include "core/chunked_host_pipeline.hpp"
 #include "core/parallel_copy.hpp"
 #include "core/staging_area.hpp"
 #include "gpukit/core/memory.hpp"
@@ -33,7 +34,8 @@ reduce_result_t<T> reduce_through_device(const Context& context, std::span<const
   cuda::set_device(context.cuda_device);
   const int threads = context.effective_cpu_threads();
   const auto count = static_cast<std::int64_t>(data.size());
-  const std::int64_t chunk =
+  // Staging room for a chunk of whole tiles (the chunks themselves end at `count`).
+  const std::int64_t chunk_capacity =
       std::min(kChunkElementsTarget,
                canonical::tile_count(std::max<std::int64_t>(count, 1)) * canonical::kTile);
   const std::int64_t total_tiles = std::max<std::int64_t>(canonical::tile_count(count), 1);
@@ -41,28 +43,30 @@ reduce_result_t<T> reduce_through_device(const Context& context, std::span<const
       cuda_detail::deterministic_accumulator_size<T>(op, options.accurate_sum, count);
 
   const auto lock = gpukit::detail::lock_staging_area();
-  auto& slots = gpukit::detail::staging_area(context.cuda_device,
-                                             static_cast<std::size_t>(chunk) * sizeof(T), 0)
+  auto& slots = gpukit::detail::staging_area(
+                    context.cuda_device, static_cast<std::size_t>(chunk_capacity) * sizeof(T), 0)
                     .slots;
   cuda::DeviceBuffer<unsigned char> tile_sums(static_cast<std::size_t>(total_tiles) * acc_bytes);
   // The result and the overflow flag, 16-byte aligned.
   cuda::DeviceBuffer<unsigned char> outcome(32);
 
-  std::int64_t k = 0;
-  for (std::int64_t begin = 0; begin < count; begin += chunk, ++k) {
-    gpukit::detail::StagingSlot& s = slots[static_cast<std::size_t>(k % 2)];
-    T* pinned = reinterpret_cast<T*>(s.pinned_in.data());
-    T* device = reinterpret_cast<T*>(s.device_in.data());
-    const std::int64_t size = std::min(chunk, count - begin);
-    s.stream.synchronize();  // chunk k-2 is done with this slot's buffers
-    gpukit::detail::parallel_copy(pinned, data.data() + begin,
-                                  static_cast<std::size_t>(size) * sizeof(T), threads);
-    cuda::copy_to_device_async(device, pinned, static_cast<std::size_t>(size) * sizeof(T),
-                               s.stream.handle());
-    cuda_detail::launch_deterministic_chunk(device, size, op, options.accurate_sum, count,
-                                            tile_sums.data(), begin / canonical::kTile,
-                                            s.stream.handle());
-  }
+  const gpukit::detail::ChunkPlan plan(count, kChunkElementsTarget);
+  auto start = [&](gpukit::detail::StagingSlot& slot, const gpukit::detail::HostChunk& c) {
+    T* pinned = reinterpret_cast<T*>(slot.pinned_in.data());
+    T* device = reinterpret_cast<T*>(slot.device_in.data());
+    gpukit::detail::parallel_copy(pinned, data.data() + c.begin,
+                                  static_cast<std::size_t>(c.size) * sizeof(T), threads);
+    cuda::copy_to_device_async(device, pinned, static_cast<std::size_t>(c.size) * sizeof(T),
+                               slot.stream.handle());
+    cuda_detail::launch_deterministic_chunk(device, c.size, op, options.accurate_sum, count,
+                                            tile_sums.data(), c.begin / canonical::kTile,
+                                            slot.stream.handle());
+  };
+  // Nothing comes back per chunk: the tile sums stay on the device for the last launch.
+  auto finish = [](gpukit::detail::StagingSlot&, const gpukit::detail::HostChunk&) {};
+  // The last launch runs on slot 0's stream, after its chunks; slot 1's are waited for here.
+  gpukit::detail::run_chunked_host_pipeline(plan, slots, start, finish,
+                                            gpukit::detail::LastChunks::leave_in_flight);
   slots[1].stream.synchronize();
   auto* result = reinterpret_cast<reduce_result_t<T>*>(outcome.data());
   auto* overflow_flag = reinterpret_cast<int*>(outcome.data() + 16);

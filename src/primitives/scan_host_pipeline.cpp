@@ -1,16 +1,17 @@
-// Host data on the GPU: chunks of whole tiles go through the two pinned staging slots that the
-// Black-Scholes and reduction paths use (core/staging_area.hpp). While the CPU packs chunk k into
-// one slot, chunk k-1 crosses PCIe, is scanned and comes back on the other slot's stream, so the
-// two copy directions overlap. Chunk k's scan waits (an event) for chunk k-1's, whose total it
-// carries in; chunks start on boundaries of 32-tile groups, so the tiles, the groups and the
-// left fold of the group prefixes are the one-launch ones and the bits equal the device path's and
-// the CPU backend's.
+// Host data on the GPU: chunks of whole tiles run on the chunked host pipeline that the
+// Black-Scholes, reduction and compaction paths share (core/chunked_host_pipeline.hpp). While the
+// CPU packs chunk k into one slot, chunk k-1 crosses PCIe, is scanned and comes back on the other
+// slot's stream, so the two copy directions overlap. Chunk k's scan waits (an event) for chunk
+// k-1's, whose total it carries in; chunks start on boundaries of 32-tile groups, so the tiles, the
+// groups and the left fold of the group prefixes are the one-launch ones and the bits equal the
+// device path's and the CPU backend's.
 
 #include "primitives/scan_host_pipeline.hpp"
 
 #include <algorithm>
 #include <array>
 
+#include "core/chunked_host_pipeline.hpp"
 #include "core/parallel_copy.hpp"
 #include "core/staging_area.hpp"
 #include "gpukit/core/memory.hpp"
@@ -36,8 +37,8 @@ std::int64_t scan_through_device(const Context& context, std::span<const T> inpu
   if (count == 0) return -1;
   cuda::set_device(context.cuda_device);
   const int threads = context.effective_cpu_threads();
-  const std::int64_t chunk = std::min(kChunkElementsTarget, count);
-  const std::size_t chunk_bytes = static_cast<std::size_t>(chunk) * sizeof(T);
+  const gpukit::detail::ChunkPlan plan(count, kChunkElementsTarget);
+  const std::size_t chunk_bytes = static_cast<std::size_t>(plan.chunk_size()) * sizeof(T);
 
   const auto lock = gpukit::detail::lock_staging_area();
   auto& slots = gpukit::detail::staging_area(context.cuda_device, chunk_bytes, chunk_bytes).slots;
@@ -48,45 +49,30 @@ std::int64_t scan_through_device(const Context& context, std::span<const T> inpu
     return carries.data() + (k % 2) * static_cast<std::int64_t>((carry_bytes + 15) / 16 * 16);
   };
   ScanWorkspace workspace;
-  workspace.reserve(cuda_detail::decoupled_workspace_bytes<T>(op, chunk));
+  workspace.reserve(cuda_detail::decoupled_workspace_bytes<T>(op, plan.chunk_size()));
   const std::array<cuda::Event, 2> scanned;  // chunk k's scan is done: k+1 may carry it in
   cuda_detail::clear_scan_overflow_report(workspace, slots[0].stream.handle());
   scanned[1].record(slots[0].stream.handle());  // chunk 0 waits for the clearing
 
-  std::array<std::int64_t, 2> in_flight = {-1, -1};  // the chunk each slot holds
-  auto finish = [&](std::size_t s) {
-    if (in_flight[s] < 0) return;
-    slots[s].stream.synchronize();
-    const std::int64_t begin = in_flight[s] * chunk;
-    const std::int64_t size = std::min(chunk, count - begin);
-    gpukit::detail::parallel_copy(output.data() + begin, slots[s].pinned_out.data(),
-                                  static_cast<std::size_t>(size) * sizeof(T), threads);
-    in_flight[s] = -1;
-  };
-
-  const std::int64_t chunks = (count + chunk - 1) / chunk;
-  for (std::int64_t k = 0; k < chunks; ++k) {
-    const auto s = static_cast<std::size_t>(k % 2);
-    gpukit::detail::StagingSlot& slot = slots[s];
-    finish(s);  // chunk k-2 used this slot
-    const std::int64_t begin = k * chunk;
-    const std::int64_t size = std::min(chunk, count - begin);
-    const std::size_t bytes = static_cast<std::size_t>(size) * sizeof(T);
+  auto start = [&](gpukit::detail::StagingSlot& slot, const gpukit::detail::HostChunk& c) {
+    const std::size_t bytes = static_cast<std::size_t>(c.size) * sizeof(T);
     T* pinned_in = reinterpret_cast<T*>(slot.pinned_in.data());
     T* device_in = reinterpret_cast<T*>(slot.device_in.data());
     T* device_out = reinterpret_cast<T*>(slot.device_out.data());
-    gpukit::detail::parallel_copy(pinned_in, input.data() + begin, bytes, threads);
+    gpukit::detail::parallel_copy(pinned_in, input.data() + c.begin, bytes, threads);
     cuda::copy_to_device_async(device_in, pinned_in, bytes, slot.stream.handle());
-    slot.stream.wait(scanned[(k + 1) % 2].handle());
-    cuda_detail::launch_decoupled_chunk(device_in, device_out, size, op, kind, workspace,
-                                        slot.stream.handle(), k == 0 ? nullptr : carry(k + 1),
-                                        carry(k), begin);
-    scanned[s].record(slot.stream.handle());
+    slot.stream.wait(scanned[(c.index + 1) % 2].handle());
+    cuda_detail::launch_decoupled_chunk(
+        device_in, device_out, c.size, op, kind, workspace, slot.stream.handle(),
+        c.index == 0 ? nullptr : carry(c.index + 1), carry(c.index), c.begin);
+    scanned[c.index % 2].record(slot.stream.handle());
     cuda::copy_to_host_async(slot.pinned_out.data(), device_out, bytes, slot.stream.handle());
-    in_flight[s] = k;
-  }
-  finish(static_cast<std::size_t>(chunks % 2));
-  finish(static_cast<std::size_t>((chunks + 1) % 2));
+  };
+  auto finish = [&](gpukit::detail::StagingSlot& slot, const gpukit::detail::HostChunk& c) {
+    gpukit::detail::parallel_copy(output.data() + c.begin, slot.pinned_out.data(),
+                                  static_cast<std::size_t>(c.size) * sizeof(T), threads);
+  };
+  gpukit::detail::run_chunked_host_pipeline(plan, slots, start, finish);
   return cuda_detail::scan_overflow_index(workspace);
 }
 

@@ -107,7 +107,10 @@ void price_black_scholes(const Context& context, const BlackScholesInputs<Real>&
                          const BlackScholesOutputs<Real>& host_outputs,
                          const BlackScholesOptions& options = {});
 
-/// Prices a book already in device memory, asynchronously on `stream` (the current device).
+/// Prices a book already in device memory (the current device) on `stream`: checks the arguments
+/// (InvalidInput as price_black_scholes()), enqueues the kernel and returns without waiting, as
+/// every `*_on_device` function that hands nothing back to the host does (docs/design-notes.md);
+/// the arrays must stay valid until the stream has run it.
 template <class Real>
 void price_black_scholes_on_device(const BlackScholesInputs<Real>& device_inputs,
                                    const BlackScholesOutputs<Real>& device_outputs,

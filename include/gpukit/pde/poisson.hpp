@@ -109,9 +109,11 @@ class PoissonPlan {
   PoissonResult solve(std::span<const Real> f, std::span<Real> u);
 
   /// Solves for f in device memory into u (device memory on the plan's device; u may be f) on
-  /// `stream`. The mean of f is computed first and the stream synchronized to read it (so that
-  /// `strict` can refuse before u is written); the solve itself is queued and not waited for.
-  /// InvalidInput on a CPU plan.
+  /// `stream`. Waits half-way, as the `*_on_device` convention allows for a value returned to the
+  /// host (docs/design-notes.md): the sums of f are computed first and the stream synchronized to
+  /// read them (so that `strict` can refuse, and a NaN be reported, before u is written); the
+  /// solve is then queued and NOT waited for: on return, u is written only once `stream` has run
+  /// it, and f, u and the plan must stay alive until then. InvalidInput on a CPU plan.
   PoissonResult solve_on_device(const Real* f, Real* u, StreamHandle stream);
 
   const PoissonGrid& grid() const;

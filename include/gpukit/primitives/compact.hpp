@@ -48,7 +48,9 @@ void compact_on_device_async(const T* device_input, T* device_output, std::int64
                              KeepPredicate keep, std::int64_t* device_count,
                              ScanWorkspace& workspace, StreamHandle stream);
 
-/// The same, then waits for the stream and returns the number kept.
+/// The same, then waits for the stream (it returns a host value: the exception to the
+/// `*_on_device` convention, docs/design-notes.md) and returns the number kept. Nothing is in
+/// flight on `stream` from this call when it returns.
 template <class T>
 std::int64_t compact_on_device(const T* device_input, T* device_output, std::int64_t count,
                                KeepPredicate keep, ScanWorkspace& workspace, StreamHandle stream);

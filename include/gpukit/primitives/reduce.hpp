@@ -112,7 +112,9 @@ void reduce_on_device_async(const T* device_data, std::int64_t count, ReduceOp o
                             reduce_result_t<T>* device_result, ReduceWorkspace& workspace,
                             StreamHandle stream, const ReduceOptions& options = {});
 
-/// The same, then waits for the stream and returns the result (throws on overflow).
+/// The same, then waits for the stream (it returns a host value: the exception to the
+/// `*_on_device` convention, docs/design-notes.md) and returns the result; throws InvalidInput on
+/// an integer sum that overflowed. Nothing is in flight on `stream` from this call when it returns.
 template <class T>
 reduce_result_t<T> reduce_on_device(const T* device_data, std::int64_t count, ReduceOp op,
                                     ReduceWorkspace& workspace, StreamHandle stream,

@@ -91,7 +91,9 @@ template <class T>
 void scan_on_device_async(const T* device_input, T* device_output, std::int64_t count, ScanOp op,
                           ScanKind kind, ScanWorkspace& workspace, StreamHandle stream);
 
-/// The same, then waits for the stream and throws InvalidInput if an integer sum overflowed.
+/// The same, then waits for the stream (the exception to the `*_on_device` convention,
+/// docs/design-notes.md: only the host can throw) and throws InvalidInput if an integer sum
+/// overflowed. Nothing is in flight on `stream` from this call when it returns.
 template <class T>
 void scan_on_device(const T* device_input, T* device_output, std::int64_t count, ScanOp op,
                     ScanKind kind, ScanWorkspace& workspace, StreamHandle stream);

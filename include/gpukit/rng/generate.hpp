@@ -36,8 +36,9 @@ void generate_normal(const Context& context, std::span<Real> out, std::uint64_t 
                      std::uint64_t offset = 0,
                      NormalTransform transform = NormalTransform::box_muller);
 
-/// The same into `count` elements at `device_out` (device memory of the current device),
-/// asynchronously on `stream`.
+/// The same into `count` elements at `device_out` (device memory of the current device) on
+/// `stream`: checks the arguments, enqueues the kernel and returns without waiting
+/// (docs/design-notes.md); `device_out` must stay valid until the stream has run it.
 void generate_bits_on_device(std::uint32_t* device_out, std::int64_t count, std::uint64_t seed,
                              std::uint64_t offset, StreamHandle stream);
 template <class Real>

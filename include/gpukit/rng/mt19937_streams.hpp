@@ -41,7 +41,8 @@ void generate_mt19937_streams(const Context& context, std::span<std::uint32_t> o
                               std::uint64_t first_stream = 0);
 
 /// The same into stream_count x per_stream words at `device_out` (device memory of the current
-/// device), asynchronously on `stream`.
+/// device) on `stream`: enqueues and returns without waiting (docs/design-notes.md);
+/// `device_out` must stay valid until the stream has run it.
 void generate_mt19937_streams_on_device(std::uint32_t* device_out, std::int64_t stream_count,
                                         std::int64_t per_stream, std::uint64_t seed,
                                         std::uint64_t first_stream, StreamHandle stream);
