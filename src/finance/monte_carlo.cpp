@@ -195,8 +195,80 @@ Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithe
   return e;
 }
 
+void check_book_and_options(const MonteCarloBookView& book, const MonteCarloOptions& options) {
+  if (book.count < 0) throw InvalidInput("monte carlo: negative option count");
+  if (book.stream == nullptr &&
+      book.count > std::int64_t{0xFFFFFFFF} - options.first_option_index) {
+    throw InvalidInput(
+        "monte carlo: at most 2^32 - 1 options per book, first_option_index included (the Philox "
+        "option index; 0xFFFFFFFF is reserved)");
+  }
+  if (options.paths < 2) {
+    throw InvalidInput(fmt::format("monte carlo: paths must be >= 2, got {}", options.paths));
+  }
+  if (options.antithetic && options.paths % 2 != 0) {
+    throw InvalidInput(fmt::format(
+        "monte carlo: paths must be even with antithetic variates (pairs), got {}", options.paths));
+  }
+  if (options.paths > kMonteCarloMaxPaths) {
+    throw InvalidInput(fmt::format("monte carlo: at most 2^34 = {} paths per option, got {}",
+                                   kMonteCarloMaxPaths, options.paths));
+  }
+}
+
+template <class Real>
+std::vector<OptionInputs> book_inputs(const MonteCarloBookView& book) {
+  std::vector<OptionInputs> inputs(static_cast<std::size_t>(book.count));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i] = option_inputs<Real>(book, std::int64_t(i));
+  }
+  return inputs;
+}
+
+template <class Real>
+std::vector<PathParams<Real>> book_path_params(const MonteCarloBookView& book,
+                                               const std::vector<OptionInputs>& rows,
+                                               const MonteCarloOptions& options) {
+  std::vector<PathParams<Real>> params(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::uint64_t stream =
+        book.stream != nullptr ? book.stream[i] : std::uint64_t{options.first_option_index} + i;
+    params[i] = path_params<Real>(rows[i], stream, options.monitoring);
+  }
+  return params;
+}
+
+MonteCarloBookResult book_result(const std::vector<Estimate>& base,
+                                 const MonteCarloOptions& options) {
+  const std::size_t n = base.size();
+  const std::int64_t samples = samples_per_option(options);
+  MonteCarloBookResult r;
+  r.price.resize(n), r.std_error.resize(n), r.ci_low.resize(n), r.ci_high.resize(n);
+  r.paths.assign(n, static_cast<double>(options.antithetic ? 2 * samples : samples));
+  for (std::size_t i = 0; i < n; ++i) {
+    r.price[i] = base[i].price;
+    r.std_error[i] = base[i].std_error;
+    r.ci_low[i] = base[i].price - 1.96 * base[i].std_error;
+    r.ci_high[i] = base[i].price + 1.96 * base[i].std_error;
+  }
+  if (options.variance_reduction_factors) {
+    if (options.antithetic) {
+      r.vrf_antithetic.resize(n);
+      for (std::size_t i = 0; i < n; ++i) r.vrf_antithetic[i] = base[i].vrf_antithetic;
+    }
+    if (options.control_variate) {
+      r.vrf_control.resize(n);
+      for (std::size_t i = 0; i < n; ++i) r.vrf_control[i] = base[i].vrf_control;
+    }
+  }
+  return r;
+}
+
 #define GPUKIT_MC_INSTANTIATE(Real)                                                                \
   template OptionInputs option_inputs<Real>(const MonteCarloBookView&, std::int64_t);              \
+  template std::vector<OptionInputs> book_inputs<Real>(const MonteCarloBookView&);                 \
+  template std::vector<PathParams<Real>> book_path_params<Real>(                                   \
+      const MonteCarloBookView&, const std::vector<OptionInputs>&, const MonteCarloOptions&);      \
   template PathParams<Real> path_params<Real>(const OptionInputs&, std::uint64_t,                  \
                                               BarrierMonitoring);                                  \
   template std::vector<Moments<double>> cpu_moments<Real>(const std::vector<PathParams<Real>>&,    \
@@ -288,9 +360,8 @@ template <class Real>
 MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& book,
                               const MonteCarloOptions& options) {
   const auto n = static_cast<std::size_t>(book.count);
-  const std::int64_t samples = options.antithetic ? options.paths / 2 : options.paths;
-  std::vector<OptionInputs> inputs(n);
-  for (std::size_t i = 0; i < n; ++i) inputs[i] = mc::option_inputs<Real>(book, std::int64_t(i));
+  const std::int64_t samples = mc::samples_per_option(options);
+  const std::vector<OptionInputs> inputs = mc::book_inputs<Real>(book);
 
   // Progress in path-steps, the tiles' padding included (what the backends report).
   double work_total = 0, work_so_far = 0;
@@ -307,12 +378,8 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
   }
 
   auto price_scenario = [&](const std::vector<OptionInputs>& scenario) {
-    std::vector<PathParams<Real>> params(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint64_t stream =
-          book.stream != nullptr ? book.stream[i] : std::uint64_t{options.first_option_index} + i;
-      params[i] = mc::path_params<Real>(scenario[i], stream, options.monitoring);
-    }
+    const std::vector<PathParams<Real>> params =
+        mc::book_path_params<Real>(book, scenario, options);
     const std::vector<Moments<double>> moments =
         moments_on(context, params, samples, options, work_done);
     std::vector<mc::Estimate> estimates(n);
@@ -323,26 +390,7 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
     return estimates;
   };
 
-  const std::vector<mc::Estimate> base = price_scenario(inputs);
-  MonteCarloBookResult r;
-  r.price.resize(n), r.std_error.resize(n), r.ci_low.resize(n), r.ci_high.resize(n);
-  r.paths.assign(n, static_cast<double>(options.antithetic ? 2 * samples : samples));
-  for (std::size_t i = 0; i < n; ++i) {
-    r.price[i] = base[i].price;
-    r.std_error[i] = base[i].std_error;
-    r.ci_low[i] = base[i].price - 1.96 * base[i].std_error;
-    r.ci_high[i] = base[i].price + 1.96 * base[i].std_error;
-  }
-  if (options.variance_reduction_factors) {
-    if (options.antithetic) {
-      r.vrf_antithetic.resize(n);
-      for (std::size_t i = 0; i < n; ++i) r.vrf_antithetic[i] = base[i].vrf_antithetic;
-    }
-    if (options.control_variate) {
-      r.vrf_control.resize(n);
-      for (std::size_t i = 0; i < n; ++i) r.vrf_control[i] = base[i].vrf_control;
-    }
-  }
+  MonteCarloBookResult r = mc::book_result(price_scenario(inputs), options);
   if (options.greeks) {
     // Central differences with common random numbers: each bumped book reuses option i's Philox
     // numbers, so the difference of two prices carries little of their sampling noise.
@@ -412,24 +460,7 @@ double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOp
 
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options) {
-  if (book.count < 0) throw InvalidInput("monte carlo: negative option count");
-  if (book.stream == nullptr &&
-      book.count > std::int64_t{0xFFFFFFFF} - options.first_option_index) {
-    throw InvalidInput(
-        "monte carlo: at most 2^32 - 1 options per book, first_option_index included (the Philox "
-        "option index; 0xFFFFFFFF is reserved)");
-  }
-  if (options.paths < 2) {
-    throw InvalidInput(fmt::format("monte carlo: paths must be >= 2, got {}", options.paths));
-  }
-  if (options.antithetic && options.paths % 2 != 0) {
-    throw InvalidInput(fmt::format(
-        "monte carlo: paths must be even with antithetic variates (pairs), got {}", options.paths));
-  }
-  if (options.paths > kMonteCarloMaxPaths) {
-    throw InvalidInput(fmt::format("monte carlo: at most 2^34 = {} paths per option, got {}",
-                                   kMonteCarloMaxPaths, options.paths));
-  }
+  mc::check_book_and_options(book, options);
   return options.precision == Precision::float32 ? price_in<float>(context, book, options)
                                                  : price_in<double>(context, book, options);
 }

@@ -8,16 +8,20 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "finance/cuda/monte_carlo_curand_reference.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_test_support.hpp"
 #include "gpu_test_support.hpp"
+#include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/finance/monte_carlo_variants.hpp"
 
 namespace gpukit::finance {
 namespace {
@@ -318,6 +322,92 @@ TEST(MonteCarloGpu, ManyPathsWithinFourStandardErrorsOfTheClosedForms) {
           << "row " << i << " " << r.price[i] << " +- " << r.std_error[i] << " vs " << reference;
     }
   }
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// Every registry variant that prices any book gives price_monte_carlo_book's bits on a CUDA
+// context (the launch shape never changes a bit), each result poisoned before its launch, on a
+// mixed book keyed by ids, in both precisions, plain and with both variance reductions.
+TEST(MonteCarloGpu, EveryVariantGivesTheBitsOfTheApi) {
+  GPUKIT_REQUIRE_GPU();
+  const std::vector<McRow> rows = mixed_rows();
+  McBook book(rows);
+  std::vector<std::uint64_t> streams;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    streams.push_back(monte_carlo_stream_key("trade-" + std::to_string(i)));
+  }
+  MonteCarloBookView view = book.view();
+  view.stream = streams.data();
+  cuda::Stream stream;
+  int variants_checked = 0;
+  for (const MonteCarloVariant& variant : monte_carlo_variants()) {
+    if (!variant.prices_any_book) continue;
+    ++variants_checked;
+    for (Precision precision : {Precision::float64, Precision::float32}) {
+      for (const bool reduced : {false, true}) {
+        MonteCarloOptions options;
+        options.paths = 20000 + 6;
+        options.precision = precision;
+        options.antithetic = reduced;
+        options.control_variate = reduced;
+        options.variance_reduction_factors = reduced;
+        const MonteCarloBookResult api = price_monte_carlo_book(Context::cuda(0), view, options);
+        const std::unique_ptr<MonteCarloDeviceRun> run = variant.prepare(view, options);
+        run->poison(stream.handle());
+        run->launch(stream.handle());
+        const MonteCarloBookResult r = run->result(stream.handle());
+        const std::string what = std::string(variant.info.name) +
+                                 (precision == Precision::float64 ? " double" : " float") +
+                                 (reduced ? " antithetic+control" : "");
+        ASSERT_EQ(r.price.size(), rows.size()) << what;
+        EXPECT_TRUE(same_bits(r.price, api.price)) << what;
+        EXPECT_TRUE(same_bits(r.std_error, api.std_error)) << what;
+        EXPECT_TRUE(same_bits(r.ci_low, api.ci_low)) << what;
+        EXPECT_TRUE(same_bits(r.ci_high, api.ci_high)) << what;
+        EXPECT_TRUE(same_bits(r.paths, api.paths)) << what;
+        EXPECT_TRUE(same_bits(r.vrf_antithetic, api.vrf_antithetic)) << what;
+        EXPECT_TRUE(same_bits(r.vrf_control, api.vrf_control)) << what;
+      }
+    }
+  }
+  EXPECT_EQ(variants_checked, 4);  // per-option, multi-block, staged, automatic
+}
+
+// The registry's vendor row prices its one problem within 5 standard errors of Black-Scholes and
+// refuses any other book.
+TEST(MonteCarloGpu, TheVendorVariantPricesItsProblemAndRefusesOthers) {
+  GPUKIT_REQUIRE_GPU();
+  const MonteCarloVariant& vendor = find_monte_carlo_variant("curand-philox");
+  ASSERT_TRUE(vendor.info.vendor());
+  McRow row;  // S = K = 100, T = 1, r = 5%, q = 2%, sigma = 25%
+  McBook book({row});
+  MonteCarloOptions options;
+  options.paths = gpukit::testing::quick_tests() ? 1 << 18 : 1 << 22;
+  options.precision = Precision::float32;
+  cuda::Stream stream;
+  const std::unique_ptr<MonteCarloDeviceRun> run = vendor.prepare(book.view(), options);
+  run->poison(stream.handle());
+  run->launch(stream.handle());
+  const MonteCarloBookResult r = run->result(stream.handle());
+  const double reference =
+      barrier_price_analytic(BarrierType::none, false, row.spot, row.strike, 0, row.maturity,
+                             row.rate, row.dividend, row.volatility);
+  ASSERT_EQ(r.price.size(), 1u);
+  EXPECT_GT(r.std_error[0], 0);
+  EXPECT_LE(std::abs(r.price[0] - reference), 5 * r.std_error[0])
+      << r.price[0] << " +- " << r.std_error[0] << " vs " << reference;
+
+  MonteCarloOptions in_double = options;
+  in_double.precision = Precision::float64;
+  EXPECT_THROW(vendor.prepare(book.view(), in_double), InvalidInput);
+  row.put = true;
+  const McBook puts({row});
+  EXPECT_THROW(vendor.prepare(puts.view(), options), InvalidInput);
+  const McBook two({McRow{}, McRow{}});
+  EXPECT_THROW(vendor.prepare(two.view(), options), InvalidInput);
 }
 
 TEST(MonteCarloGpu, RunToRunBitwiseIdentical) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/finance/monte_carlo_variants.hpp"
 
 namespace gpukit::finance {
 namespace {
@@ -696,6 +698,35 @@ TEST(MonteCarlo, PathsAboveTheLimitAreRefused) {
   MonteCarloOptions options;
   options.paths = kMonteCarloMaxPaths + 2;
   EXPECT_THROW(price({row}, options), InvalidInput);
+}
+
+// The registry's shape: unique names, one best variant (the default) and one vendor row, each
+// with its flops stated; empty without CUDA, where a look-up says so.
+TEST(MonteCarlo, TheVariantRegistryHasOneBestAndOneVendorRow) {
+  const std::span<const MonteCarloVariant> variants = monte_carlo_variants();
+#if GPUKIT_HAVE_CUDA
+  ASSERT_EQ(variants.size(), 5u);
+  int best = 0, vendor = 0;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const MonteCarloVariant& v = variants[i];
+    EXPECT_NE(v.prepare, nullptr) << v.info.name;
+    EXPECT_GT(v.info.traffic.flops_per_element, 0) << v.info.name;
+    EXPECT_EQ(v.info.deterministic, !v.info.vendor()) << v.info.name;
+    EXPECT_EQ(v.prices_any_book, !v.info.vendor()) << v.info.name;
+    best += v.info.role == VariantRole::best;
+    vendor += v.info.vendor();
+    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(variants[j].info.name, v.info.name);
+    EXPECT_EQ(&find_monte_carlo_variant(v.info.name), &v);
+  }
+  EXPECT_EQ(best, 1);
+  EXPECT_EQ(vendor, 1);
+  EXPECT_TRUE(variants.back().info.vendor());
+  EXPECT_EQ(default_monte_carlo_variant().info.role, VariantRole::best);
+  EXPECT_THROW(find_monte_carlo_variant("no-such-variant"), InvalidInput);
+#else
+  EXPECT_TRUE(variants.empty());
+  EXPECT_THROW(find_monte_carlo_variant("automatic"), DeviceUnavailable);
+#endif
 }
 
 TEST(MonteCarlo, DegenerateInputsGiveTheDeterministicValue) {
