@@ -660,8 +660,15 @@ TEST(MonteCarlo, AgreementCountsRowsOutsideTheBound) {
   off.price[1] += std::max(3 * ref.price_bound[1], 1e-9 * r.price[1]);  // a whole ulp or more
   off.std_error[3] -= std::max(3 * ref.std_error_bound[3], 1e-9 * r.std_error[3]);
   const MonteCarloAgreement a = monte_carlo_agreement(off, ref);
+  EXPECT_EQ(a.rows, 5);
   EXPECT_EQ(a.rows_over_bound, 2);
   EXPECT_GT(a.max_price_difference_over_bound, 1.9);
+  // The one call behind gpukit mc --check: the reference, then the agreement.
+  const MonteCarloAgreement checked = check_monte_carlo_book(book.view(), options, off);
+  EXPECT_EQ(checked.rows, 5);
+  EXPECT_EQ(checked.rows_over_bound, 2);
+  EXPECT_EQ(checked.max_abs_price_difference, a.max_abs_price_difference);
+  EXPECT_EQ(check_monte_carlo_book(book.view(), options, r).rows_over_bound, 0);
 }
 
 TEST(MonteCarlo, ReportsProgressOnOneLongRow) {
