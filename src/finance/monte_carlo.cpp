@@ -1,5 +1,6 @@
-// Monte Carlo option pricing: validation, the CPU backend (OpenMP over tiles), the CUDA dispatch,
-// the estimators and bump-and-reprice Greeks.
+// Monte Carlo option pricing: validation, each row's path parameters, the dispatch to the CPU
+// backend (cpu/monte_carlo_kernels.cpp) or the CUDA kernels (cuda/monte_carlo_kernels.cu), the
+// estimators and bump-and-reprice Greeks.
 
 #include "gpukit/finance/monte_carlo.hpp"
 
@@ -12,8 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "finance/cpu/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
-#include "finance/monte_carlo_normals.hpp"
 #include "finance/monte_carlo_statistics.hpp"
 #include "finance/monte_carlo_tiles.hpp"
 #include "gpukit/core/error.hpp"
@@ -48,50 +49,6 @@ bool is_down(BarrierType type) {
 double variance_ratio(double reference, double reduced) {
   if (reduced > 0) return reference / reduced;
   return reference > 0 ? std::numeric_limits<double>::infinity() : 1.0;
-}
-
-template <bool kAntithetic, bool kControl, class Real>
-void cpu_moments_in(const std::vector<PathParams<Real>>& params, std::int64_t samples,
-                    std::uint64_t seed, int threads, std::int64_t chunk_tiles,
-                    const WorkDone& work_done, std::vector<Moments<double>>& result) {
-  using M = Mode<kAntithetic, kControl>;
-  const auto options = static_cast<std::int64_t>(params.size());
-  const std::int64_t tiles = tiles_for(samples);
-  const std::int64_t all = options * tiles;
-  // The (option, tile) pairs in order, a chunk at a time: computed in parallel, then pushed in
-  // order into the current option's TileTree, so memory does not grow with rows or paths.
-  std::vector<Moments<double>> chunk(static_cast<std::size_t>(std::min(all, chunk_tiles)));
-  const PhiloxSchedule keys = philox_schedule(rng::philox_key(seed));
-  result.assign(static_cast<std::size_t>(options), {});
-  TileTree<M> tree;
-  for (std::int64_t first = 0; first < all; first += chunk_tiles) {
-    const std::int64_t count = std::min(chunk_tiles, all - first);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (std::int64_t j = 0; j < count; ++j) {
-      const std::int64_t t = first + j;
-      const std::int64_t option = t / tiles, tile = t % tiles;
-      Moments<Real> lanes[kLanes];
-      for (int lane = 0; lane < kLanes; ++lane) {
-        lanes[lane] = lane_moments<false, M>(params[static_cast<std::size_t>(option)], keys,
-                                             samples, tile, lane);
-      }
-      // The warp's shuffle-down tree: lane l absorbs lane l + offset.
-      for (int offset = kLanes / 2; offset > 0; offset /= 2) {
-        for (int lane = 0; lane < offset; ++lane)
-          lanes[lane] = merge<M>(lanes[lane], lanes[lane + offset]);
-      }
-      chunk[static_cast<std::size_t>(j)] = convert<double>(lanes[0]);
-    }
-    double steps_done = 0;
-    for (std::int64_t j = 0; j < count; ++j) {
-      const std::int64_t t = first + j;
-      const std::int64_t option = t / tiles;
-      tree.push(chunk[static_cast<std::size_t>(j)]);
-      if (t % tiles == tiles - 1) result[static_cast<std::size_t>(option)] = tree.finish();
-      steps_done += params[static_cast<std::size_t>(option)].steps;
-    }
-    if (work_done) work_done(steps_done * double(kMonteCarloTileSamples));
-  }
 }
 
 }  // namespace
@@ -144,26 +101,6 @@ PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
     p.continuous = monitoring == BarrierMonitoring::continuous ? 1 : 0;
   }
   return p;
-}
-
-template <class Real>
-std::vector<Moments<double>> cpu_moments(const std::vector<PathParams<Real>>& params,
-                                         std::int64_t samples, std::uint64_t seed, bool antithetic,
-                                         bool control, int threads, std::int64_t chunk_tiles,
-                                         const WorkDone& work_done) {
-  if (chunk_tiles < 1) throw InvalidInput("monte carlo: the tile chunk must be >= 1");
-  const int t = threads > 0 ? threads : Context::cpu().effective_cpu_threads();
-  std::vector<Moments<double>> result;
-  const std::int64_t c = chunk_tiles;
-  if (antithetic && control)
-    cpu_moments_in<true, true>(params, samples, seed, t, c, work_done, result);
-  if (antithetic && !control)
-    cpu_moments_in<true, false>(params, samples, seed, t, c, work_done, result);
-  if (!antithetic && control)
-    cpu_moments_in<false, true>(params, samples, seed, t, c, work_done, result);
-  if (!antithetic && !control)
-    cpu_moments_in<false, false>(params, samples, seed, t, c, work_done, result);
-  return result;
 }
 
 Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithetic, bool control) {
@@ -264,16 +201,13 @@ MonteCarloBookResult book_result(const std::vector<Estimate>& base,
   return r;
 }
 
-#define GPUKIT_MC_INSTANTIATE(Real)                                                                \
-  template OptionInputs option_inputs<Real>(const MonteCarloBookView&, std::int64_t);              \
-  template std::vector<OptionInputs> book_inputs<Real>(const MonteCarloBookView&);                 \
-  template std::vector<PathParams<Real>> book_path_params<Real>(                                   \
-      const MonteCarloBookView&, const std::vector<OptionInputs>&, const MonteCarloOptions&);      \
-  template PathParams<Real> path_params<Real>(const OptionInputs&, std::uint64_t,                  \
-                                              BarrierMonitoring);                                  \
-  template std::vector<Moments<double>> cpu_moments<Real>(const std::vector<PathParams<Real>>&,    \
-                                                          std::int64_t, std::uint64_t, bool, bool, \
-                                                          int, std::int64_t, const WorkDone&);
+#define GPUKIT_MC_INSTANTIATE(Real)                                                           \
+  template OptionInputs option_inputs<Real>(const MonteCarloBookView&, std::int64_t);         \
+  template std::vector<OptionInputs> book_inputs<Real>(const MonteCarloBookView&);            \
+  template std::vector<PathParams<Real>> book_path_params<Real>(                              \
+      const MonteCarloBookView&, const std::vector<OptionInputs>&, const MonteCarloOptions&); \
+  template PathParams<Real> path_params<Real>(const OptionInputs&, std::uint64_t,             \
+                                              BarrierMonitoring);
 GPUKIT_MC_INSTANTIATE(float)
 GPUKIT_MC_INSTANTIATE(double)
 #undef GPUKIT_MC_INSTANTIATE

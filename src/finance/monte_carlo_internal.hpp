@@ -51,15 +51,6 @@ std::vector<PathParams<Real>> book_path_params(const MonteCarloBookView& book,
 /// Told the path-steps just simulated (for progress reports); may be empty.
 using WorkDone = std::function<void(double path_steps)>;
 
-/// The merged moments of every option on the CPU (OpenMP over tiles; `threads` 0 = all), computing
-/// `chunk_tiles` tile moments at a time (the bits do not depend on it: the tests vary it).
-template <class Real>
-std::vector<Moments<double>> cpu_moments(const std::vector<PathParams<Real>>& params,
-                                         std::int64_t samples, std::uint64_t seed, bool antithetic,
-                                         bool control, int threads,
-                                         std::int64_t chunk_tiles = kMonteCarloCpuChunkTiles,
-                                         const WorkDone& work_done = {});
-
 struct Estimate {
   double price = 0, std_error = 0, vrf_antithetic = 0, vrf_control = 0;
 };

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "finance/cpu/monte_carlo_launchers.hpp"
 #include "finance/cuda/monte_carlo_curand_reference.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"

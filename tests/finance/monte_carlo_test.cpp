@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "every_backend_test_support.hpp"
+#include "finance/cpu/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_test_support.hpp"
 #include "gpukit/core/error.hpp"
