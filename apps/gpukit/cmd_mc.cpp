@@ -1,8 +1,6 @@
 // gpukit mc: price a CSV option book (European and barrier rows) by Monte Carlo, or run the
 // demo of the 2008 NVIDIA case study (slides 16-39).
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -48,7 +46,7 @@ finance::MonteCarloOptions options_of(const McArgs& args) {
   return options;
 }
 
-// --check: the independent reference (finance::monte_carlo_reference: the same estimator on the
+// --check: the independent reference (finance::check_monte_carlo_book: the same estimator on the
 // same random numbers, path by path in long double, by code that shares only Philox with the
 // pricer) and its derived bound per row, on whichever backend priced the book. The verdict comes
 // after the output is written (the pricing was paid for): price_file throws check_failed then.
@@ -57,20 +55,19 @@ std::optional<std::string> check_against_reference(const Context& context,
                                                    const finance::MonteCarloOptions& options,
                                                    const finance::MonteCarloBookResult& result,
                                                    const std::string& precision) {
-  const finance::MonteCarloReference reference =
-      finance::monte_carlo_reference(view, options, context.cpu_threads);
-  const finance::MonteCarloAgreement a = finance::monte_carlo_agreement(result, reference);
+  const finance::MonteCarloAgreement a =
+      finance::check_monte_carlo_book(view, options, result, context.cpu_threads);
   fmt::print(stderr,
              "gpukit: mc: check: {} {} vs an independent long-double reference on the same "
              "random numbers ({} options): max abs price difference {:E} ({:.3E} standard errors, "
              "{:.3f} of the derived bound)\n",
-             context.describe(), precision, reference.price.size(), a.max_abs_price_difference,
+             context.describe(), precision, a.rows, a.max_abs_price_difference,
              a.max_price_difference_in_std_errors, a.max_price_difference_over_bound);
   if (a.rows_over_bound == 0) return std::nullopt;
   return fmt::format(
       "mc --check: {} of {} rows differ from the independent reference by more than the bound "
       "derived from the precision (price or standard error); the output was written",
-      a.rows_over_bound, reference.price.size());
+      a.rows_over_bound, a.rows);
 }
 
 // A long run, watched (stderr is a terminal), reports its progress (a line per 5%, one huge row
@@ -147,25 +144,18 @@ void run_demo(const McArgs& args, const Context& context, bool paths_given) {
              demo.paths, demo.options, args.precision);
   fmt::print("Device: {}\n", demo.device);
   fmt::print("Pricing time {:.3f} ms ({:.3f} G paths/s, host to host)\n\n", demo.seconds * 1e3,
-             double(demo.paths) * double(demo.options) / demo.seconds * 1e-9);
-  double worst_abs = 0, worst_rel = 0, worst_se = 0;
-  std::int64_t inside = 0;
-  for (std::size_t i = 0; i < demo.mc.size(); ++i) {
-    const double abs = std::abs(demo.mc[i] - demo.black_scholes[i]);
-    const double rel = abs / std::abs(demo.black_scholes[i]);
-    if (i < 8) {
-      fmt::print("MC: {:.6f}; BS: {:.6f}\nAbs: {:e}; Rel: {:e}; std_error: {:e}\n\n", demo.mc[i],
-                 demo.black_scholes[i], abs, rel, demo.std_error[i]);
-    }
-    worst_abs = std::max(worst_abs, abs), worst_rel = std::max(worst_rel, rel);
-    if (demo.std_error[i] > 0) worst_se = std::max(worst_se, abs / demo.std_error[i]);
-    if (abs <= 1.96 * demo.std_error[i]) ++inside;
+             demo.paths_per_second() * 1e-9);
+  for (std::size_t i = 0; i < demo.mc.size() && i < 8; ++i) {
+    fmt::print("MC: {:.6f}; BS: {:.6f}\nAbs: {:e}; Rel: {:e}; std_error: {:e}\n\n", demo.mc[i],
+               demo.black_scholes[i], demo.abs_difference[i], demo.rel_difference[i],
+               demo.std_error[i]);
   }
   fmt::print(
       "All {} options: max Abs {:e}, max Rel {:e}, max |MC - BS| / std_error {:.2f}; {} of {} "
       "({:.1f}%) inside the 95% interval\n",
-      demo.options, worst_abs, worst_rel, worst_se, inside, demo.options,
-      demo.options > 0 ? 100.0 * double(inside) / double(demo.options) : 0.0);
+      demo.options, demo.max_abs_difference, demo.max_rel_difference,
+      demo.max_difference_in_std_errors, demo.inside_95_interval, demo.options,
+      demo.percent_inside_95_interval());
 }
 
 // The help screen's footer: what the book holds and what comes out.

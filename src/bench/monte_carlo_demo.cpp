@@ -1,6 +1,8 @@
 #include "gpukit/bench/monte_carlo_demo.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "gpukit/finance/monte_carlo.hpp"
 
@@ -62,6 +64,19 @@ MonteCarloDemo run_monte_carlo_demo(const Context& context, std::int64_t options
   demo.black_scholes = finance::price_european_book(Context::cpu(context.cpu_threads), bs_view,
                                                     finance::Precision::float64, false)
                            .price;
+  demo.abs_difference.resize(n), demo.rel_difference.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double abs = std::abs(demo.mc[i] - demo.black_scholes[i]);
+    const double rel = abs / std::abs(demo.black_scholes[i]);
+    demo.abs_difference[i] = abs, demo.rel_difference[i] = rel;
+    demo.max_abs_difference = std::max(demo.max_abs_difference, abs);
+    demo.max_rel_difference = std::max(demo.max_rel_difference, rel);
+    if (demo.std_error[i] > 0) {
+      demo.max_difference_in_std_errors =
+          std::max(demo.max_difference_in_std_errors, abs / demo.std_error[i]);
+    }
+    if (abs <= 1.96 * demo.std_error[i]) ++demo.inside_95_interval;
+  }
   return demo;
 }
 

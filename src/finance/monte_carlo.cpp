@@ -1,5 +1,6 @@
-// Monte Carlo option pricing: validation, the CPU backend (OpenMP over tiles), the CUDA dispatch,
-// the estimators and bump-and-reprice Greeks.
+// Monte Carlo option pricing: validation, each row's path parameters, the dispatch to the CPU
+// backend (cpu/monte_carlo_kernels.cpp) or the CUDA kernels (cuda/monte_carlo_kernels.cu), the
+// estimators and bump-and-reprice Greeks.
 
 #include "gpukit/finance/monte_carlo.hpp"
 
@@ -12,8 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "finance/cpu/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
-#include "finance/monte_carlo_normals.hpp"
 #include "finance/monte_carlo_statistics.hpp"
 #include "finance/monte_carlo_tiles.hpp"
 #include "gpukit/core/error.hpp"
@@ -48,50 +49,6 @@ bool is_down(BarrierType type) {
 double variance_ratio(double reference, double reduced) {
   if (reduced > 0) return reference / reduced;
   return reference > 0 ? std::numeric_limits<double>::infinity() : 1.0;
-}
-
-template <bool kAntithetic, bool kControl, class Real>
-void cpu_moments_in(const std::vector<PathParams<Real>>& params, std::int64_t samples,
-                    std::uint64_t seed, int threads, std::int64_t chunk_tiles,
-                    const WorkDone& work_done, std::vector<Moments<double>>& result) {
-  using M = Mode<kAntithetic, kControl>;
-  const auto options = static_cast<std::int64_t>(params.size());
-  const std::int64_t tiles = tiles_for(samples);
-  const std::int64_t all = options * tiles;
-  // The (option, tile) pairs in order, a chunk at a time: computed in parallel, then pushed in
-  // order into the current option's TileTree, so memory does not grow with rows or paths.
-  std::vector<Moments<double>> chunk(static_cast<std::size_t>(std::min(all, chunk_tiles)));
-  const PhiloxSchedule keys = philox_schedule(rng::philox_key(seed));
-  result.assign(static_cast<std::size_t>(options), {});
-  TileTree<M> tree;
-  for (std::int64_t first = 0; first < all; first += chunk_tiles) {
-    const std::int64_t count = std::min(chunk_tiles, all - first);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (std::int64_t j = 0; j < count; ++j) {
-      const std::int64_t t = first + j;
-      const std::int64_t option = t / tiles, tile = t % tiles;
-      Moments<Real> lanes[kLanes];
-      for (int lane = 0; lane < kLanes; ++lane) {
-        lanes[lane] = lane_moments<false, M>(params[static_cast<std::size_t>(option)], keys,
-                                             samples, tile, lane);
-      }
-      // The warp's shuffle-down tree: lane l absorbs lane l + offset.
-      for (int offset = kLanes / 2; offset > 0; offset /= 2) {
-        for (int lane = 0; lane < offset; ++lane)
-          lanes[lane] = merge<M>(lanes[lane], lanes[lane + offset]);
-      }
-      chunk[static_cast<std::size_t>(j)] = convert<double>(lanes[0]);
-    }
-    double steps_done = 0;
-    for (std::int64_t j = 0; j < count; ++j) {
-      const std::int64_t t = first + j;
-      const std::int64_t option = t / tiles;
-      tree.push(chunk[static_cast<std::size_t>(j)]);
-      if (t % tiles == tiles - 1) result[static_cast<std::size_t>(option)] = tree.finish();
-      steps_done += params[static_cast<std::size_t>(option)].steps;
-    }
-    if (work_done) work_done(steps_done * double(kMonteCarloTileSamples));
-  }
 }
 
 }  // namespace
@@ -146,26 +103,6 @@ PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
   return p;
 }
 
-template <class Real>
-std::vector<Moments<double>> cpu_moments(const std::vector<PathParams<Real>>& params,
-                                         std::int64_t samples, std::uint64_t seed, bool antithetic,
-                                         bool control, int threads, std::int64_t chunk_tiles,
-                                         const WorkDone& work_done) {
-  if (chunk_tiles < 1) throw InvalidInput("monte carlo: the tile chunk must be >= 1");
-  const int t = threads > 0 ? threads : Context::cpu().effective_cpu_threads();
-  std::vector<Moments<double>> result;
-  const std::int64_t c = chunk_tiles;
-  if (antithetic && control)
-    cpu_moments_in<true, true>(params, samples, seed, t, c, work_done, result);
-  if (antithetic && !control)
-    cpu_moments_in<true, false>(params, samples, seed, t, c, work_done, result);
-  if (!antithetic && control)
-    cpu_moments_in<false, true>(params, samples, seed, t, c, work_done, result);
-  if (!antithetic && !control)
-    cpu_moments_in<false, false>(params, samples, seed, t, c, work_done, result);
-  return result;
-}
-
 Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithetic, bool control) {
   const double n = m.count;
   const double scale = in.spot * std::exp(-in.rate * in.maturity);  // spot units, discounted
@@ -195,13 +132,82 @@ Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithe
   return e;
 }
 
-#define GPUKIT_MC_INSTANTIATE(Real)                                                                \
-  template OptionInputs option_inputs<Real>(const MonteCarloBookView&, std::int64_t);              \
-  template PathParams<Real> path_params<Real>(const OptionInputs&, std::uint64_t,                  \
-                                              BarrierMonitoring);                                  \
-  template std::vector<Moments<double>> cpu_moments<Real>(const std::vector<PathParams<Real>>&,    \
-                                                          std::int64_t, std::uint64_t, bool, bool, \
-                                                          int, std::int64_t, const WorkDone&);
+void check_book_and_options(const MonteCarloBookView& book, const MonteCarloOptions& options) {
+  if (book.count < 0) throw InvalidInput("monte carlo: negative option count");
+  if (book.stream == nullptr &&
+      book.count > std::int64_t{0xFFFFFFFF} - options.first_option_index) {
+    throw InvalidInput(
+        "monte carlo: at most 2^32 - 1 options per book, first_option_index included (the Philox "
+        "option index; 0xFFFFFFFF is reserved)");
+  }
+  if (options.paths < 2) {
+    throw InvalidInput(fmt::format("monte carlo: paths must be >= 2, got {}", options.paths));
+  }
+  if (options.antithetic && options.paths % 2 != 0) {
+    throw InvalidInput(fmt::format(
+        "monte carlo: paths must be even with antithetic variates (pairs), got {}", options.paths));
+  }
+  if (options.paths > kMonteCarloMaxPaths) {
+    throw InvalidInput(fmt::format("monte carlo: at most 2^34 = {} paths per option, got {}",
+                                   kMonteCarloMaxPaths, options.paths));
+  }
+}
+
+template <class Real>
+std::vector<OptionInputs> book_inputs(const MonteCarloBookView& book) {
+  std::vector<OptionInputs> inputs(static_cast<std::size_t>(book.count));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i] = option_inputs<Real>(book, std::int64_t(i));
+  }
+  return inputs;
+}
+
+template <class Real>
+std::vector<PathParams<Real>> book_path_params(const MonteCarloBookView& book,
+                                               const std::vector<OptionInputs>& rows,
+                                               const MonteCarloOptions& options) {
+  std::vector<PathParams<Real>> params(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::uint64_t stream =
+        book.stream != nullptr ? book.stream[i] : std::uint64_t{options.first_option_index} + i;
+    params[i] = path_params<Real>(rows[i], stream, options.monitoring);
+  }
+  return params;
+}
+
+MonteCarloBookResult book_result(const std::vector<Estimate>& base,
+                                 const MonteCarloOptions& options) {
+  const std::size_t n = base.size();
+  const std::int64_t samples = samples_per_option(options);
+  MonteCarloBookResult r;
+  r.price.resize(n), r.std_error.resize(n), r.ci_low.resize(n), r.ci_high.resize(n);
+  r.paths.assign(n, static_cast<double>(options.antithetic ? 2 * samples : samples));
+  for (std::size_t i = 0; i < n; ++i) {
+    r.price[i] = base[i].price;
+    r.std_error[i] = base[i].std_error;
+    r.ci_low[i] = base[i].price - 1.96 * base[i].std_error;
+    r.ci_high[i] = base[i].price + 1.96 * base[i].std_error;
+  }
+  if (options.variance_reduction_factors) {
+    if (options.antithetic) {
+      r.vrf_antithetic.resize(n);
+      for (std::size_t i = 0; i < n; ++i) r.vrf_antithetic[i] = base[i].vrf_antithetic;
+    }
+    if (options.control_variate) {
+      r.vrf_control.resize(n);
+      for (std::size_t i = 0; i < n; ++i) r.vrf_control[i] = base[i].vrf_control;
+    }
+  }
+  return r;
+}
+
+#define GPUKIT_MC_INSTANTIATE(Real)                                                           \
+  template OptionInputs option_inputs<Real>(const MonteCarloBookView&, std::int64_t);         \
+  template std::vector<OptionInputs> book_inputs<Real>(const MonteCarloBookView&);            \
+  template std::vector<PathParams<Real>> book_path_params<Real>(                              \
+      const MonteCarloBookView&, const std::vector<OptionInputs>&, const MonteCarloOptions&); \
+  template PathParams<Real> path_params<Real>(const OptionInputs&, std::uint64_t,             \
+                                              BarrierMonitoring);
 GPUKIT_MC_INSTANTIATE(float)
 GPUKIT_MC_INSTANTIATE(double)
 #undef GPUKIT_MC_INSTANTIATE
@@ -288,9 +294,8 @@ template <class Real>
 MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& book,
                               const MonteCarloOptions& options) {
   const auto n = static_cast<std::size_t>(book.count);
-  const std::int64_t samples = options.antithetic ? options.paths / 2 : options.paths;
-  std::vector<OptionInputs> inputs(n);
-  for (std::size_t i = 0; i < n; ++i) inputs[i] = mc::option_inputs<Real>(book, std::int64_t(i));
+  const std::int64_t samples = mc::samples_per_option(options);
+  const std::vector<OptionInputs> inputs = mc::book_inputs<Real>(book);
 
   // Progress in path-steps, the tiles' padding included (what the backends report).
   double work_total = 0, work_so_far = 0;
@@ -307,12 +312,8 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
   }
 
   auto price_scenario = [&](const std::vector<OptionInputs>& scenario) {
-    std::vector<PathParams<Real>> params(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint64_t stream =
-          book.stream != nullptr ? book.stream[i] : std::uint64_t{options.first_option_index} + i;
-      params[i] = mc::path_params<Real>(scenario[i], stream, options.monitoring);
-    }
+    const std::vector<PathParams<Real>> params =
+        mc::book_path_params<Real>(book, scenario, options);
     const std::vector<Moments<double>> moments =
         moments_on(context, params, samples, options, work_done);
     std::vector<mc::Estimate> estimates(n);
@@ -323,26 +324,7 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
     return estimates;
   };
 
-  const std::vector<mc::Estimate> base = price_scenario(inputs);
-  MonteCarloBookResult r;
-  r.price.resize(n), r.std_error.resize(n), r.ci_low.resize(n), r.ci_high.resize(n);
-  r.paths.assign(n, static_cast<double>(options.antithetic ? 2 * samples : samples));
-  for (std::size_t i = 0; i < n; ++i) {
-    r.price[i] = base[i].price;
-    r.std_error[i] = base[i].std_error;
-    r.ci_low[i] = base[i].price - 1.96 * base[i].std_error;
-    r.ci_high[i] = base[i].price + 1.96 * base[i].std_error;
-  }
-  if (options.variance_reduction_factors) {
-    if (options.antithetic) {
-      r.vrf_antithetic.resize(n);
-      for (std::size_t i = 0; i < n; ++i) r.vrf_antithetic[i] = base[i].vrf_antithetic;
-    }
-    if (options.control_variate) {
-      r.vrf_control.resize(n);
-      for (std::size_t i = 0; i < n; ++i) r.vrf_control[i] = base[i].vrf_control;
-    }
-  }
+  MonteCarloBookResult r = mc::book_result(price_scenario(inputs), options);
   if (options.greeks) {
     // Central differences with common random numbers: each bumped book reuses option i's Philox
     // numbers, so the difference of two prices carries little of their sampling noise.
@@ -412,24 +394,7 @@ double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOp
 
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options) {
-  if (book.count < 0) throw InvalidInput("monte carlo: negative option count");
-  if (book.stream == nullptr &&
-      book.count > std::int64_t{0xFFFFFFFF} - options.first_option_index) {
-    throw InvalidInput(
-        "monte carlo: at most 2^32 - 1 options per book, first_option_index included (the Philox "
-        "option index; 0xFFFFFFFF is reserved)");
-  }
-  if (options.paths < 2) {
-    throw InvalidInput(fmt::format("monte carlo: paths must be >= 2, got {}", options.paths));
-  }
-  if (options.antithetic && options.paths % 2 != 0) {
-    throw InvalidInput(fmt::format(
-        "monte carlo: paths must be even with antithetic variates (pairs), got {}", options.paths));
-  }
-  if (options.paths > kMonteCarloMaxPaths) {
-    throw InvalidInput(fmt::format("monte carlo: at most 2^34 = {} paths per option, got {}",
-                                   kMonteCarloMaxPaths, options.paths));
-  }
+  mc::check_book_and_options(book, options);
   return options.precision == Precision::float32 ? price_in<float>(context, book, options)
                                                  : price_in<double>(context, book, options);
 }

@@ -20,6 +20,14 @@ struct OptionInputs {
   std::uint32_t steps = 1;
 };
 
+/// Throws InvalidInput for a book or options price_monte_carlo_book refuses (its contract).
+void check_book_and_options(const MonteCarloBookView& book, const MonteCarloOptions& options);
+
+/// Samples per option: the paths, or the antithetic pairs.
+inline std::int64_t samples_per_option(const MonteCarloOptions& options) {
+  return options.antithetic ? options.paths / 2 : options.paths;
+}
+
 /// Reads and validates row `i` (InvalidInput for a bad barrier or step count).
 template <class Real>
 OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i);
@@ -29,17 +37,19 @@ template <class Real>
 PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
                              BarrierMonitoring monitoring);
 
+/// Every row of `book` (option_inputs).
+template <class Real>
+std::vector<OptionInputs> book_inputs(const MonteCarloBookView& book);
+
+/// The path parameters of `rows` (the book's rows, or a bumped copy of them), each on its row's
+/// stream key: book.stream[i], or options.first_option_index + i.
+template <class Real>
+std::vector<PathParams<Real>> book_path_params(const MonteCarloBookView& book,
+                                               const std::vector<OptionInputs>& rows,
+                                               const MonteCarloOptions& options);
+
 /// Told the path-steps just simulated (for progress reports); may be empty.
 using WorkDone = std::function<void(double path_steps)>;
-
-/// The merged moments of every option on the CPU (OpenMP over tiles; `threads` 0 = all), computing
-/// `chunk_tiles` tile moments at a time (the bits do not depend on it: the tests vary it).
-template <class Real>
-std::vector<Moments<double>> cpu_moments(const std::vector<PathParams<Real>>& params,
-                                         std::int64_t samples, std::uint64_t seed, bool antithetic,
-                                         bool control, int threads,
-                                         std::int64_t chunk_tiles = kMonteCarloCpuChunkTiles,
-                                         const WorkDone& work_done = {});
 
 struct Estimate {
   double price = 0, std_error = 0, vrf_antithetic = 0, vrf_control = 0;
@@ -47,5 +57,14 @@ struct Estimate {
 
 /// Price and standard error from an option's moments (x in units of the spot, undiscounted).
 Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithetic, bool control);
+
+}  // namespace gpukit::finance::mc
+
+namespace gpukit::finance::mc {
+
+/// The result of a book (price, standard error, interval, paths, and the variance reduction
+/// factors options asks for) from each row's estimate; Greeks are the caller's.
+MonteCarloBookResult book_result(const std::vector<Estimate>& estimates,
+                                 const MonteCarloOptions& options);
 
 }  // namespace gpukit::finance::mc

@@ -409,6 +409,7 @@ MonteCarloAgreement monte_carlo_agreement(const MonteCarloBookResult& result,
     throw InvalidInput("monte carlo agreement: the result and the reference differ in rows");
   }
   MonteCarloAgreement a;
+  a.rows = static_cast<std::int64_t>(reference.price.size());
   for (std::size_t i = 0; i < reference.price.size(); ++i) {
     const double price_gap = std::fabs(result.price[i] - reference.price[i]);
     const double error_gap = std::fabs(result.std_error[i] - reference.std_error[i]);
@@ -427,6 +428,12 @@ MonteCarloAgreement monte_carlo_agreement(const MonteCarloBookResult& result,
     }
   }
   return a;
+}
+
+MonteCarloAgreement check_monte_carlo_book(const MonteCarloBookView& book,
+                                           const MonteCarloOptions& options,
+                                           const MonteCarloBookResult& result, int threads) {
+  return monte_carlo_agreement(result, monte_carlo_reference(book, options, threads));
 }
 
 }  // namespace gpukit::finance

@@ -1,6 +1,7 @@
-// Monte Carlo on the GPU: the same random numbers as the CPU (prices equal within a stated
-// rounding bound), the same bits for every launch shape, block size and grid size, and prices
-// within 4 standard errors of the closed forms at large path counts.
+// Monte Carlo on the GPU alone (the scenarios of both backends are in monte_carlo_test.cpp): the
+// same random numbers as the CPU (prices equal within a stated rounding bound), the same bits for
+// every launch shape, block size and grid size and for every registry variant, the vendor
+// reference, and prices within 4 standard errors of the closed forms at large path counts.
 
 #include <gtest/gtest.h>
 
@@ -8,16 +9,21 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "finance/cpu/monte_carlo_launchers.hpp"
 #include "finance/cuda/monte_carlo_curand_reference.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_test_support.hpp"
 #include "gpu_test_support.hpp"
+#include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/finance/monte_carlo_variants.hpp"
 
 namespace gpukit::finance {
 namespace {
@@ -25,16 +31,8 @@ namespace {
 using testing::barrier_rows;
 using testing::McBook;
 using testing::McRow;
+using testing::mixed_rows;
 using testing::random_european_rows;
-
-std::vector<McRow> mixed_rows() {
-  std::vector<McRow> rows = random_european_rows(40, 5);
-  for (const McRow& r : barrier_rows(13)) rows.push_back(r);
-  McRow breached;
-  breached.type = BarrierType::down_in, breached.barrier = 100, breached.steps = 3;
-  rows.push_back(breached);
-  return rows;
-}
 
 // CPU vs GPU on the same numbers. Double: the paths differ only by the last bits of exp, log,
 // sin and cos, so prices agree to about 1e-13 relative (bound 1e-10 of price + 1e-12). Float: the
@@ -79,40 +77,6 @@ TEST(MonteCarloGpu, SameRandomNumbersAsTheCpu) {
             monitoring == BarrierMonitoring::discrete ? "discrete" : "continuous",
             int(options.antithetic), int(options.control_variate), worst_relative, worst_in_se);
       }
-    }
-  }
-}
-
-// The GPU against the independent long-double reference (what gpukit mc --check runs), with
-// stream keys that use all 64 bits (ids): within the reference's derived bound for every row, in
-// double and in float (whose bound models the GPU's approximations).
-TEST(MonteCarloGpu, AgreesWithTheIndependentReferenceWithinItsBound) {
-  GPUKIT_REQUIRE_GPU();
-  const std::vector<McRow> rows = mixed_rows();
-  const McBook book(rows);
-  std::vector<std::uint64_t> streams;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    streams.push_back(monte_carlo_stream_key("trade-" + std::to_string(i)));
-  }
-  for (Precision precision : {Precision::float64, Precision::float32}) {
-    for (int mode = 0; mode < 4; ++mode) {
-      MonteCarloOptions options;
-      options.paths = 8192 + 6;
-      options.precision = precision;
-      options.monitoring = mode % 2 ? BarrierMonitoring::continuous : BarrierMonitoring::discrete;
-      options.antithetic = mode >= 2;
-      options.control_variate = mode == 1 || mode == 3;
-      MonteCarloBookView view = book.view();
-      view.stream = streams.data();
-      const MonteCarloBookResult gpu = price_monte_carlo_book(Context::cuda(0), view, options);
-      const MonteCarloReference reference = monte_carlo_reference(view, options);
-      const MonteCarloAgreement a = monte_carlo_agreement(gpu, reference);
-      EXPECT_EQ(a.rows_over_bound, 0) << "precision " << int(precision) << " mode " << mode
-                                      << " max over bound " << a.max_price_difference_over_bound;
-      std::printf("gpu-vs-reference %s mode %d: max |gpu-ref| %.3e, %.3e SE, %.3f of the bound\n",
-                  precision == Precision::float64 ? "double" : "float", mode,
-                  a.max_abs_price_difference, a.max_price_difference_in_std_errors,
-                  a.max_price_difference_over_bound);
     }
   }
 }
@@ -320,15 +284,90 @@ TEST(MonteCarloGpu, ManyPathsWithinFourStandardErrorsOfTheClosedForms) {
   }
 }
 
-TEST(MonteCarloGpu, RunToRunBitwiseIdentical) {
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// Every registry variant that prices any book gives price_monte_carlo_book's bits on a CUDA
+// context (the launch shape never changes a bit), each result poisoned before its launch, on a
+// mixed book keyed by ids, in both precisions, plain and with both variance reductions.
+TEST(MonteCarloGpu, EveryVariantGivesTheBitsOfTheApi) {
   GPUKIT_REQUIRE_GPU();
-  const McBook book(mixed_rows());
+  const std::vector<McRow> rows = mixed_rows();
+  McBook book(rows);
+  std::vector<std::uint64_t> streams;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    streams.push_back(monte_carlo_stream_key("trade-" + std::to_string(i)));
+  }
+  MonteCarloBookView view = book.view();
+  view.stream = streams.data();
+  cuda::Stream stream;
+  int variants_checked = 0;
+  for (const MonteCarloVariant& variant : monte_carlo_variants()) {
+    if (!variant.prices_any_book) continue;
+    ++variants_checked;
+    for (Precision precision : {Precision::float64, Precision::float32}) {
+      for (const bool reduced : {false, true}) {
+        MonteCarloOptions options;
+        options.paths = 20000 + 6;
+        options.precision = precision;
+        options.antithetic = reduced;
+        options.control_variate = reduced;
+        options.variance_reduction_factors = reduced;
+        const MonteCarloBookResult api = price_monte_carlo_book(Context::cuda(0), view, options);
+        const std::unique_ptr<MonteCarloDeviceRun> run = variant.prepare(view, options);
+        run->poison(stream.handle());
+        run->launch(stream.handle());
+        const MonteCarloBookResult r = run->result(stream.handle());
+        const std::string what = std::string(variant.info.name) +
+                                 (precision == Precision::float64 ? " double" : " float") +
+                                 (reduced ? " antithetic+control" : "");
+        ASSERT_EQ(r.price.size(), rows.size()) << what;
+        EXPECT_TRUE(same_bits(r.price, api.price)) << what;
+        EXPECT_TRUE(same_bits(r.std_error, api.std_error)) << what;
+        EXPECT_TRUE(same_bits(r.ci_low, api.ci_low)) << what;
+        EXPECT_TRUE(same_bits(r.ci_high, api.ci_high)) << what;
+        EXPECT_TRUE(same_bits(r.paths, api.paths)) << what;
+        EXPECT_TRUE(same_bits(r.vrf_antithetic, api.vrf_antithetic)) << what;
+        EXPECT_TRUE(same_bits(r.vrf_control, api.vrf_control)) << what;
+      }
+    }
+  }
+  EXPECT_EQ(variants_checked, 4);  // per-option, multi-block, staged, automatic
+}
+
+// The registry's vendor row prices its one problem within 5 standard errors of Black-Scholes and
+// refuses any other book.
+TEST(MonteCarloGpu, TheVendorVariantPricesItsProblemAndRefusesOthers) {
+  GPUKIT_REQUIRE_GPU();
+  const MonteCarloVariant& vendor = find_monte_carlo_variant("curand-philox");
+  ASSERT_TRUE(vendor.info.vendor());
+  McRow row;  // S = K = 100, T = 1, r = 5%, q = 2%, sigma = 25%
+  McBook book({row});
   MonteCarloOptions options;
-  options.paths = 300000;
+  options.paths = gpukit::testing::quick_tests() ? 1 << 18 : 1 << 22;
   options.precision = Precision::float32;
-  const MonteCarloBookResult a = price_monte_carlo_book(Context::cuda(0), book.view(), options);
-  const MonteCarloBookResult b = price_monte_carlo_book(Context::cuda(0), book.view(), options);
-  EXPECT_EQ(std::memcmp(a.price.data(), b.price.data(), a.price.size() * sizeof(double)), 0);
+  cuda::Stream stream;
+  const std::unique_ptr<MonteCarloDeviceRun> run = vendor.prepare(book.view(), options);
+  run->poison(stream.handle());
+  run->launch(stream.handle());
+  const MonteCarloBookResult r = run->result(stream.handle());
+  const double reference =
+      barrier_price_analytic(BarrierType::none, false, row.spot, row.strike, 0, row.maturity,
+                             row.rate, row.dividend, row.volatility);
+  ASSERT_EQ(r.price.size(), 1u);
+  EXPECT_GT(r.std_error[0], 0);
+  EXPECT_LE(std::abs(r.price[0] - reference), 5 * r.std_error[0])
+      << r.price[0] << " +- " << r.std_error[0] << " vs " << reference;
+
+  MonteCarloOptions in_double = options;
+  in_double.precision = Precision::float64;
+  EXPECT_THROW(vendor.prepare(book.view(), in_double), InvalidInput);
+  row.put = true;
+  const McBook puts({row});
+  EXPECT_THROW(vendor.prepare(puts.view(), options), InvalidInput);
+  const McBook two({McRow{}, McRow{}});
+  EXPECT_THROW(vendor.prepare(two.view(), options), InvalidInput);
 }
 
 }  // namespace

@@ -1,20 +1,28 @@
-// Monte Carlo pricing on the CPU: against the closed forms (Black-Scholes, Reiner-Rubinstein,
-// Broadie-Glasserman-Kou), in-out parity, 1/sqrt(N) error, determinism, variance reduction,
-// Greeks, breached barriers and input validation.
+// Monte Carlo pricing, each scenario written once and run on the CPU and on CUDA (`Cpu/` and
+// `Cuda/` instances of MonteCarloTest): against the closed forms (Black-Scholes,
+// Reiner-Rubinstein, Broadie-Glasserman-Kou) and the independent reference, in-out parity,
+// 1/sqrt(N) error, determinism, variance reduction, Greeks, breached barriers and input
+// validation. Plain tests: what has no backend (stream keys, the analytic formulas, the
+// registry's shape) and what is the CPU's alone (its recorded bits, its tile chunks).
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "every_backend_test_support.hpp"
+#include "finance/cpu/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_test_support.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/finance/monte_carlo_variants.hpp"
 
 namespace gpukit::finance {
 namespace {
@@ -24,11 +32,16 @@ using testing::McBook;
 using testing::McRow;
 using testing::random_european_rows;
 
-MonteCarloBookResult price(const std::vector<McRow>& rows, MonteCarloOptions options,
-                           int threads = 0) {
-  const McBook book(rows);
-  return price_monte_carlo_book(Context::cpu(threads), book.view(), options);
-}
+// Scenarios written once, run on the CPU and on CUDA (the `Cuda/` instances skip without a GPU);
+// price() prices on the scenario's backend.
+class MonteCarloTest : public gpukit::testing::EveryBackendTest {
+ protected:
+  MonteCarloBookResult price(const std::vector<McRow>& rows, const MonteCarloOptions& options,
+                             int threads = 0) const {
+    const McBook book(rows);
+    return price_monte_carlo_book(context(threads), book.view(), options);
+  }
+};
 
 double analytic(const McRow& r, double barrier) {
   return barrier_price_analytic(r.type, r.put, r.spot, r.strike, barrier, r.maturity, r.rate,
@@ -39,7 +52,7 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
-TEST(MonteCarlo, EuropeanBookWithinFourStandardErrorsOfBlackScholes) {
+TEST_P(MonteCarloTest, EuropeanBookWithinFourStandardErrorsOfBlackScholes) {
   for (Precision precision : {Precision::float64, Precision::float32}) {
     const std::vector<McRow> rows =
         random_european_rows(precision == Precision::float64 ? 300 : 100, 7);
@@ -47,7 +60,7 @@ TEST(MonteCarlo, EuropeanBookWithinFourStandardErrorsOfBlackScholes) {
     MonteCarloOptions options;
     options.paths = 4000;  // not a multiple of the tile or quad
     options.precision = precision;
-    const MonteCarloBookResult mc = price_monte_carlo_book(Context::cpu(), book.view(), options);
+    const MonteCarloBookResult mc = price_monte_carlo_book(context(), book.view(), options);
     const MonteCarloBookView v = book.view();
     const EuropeanBookView bs_view{v.count,    v.is_put, v.spot,       v.strike,
                                    v.maturity, v.rate,   v.volatility, v.dividend};
@@ -65,7 +78,7 @@ TEST(MonteCarlo, EuropeanBookWithinFourStandardErrorsOfBlackScholes) {
   }
 }
 
-TEST(MonteCarlo, ContinuousBarrierWithinFourStandardErrorsOfTheAnalyticPrice) {
+TEST_P(MonteCarloTest, ContinuousBarrierWithinFourStandardErrorsOfTheAnalyticPrice) {
   // The bridge probability is exact for GBM between dates, so any step count is unbiased.
   const std::vector<McRow> rows = barrier_rows(8);
   MonteCarloOptions options;
@@ -80,7 +93,7 @@ TEST(MonteCarlo, ContinuousBarrierWithinFourStandardErrorsOfTheAnalyticPrice) {
   }
 }
 
-TEST(MonteCarlo, DiscreteBarrierWithinFourStandardErrorsOfTheShiftedAnalyticPrice) {
+TEST_P(MonteCarloTest, DiscreteBarrierWithinFourStandardErrorsOfTheShiftedAnalyticPrice) {
   const std::vector<McRow> rows = barrier_rows(50);
   MonteCarloOptions options;
   options.paths = 1 << 14;
@@ -106,7 +119,7 @@ TEST(MonteCarlo, DiscreteBarrierWithinFourStandardErrorsOfTheShiftedAnalyticPric
   }
 }
 
-TEST(MonteCarlo, KnockInPlusKnockOutIsTheVanillaForTheSameNumbers) {
+TEST_P(MonteCarloTest, KnockInPlusKnockOutIsTheVanillaForTheSameNumbers) {
   for (BarrierMonitoring monitoring :
        {BarrierMonitoring::discrete, BarrierMonitoring::continuous}) {
     for (bool down : {true, false}) {
@@ -130,7 +143,7 @@ TEST(MonteCarlo, KnockInPlusKnockOutIsTheVanillaForTheSameNumbers) {
   }
 }
 
-TEST(MonteCarlo, StandardErrorShrinksAsOneOverTheSquareRootOfPaths) {
+TEST_P(MonteCarloTest, StandardErrorShrinksAsOneOverTheSquareRootOfPaths) {
   McRow row;
   row.type = BarrierType::down_out, row.barrier = 90, row.steps = 16;
   MonteCarloOptions options;
@@ -141,7 +154,7 @@ TEST(MonteCarlo, StandardErrorShrinksAsOneOverTheSquareRootOfPaths) {
   EXPECT_NEAR(small / large, 4.0, 0.2);
 }
 
-TEST(MonteCarlo, BitwiseIdenticalAcrossThreadCountsAndRuns) {
+TEST_P(MonteCarloTest, BitwiseIdenticalAcrossThreadCountsAndRuns) {
   std::vector<McRow> rows = barrier_rows(7);
   for (const McRow& r : random_european_rows(5, 3)) rows.push_back(r);
   MonteCarloOptions options;
@@ -157,16 +170,23 @@ TEST(MonteCarlo, BitwiseIdenticalAcrossThreadCountsAndRuns) {
   }
   options.seed = 2009;
   EXPECT_FALSE(same_bits(one.price, price(rows, options, 2).price)) << "the seed must matter";
+  // Run to run in float, a book of every path kind: the same bits (300000 paths on CUDA, fewer on
+  // the CPU to keep the test short).
+  MonteCarloOptions in_float;
+  in_float.paths = GetParam() == Backend::cuda ? 300000 : 20000;
+  in_float.precision = Precision::float32;
+  const std::vector<McRow> mixed = testing::mixed_rows();
+  EXPECT_TRUE(same_bits(price(mixed, in_float).price, price(mixed, in_float).price));
 }
 
-TEST(MonteCarlo, ABookPricedInPartsGivesTheBitsOfTheWhole) {
+TEST_P(MonteCarloTest, ABookPricedInPartsGivesTheBitsOfTheWhole) {
   std::vector<McRow> rows = random_european_rows(4, 21);
   for (const McRow& r : barrier_rows(5)) rows.push_back(r);
   const McBook book(rows);
   MonteCarloOptions options;
   options.paths = 3000;
   options.greeks = true;
-  const MonteCarloBookResult whole = price_monte_carlo_book(Context::cpu(), book.view(), options);
+  const MonteCarloBookResult whole = price_monte_carlo_book(context(), book.view(), options);
   std::vector<double> price, std_error, delta;
   for (std::int64_t first = 0; first < book.view().count; first += 7) {
     MonteCarloBookView part = book.view();
@@ -175,7 +195,7 @@ TEST(MonteCarlo, ABookPricedInPartsGivesTheBitsOfTheWhole) {
     part.rate.values += first, part.volatility.values += first, part.dividend.values += first;
     part.barrier_type += first, part.barrier += first, part.steps += first;
     options.first_option_index = static_cast<std::uint32_t>(first);
-    const MonteCarloBookResult r = price_monte_carlo_book(Context::cpu(), part, options);
+    const MonteCarloBookResult r = price_monte_carlo_book(context(), part, options);
     price.insert(price.end(), r.price.begin(), r.price.end());
     std_error.insert(std_error.end(), r.std_error.begin(), r.std_error.end());
     delta.insert(delta.end(), r.delta.begin(), r.delta.end());
@@ -186,17 +206,17 @@ TEST(MonteCarlo, ABookPricedInPartsGivesTheBitsOfTheWhole) {
   // Another first index gives other numbers.
   options.first_option_index = 1;
   EXPECT_FALSE(
-      same_bits(whole.price, price_monte_carlo_book(Context::cpu(), book.view(), options).price));
+      same_bits(whole.price, price_monte_carlo_book(context(), book.view(), options).price));
   // The last index, 0xFFFFFFFF, is reserved.
   options.first_option_index = 0xFFFFFFFFu - 3;
   MonteCarloBookView four = book.view();
   four.count = 4;
-  EXPECT_THROW(price_monte_carlo_book(Context::cpu(), four, options), InvalidInput);
+  EXPECT_THROW(price_monte_carlo_book(context(), four, options), InvalidInput);
   four.count = 3;
-  EXPECT_NO_THROW(price_monte_carlo_book(Context::cpu(), four, options));
+  EXPECT_NO_THROW(price_monte_carlo_book(context(), four, options));
 }
 
-TEST(MonteCarlo, AntitheticAndControlVariateReduceVariance) {
+TEST_P(MonteCarloTest, AntitheticAndControlVariateReduceVariance) {
   McRow call;
   call.strike = 90;
   McRow put;
@@ -230,7 +250,7 @@ TEST(MonteCarlo, AntitheticAndControlVariateReduceVariance) {
   }
 }
 
-TEST(MonteCarlo, GreeksMatchBlackScholes) {
+TEST_P(MonteCarloTest, GreeksMatchBlackScholes) {
   std::vector<McRow> rows = random_european_rows(20, 11);
   for (McRow& r : rows) {  // where the CRN differences' spread suits a fixed tolerance
     r.maturity = std::min(r.maturity, 2.0);
@@ -240,7 +260,7 @@ TEST(MonteCarlo, GreeksMatchBlackScholes) {
   MonteCarloOptions options;
   options.paths = 1 << 16;
   options.greeks = true;
-  const MonteCarloBookResult mc = price_monte_carlo_book(Context::cpu(), book.view(), options);
+  const MonteCarloBookResult mc = price_monte_carlo_book(context(), book.view(), options);
   const MonteCarloBookView v = book.view();
   const EuropeanBookView bs_view{v.count,    v.is_put, v.spot,       v.strike,
                                  v.maturity, v.rate,   v.volatility, v.dividend};
@@ -253,7 +273,7 @@ TEST(MonteCarlo, GreeksMatchBlackScholes) {
   }
 }
 
-TEST(MonteCarlo, BarrierBreachedAtTheStart) {
+TEST_P(MonteCarloTest, BarrierBreachedAtTheStart) {
   for (BarrierMonitoring monitoring :
        {BarrierMonitoring::discrete, BarrierMonitoring::continuous}) {
     for (bool down : {true, false}) {
@@ -306,7 +326,7 @@ TEST(MonteCarlo, AnalyticBarrierFormulasAreConsistent) {
   }
 }
 
-TEST(MonteCarlo, RejectsBadInputs) {
+TEST_P(MonteCarloTest, RejectsBadInputs) {
   McRow row;
   MonteCarloOptions options;
   options.paths = 1;
@@ -489,7 +509,7 @@ TEST(MonteCarlo, PathStepsCountEveryRowsStepsAndTheGreeksBooks) {
   EXPECT_EQ(monte_carlo_path_steps(view, options), 5 * 265000.0);
 }
 
-TEST(MonteCarlo, ATradeKeyedByItsIdKeepsItsBitsInAnyPositionAndBook) {
+TEST_P(MonteCarloTest, ATradeKeyedByItsIdKeepsItsBitsInAnyPositionAndBook) {
   const std::vector<McRow> barriers = barrier_rows(6);
   const std::vector<McRow> europeans = random_european_rows(4, 13);
   // Book A: ids T0..T5; book B: the same trades moved, among other trades.
@@ -516,8 +536,8 @@ TEST(MonteCarlo, ATradeKeyedByItsIdKeepsItsBitsInAnyPositionAndBook) {
     const McBook a(a_rows), b(b_rows);
     MonteCarloBookView av = a.view(), bv = b.view();
     av.stream = a_keys.data(), bv.stream = b_keys.data();
-    const MonteCarloBookResult ra = price_monte_carlo_book(Context::cpu(), av, options);
-    const MonteCarloBookResult rb = price_monte_carlo_book(Context::cpu(2), bv, options);
+    const MonteCarloBookResult ra = price_monte_carlo_book(context(), av, options);
+    const MonteCarloBookResult rb = price_monte_carlo_book(context(2), bv, options);
     for (std::size_t k = 0; k < b_from_a.size(); ++k) {
       if (b_from_a[k] < 0) continue;
       const auto from = static_cast<std::size_t>(b_from_a[k]);
@@ -525,7 +545,7 @@ TEST(MonteCarlo, ATradeKeyedByItsIdKeepsItsBitsInAnyPositionAndBook) {
       EXPECT_EQ(std::memcmp(&rb.std_error[k], &ra.std_error[from], 8), 0) << mode << " " << k;
     }
     // Keyed by row number (no ids), the moved trades get other numbers.
-    const MonteCarloBookResult by_row = price_monte_carlo_book(Context::cpu(), b.view(), options);
+    const MonteCarloBookResult by_row = price_monte_carlo_book(context(), b.view(), options);
     EXPECT_FALSE(same_bits(by_row.price, rb.price)) << mode;
   }
   // Two rows with one id share their numbers: the same trade twice gives the same bits.
@@ -533,11 +553,11 @@ TEST(MonteCarlo, ATradeKeyedByItsIdKeepsItsBitsInAnyPositionAndBook) {
   const std::vector<std::uint64_t> same = keys_of({"dup", "dup"});
   MonteCarloBookView tv = twice.view();
   tv.stream = same.data();
-  const MonteCarloBookResult r = price_monte_carlo_book(Context::cpu(), tv, golden_options(0));
+  const MonteCarloBookResult r = price_monte_carlo_book(context(), tv, golden_options(0));
   EXPECT_EQ(std::memcmp(&r.price[0], &r.price[1], 8), 0);
 }
 
-TEST(MonteCarlo, StreamKeysUseAllSixtyFourBits) {
+TEST_P(MonteCarloTest, StreamKeysUseAllSixtyFourBits) {
   // Keys that differ only in their high word (counter word 1), low or high bits of it, give
   // independent numbers; a key below 2^32 is the row-number stream of that index.
   const McRow row = barrier_rows(5)[4];
@@ -547,11 +567,11 @@ TEST(MonteCarlo, StreamKeysUseAllSixtyFourBits) {
   auto price_with = [&](std::uint64_t key) {
     MonteCarloBookView v = book.view();
     v.stream = &key;
-    return price_monte_carlo_book(Context::cpu(), v, options).price[0];
+    return price_monte_carlo_book(context(), v, options).price[0];
   };
   const double base = price_with(7);
   options.first_option_index = 7;
-  EXPECT_EQ(price_monte_carlo_book(Context::cpu(), book.view(), options).price[0], base);
+  EXPECT_EQ(price_monte_carlo_book(context(), book.view(), options).price[0], base);
   options.first_option_index = 0;
   EXPECT_NE(price_with(7 + (std::uint64_t{1} << 32)), base);
   EXPECT_NE(price_with(7 + (std::uint64_t{1} << 52)), base);
@@ -579,7 +599,7 @@ double call_payoff_moment(const McRow& r, int power) {
   return moment;
 }
 
-TEST(MonteCarlo, StandardErrorMatchesTheClosedFormOfThePayoffVariance) {
+TEST_P(MonteCarloTest, StandardErrorMatchesTheClosedFormOfThePayoffVariance) {
   // The plain estimator's standard error is sqrt(Var X / N), X the discounted call payoff, whose
   // moments have closed forms. The sample standard deviation s of N draws has relative spread
   // about sqrt((kurtosis - 1) / (4 N)); the bound is 5 of those (a false failure about 1 in 10^6).
@@ -604,7 +624,7 @@ TEST(MonteCarlo, StandardErrorMatchesTheClosedFormOfThePayoffVariance) {
   }
 }
 
-TEST(MonteCarlo, AgreesWithTheIndependentReferenceWithinItsBound) {
+TEST_P(MonteCarloTest, AgreesWithTheIndependentReferenceWithinItsBound) {
   // Every path kind, mode and precision, against the long-double path-by-path reference; its
   // bound must also be tight enough to mean something: far below a standard error.
   std::vector<McRow> rows = random_european_rows(6, 23);
@@ -623,7 +643,7 @@ TEST(MonteCarlo, AgreesWithTheIndependentReferenceWithinItsBound) {
         options.antithetic = (mode & 1) != 0;
         options.control_variate = (mode & 2) != 0;
         options.monitoring = monitoring;
-        const MonteCarloBookResult r = price_monte_carlo_book(Context::cpu(), book.view(), options);
+        const MonteCarloBookResult r = price_monte_carlo_book(context(), book.view(), options);
         const MonteCarloReference ref = monte_carlo_reference(book.view(), options);
         const MonteCarloAgreement a = monte_carlo_agreement(r, ref);
         EXPECT_EQ(a.rows_over_bound, 0) << int(precision) << " mode " << mode;
@@ -643,6 +663,39 @@ TEST(MonteCarlo, AgreesWithTheIndependentReferenceWithinItsBound) {
       }
     }
   }
+  // A book of every path kind keyed by ids (stream keys that use all 64 bits), every mode: within
+  // the bound for every row, in double and in float (whose bound models the GPU's approximations).
+  const std::vector<McRow> mixed = testing::mixed_rows();
+  const McBook mixed_book(mixed);
+  std::vector<std::uint64_t> streams;
+  for (std::size_t i = 0; i < mixed.size(); ++i) {
+    streams.push_back(monte_carlo_stream_key("trade-" + std::to_string(i)));
+  }
+  MonteCarloBookView keyed = mixed_book.view();
+  keyed.stream = streams.data();
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    for (int mode = 0; mode < 4; ++mode) {
+      MonteCarloOptions options;
+      // Four tiles and a partial one on CUDA; on the CPU, where the reference costs about as
+      // much as the pricing, a partial tile only, to keep the test short.
+      options.paths = GetParam() == Backend::cuda ? 8192 + 6 : 1024 + 6;
+      options.precision = precision;
+      options.monitoring = mode % 2 ? BarrierMonitoring::continuous : BarrierMonitoring::discrete;
+      options.antithetic = mode >= 2;
+      options.control_variate = mode == 1 || mode == 3;
+      const MonteCarloBookResult r = price_monte_carlo_book(context(), keyed, options);
+      const MonteCarloReference reference = monte_carlo_reference(keyed, options);
+      const MonteCarloAgreement a = monte_carlo_agreement(r, reference);
+      EXPECT_EQ(a.rows_over_bound, 0)
+          << "keyed book, precision " << int(precision) << " mode " << mode << " max over bound "
+          << a.max_price_difference_over_bound;
+      std::printf("%s-vs-reference %s mode %d: max |%s-ref| %.3e, %.3e SE, %.3f of the bound\n",
+                  GetParam() == Backend::cuda ? "gpu" : "cpu",
+                  precision == Precision::float64 ? "double" : "float", mode,
+                  GetParam() == Backend::cuda ? "gpu" : "cpu", a.max_abs_price_difference,
+                  a.max_price_difference_in_std_errors, a.max_price_difference_over_bound);
+    }
+  }
 }
 
 TEST(MonteCarlo, AgreementCountsRowsOutsideTheBound) {
@@ -658,8 +711,15 @@ TEST(MonteCarlo, AgreementCountsRowsOutsideTheBound) {
   off.price[1] += std::max(3 * ref.price_bound[1], 1e-9 * r.price[1]);  // a whole ulp or more
   off.std_error[3] -= std::max(3 * ref.std_error_bound[3], 1e-9 * r.std_error[3]);
   const MonteCarloAgreement a = monte_carlo_agreement(off, ref);
+  EXPECT_EQ(a.rows, 5);
   EXPECT_EQ(a.rows_over_bound, 2);
   EXPECT_GT(a.max_price_difference_over_bound, 1.9);
+  // The one call behind gpukit mc --check: the reference, then the agreement.
+  const MonteCarloAgreement checked = check_monte_carlo_book(book.view(), options, off);
+  EXPECT_EQ(checked.rows, 5);
+  EXPECT_EQ(checked.rows_over_bound, 2);
+  EXPECT_EQ(checked.max_abs_price_difference, a.max_abs_price_difference);
+  EXPECT_EQ(check_monte_carlo_book(book.view(), options, r).rows_over_bound, 0);
 }
 
 TEST(MonteCarlo, ReportsProgressOnOneLongRow) {
@@ -691,14 +751,43 @@ TEST(MonteCarlo, TheCpuBackendReportsEachChunkOfWork) {
   EXPECT_EQ(reports, (std::vector<double>{3 * tile, 3 * tile, 3 * tile, tile}));
 }
 
-TEST(MonteCarlo, PathsAboveTheLimitAreRefused) {
+TEST_P(MonteCarloTest, PathsAboveTheLimitAreRefused) {
   McRow row;
   MonteCarloOptions options;
   options.paths = kMonteCarloMaxPaths + 2;
   EXPECT_THROW(price({row}, options), InvalidInput);
 }
 
-TEST(MonteCarlo, DegenerateInputsGiveTheDeterministicValue) {
+// The registry's shape: unique names, one best variant (the default) and one vendor row, each
+// with its flops stated; empty without CUDA, where a look-up says so.
+TEST(MonteCarlo, TheVariantRegistryHasOneBestAndOneVendorRow) {
+  const std::span<const MonteCarloVariant> variants = monte_carlo_variants();
+#if GPUKIT_HAVE_CUDA
+  ASSERT_EQ(variants.size(), 5u);
+  int best = 0, vendor = 0;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const MonteCarloVariant& v = variants[i];
+    EXPECT_NE(v.prepare, nullptr) << v.info.name;
+    EXPECT_GT(v.info.traffic.flops_per_element, 0) << v.info.name;
+    EXPECT_EQ(v.info.deterministic, !v.info.vendor()) << v.info.name;
+    EXPECT_EQ(v.prices_any_book, !v.info.vendor()) << v.info.name;
+    best += v.info.role == VariantRole::best;
+    vendor += v.info.vendor();
+    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(variants[j].info.name, v.info.name);
+    EXPECT_EQ(&find_monte_carlo_variant(v.info.name), &v);
+  }
+  EXPECT_EQ(best, 1);
+  EXPECT_EQ(vendor, 1);
+  EXPECT_TRUE(variants.back().info.vendor());
+  EXPECT_EQ(default_monte_carlo_variant().info.role, VariantRole::best);
+  EXPECT_THROW(find_monte_carlo_variant("no-such-variant"), InvalidInput);
+#else
+  EXPECT_TRUE(variants.empty());
+  EXPECT_THROW(find_monte_carlo_variant("automatic"), DeviceUnavailable);
+#endif
+}
+
+TEST_P(MonteCarloTest, DegenerateInputsGiveTheDeterministicValue) {
   McRow row;
   row.volatility = 0;
   row.strike = 90;
@@ -711,6 +800,8 @@ TEST(MonteCarlo, DegenerateInputsGiveTheDeterministicValue) {
   row.maturity = 0;
   EXPECT_NEAR(price({row}, options).price[0], 10.0, 1e-12);
 }
+
+GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(MonteCarloTest);
 
 }  // namespace
 }  // namespace gpukit::finance

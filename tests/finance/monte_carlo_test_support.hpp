@@ -80,4 +80,15 @@ inline std::vector<McRow> barrier_rows(std::uint32_t steps) {
   return rows;
 }
 
+/// A book of every path kind: 40 random European rows, the 24 barrier rows on 13 dates and a
+/// down-and-in row breached at the start.
+inline std::vector<McRow> mixed_rows() {
+  std::vector<McRow> rows = random_european_rows(40, 5);
+  for (const McRow& r : barrier_rows(13)) rows.push_back(r);
+  McRow breached;
+  breached.type = BarrierType::down_in, breached.barrier = 100, breached.steps = 3;
+  rows.push_back(breached);
+  return rows;
+}
+
 }  // namespace gpukit::finance::testing

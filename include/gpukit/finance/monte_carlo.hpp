@@ -161,6 +161,7 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
 
 /// How a priced book compares with its reference (monte_carlo_agreement).
 struct MonteCarloAgreement {
+  std::int64_t rows = 0;
   std::int64_t rows_over_bound = 0;  // rows whose price or standard error is outside its bound
   double max_abs_price_difference = 0;
   double max_price_difference_in_std_errors = 0;
@@ -168,6 +169,13 @@ struct MonteCarloAgreement {
 };
 MonteCarloAgreement monte_carlo_agreement(const MonteCarloBookResult& result,
                                           const MonteCarloReference& reference);
+
+/// The check behind gpukit mc --check, in one call: monte_carlo_reference of `book` and `options`
+/// (the ones `result` was priced with, on any backend; `threads` 0 = all), then
+/// monte_carlo_agreement of `result` with it. The book passes when rows_over_bound is 0.
+MonteCarloAgreement check_monte_carlo_book(const MonteCarloBookView& book,
+                                           const MonteCarloOptions& options,
+                                           const MonteCarloBookResult& result, int threads = 0);
 
 /// The analytic price of a continuously monitored barrier option without rebate (Reiner and
 /// Rubinstein 1991, in the form of Haug, "The Complete Guide to Option Pricing Formulas", 2nd ed.,
