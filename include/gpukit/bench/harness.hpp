@@ -76,7 +76,12 @@ struct Table {
   std::vector<Row> rows;
 };
 
+/// The current time in UTC, ISO 8601 to the second ("2026-11-25T07:15:02Z").
+std::string utc_timestamp();
+
 struct Report {
+  /// When the run started (the report was made): utc_timestamp().
+  std::string date = utc_timestamp();
   std::string case_name;
   std::string command_line;
   Context context;
@@ -88,8 +93,9 @@ struct Report {
 
   /// The tables as text, one line a row.
   void print(std::ostream& out) const;
-  /// Everything, every sample included, plus device, clocks, git revision and command line; each
-  /// row carries "verified" (boolean) and, when it was not measured, "skipped" (the reason).
+  /// Everything, every sample included, plus device, clocks, git revision, date (ISO 8601, UTC)
+  /// and command line; each row carries "verified" (boolean) and, when it was not measured,
+  /// "skipped" (the reason).
   void write_json(const std::string& path) const;
   /// "table title: variant" of every measured row that is not verified (empty: all verified).
   std::vector<std::string> unverified_rows() const;
