@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -105,12 +104,11 @@ void run(const gpukit::tuning::Knobs& knobs) {
   // and volatility for the book (0.02, 0.30), no dividend.
   const auto count = static_cast<std::size_t>(n);
   std::vector<Real> spot(count), strike(count), maturity(count);
-  std::mt19937_64 random(static_cast<std::uint64_t>(knobs.integer("seed")));
-  std::uniform_real_distribution<double> u01(0, 1);
+  const auto seed = static_cast<std::uint64_t>(knobs.integer("seed"));
   for (std::size_t i = 0; i < count; ++i) {
-    spot[i] = static_cast<Real>(5 + 25 * u01(random));
-    strike[i] = static_cast<Real>(1 + 99 * u01(random));
-    maturity[i] = static_cast<Real>(0.25 + 9.75 * u01(random));
+    spot[i] = static_cast<Real>(5 + 25 * gpukit::tuning::uniform01(seed, 3 * i));
+    strike[i] = static_cast<Real>(1 + 99 * gpukit::tuning::uniform01(seed, 3 * i + 1));
+    maturity[i] = static_cast<Real>(0.25 + 9.75 * gpukit::tuning::uniform01(seed, 3 * i + 2));
   }
   fin::BlackScholesInputs<Real> host_in;
   host_in.count = n;

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
-#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -160,9 +159,10 @@ int main(int argc, char** argv) {
     for (const std::int64_t n : knobs.sizes("sizes")) {
       if (n <= 0) throw std::invalid_argument("sizes must be positive");
       std::vector<int> host(static_cast<std::size_t>(n));
-      std::mt19937_64 random(static_cast<std::uint64_t>(knobs.integer("seed")) + std::uint64_t(n));
-      std::uniform_int_distribution<int> value(-8, 8);
-      for (int& x : host) x = value(random);
+      const auto seed = static_cast<std::uint64_t>(knobs.integer("seed"));
+      for (std::size_t i = 0; i < host.size(); ++i) {
+        host[i] = int(gpukit::tuning::uniform01(seed, i) * 17) - 8;  // in [-8, 8]
+      }
       std::vector<int> reference(host.size());
       prim::scan<int>(gpukit::Context::cpu(), std::span<const int>(host), std::span<int>(reference),
                       prim::ScanOp::sum, kind);

@@ -115,6 +115,17 @@ class Knobs {
   std::vector<std::pair<std::string, std::string>> help_;
 };
 
+/// A uniform double in [0, 1) for element i of the stream `seed` (splitmix64 of seed and index):
+/// test data for arrays of 2^28 elements and more in a fraction of a second, the same on every
+/// run.
+inline double uniform01(std::uint64_t seed, std::uint64_t i) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return double(z >> 11) * 0x1p-53;
+}
+
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   int batch = 1;
