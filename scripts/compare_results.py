@@ -69,8 +69,10 @@ def compare(reference, candidate, threshold=0.01):
 
 
 def describe(run):
+    """Revision, GPU and, where the run recorded it (the harness's ISO 8601 UTC `date`), when."""
     device = run.get("device", {}).get("name", run.get("backend", "?"))
-    return f"{run.get('git_revision', '?')} on {device}"
+    when = f" at {run['date']}" if run.get("date") else ""
+    return f"{run.get('git_revision', '?')} on {device}{when}"
 
 
 def print_report(reference, candidate, matched, only_ref, only_cmp, out=None):

@@ -22,7 +22,7 @@ namespace {
 template <class Registry>
 std::vector<std::string> names_of(const Registry& registry) {
   std::vector<std::string> names;
-  for (const auto& v : registry) names.emplace_back(variant_name(v));
+  for (const auto& v : registry) names.emplace_back(v.info.name);
   return names;
 }
 

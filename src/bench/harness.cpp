@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <ostream>
 
@@ -55,6 +56,15 @@ std::vector<double> time_on_host(int warmup, int repeat, const std::function<voi
     samples.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   return samples;
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
 }
 
 double median(std::vector<double> samples) {
@@ -233,6 +243,7 @@ void Report::write_json(const std::string& path) const {
   j["case"] = case_name;
   j["command_line"] = command_line;
   j["git_revision"] = git_revision();
+  j["date"] = date;
   j["backend"] = context.backend == Backend::cuda ? "cuda" : "cpu";
   j["cpu_threads"] = context.effective_cpu_threads();
   if (device) {

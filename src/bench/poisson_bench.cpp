@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -281,7 +282,59 @@ void grid_table(const BenchConfig& config, Report& report, const PoissonGrid& gr
   report.tables.push_back(std::move(table));
 }
 
-// Each CPU row's plan also solves the manufactured problem, checked against its closed form.
+// The CPU backend's rows, in the registry shape (harness.hpp, HostVariant): a solve on a CPU plan.
+template <class Real>
+using CpuSolve = void (*)(pde::PoissonPlan<Real>&, std::span<const Real>, std::span<Real>);
+
+template <class Real>
+void cpu_solve(pde::PoissonPlan<Real>& plan, std::span<const Real> f, std::span<Real> u) {
+  plan.solve(f, u);
+}
+
+template <class Real>
+constexpr HostVariant<CpuSolve<Real>> kCpuFftw = {
+    .info = {.name = "cpu-fftw",
+             .description = "FFTW_ESTIMATE plans, fftw3_omp",
+             .seed_reference = "CPU backend",
+             .traffic = {.reads_per_element = 1, .writes_per_element = 1}},
+    .launch = cpu_solve<Real>,
+};
+
+// A CPU plan for the grid, timed on the bench's right-hand side; the check solves the
+// manufactured problem into a NaN-poisoned u and compares it with its closed form.
+template <class Real>
+class CpuSolveWorkload {
+ public:
+  CpuSolveWorkload(const PoissonGrid& grid, const Context& cpu)
+      : grid_(grid), f_(bench_rhs<Real>(grid.size())), u_(f_.size()), plan_(cpu, grid) {}
+
+  WorkloadShape shape() const {
+    return {.elements = static_cast<double>(grid_.size()), .value_bytes = sizeof(Real)};
+  }
+  void launch(const HostVariant<CpuSolve<Real>>& v) { v.launch(plan_, f_, u_); }
+  Check check(const HostVariant<CpuSolve<Real>>& v) {
+    const Manufactured problem = manufactured(grid_);
+    const std::vector<Real> f = to_real<Real>(problem.f);
+    std::vector<Real> solved(f.size(), std::numeric_limits<Real>::quiet_NaN());
+    v.launch(plan_, f, solved);
+    const Verdict verdict = check_manufactured<Real>(grid_, problem, solved);
+    return {verdict.ok, verdict.what};
+  }
+
+ private:
+  const PoissonGrid& grid_;
+  std::vector<Real> f_, u_;
+  pde::PoissonPlan<Real> plan_;
+};
+
+template <class Real>
+Row cpu_row(const BenchConfig& config, const PoissonGrid& grid, const Context& cpu) {
+  CpuSolveWorkload<Real> w(grid, cpu);
+  return time_variant(
+      config, kCpuFftw<Real>, w,
+      fmt::format("cpu-fftw {} {}", shape_name(grid), sizeof(Real) == 4 ? "float" : "double"));
+}
+
 void cpu_table(const BenchConfig& config, Report& report, const std::vector<PoissonGrid>& grids) {
   const Context cpu = Context::cpu(config.context.cpu_threads);
   Table table;
@@ -289,34 +342,8 @@ void cpu_table(const BenchConfig& config, Report& report, const std::vector<Pois
                             cpu.effective_cpu_threads());
   table.element_name = "points";
   for (const PoissonGrid& grid : grids) {
-    for (const bool single : {true, false}) {
-      if ((single && config.precision == "double") || (!single && config.precision == "float"))
-        continue;
-      Row row;
-      row.variant = fmt::format("cpu-fftw {} {}", shape_name(grid), single ? "float" : "double");
-      row.description = "FFTW_ESTIMATE plans, fftw3_omp";
-      row.seed_reference = "CPU backend";
-      row.elements = static_cast<double>(grid.size());
-      row.ladder = false;
-      const auto measure = [&](auto zero) {
-        using Real = decltype(zero);
-        const std::vector<Real> f = bench_rhs<Real>(grid.size());
-        std::vector<Real> u(f.size());
-        pde::PoissonPlan<Real> plan(cpu, grid);
-        row.bytes = 2.0 * static_cast<double>(grid.size()) * sizeof(Real);
-        row.samples_ms = time_on_host(1, std::min(config.repeat, 5), [&] { plan.solve(f, u); });
-        const Manufactured problem = manufactured(grid);
-        std::vector<Real> solved(f.size(), std::numeric_limits<Real>::quiet_NaN());
-        plan.solve(to_real<Real>(problem.f), solved);
-        const Verdict v = check_manufactured<Real>(grid, problem, solved);
-        row.verify(v.ok, v.what);
-      };
-      if (single)
-        measure(float{});
-      else
-        measure(double{});
-      table.rows.push_back(std::move(row));
-    }
+    if (config.precision != "double") table.rows.push_back(cpu_row<float>(config, grid, cpu));
+    if (config.precision != "float") table.rows.push_back(cpu_row<double>(config, grid, cpu));
   }
   report.tables.push_back(std::move(table));
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -177,26 +179,66 @@ void size_sweep(const BenchConfig& config, Report& report, std::vector<std::int6
   }
 }
 
+// The CPU backend's sum: the fixed tiles on OpenMP threads.
+template <class T>
+using CpuReduce = reduce_result_t<T> (*)(const Context&, std::span<const T>);
+
+template <class T>
+reduce_result_t<T> cpu_sum(const Context& context, std::span<const T> data) {
+  return primitives::reduce<T>(context, data, ReduceOp::sum);
+}
+
+template <class T>
+constexpr HostVariant<CpuReduce<T>> kCpuReduce = {
+    .info = {.name = "cpu-openmp",
+             .description = "the fixed tiles on OpenMP threads (the same tree as the GPU)",
+             .seed_reference = "CPU backend",
+             .traffic = {.reads_per_element = 1},
+             .deterministic = true},
+    .launch = cpu_sum<T>,
+};
+
+// Host data with its expected sum (the sequential loop's); the check poisons the result first.
+template <class T>
+class CpuSumWorkload {
+ public:
+  CpuSumWorkload(std::int64_t n, const Context& cpu)
+      : data_(bench_data<T>(n)),
+        cpu_(cpu),
+        expected_(primitives::reduce_sequential<T>(data_, ReduceOp::sum)) {}
+
+  WorkloadShape shape() const {
+    return {.elements = static_cast<double>(data_.size()), .value_bytes = sizeof(T)};
+  }
+  void launch(const HostVariant<CpuReduce<T>>& v) { result_ = v.launch(cpu_, data_); }
+  Check check(const HostVariant<CpuReduce<T>>& v) {
+    result_ = poisoned_result();
+    launch(v);
+    const bool ok = result_ == expected_;
+    return {ok, fmt::format("{} vs the sequential sum {} ({} threads)",
+                            ok ? "ok" : fmt::format("MISMATCH {}", result_), expected_,
+                            cpu_.effective_cpu_threads())};
+  }
+
+ private:
+  static reduce_result_t<T> poisoned_result() {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::numeric_limits<T>::quiet_NaN();
+    } else {
+      return std::numeric_limits<reduce_result_t<T>>::max();
+    }
+  }
+
+  std::vector<T> data_;
+  Context cpu_;
+  reduce_result_t<T> expected_;
+  reduce_result_t<T> result_{};
+};
+
 template <class T>
 Row cpu_row(const BenchConfig& config, std::int64_t n, const char* type_name) {
-  const std::vector<T> data = bench_data<T>(n);
-  const Context cpu = Context::cpu(config.context.cpu_threads);
-  const auto expected = primitives::reduce_sequential<T>(data, ReduceOp::sum);
-  reduce_result_t<T> result{};
-  Row row;
-  row.variant = fmt::format("cpu-openmp-{}", type_name);
-  row.description = "the fixed tiles on OpenMP threads (the same tree as the GPU)";
-  row.seed_reference = "CPU backend";
-  row.elements = static_cast<double>(n);
-  row.bytes = static_cast<double>(n) * sizeof(T);
-  row.ladder = false;
-  row.samples_ms = time_on_host(1, std::min(config.repeat, 5),
-                                [&] { result = primitives::reduce<T>(cpu, data, ReduceOp::sum); });
-  row.verify(result == expected,
-             fmt::format("{} vs the sequential sum {} ({} threads)",
-                         result == expected ? "ok" : fmt::format("MISMATCH {}", result), expected,
-                         cpu.effective_cpu_threads()));
-  return row;
+  CpuSumWorkload<T> w(n, Context::cpu(config.context.cpu_threads));
+  return time_variant(config, kCpuReduce<T>, w, fmt::format("cpu-openmp-{}", type_name));
 }
 
 }  // namespace

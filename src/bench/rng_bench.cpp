@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -230,6 +231,110 @@ void device_tables(const BenchConfig& config, Report& report) {
   }
 }
 
+// The CPU backend's rows, in the registry shape (harness.hpp, HostVariant): a host call that fills
+// a span with kSeed's stream.
+template <class T>
+using CpuFill = void (*)(const Context&, std::span<T>);
+
+template <class T>
+void cpu_uniform(const Context& cpu, std::span<T> out) {
+  rng::generate_uniform<T>(cpu, out, kSeed);
+}
+template <class T>
+void cpu_normal(const Context& cpu, std::span<T> out) {
+  rng::generate_normal<T>(cpu, out, kSeed);
+}
+void cpu_normal_inverse_cdf(const Context& cpu, std::span<double> out) {
+  rng::generate_normal<double>(cpu, out, kSeed, 0, rng::NormalTransform::inverse_cdf);
+}
+void cpu_mt19937_streams(const Context& cpu, std::span<std::uint32_t> out) {
+  rng::generate_mt19937_streams(cpu, out, static_cast<std::int64_t>(out.size()) / 4096, kSeed);
+}
+
+// Samples are written, nothing is read.
+constexpr TrafficModel kFillTraffic = {.reads_per_element = 0, .writes_per_element = 1};
+
+constexpr HostVariant<CpuFill<float>> kCpuUniformFloat = {
+    .info = {.name = "philox uniform float",
+             .description = "flat Philox stream",
+             .seed_reference = "CPU backend",
+             .traffic = kFillTraffic,
+             .deterministic = true},
+    .launch = cpu_uniform<float>,
+};
+constexpr HostVariant<CpuFill<float>> kCpuNormalFloat = {
+    .info = {.name = "philox normal float",
+             .description = "Box-Muller",
+             .seed_reference = "CPU backend",
+             .traffic = kFillTraffic,
+             .deterministic = true},
+    .launch = cpu_normal<float>,
+};
+constexpr HostVariant<CpuFill<double>> kCpuNormalDouble = {
+    .info = {.name = "philox normal double",
+             .description = "Box-Muller",
+             .seed_reference = "CPU backend",
+             .traffic = kFillTraffic,
+             .deterministic = true},
+    .launch = cpu_normal<double>,
+};
+constexpr HostVariant<CpuFill<double>> kCpuInverseCdfDouble = {
+    .info = {.name = "philox-inverse-cdf normal double",
+             .description = "AS241",
+             .seed_reference = "CPU backend",
+             .traffic = kFillTraffic,
+             .deterministic = true},
+    .launch = cpu_normal_inverse_cdf,
+};
+constexpr HostVariant<CpuFill<std::uint32_t>> kCpuMt19937Words = {
+    .info = {.name = "mt19937-streams words",
+             .description = "4096 MT19937 streams",
+             .seed_reference = "CPU backend",
+             .traffic = kFillTraffic,
+             .deterministic = true},
+    .launch = cpu_mt19937_streams,
+};
+
+// n samples into host memory, poisoned before the check (NaN, all ones) so that an unwritten
+// value fails it; the check compares the first kCheckCount values at most with their
+// distribution's moments.
+template <class T>
+class CpuFillWorkload {
+ public:
+  CpuFillWorkload(std::int64_t n, const Context& cpu, RandomOutput output)
+      : out_(static_cast<std::size_t>(n)), cpu_(cpu), output_(output) {}
+
+  WorkloadShape shape() const {
+    return {.elements = static_cast<double>(out_.size()), .value_bytes = sizeof(T)};
+  }
+  void launch(const HostVariant<CpuFill<T>>& v) { v.launch(cpu_, out_); }
+  Check check(const HostVariant<CpuFill<T>>& v) {
+    if constexpr (std::is_integral_v<T>) {
+      std::fill(out_.begin(), out_.end(), std::numeric_limits<T>::max());
+    } else {
+      std::fill(out_.begin(), out_.end(), std::numeric_limits<T>::quiet_NaN());
+    }
+    launch(v);
+    const auto head_size =
+        std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(out_.size()), kCheckCount);
+    const Verdict verdict =
+        check_moments(std::vector<T>(out_.begin(), out_.begin() + head_size), output_);
+    return {verdict.ok, verdict.what};
+  }
+
+ private:
+  std::vector<T> out_;
+  Context cpu_;
+  RandomOutput output_;
+};
+
+template <class T>
+Row cpu_fill_row(const BenchConfig& config, const HostVariant<CpuFill<T>>& entry, std::int64_t n,
+                 RandomOutput output) {
+  CpuFillWorkload<T> w(n, Context::cpu(config.context.cpu_threads), output);
+  return time_variant(config, entry, w);
+}
+
 void cpu_table(const BenchConfig& config, Report& report) {
   const Context cpu = Context::cpu(config.context.cpu_threads);
   const std::int64_t n =
@@ -240,58 +345,12 @@ void cpu_table(const BenchConfig& config, Report& report) {
       "threads)",
       n, cpu.effective_cpu_threads());
   table.element_name = "samples";
-  // Each row's output (the first kCheckCount values at most) against its distribution's moments.
-  const auto add = [&](const char* name, const char* description, std::size_t bytes,
-                       const std::function<void()>& work, const std::function<Verdict()>& check) {
-    Row row;
-    row.variant = name;
-    row.description = description;
-    row.seed_reference = "CPU backend";
-    row.elements = static_cast<double>(n);
-    row.bytes = static_cast<double>(n) * static_cast<double>(bytes);
-    row.ladder = false;
-    row.samples_ms = time_on_host(1, std::min(config.repeat, 5), work);
-    const Verdict verdict = check();
-    row.verify(verdict.ok, verdict.what);
-    table.rows.push_back(std::move(row));
-  };
-  const auto head = [](const auto& values) {
-    using T = typename std::decay_t<decltype(values)>::value_type;
-    return std::vector<T>(
-        values.begin(),
-        values.begin() +
-            std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(values.size()), kCheckCount));
-  };
-  // Poisoned (NaN, all ones) before each row, so that an unwritten value fails its check.
-  std::vector<float> floats(static_cast<std::size_t>(n), std::numeric_limits<float>::quiet_NaN());
-  std::vector<double> doubles(static_cast<std::size_t>(n),
-                              std::numeric_limits<double>::quiet_NaN());
-  std::vector<std::uint32_t> words(static_cast<std::size_t>(n), 0xFFFFFFFFu);
-  add(
-      "philox uniform float", "flat Philox stream", sizeof(float),
-      [&] { rng::generate_uniform<float>(cpu, floats, kSeed); },
-      [&] { return check_moments(head(floats), RandomOutput::uniform_float); });
-  std::fill(floats.begin(), floats.end(), std::numeric_limits<float>::quiet_NaN());
-  add(
-      "philox normal float", "Box-Muller", sizeof(float),
-      [&] { rng::generate_normal<float>(cpu, floats, kSeed); },
-      [&] { return check_moments(head(floats), RandomOutput::normal_float); });
-  add(
-      "philox normal double", "Box-Muller", sizeof(double),
-      [&] { rng::generate_normal<double>(cpu, doubles, kSeed); },
-      [&] { return check_moments(head(doubles), RandomOutput::normal_double); });
-  std::fill(doubles.begin(), doubles.end(), std::numeric_limits<double>::quiet_NaN());
-  add(
-      "philox-inverse-cdf normal double", "AS241", sizeof(double),
-      [&] {
-        rng::generate_normal<double>(cpu, doubles, kSeed, 0, rng::NormalTransform::inverse_cdf);
-      },
-      [&] { return check_moments(head(doubles), RandomOutput::normal_double); });
+  table.rows.push_back(cpu_fill_row(config, kCpuUniformFloat, n, RandomOutput::uniform_float));
+  table.rows.push_back(cpu_fill_row(config, kCpuNormalFloat, n, RandomOutput::normal_float));
+  table.rows.push_back(cpu_fill_row(config, kCpuNormalDouble, n, RandomOutput::normal_double));
+  table.rows.push_back(cpu_fill_row(config, kCpuInverseCdfDouble, n, RandomOutput::normal_double));
   if (n % 4096 == 0) {
-    add(
-        "mt19937-streams words", "4096 MT19937 streams", sizeof(std::uint32_t),
-        [&] { rng::generate_mt19937_streams(cpu, words, n / 4096, kSeed); },
-        [&] { return check_moments(head(words), RandomOutput::bits32); });
+    table.rows.push_back(cpu_fill_row(config, kCpuMt19937Words, n, RandomOutput::bits32));
   }
   report.tables.push_back(std::move(table));
 }

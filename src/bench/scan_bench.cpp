@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -163,10 +165,67 @@ class CompactWorkload {
 };
 
 // The seed's loop (004: scanned[i] = scanned[i-1] + input[i-1]), one thread, in float.
-void seed_cpu_scan(const std::vector<float>& input, std::vector<float>& scanned) {
+// The CPU rows: a host call scanning floats, in the registry shape (harness.hpp, HostVariant).
+using CpuScan = void (*)(const Context&, std::span<const float>, std::span<float>);
+
+// The seed's CPU loop (exclusive, one core; the context is not used).
+void seed_cpu_scan(const Context&, std::span<const float> input, std::span<float> scanned) {
   scanned[0] = 0;
   for (std::size_t i = 1; i < input.size(); ++i) scanned[i] = scanned[i - 1] + input[i - 1];
 }
+
+void cpu_inclusive_scan(const Context& cpu, std::span<const float> input, std::span<float> output) {
+  primitives::scan<float>(cpu, input, output, ScanOp::sum, ScanKind::inclusive);
+}
+
+constexpr HostVariant<CpuScan> kSeedCpuLoop = {
+    .info = {.name = "cpu-seed-loop",
+             .description = "the seed's sequential loop, one core",
+             .seed_reference = "004: scan on the CPU",
+             .traffic = {.reads_per_element = 1, .writes_per_element = 1}},
+    .launch = seed_cpu_scan,
+};
+
+constexpr HostVariant<CpuScan> kCpuOpenmp = {
+    .info = {.name = "cpu-openmp",
+             .description =
+                 "canonical tiles: tile sums in parallel, carried, tiles scanned in parallel",
+             .seed_reference = "CPU backend",
+             .traffic = {.reads_per_element = 1, .writes_per_element = 1},
+             .deterministic = true},
+    .launch = cpu_inclusive_scan,
+};
+
+// Host data and the sequential scan of it; the check scans into a NaN-poisoned output and
+// compares every element's bits. `threads` (0: not said) goes into the note.
+class CpuScanWorkload {
+ public:
+  CpuScanWorkload(std::vector<float> input, std::vector<float> expected, const Context& cpu,
+                  int threads)
+      : input_(std::move(input)),
+        expected_(std::move(expected)),
+        output_(input_.size()),
+        cpu_(cpu),
+        threads_(threads) {}
+
+  WorkloadShape shape() const {
+    return {.elements = static_cast<double>(input_.size()), .value_bytes = sizeof(float)};
+  }
+  void launch(const HostVariant<CpuScan>& v) { v.launch(cpu_, input_, output_); }
+  Check check(const HostVariant<CpuScan>& v) {
+    std::fill(output_.begin(), output_.end(), std::numeric_limits<float>::quiet_NaN());
+    launch(v);
+    const bool ok = same_bits(output_, expected_);
+    return {ok, fmt::format("{} the library's sequential scan{}",
+                            ok ? "ok: every element =" : "MISMATCH with",
+                            threads_ > 0 ? fmt::format(" ({} threads)", threads_) : "")};
+  }
+
+ private:
+  std::vector<float> input_, expected_, output_;
+  Context cpu_;
+  int threads_;
+};
 
 void seed_table(const BenchConfig& config, Report& report) {
   Table table = device_table(
@@ -181,21 +240,10 @@ void seed_table(const BenchConfig& config, Report& report) {
   for (const std::int64_t n : kSeedSizes) {
     if (config.size > 0 && n != config.size) continue;
     ScanWorkload<float> w(n, ScanKind::exclusive, workspace, stream);
-    std::vector<float> input(static_cast<std::size_t>(n)),
-        scanned(input.size(), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> input(static_cast<std::size_t>(n));
     w.input().copy_to_host(input);
-    Row cpu;
-    cpu.variant = fmt::format("cpu-seed-loop {}", n);
-    cpu.description = "the seed's sequential loop, one core";
-    cpu.seed_reference = "004: scan on the CPU";
-    cpu.elements = static_cast<double>(n);
-    cpu.bytes = 2.0 * static_cast<double>(n) * sizeof(float);
-    cpu.ladder = false;
-    cpu.samples_ms =
-        time_on_host(1, std::min(config.repeat, 5), [&] { seed_cpu_scan(input, scanned); });
-    const bool cpu_ok = same_bits(scanned, w.expected());
-    cpu.verify(cpu_ok, cpu_ok ? "ok: every element = the library's sequential scan"
-                              : "MISMATCH with the library's sequential scan");
+    CpuScanWorkload cpu_work(std::move(input), w.expected(), Context::cpu(), 0);
+    Row cpu = time_variant(config, kSeedCpuLoop, cpu_work, fmt::format("cpu-seed-loop {}", n));
     const double cpu_ms = cpu.median_ms();
     table.rows.push_back(std::move(cpu));
     for (const ScanVariant* v : {&multi_block, &engine}) {
@@ -274,27 +322,14 @@ void compact_sweep(const BenchConfig& config, Report& report,
 }
 
 void cpu_table(const BenchConfig& config, Report& report, std::int64_t n) {
-  const std::vector<float> data = bench_data<float>(n);
-  std::vector<float> out(data.size(), std::numeric_limits<float>::quiet_NaN()),
-      reference(data.size());
+  std::vector<float> data = bench_data<float>(n);
+  std::vector<float> reference(data.size());
   primitives::scan_sequential<float>(data, reference, ScanOp::sum, ScanKind::inclusive);
   const Context cpu = Context::cpu(config.context.cpu_threads);
   Table table;
   table.title = fmt::format("Scan on the CPU backend: {} floats, inclusive sum", n);
-  Row row;
-  row.variant = "cpu-openmp";
-  row.description = "canonical tiles: tile sums in parallel, carried, tiles scanned in parallel";
-  row.seed_reference = "CPU backend";
-  row.elements = static_cast<double>(n);
-  row.bytes = 2.0 * static_cast<double>(n) * sizeof(float);
-  row.ladder = false;
-  row.samples_ms = time_on_host(1, std::min(config.repeat, 5), [&] {
-    primitives::scan<float>(cpu, data, out, ScanOp::sum, ScanKind::inclusive);
-  });
-  const bool ok = same_bits(out, reference);
-  row.verify(ok, fmt::format("{} the sequential scan, every element ({} threads)",
-                             ok ? "ok: =" : "MISMATCH with", cpu.effective_cpu_threads()));
-  table.rows.push_back(std::move(row));
+  CpuScanWorkload w(std::move(data), std::move(reference), cpu, cpu.effective_cpu_threads());
+  table.rows.push_back(time_variant(config, kCpuOpenmp, w));
   report.tables.push_back(std::move(table));
 }
 

@@ -2,10 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
 #include "gpukit/core/error.hpp"
@@ -65,6 +71,29 @@ TEST(Harness, DerivedColumnsInTextAndJson) {
   EXPECT_EQ(j["command_line"], "gpukit bench unit");
   EXPECT_TRUE(j.contains("git_revision"));
   std::remove(path.c_str());
+}
+
+// The run's date, ISO 8601 in UTC to the second, taken when the report is made: parsed back as
+// UTC it lies within a minute of now (a local-time stamp off UTC, or a fixed string, fails).
+TEST(Harness, JsonCarriesTheRunsDateInUtc) {
+  const std::time_t before = std::time(nullptr);
+  Report report;
+  report.case_name = "unit";
+  const std::string path = ::testing::TempDir() + "/gpukit_harness_date_test.json";
+  report.write_json(path);
+  std::ifstream f(path);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  std::remove(path.c_str());
+  ASSERT_TRUE(j.contains("date"));
+  const std::string date = j["date"].get<std::string>();
+  EXPECT_TRUE(std::regex_match(date, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)"))) << date;
+  std::tm utc{};
+  std::istringstream in(date);
+  in >> std::get_time(&utc, "%Y-%m-%dT%H:%M:%SZ");
+  ASSERT_FALSE(in.fail()) << date;
+  const std::time_t stamped = timegm(&utc);
+  EXPECT_LE(std::abs(std::difftime(stamped, before)), 60.0) << date;
+  EXPECT_EQ(date, report.date);
 }
 
 // A registry entry's traffic model gives the row its bytes and flops (each input read once, each
@@ -179,6 +208,60 @@ TEST(Harness, HostTimingReturnsEverySample) {
   const auto samples = time_on_host(2, 5, [&] { ++calls; });
   EXPECT_EQ(samples.size(), 5u);
   EXPECT_EQ(calls, 7);
+}
+
+// A host entry goes through the same time_variant as a device one: checked first (a failing check
+// leaves the row unverified), then timed on the host with at most kHostRepeat samples after one
+// warm-up; its traffic model gives the bytes, and it stays off the ladder columns.
+struct FakeHostWorkload {
+  std::vector<std::string> calls;
+  bool passes = true;
+  WorkloadShape shape() const { return {.elements = 100, .value_bytes = 8}; }
+  void launch(const HostVariant<int>& entry) { calls.push_back(fmt_call("launch", entry)); }
+  Check check(const HostVariant<int>& entry) {
+    calls.push_back(fmt_call("check", entry));
+    return {passes, passes ? "ok: fake" : "MISMATCH: fake"};
+  }
+  static std::string fmt_call(const char* what, const HostVariant<int>& entry) {
+    return std::string(what) + " " + std::to_string(entry.launch);
+  }
+};
+
+TEST(Harness, HostEntriesAreCheckedThenTimedOnTheHost) {
+  constexpr HostVariant<int> entry = {
+      .info = {.name = "cpu-fake",
+               .description = "a host entry",
+               .seed_reference = "CPU backend",
+               .traffic = {.reads_per_element = 2, .writes_per_element = 1}},
+      .launch = 7,
+  };
+  BenchConfig config;
+  config.warmup = 3;
+  config.repeat = 20;
+  FakeHostWorkload w;
+  const Row r = time_variant(config, entry, w, "cpu-fake 100");
+  ASSERT_EQ(w.calls.size(), 1u + 1u + std::size_t(kHostRepeat));  // check, warm-up, samples
+  EXPECT_EQ(w.calls.front(), "check 7");
+  for (std::size_t i = 1; i < w.calls.size(); ++i) EXPECT_EQ(w.calls[i], "launch 7");
+  EXPECT_EQ(r.samples_ms.size(), std::size_t(kHostRepeat));
+  EXPECT_EQ(r.variant, "cpu-fake 100");
+  EXPECT_EQ(r.description, "a host entry");
+  EXPECT_EQ(r.seed_reference, "CPU backend");
+  EXPECT_DOUBLE_EQ(r.bytes, (2 * 100 + 1 * 100) * 8.0);
+  EXPECT_FALSE(r.ladder);
+  EXPECT_FALSE(r.vendor);
+  EXPECT_TRUE(r.verified);
+  EXPECT_EQ(r.note, "ok: fake");
+
+  config.repeat = 2;
+  config.warmup = 0;
+  FakeHostWorkload failing;
+  failing.passes = false;
+  const Row f = time_variant(config, entry, failing);
+  EXPECT_EQ(failing.calls.size(), 1u + 2u);  // check, no warm-up, two samples
+  EXPECT_EQ(f.variant, "cpu-fake");
+  EXPECT_FALSE(f.verified);
+  EXPECT_EQ(f.note, "MISMATCH: fake");
 }
 
 // Every case's CPU rows are verified against their independent reference (a small size where the

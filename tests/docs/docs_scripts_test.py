@@ -19,7 +19,7 @@ import compare_results  # noqa: E402
 import results_table  # noqa: E402
 
 
-def run(revision, rows, title="Sum: 1024 int32"):
+def run(revision, rows, title="Sum: 1024 int32", date=None):
     """A minimal `gpukit bench --json` document: rows are (variant, elements, samples_ms)."""
     table = {"title": title, "limit_name": "D2D copy", "limit_gbps": 1000.0, "rows": []}
     for variant, elements, samples in rows:
@@ -33,10 +33,13 @@ def run(revision, rows, title="Sum: 1024 int32"):
             "percent_of_limit": 0.4 * elements / (median * 1e-3) / 1e9, "verified": True,
             "note": "ok", "vendor": variant == "cub", "step_speedup": None,
             "cumulative_speedup": None, "vs_vendor": None})
-    return {"case": "reduce", "command_line": "build/x/gpukit bench reduce --json /tmp/r.json",
-            "git_revision": revision, "backend": "cuda", "cpu_threads": 2,
-            "device": {"name": "Test GPU", "sm_count": 4}, "copy_bandwidth_gbps": 1000.0,
-            "tables": [table]}
+    document = {"case": "reduce", "command_line": "build/x/gpukit bench reduce --json /tmp/r.json",
+                "git_revision": revision, "backend": "cuda", "cpu_threads": 2,
+                "device": {"name": "Test GPU", "sm_count": 4}, "copy_bandwidth_gbps": 1000.0,
+                "tables": [table]}
+    if date is not None:
+        document["date"] = date  # the harness writes it next to the revision (ISO 8601, UTC)
+    return document
 
 
 class CompareTest(unittest.TestCase):
@@ -70,6 +73,14 @@ class CompareTest(unittest.TestCase):
         (m,), _, _ = compare_results.compare(noisy, quiet, threshold=0.01)
         self.assertAlmostEqual(m["ref_noise"], 0.5)  # stdev 1 over mean 2
         self.assertEqual(m["status"], "SAME")  # 10% slower, but the reference's noise is 50%
+
+    def test_the_header_names_revision_gpu_and_date(self):
+        dated = run("fffffff", [("tiles", 1024, [1.0])], date="2026-11-25T07:15:02Z")
+        out = io.StringIO()
+        compare_results.print_report(self.ref, dated, *compare_results.compare(self.ref, dated),
+                                     out=out)
+        self.assertIn("reference: aaaaaaa on Test GPU\n", out.getvalue())  # no date recorded
+        self.assertIn("compare:   fffffff on Test GPU at 2026-11-25T07:15:02Z\n", out.getvalue())
 
     def test_rows_in_different_tables_do_not_match(self):
         other = run("eeeeeee", [("tiles", 1024, [1.0])], title="Sum: 1024 float")
@@ -120,6 +131,19 @@ class ResultsTableTest(unittest.TestCase):
             self.assertIn("`gpukit bench reduce`", first)  # the build path and --json file go
             self.assertIn("| tiles | 2.5000 | 40.0% |", first)  # median, (max - min) / median
             self.assertIn("| cub (vendor) | 1.0000 |", first)
+
+    def test_the_runs_own_date_is_quoted(self):
+        with tempfile.TemporaryDirectory(dir=ROOT) as d:
+            data = pathlib.Path(d, "run.json")
+            data.write_text(json.dumps(run("1234567", [("tiles", 1024, [1.0])],
+                                           date="2026-11-25T07:15:02Z")))
+            page = pathlib.Path(d, "page.md")
+            page.write_text(f"<!-- results-table: file={data.relative_to(ROOT).as_posix()} "
+                            "match=int32 -->\n<!-- end results-table -->\n")
+            quiet = contextlib.redirect_stdout(io.StringIO())
+            with quiet, contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(results_table.main([str(page)]), 0)
+            self.assertIn("revision `1234567` (run on 2026-11-25)", page.read_text())
 
     def test_a_match_that_finds_no_table_is_an_error(self):
         with tempfile.TemporaryDirectory(dir=ROOT) as d:

@@ -5,6 +5,7 @@
 // and each row's verification against an independent reference: a measured row that is not
 // verified makes `gpukit bench` exit 8 (require_verified).
 
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -75,7 +76,12 @@ struct Table {
   std::vector<Row> rows;
 };
 
+/// The current time in UTC, ISO 8601 to the second ("2026-11-25T07:15:02Z").
+std::string utc_timestamp();
+
 struct Report {
+  /// When the run started (the report was made): utc_timestamp().
+  std::string date = utc_timestamp();
   std::string case_name;
   std::string command_line;
   Context context;
@@ -87,8 +93,9 @@ struct Report {
 
   /// The tables as text, one line a row.
   void print(std::ostream& out) const;
-  /// Everything, every sample included, plus device, clocks, git revision and command line; each
-  /// row carries "verified" (boolean) and, when it was not measured, "skipped" (the reason).
+  /// Everything, every sample included, plus device, clocks, git revision, date (ISO 8601, UTC)
+  /// and command line; each row carries "verified" (boolean) and, when it was not measured,
+  /// "skipped" (the reason).
   void write_json(const std::string& path) const;
   /// "table title: variant" of every measured row that is not verified (empty: all verified).
   std::vector<std::string> unverified_rows() const;
@@ -122,17 +129,47 @@ concept DeviceWorkloadFor = requires(Workload& w, const Entry& entry) {
   w.launch(entry);
 };
 
-/// One measured row: the entry is checked once, then timed by time_on_stream; bytes, GB/s and
-/// TFLOP/s follow from its traffic model (`label` replaces the name in the table).
+/// A CPU-backend row in the registry shape: what it is (`info`, as every registry entry says it)
+/// and the blocking host call that runs it once (`launch`, typed by the bench's host workload).
+template <class Launcher>
+struct HostVariant {
+  VariantInfo info;
+  Launcher launch;
+};
+
+/// What a case's bench provides to time an entry on the host: the shape of one run,
+/// `launch(entry)` running it once (blocking), and `check(entry)` running it once into poisoned
+/// outputs and comparing with an independent reference. It has no stream.
+template <class Workload, class Entry>
+concept HostWorkloadFor = requires(Workload& w, const Entry& entry) {
+  { w.shape() } -> std::convertible_to<WorkloadShape>;
+  { w.check(entry) } -> std::convertible_to<Check>;
+  w.launch(entry);
+}
+&&!requires(Workload & w) { w.stream(); };
+
+/// Host rows take at most this many samples after one warm-up run: a CPU run at the bench sizes
+/// takes 10 ms to a second, and five samples give a stable median at that length.
+inline constexpr int kHostRepeat = 5;
+
+/// One measured row: the entry is checked once, then timed, on the device by time_on_stream (CUDA
+/// events) or on the host by time_on_host (at most kHostRepeat samples after one warm-up run);
+/// bytes, GB/s and TFLOP/s follow from its traffic model (`label` replaces the name in the table).
+/// A host row stands beside the device ladder, not on it: it takes no step or cumulative speedup.
 template <class Entry, class Workload>
-requires DeviceWorkloadFor<Workload, Entry> Row time_variant(const BenchConfig& config,
-                                                             const Entry& entry, Workload& workload,
-                                                             std::string label = {}) {
+requires DeviceWorkloadFor<Workload, Entry> || HostWorkloadFor<Workload, Entry> Row time_variant(
+    const BenchConfig& config, const Entry& entry, Workload& workload, std::string label = {}) {
   Check check = workload.check(entry);
   Row row = variant_row(entry.info, workload.shape(), std::move(label));
   row.verify(check.passed, std::move(check.note));
-  row.samples_ms = time_on_stream(workload.stream(), config.warmup, config.repeat,
+  if constexpr (DeviceWorkloadFor<Workload, Entry>) {
+    row.samples_ms = time_on_stream(workload.stream(), config.warmup, config.repeat,
+                                    [&] { workload.launch(entry); });
+  } else {
+    row.ladder = false;
+    row.samples_ms = time_on_host(std::min(config.warmup, 1), std::min(config.repeat, kHostRepeat),
                                   [&] { workload.launch(entry); });
+  }
   return row;
 }
 

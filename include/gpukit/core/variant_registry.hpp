@@ -33,16 +33,6 @@ struct ElementTypeLaunchers {
   }
 };
 
-/// An entry's name: `info.name`, or `name` in a registry not yet in the VariantInfo shape.
-template <class Variant>
-constexpr std::string_view variant_name(const Variant& v) {
-  if constexpr (requires { v.info.name; }) {
-    return v.info.name;
-  } else {
-    return v.name;
-  }
-}
-
 /// The entry named `name`. DeviceUnavailable when the registry is empty (a CPU-only build),
 /// InvalidInput listing the known names otherwise. `what` names the registry in messages.
 template <class Variant>
@@ -50,9 +40,9 @@ const Variant& find_variant(std::span<const Variant> variants, std::string_view 
                             std::string_view what) {
   std::string names;
   for (const Variant& v : variants) {
-    if (variant_name(v) == name) return v;
+    if (v.info.name == name) return v;
     names += names.empty() ? "" : ", ";
-    names += variant_name(v);
+    names += v.info.name;
   }
   if (names.empty()) {
     throw DeviceUnavailable(std::string(what) +
