@@ -115,6 +115,11 @@ AxpyExpected<T> axpy_expected(T alpha, T x, T y) {
 }
 
 template <class T>
+T axpy_exact(T alpha, T x, T y) {
+  return fused_reference(alpha, x, y);
+}
+
+template <class T>
 bool axpy_element_ok(T alpha, T x, T y, T result, AxpyRounding rounding) {
   // The separate rounding only where the fused one does not match: the wide arithmetic is slow
   // (binary128 is done in software).
@@ -167,6 +172,7 @@ AxpyCheck check_axpy_result(T alpha, std::span<const T> x, std::span<const T> y,
 
 #define GPUKIT_INSTANTIATE_AXPY_REFERENCE(T)                                         \
   template AxpyExpected<T> axpy_expected<T>(T, T, T);                                \
+  template T axpy_exact<T>(T, T, T);                                                 \
   template bool axpy_element_ok<T>(T, T, T, T, AxpyRounding);                        \
   template AxpyCheck check_axpy_result<T>(T, std::span<const T>, std::span<const T>, \
                                           std::span<const T>, AxpyRounding);

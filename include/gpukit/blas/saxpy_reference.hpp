@@ -32,6 +32,10 @@ struct AxpyExpected {
 template <class T>
 AxpyExpected<T> axpy_expected(T alpha, T x, T y);
 
+/// axpy_expected(alpha, x, y).fused alone, half the work: round(alpha * x + y).
+template <class T>
+T axpy_exact(T alpha, T x, T y);
+
 /// Whether `result` is what `rounding` allows for alpha * x + y: bitwise equal (so +0 and -0
 /// differ), or NaN where the expected value is NaN.
 template <class T>
