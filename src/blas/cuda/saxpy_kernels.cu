@@ -133,8 +133,8 @@ __global__ void axpy_vector16_unrolled_kernel(std::int64_t n, std::int64_t head,
   for (std::int64_t base = std::int64_t{blockIdx.x} * tile; base < vectors;
        base += std::int64_t{gridDim.x} * tile) {
     V xs[kUnroll] = {}, ys[kUnroll] = {};  // (kUnroll) 16-byte values of x and of y
-    // Every load first: the stores below may write where a later load reads (out may be y), so
-    // the compiler keeps them in this order, and all 2 x kUnroll loads are in flight at once.
+    // Every load first, then every store: all 2 x kUnroll loads are in flight before the thread
+    // waits. (The compiler cannot move a store above a later load: out may be y.)
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k) {
       const std::int64_t v = base + k * blockDim.x + threadIdx.x;
