@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <span>
@@ -136,6 +137,30 @@ TEST(SaxpyCli, BadInputIsRefusedWithAClearMessageAndNothingWritten) {
   expect_refused("--alpha 1e60 " + x3 + " " + x3, 3, "out of the range of float32");
   expect_refused(x3 + " " + x3, 2, "--alpha");
   expect_refused("--alpha 2 " + x3 + " " + (scratch() / "missing.npy").string(), 4, "missing.npy");
+}
+
+TEST(SaxpyCli, OutOfMemoryNamesTheBytesAskedAndWritesNothing) {
+  // X through a pipe whose header declares 2^40 floats: from a pipe the storage is asked for from
+  // the header (4 TiB), which no machine grants. (From a regular file the size is checked first.)
+  const std::int64_t shape[1] = {std::int64_t{1} << 40};
+  const std::string header =
+      gpukit::io::detail::npy_header_bytes(gpukit::io::NpyDtype::float32, shape);
+  const auto header_file = gpukit::cli_testing::write_file("huge_header.npy", header);
+  const auto ys = npy<float>("y_oom.npy", {1, 2, 3});
+  const auto out = scratch() / "out_oom.npy", err = scratch() / "stderr_oom.txt";
+  std::filesystem::remove(out);
+  // (A sanitized build's allocator must return null, as the plain one does, rather than abort.)
+  const std::string command = "cat " + header_file +
+                              " | ASAN_OPTIONS=allocator_may_return_null=1:protect_shadow_gap=0:"
+                              "detect_leaks=0 " +
+                              std::string(GPUKIT_BINARY) + " saxpy --alpha 2 - " + ys + " -o " +
+                              out.string() + " --device cpu 2>" + err.string();
+  const int status = std::system(command.c_str());
+  const std::string message = gpukit::cli_testing::slurp(err);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5) << message;
+  EXPECT_NE(message.find("out of memory"), std::string::npos) << message;
+  EXPECT_NE(message.find("4398046511104 bytes"), std::string::npos) << message;
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 TEST(SaxpyCli, AFailedRunLeavesAnExistingOutputAsItWas) {
