@@ -22,7 +22,8 @@ constexpr TrafficModel kAxpyTraffic{
 // Ladder order: each row is the previous one plus one idea.
 constexpr AxpyVariant kVariants[] = {
     {.info = {.name = "seed",
-              .description = "the seed's kernel: one element a thread, ceil(n/256) blocks of 256",
+              .description =
+                  "the lecture's kernel: one element a thread, ceil(n/256) blocks of 256",
               .seed_reference = "003 End-to-End Example: SAXPY",
               .role = VariantRole::step,
               .traffic = kAxpyTraffic,
