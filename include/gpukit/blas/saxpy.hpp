@@ -18,8 +18,9 @@
 // - Otherwise NaN and infinities propagate as IEEE arithmetic says: a NaN in x or y gives NaN,
 //   inf - inf gives NaN, a finite result that overflows gives an infinity. Payloads are not
 //   promised.
-// - Determinism: one operation an element, so the bits depend on neither threads nor launch shape
-//   (on the CPU, OpenBLAS's kernel choice is fixed by the CPU model).
+// - Determinism: the bits depend on neither the thread count nor the launch shape. On the CPU,
+//   OpenBLAS's choice between the two roundings depends on the CPU model and, per element, on
+//   where its vector body ends; gpukit hands it pieces of a fixed size, so that is fixed too.
 
 #include <cstdint>
 #include <span>
@@ -31,10 +32,11 @@ namespace gpukit::blas {
 
 /// out = alpha * x + y for arrays in host memory, on the context's backend. On a CUDA context the
 /// arrays move in chunks through pinned staging buffers (copies in, the default variant, copies
-/// out, overlapped); on the CPU, OpenBLAS runs on the context's threads (it sets OpenBLAS's
-/// thread count). Throws InvalidInput for sizes that differ or a forbidden overlap (the contract
-/// above), OutOfMemory with the bytes asked when a staging buffer cannot be allocated,
-/// DeviceUnavailable / CudaError for the device. T is float or double.
+/// out, overlapped); on the CPU, OpenBLAS runs on fixed pieces spread over the context's OpenMP
+/// threads (it sets OpenBLAS's own, process-wide thread count to 1). Throws InvalidInput for sizes
+/// that differ or a forbidden overlap (the contract above), OutOfMemory with the bytes asked when a
+/// staging buffer cannot be allocated, DeviceUnavailable / CudaError for the device. T is float or
+/// double.
 template <class T>
 void axpy(const Context& context, T alpha, std::span<const T> x, std::span<const T> y,
           std::span<T> out);
