@@ -95,6 +95,10 @@ constexpr const char* kExitCodes =
 
 }  // namespace
 
+namespace gpukit::cli {
+void register_saxpy(CLI::App& app);  // cmd_saxpy.cpp
+}  // namespace gpukit::cli
+
 int main(int argc, char** argv) {
   gpukit::cli::guard_standard_streams();
   // Ctrl-C, SIGTERM or a closed terminal while an output is written leaves no temporary file.
@@ -119,6 +123,7 @@ int main(int argc, char** argv) {
   gpukit::cli::register_scan(app);
   gpukit::cli::register_compact(app);
   gpukit::cli::register_poisson(app);
+  gpukit::cli::register_saxpy(app);
   gpukit::cli::register_bench(app);
   if (!first_word_is_a_command(app, argc, argv)) return 2;
   try {

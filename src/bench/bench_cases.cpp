@@ -6,8 +6,10 @@
 #include "bench/poisson_bench.hpp"
 #include "bench/reduce_bench.hpp"
 #include "bench/rng_bench.hpp"
+#include "bench/saxpy_bench.hpp"
 #include "bench/scan_bench.hpp"
 #include "gpukit/bench/harness.hpp"
+#include "gpukit/blas/saxpy_variants.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
 #include "gpukit/primitives/compact_variants.hpp"
 #include "gpukit/primitives/reduce_variants.hpp"
@@ -52,6 +54,9 @@ std::span<const BenchCase> bench_cases() {
       {"poisson", "spectral Poisson solver (seed 000, slides 40-62)", run_poisson_bench,
        "points along each axis of a square 2D grid", 32768,
        [] { return names_of(pde::poisson_variants()); }},
+      {"saxpy", "SAXPY / DAXPY, y = alpha x + y (seed 003, the end-to-end example)",
+       run_saxpy_bench, "elements", std::int64_t{1} << 30,
+       [] { return names_of(blas::axpy_variants()); }},
   };
   return cases;
 }

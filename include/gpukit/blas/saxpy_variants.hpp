@@ -1,0 +1,64 @@
+#pragma once
+// The registry of CUDA SAXPY / DAXPY kernels: the seed's kernel as written, the steps to the
+// memory limit (a grid sized from the SM count, 16-byte vector loads and stores, more bytes in
+// flight), and cuBLAS's axpy as the vendor row. Tests (tests/blas/saxpy_gpu_test.cpp) and
+// `gpukit bench saxpy` iterate over it, so a new entry is tested and measured with no new test or
+// bench code.
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "gpukit/blas/saxpy_reference.hpp"
+#include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/core/variant_registry.hpp"
+
+namespace gpukit::blas {
+
+struct AxpyVariant {
+  /// Enqueues out = alpha * x + y for `count` elements of device memory on `stream`; nothing
+  /// waits. Any alignment of T. out may be y (in place) or an array that overlaps neither input.
+  /// Launchers compute IEEE alpha * x + y for every alpha: the alpha == 0 rule of the API
+  /// (saxpy.hpp) is the dispatch's, applied before a launcher is called.
+  template <class T>
+  using Launcher = void (*)(T alpha, const T* x, const T* y, T* out, std::int64_t count,
+                            StreamHandle stream);
+
+  /// Traffic: x and y read once, out written once; two flops (a multiply and an add) an element.
+  /// Every variant computes each element once, so its bits never depend on the launch shape or
+  /// the run; `deterministic` is still false for all, because the CPU backend (OpenBLAS) may
+  /// round separately where these fuse (saxpy_reference.hpp).
+  VariantInfo info;
+  /// What the tests require of every element (saxpy_reference.hpp).
+  AxpyRounding rounding = AxpyRounding::fused;
+  Launcher<float> float32 = nullptr;
+  Launcher<double> float64 = nullptr;
+
+  template <class T>
+  Launcher<T> launcher() const {
+    if constexpr (std::is_same_v<T, float>) {
+      return float32;
+    } else {
+      static_assert(std::is_same_v<T, double>, "axpy is for float and double");
+      return float64;
+    }
+  }
+  template <class T>
+  void launch(T alpha, const T* x, const T* y, T* out, std::int64_t count,
+              StreamHandle stream) const {
+    launcher<T>()(alpha, x, y, out, count, stream);
+  }
+};
+
+/// Every variant in ladder order (the seed's kernel first, cuBLAS last); empty without CUDA.
+std::span<const AxpyVariant> axpy_variants();
+
+/// The variant axpy() and axpy_on_device() use: the top of the ladder.
+const AxpyVariant& default_axpy_variant();
+
+/// Looks a variant up by name; InvalidInput listing the names when there is none,
+/// DeviceUnavailable in a build without CUDA.
+const AxpyVariant& find_axpy_variant(std::string_view name);
+
+}  // namespace gpukit::blas
