@@ -79,7 +79,7 @@ if [ "${GPUKIT_CHECK_TESTS:-1}" != 0 ]; then
 fi
 # GPUKIT_CHECK_BENCHES picks the benchmarks (unset: all; empty: none), so a long check can be split
 # in two calls.
-benches=${GPUKIT_CHECK_BENCHES-bs reduce scan rng poisson mc}
+benches=${GPUKIT_CHECK_BENCHES-bs reduce scan rng poisson mc saxpy}
 for b in $benches; do
   step "bench-$b" "bench-$b.txt" "$gpukit" bench "$b" --device cuda --json "$out/bench-$b.json"
 done
