@@ -12,6 +12,7 @@
 #include <omp.h>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/primitives/reduce_canonical.hpp"
 #include "pde/cuda/poisson_device_ops.hpp"
 #include "pde/poisson_impl.hpp"
 #include "pde/poisson_variants.hpp"
@@ -137,41 +138,10 @@ void refuse_non_finite_sums(double sum, double sum_abs) {
 }
 
 template <class Real>
-void host_sums(std::span<const Real> f, double& sum, double& sum_abs, int threads) {
-  const std::int64_t n = static_cast<std::int64_t>(f.size());
-  const int t = threads > 0 ? threads : omp_get_max_threads();
-  std::vector<double> partial(static_cast<std::size_t>(t) * 4, 0.0);
-  // Static, contiguous chunks per thread and a fixed combination order: the same bits for the
-  // same thread count.
-#pragma omp parallel num_threads(t)
-  {
-    const int id = omp_get_thread_num(), count = omp_get_num_threads();
-    const std::int64_t begin = n * id / count, end = n * (id + 1) / count;
-    double s = 0, c = 0, a = 0, ca = 0;  // Neumaier: running sums and their compensations
-    const auto add = [](double& sum_, double& comp, double x) {
-      const double t1 = sum_ + x;
-      comp += std::fabs(sum_) >= std::fabs(x) ? (sum_ - t1) + x : (x - t1) + sum_;
-      sum_ = t1;
-    };
-    for (std::int64_t i = begin; i < end; ++i) {
-      const double x = static_cast<double>(f[static_cast<std::size_t>(i)]);
-      add(s, c, x);
-      add(a, ca, std::fabs(x));
-    }
-    partial[static_cast<std::size_t>(id) * 4 + 0] = s;
-    partial[static_cast<std::size_t>(id) * 4 + 1] = c;
-    partial[static_cast<std::size_t>(id) * 4 + 2] = a;
-    partial[static_cast<std::size_t>(id) * 4 + 3] = ca;
-  }
-  double s = 0, c = 0, a = 0;
-  for (int id = 0; id < t; ++id) {
-    s += partial[static_cast<std::size_t>(id) * 4 + 0];
-    c += partial[static_cast<std::size_t>(id) * 4 + 1];
-    a += partial[static_cast<std::size_t>(id) * 4 + 2] +
-         partial[static_cast<std::size_t>(id) * 4 + 3];
-  }
-  sum = s + c;
-  sum_abs = a;
+detail::MeanSums host_mean_sums(std::span<const Real> f, int threads) {
+  return primitives::canonical::reduce_canonical(
+      f.data(), static_cast<std::int64_t>(f.size()), detail::MeanSumsOp<Real>{},
+      [](Real x) { return detail::MeanSumsOp<Real>::load(x); }, threads);
 }
 
 template <class Real>
@@ -277,7 +247,7 @@ std::string default_poisson_variant(const PoissonGrid& grid) {
   template std::string default_poisson_variant<Real>(const PoissonGrid&);            \
   template PoissonResult classify_mean<Real>(double, double, std::int64_t);          \
   template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double); \
-  template void host_sums<Real>(std::span<const Real>, double&, double&, int);       \
+  template detail::MeanSums host_mean_sums<Real>(std::span<const Real>, int);        \
   template void refuse_non_finite<Real>(const PoissonGrid&, std::span<const Real>, int);
 GPUKIT_POISSON_INSTANTIATE(float)
 GPUKIT_POISSON_INSTANTIATE(double)

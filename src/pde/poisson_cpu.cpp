@@ -134,9 +134,8 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
   CpuPoisson& operator=(const CpuPoisson&) = delete;
 
   PoissonResult solve(std::span<const Real> f, std::span<Real> u) override {
-    double sum = 0, sum_abs = 0;
-    host_sums<Real>(f, sum, sum_abs, threads_);
-    const PoissonResult result = classify_mean<Real>(sum, sum_abs, n_);
+    const detail::MeanSums sums = host_mean_sums<Real>(f, threads_);
+    const PoissonResult result = classify_mean<Real>(sums.total(), sums.abs_total(), n_);
     if (result.mean_removed && this->options.strict) throw_nonzero_mean(result);
       // FFTW's plans are tied to the aligned buffers they were made for; copying f in keeps user
       // arrays of any alignment (and u == f) simple, at the cost of one pass over memory.

@@ -11,7 +11,9 @@
 // Gauge and solvability. A periodic problem has a solution only when f has mean zero, and then
 // it is unique up to a constant. The solver always solves for f - mean(f) (it sets the zero mode
 // to 0). "Zero to rounding": with mean = sum(f) / n and scale = sum(|f|) / n, both accumulated
-// in double with compensated (Neumaier) sums, the mean counts as zero when
+// in double with compensated (Neumaier) sums over the fixed tree of
+// gpukit/primitives/reduce_canonical.hpp on every backend (so the CPU and a GPU compute the same
+// bits and classify a mean alike), the mean counts as zero when
 //     |mean| <= kMeanTolerance * eps(Real) * scale,     kMeanTolerance = 64,
 // eps(Real) being 2^-23 (float) or 2^-52 (double). Why 64: f sampled from a zero-mean function
 // and rounded once to Real has |mean| <= eps/2 * scale; a right-hand side computed in Real with
@@ -29,8 +31,9 @@
 // same thread count; CUDA variants give the same bits run after run on one GPU. CPU and GPU
 // agree to rounding (the tests' bound: 4 log2(n) eps (max|u| + max|f| (L/2pi)^2)).
 //
-// Tested in tests/pde/poisson_test.cpp (manufactured solutions on the CPU, the seed's numbers)
-// and tests/pde/poisson_gpu_test.cpp (every CUDA variant against the CPU).
+// Tested in tests/pde/poisson_test.cpp (each scenario on every backend: manufactured solutions,
+// the gauges, the mean rule's sums bit for bit, the seed's numbers) and
+// tests/pde/poisson_gpu_test.cpp (every CUDA variant against the CPU, the device path).
 
 #include <cstddef>
 #include <cstdint>
