@@ -12,10 +12,10 @@
 #include <omp.h>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
 #include "pde/cuda/poisson_device_ops.hpp"
 #include "pde/poisson_impl.hpp"
-#include "pde/poisson_variants.hpp"
 
 namespace gpukit::pde {
 

@@ -7,9 +7,9 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 #include "pde/cuda/poisson_device_ops.hpp"
 #include "pde/poisson_impl.hpp"
-#include "pde/poisson_variants.hpp"
 
 namespace gpukit::pde {
 
@@ -90,7 +90,7 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
     detail::MeanSums sums;
     Real corner;
   };
-  std::unique_ptr<cuda_detail::DeviceSolver<Real>> solver_;
+  std::unique_ptr<DeviceSolver<Real>> solver_;
   primitives::ReduceWorkspace workspace_;  // the mean sums' engine state, grown on first use
   cuda::DeviceBuffer<Scratch> scratch_;
   cuda::DeviceBuffer<Real> array_;  // the host path's device copy, made on first use

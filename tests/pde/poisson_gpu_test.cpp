@@ -16,8 +16,8 @@
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/pde/poisson.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 #include "pde/poisson_test_support.hpp"
-#include "pde/poisson_variants.hpp"
 
 namespace gpukit::pde {
 namespace {

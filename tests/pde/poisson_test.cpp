@@ -21,6 +21,7 @@
 #include "gpukit/bench/poisson_demo.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/pde/poisson.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 #include "pde/poisson_test_support.hpp"
 #include "test_seed.hpp"
 
@@ -497,6 +498,27 @@ TEST(PoissonCpu, GridBeyondHostMemoryIsOutOfMemoryBeforeAllocating) {
     FAIL() << "no error";
   } catch (const OutOfMemory& e) {
     EXPECT_GE(e.bytes_requested(), (std::size_t{1} << 44) * sizeof(double));
+  }
+}
+
+// The registry's flop model (poisson_variants.hpp): 5 log2(N) + 1 per point, the same for every
+// variant, filled in per grid by info_for (the traffic model's constant stays 0).
+TEST(PoissonRegistry, FlopModelPerGrid) {
+  EXPECT_EQ(poisson_flops_per_element(1), 0.0);
+  EXPECT_EQ(poisson_flops_per_element(1024), 51.0);                    // 5 * 10 + 1
+  EXPECT_EQ(poisson_flops_per_element(std::int64_t{1} << 24), 121.0);  // 5 * 24 + 1
+  EXPECT_DOUBLE_EQ(poisson_flops_per_element(3 * 5), 5 * std::log2(15.0) + 1);
+  GridShape shape;
+  shape.rank = 3;
+  shape.n[0] = 64, shape.n[1] = 32, shape.n[2] = 16;  // 2^15 points
+  for (const PoissonVariant& v : poisson_variants()) {
+    SCOPED_TRACE(std::string(v.info.name));
+    EXPECT_EQ(v.info.traffic.flops_per_element, 0.0);
+    const VariantInfo sized = v.info_for(shape);
+    EXPECT_EQ(sized.traffic.flops_per_element, 76.0);  // 5 * 15 + 1
+    EXPECT_EQ(sized.name, v.info.name);
+    EXPECT_EQ(sized.traffic.reads_per_element, v.info.traffic.reads_per_element);
+    EXPECT_EQ(sized.traffic.writes_per_element, v.info.traffic.writes_per_element);
   }
 }
 
