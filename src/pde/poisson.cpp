@@ -102,6 +102,30 @@ void throw_nonzero_mean(const PoissonResult& r) {
       r.mean, kMeanTolerance, r.mean_tolerance));
 }
 
+std::string describe_poisson_check(const PoissonCheck& check) {
+  return fmt::format(
+      "long double reference (FFTW), relative L1 {:.3g}, max abs error {:.3g} (bound {:.3g}): {}",
+      check.metrics.relative_l1, check.metrics.max_abs, check.bound,
+      check.passed ? "ok" : "FAILED");
+}
+
+void check_poisson_array_shape(std::span<const std::int64_t> shape, std::string_view source) {
+  if (shape.size() != 2 && shape.size() != 3) {
+    throw InvalidInput(
+        fmt::format("{}: poisson takes 2D or 3D arrays, not {}D", source, shape.size()));
+  }
+  for (std::size_t a = 0; a < shape.size(); ++a) {
+    if (shape[a] == 0) throw InvalidInput(fmt::format("{}: axis {} has size 0", source, a));
+  }
+}
+
+std::string describe_removed_mean(const PoissonResult& r) {
+  return fmt::format(
+      "the mean of f, {:.6g}, is not zero to rounding (|mean| > {:g} eps mean|f| = {:.3g}): "
+      "lap(u) = f has no periodic solution; solved lap(u) = f - mean (--strict refuses instead)",
+      r.mean, kMeanTolerance, r.mean_tolerance);
+}
+
 template <class Real>
 void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int threads) {
   const auto n = static_cast<std::int64_t>(f.size());

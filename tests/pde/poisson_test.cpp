@@ -501,6 +501,43 @@ TEST(PoissonCpu, GridBeyondHostMemoryIsOutOfMemoryBeforeAllocating) {
   }
 }
 
+// What the CLI prints and refuses comes from the library, word for word (tests/cli keeps the
+// command's bytes).
+TEST(PoissonCpu, ArrayShapeChecksAndMessages) {
+  const auto message = [](std::vector<std::int64_t> shape) {
+    try {
+      check_poisson_array_shape(shape, "f.npy");
+    } catch (const InvalidInput& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message({16}), "f.npy: poisson takes 2D or 3D arrays, not 1D");
+  EXPECT_EQ(message({2, 2, 2, 2}), "f.npy: poisson takes 2D or 3D arrays, not 4D");
+  EXPECT_EQ(message({4, 0}), "f.npy: axis 1 has size 0");
+  EXPECT_EQ(message({1, 1}), "accepted");
+  EXPECT_EQ(message({3, 1, 5}), "accepted");
+
+  PoissonResult r;
+  r.mean = 1.015625;
+  r.mean_tolerance = 1.5e-14;
+  r.mean_removed = true;
+  EXPECT_EQ(describe_removed_mean(r),
+            "the mean of f, 1.01562, is not zero to rounding (|mean| > 64 eps mean|f| = 1.5e-14): "
+            "lap(u) = f has no periodic solution; solved lap(u) = f - mean (--strict refuses "
+            "instead)");
+  PoissonCheck check;
+  check.metrics.relative_l1 = 1.25e-16;
+  check.metrics.max_abs = 3.5e-17;
+  check.bound = 5.5e-14;
+  check.passed = true;
+  EXPECT_EQ(describe_poisson_check(check),
+            "long double reference (FFTW), relative L1 1.25e-16, max abs error 3.5e-17 (bound "
+            "5.5e-14): ok");
+  check.passed = false;
+  EXPECT_NE(describe_poisson_check(check).find("): FAILED"), std::string::npos);
+}
+
 // The registry's flop model (poisson_variants.hpp): 5 log2(N) + 1 per point, the same for every
 // variant, filled in per grid by info_for (the traffic model's constant stays 0).
 TEST(PoissonRegistry, FlopModelPerGrid) {

@@ -179,6 +179,19 @@ template <class Real>
 PoissonCheck check_poisson_solution(const PoissonGrid& grid, std::span<const Real> f,
                                     std::span<const Real> u, Gauge gauge, int threads = 1);
 
+/// One line on a check, for the CLI and reports: "long double reference (FFTW), relative L1
+/// 1.2e-16, max abs error 3.4e-17 (bound 5.6e-14): ok" ("FAILED" when it did not pass).
+std::string describe_poisson_check(const PoissonCheck& check);
+
+/// InvalidInput unless `shape` (an array's, read from `source`, a file name) is a grid the solver
+/// takes: "{source}: poisson takes 2D or 3D arrays, not 4D", "{source}: axis 0 has size 0".
+void check_poisson_array_shape(std::span<const std::int64_t> shape, std::string_view source);
+
+/// The warning for a solve that removed a non-zero mean (result.mean_removed): "the mean of f,
+/// 1.01562, is not zero to rounding (|mean| > 64 eps mean|f| = 1.5e-14): lap(u) = f has no
+/// periodic solution; solved lap(u) = f - mean (--strict refuses instead)".
+std::string describe_removed_mean(const PoissonResult& result);
+
 /// The mean rule above, as the solver applies it (exposed for tests and the CLI): fills
 /// mean, mean_abs, mean_tolerance and mean_removed from the sums of f and |f| over n elements.
 template <class Real>
