@@ -1,4 +1,6 @@
-// Poisson: grids, the mean rule, and the plan's dispatch to the CPU (FFTW) or a CUDA variant.
+// Poisson: argument checks (grids, gauges, the mean rule, non-finite input, the messages the CLI
+// prints) and the plan's dispatch to the CPU (cpu/poisson_plan.cpp: FFTW) or a CUDA variant
+// (cuda/poisson_plan.cpp).
 
 #include "gpukit/pde/poisson.hpp"
 
@@ -13,7 +15,6 @@
 
 #include "gpukit/core/error.hpp"
 #include "gpukit/pde/poisson_variants.hpp"
-#include "gpukit/primitives/reduce_canonical.hpp"
 #include "pde/cuda/poisson_device_ops.hpp"
 #include "pde/poisson_impl.hpp"
 
@@ -162,13 +163,6 @@ void refuse_non_finite_sums(double sum, double sum_abs) {
 }
 
 template <class Real>
-detail::MeanSums host_mean_sums(std::span<const Real> f, int threads) {
-  return primitives::canonical::reduce_canonical(
-      f.data(), static_cast<std::int64_t>(f.size()), detail::MeanSumsOp<Real>{},
-      [](Real x) { return detail::MeanSumsOp<Real>::load(x); }, threads);
-}
-
-template <class Real>
 PoissonPlan<Real>::PoissonPlan(const Context& context, const PoissonGrid& grid,
                                const PoissonOptions& options) {
   validate_grid(grid);
@@ -271,7 +265,6 @@ std::string default_poisson_variant(const PoissonGrid& grid) {
   template std::string default_poisson_variant<Real>(const PoissonGrid&);            \
   template PoissonResult classify_mean<Real>(double, double, std::int64_t);          \
   template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double); \
-  template detail::MeanSums host_mean_sums<Real>(std::span<const Real>, int);        \
   template void refuse_non_finite<Real>(const PoissonGrid&, std::span<const Real>, int);
 GPUKIT_POISSON_INSTANTIATE(float)
 GPUKIT_POISSON_INSTANTIATE(double)
