@@ -79,12 +79,7 @@ void check_solution(const Context& context, const pde::PoissonGrid& grid,
                     std::span<const Real> u, const std::string& output) {
   const pde::PoissonCheck check =
       pde::check_poisson_solution<Real>(grid, f, u, options.gauge, context.effective_cpu_threads());
-  std::cerr << fmt::format(
-      "gpukit: poisson: check: long double reference (FFTW), relative L1 {:.3g}, max abs error "
-      "{:.3g} (bound "
-      "{:.3g}): {}\n",
-      check.metrics.relative_l1, check.metrics.max_abs, check.bound,
-      check.passed ? "ok" : "FAILED");
+  std::cerr << "gpukit: poisson: check: " << pde::describe_poisson_check(check) << "\n";
   if (!check.passed) {
     throw Error(ErrorKind::check_failed,
                 fmt::format("poisson --check: the solution differs from the reference beyond the "
@@ -122,12 +117,7 @@ void solve_file(const Context& context, const io::NpyArray& array, const Poisson
   if (cli.check) f_copy = values;
   const pde::PoissonResult result = plan.solve(values, values);
   if (result.mean_removed) {
-    std::cerr << fmt::format(
-        "gpukit: poisson: warning: the mean of f, {:.6g}, is not zero to rounding (|mean| > {:g} "
-        "eps "
-        "mean|f| = {:.3g}): lap(u) = f has no periodic solution; solved lap(u) = f - mean "
-        "(--strict refuses instead)\n",
-        result.mean, pde::kMeanTolerance, result.mean_tolerance);
+    std::cerr << "gpukit: poisson: warning: " << pde::describe_removed_mean(result) << "\n";
   }
   inject_test_fault<Real>(values);
   if (array.dtype == io::NpyDtype::float32) {
@@ -229,14 +219,7 @@ void register_poisson(CLI::App& app) {
     const Context context = resolve_context(cli->device);
     constexpr io::NpyDtype kFloats[] = {io::NpyDtype::float32, io::NpyDtype::float64};
     const io::NpyArray array = io::read_npy(cli->input, {kFloats, "poisson"});
-    if (array.shape.size() != 2 && array.shape.size() != 3) {
-      throw InvalidInput(fmt::format("{}: poisson takes 2D or 3D arrays, not {}D", cli->input,
-                                     array.shape.size()));
-    }
-    for (std::size_t a = 0; a < array.shape.size(); ++a) {
-      if (array.shape[a] == 0)
-        throw InvalidInput(fmt::format("{}: axis {} has size 0", cli->input, a));
-    }
+    pde::check_poisson_array_shape(array.shape, cli->input);
     const bool single =
         cli->precision.empty() ? array.dtype == io::NpyDtype::float32 : cli->precision == "float";
     if (single) {

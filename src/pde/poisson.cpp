@@ -1,4 +1,6 @@
-// Poisson: grids, the mean rule, and the plan's dispatch to the CPU (FFTW) or a CUDA variant.
+// Poisson: argument checks (grids, gauges, the mean rule, non-finite input, the messages the CLI
+// prints) and the plan's dispatch to the CPU (cpu/poisson_plan.cpp: FFTW) or a CUDA variant
+// (cuda/poisson_plan.cpp).
 
 #include "gpukit/pde/poisson.hpp"
 
@@ -12,9 +14,9 @@
 #include <omp.h>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 #include "pde/cuda/poisson_device_ops.hpp"
 #include "pde/poisson_impl.hpp"
-#include "pde/poisson_variants.hpp"
 
 namespace gpukit::pde {
 
@@ -101,6 +103,30 @@ void throw_nonzero_mean(const PoissonResult& r) {
       r.mean, kMeanTolerance, r.mean_tolerance));
 }
 
+std::string describe_poisson_check(const PoissonCheck& check) {
+  return fmt::format(
+      "long double reference (FFTW), relative L1 {:.3g}, max abs error {:.3g} (bound {:.3g}): {}",
+      check.metrics.relative_l1, check.metrics.max_abs, check.bound,
+      check.passed ? "ok" : "FAILED");
+}
+
+void check_poisson_array_shape(std::span<const std::int64_t> shape, std::string_view source) {
+  if (shape.size() != 2 && shape.size() != 3) {
+    throw InvalidInput(
+        fmt::format("{}: poisson takes 2D or 3D arrays, not {}D", source, shape.size()));
+  }
+  for (std::size_t a = 0; a < shape.size(); ++a) {
+    if (shape[a] == 0) throw InvalidInput(fmt::format("{}: axis {} has size 0", source, a));
+  }
+}
+
+std::string describe_removed_mean(const PoissonResult& r) {
+  return fmt::format(
+      "the mean of f, {:.6g}, is not zero to rounding (|mean| > {:g} eps mean|f| = {:.3g}): "
+      "lap(u) = f has no periodic solution; solved lap(u) = f - mean (--strict refuses instead)",
+      r.mean, kMeanTolerance, r.mean_tolerance);
+}
+
 template <class Real>
 void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int threads) {
   const auto n = static_cast<std::int64_t>(f.size());
@@ -134,44 +160,6 @@ void refuse_non_finite_sums(double sum, double sum_abs) {
       "poisson: f (in device memory) holds a NaN or an Inf (sum(f) = {}, sum(|f|) = {}): the "
       "right-hand side must be finite",
       sum, sum_abs));
-}
-
-template <class Real>
-void host_sums(std::span<const Real> f, double& sum, double& sum_abs, int threads) {
-  const std::int64_t n = static_cast<std::int64_t>(f.size());
-  const int t = threads > 0 ? threads : omp_get_max_threads();
-  std::vector<double> partial(static_cast<std::size_t>(t) * 4, 0.0);
-  // Static, contiguous chunks per thread and a fixed combination order: the same bits for the
-  // same thread count.
-#pragma omp parallel num_threads(t)
-  {
-    const int id = omp_get_thread_num(), count = omp_get_num_threads();
-    const std::int64_t begin = n * id / count, end = n * (id + 1) / count;
-    double s = 0, c = 0, a = 0, ca = 0;  // Neumaier: running sums and their compensations
-    const auto add = [](double& sum_, double& comp, double x) {
-      const double t1 = sum_ + x;
-      comp += std::fabs(sum_) >= std::fabs(x) ? (sum_ - t1) + x : (x - t1) + sum_;
-      sum_ = t1;
-    };
-    for (std::int64_t i = begin; i < end; ++i) {
-      const double x = static_cast<double>(f[static_cast<std::size_t>(i)]);
-      add(s, c, x);
-      add(a, ca, std::fabs(x));
-    }
-    partial[static_cast<std::size_t>(id) * 4 + 0] = s;
-    partial[static_cast<std::size_t>(id) * 4 + 1] = c;
-    partial[static_cast<std::size_t>(id) * 4 + 2] = a;
-    partial[static_cast<std::size_t>(id) * 4 + 3] = ca;
-  }
-  double s = 0, c = 0, a = 0;
-  for (int id = 0; id < t; ++id) {
-    s += partial[static_cast<std::size_t>(id) * 4 + 0];
-    c += partial[static_cast<std::size_t>(id) * 4 + 1];
-    a += partial[static_cast<std::size_t>(id) * 4 + 2] +
-         partial[static_cast<std::size_t>(id) * 4 + 3];
-  }
-  sum = s + c;
-  sum_abs = a;
 }
 
 template <class Real>
@@ -277,7 +265,6 @@ std::string default_poisson_variant(const PoissonGrid& grid) {
   template std::string default_poisson_variant<Real>(const PoissonGrid&);            \
   template PoissonResult classify_mean<Real>(double, double, std::int64_t);          \
   template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double); \
-  template void host_sums<Real>(std::span<const Real>, double&, double&, int);       \
   template void refuse_non_finite<Real>(const PoissonGrid&, std::span<const Real>, int);
 GPUKIT_POISSON_INSTANTIATE(float)
 GPUKIT_POISSON_INSTANTIATE(double)

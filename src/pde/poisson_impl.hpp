@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpukit/pde/poisson.hpp"
+#include "pde/poisson_mean_sums.hpp"
 
 namespace gpukit::pde {
 
@@ -34,9 +35,11 @@ std::unique_ptr<typename PoissonPlan<Real>::Impl> make_cuda_poisson(const Contex
                                                                     const PoissonGrid& grid,
                                                                     const PoissonOptions& options);
 
-/// sum(f) and sum(|f|) over host memory in double, Neumaier-compensated per thread.
+/// The mean rule's sums of f (host memory): MeanSumsOp over the canonical tree on `threads`
+/// OpenMP threads (<= 0: the OpenMP default), the same bits for every thread count and the bits
+/// of the CUDA backend's device_mean_sums.
 template <class Real>
-void host_sums(std::span<const Real> f, double& sum, double& sum_abs, int threads);
+detail::MeanSums host_mean_sums(std::span<const Real> f, int threads);
 
 /// InvalidInput naming the first NaN or Inf of f (host memory) by its .npy multi-index on
 /// `grid`, "poisson: f[3, 17] is nan ..."; nothing when every element is finite.

@@ -1,8 +1,9 @@
-#include "pde/poisson_variants.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 
 #include <string>
 
 #include "gpukit/core/variant_registry.hpp"
+#include "pde/cuda/poisson_device_solver.hpp"
 
 namespace gpukit::pde {
 
@@ -15,7 +16,8 @@ using namespace cuda_detail;
   .device_bytes_double = &v##_device_bytes<double>, .make_float = &make_##v##_solver<float>, \
   .make_double = &make_##v##_solver<double>
 
-// The traffic model counts one read of f and one write of u per grid point.
+// The traffic model counts one read of f and one write of u per grid point; its flops depend on
+// the grid (PoissonVariant::info_for).
 constexpr TrafficModel kReadFWriteU{.reads_per_element = 1, .writes_per_element = 1};
 
 // Bytes per element (float): the seed moves complex data through 2 copy kernels, 2 C2C FFTs

@@ -1,7 +1,10 @@
-// Every registered CUDA Poisson variant (the registry is iterated: a new variant is tested with
-// no new code) against the CPU solver, float and double, at awkward shapes (axes of 1, odd and
-// even, non-square, 2D and 3D), with poisoned (NaN) outputs, f checked unchanged, in place;
-// the plan's device path: mean rule, strict refusal, corner gauge, plan reuse, the default.
+// CUDA only: what has no CPU counterpart. Every registered CUDA Poisson variant (the registry is
+// iterated: a new variant is tested with no new code) against the CPU solver, float and double,
+// at awkward shapes (axes of 1, odd and even, non-square, 2D and 3D), with poisoned (NaN)
+// outputs, f checked unchanged, in place; per variant, the plan's host and device paths: mean
+// rule, strict refusal, corner gauge, plan reuse, non-finite input; the default variant. The
+// scenarios every backend shares (the default variant on CUDA, FFTW on the CPU) are written once
+// in poisson_test.cpp.
 
 #include <gtest/gtest.h>
 
@@ -13,8 +16,8 @@
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/pde/poisson.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 #include "pde/poisson_test_support.hpp"
-#include "pde/poisson_variants.hpp"
 
 namespace gpukit::pde {
 namespace {

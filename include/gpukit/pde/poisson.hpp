@@ -11,7 +11,9 @@
 // Gauge and solvability. A periodic problem has a solution only when f has mean zero, and then
 // it is unique up to a constant. The solver always solves for f - mean(f) (it sets the zero mode
 // to 0). "Zero to rounding": with mean = sum(f) / n and scale = sum(|f|) / n, both accumulated
-// in double with compensated (Neumaier) sums, the mean counts as zero when
+// in double with compensated (Neumaier) sums over the fixed tree of
+// gpukit/primitives/reduce_canonical.hpp on every backend (so the CPU and a GPU compute the same
+// bits and classify a mean alike), the mean counts as zero when
 //     |mean| <= kMeanTolerance * eps(Real) * scale,     kMeanTolerance = 64,
 // eps(Real) being 2^-23 (float) or 2^-52 (double). Why 64: f sampled from a zero-mean function
 // and rounded once to Real has |mean| <= eps/2 * scale; a right-hand side computed in Real with
@@ -29,8 +31,9 @@
 // same thread count; CUDA variants give the same bits run after run on one GPU. CPU and GPU
 // agree to rounding (the tests' bound: 4 log2(n) eps (max|u| + max|f| (L/2pi)^2)).
 //
-// Tested in tests/pde/poisson_test.cpp (manufactured solutions on the CPU, the seed's numbers)
-// and tests/pde/poisson_gpu_test.cpp (every CUDA variant against the CPU).
+// Tested in tests/pde/poisson_test.cpp (each scenario on every backend: manufactured solutions,
+// the gauges, the mean rule's sums bit for bit, the seed's numbers) and
+// tests/pde/poisson_gpu_test.cpp (every CUDA variant against the CPU, the device path).
 
 #include <cstddef>
 #include <cstdint>
@@ -175,6 +178,19 @@ struct PoissonCheck {
 template <class Real>
 PoissonCheck check_poisson_solution(const PoissonGrid& grid, std::span<const Real> f,
                                     std::span<const Real> u, Gauge gauge, int threads = 1);
+
+/// One line on a check, for the CLI and reports: "long double reference (FFTW), relative L1
+/// 1.2e-16, max abs error 3.4e-17 (bound 5.6e-14): ok" ("FAILED" when it did not pass).
+std::string describe_poisson_check(const PoissonCheck& check);
+
+/// InvalidInput unless `shape` (an array's, read from `source`, a file name) is a grid the solver
+/// takes: "{source}: poisson takes 2D or 3D arrays, not 4D", "{source}: axis 0 has size 0".
+void check_poisson_array_shape(std::span<const std::int64_t> shape, std::string_view source);
+
+/// The warning for a solve that removed a non-zero mean (result.mean_removed): "the mean of f,
+/// 1.01562, is not zero to rounding (|mean| > 64 eps mean|f| = 1.5e-14): lap(u) = f has no
+/// periodic solution; solved lap(u) = f - mean (--strict refuses instead)".
+std::string describe_removed_mean(const PoissonResult& result);
 
 /// The mean rule above, as the solver applies it (exposed for tests and the CLI): fills
 /// mean, mean_abs, mean_tolerance and mean_removed from the sums of f and |f| over n elements.

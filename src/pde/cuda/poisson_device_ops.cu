@@ -1,77 +1,19 @@
-// The device work around a variant's solve: the sums of the mean rule (deterministic), the corner
-// gauge, cuFFT plans and checks shared by the variants.
+// The device work around a variant's solve: the sums of the mean rule (the deterministic reduce
+// engine with the CPU's operation), the corner gauge, cuFFT plans and checks shared by the
+// variants.
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "gpukit/primitives/cuda/reduce.cuh"
+#include "gpukit/primitives/reduce_canonical.hpp"
 #include "pde/cuda/poisson_cuda_common.cuh"
 #include "pde/cuda/poisson_device_ops.hpp"
 
 namespace gpukit::pde::cuda_detail {
 
 namespace {
-
-constexpr int kSumBlocks = 512;  // fixed: the bracketing, and so the bits, never change
-constexpr int kSumThreads = 256;
-
-struct Neumaier {
-  double sum = 0, compensation = 0;
-  __device__ void add(double x) {
-    const double t = sum + x;
-    compensation += fabs(sum) >= fabs(x) ? (sum - t) + x : (x - t) + sum;
-    sum = t;
-  }
-  __device__ double value() const { return sum + compensation; }
-};
-
-// Block b sums the elements i = b * kSumThreads + t + k * (kSumBlocks * kSumThreads), each
-// thread in order with compensation, then a fixed shared-memory tree.
-template <class Real>
-__global__ void __launch_bounds__(kSumThreads)
-    partial_sums_kernel(const Real* __restrict__ f, std::int64_t n, double* __restrict__ partial) {
-  __shared__ double s_sum[kSumThreads], s_abs[kSumThreads];
-  Neumaier sum, abs_sum;
-  const std::int64_t stride = std::int64_t{kSumBlocks} * kSumThreads;
-  for (std::int64_t i = std::int64_t{blockIdx.x} * kSumThreads + threadIdx.x; i < n; i += stride) {
-    const double x = static_cast<double>(f[i]);
-    sum.add(x);
-    abs_sum.add(fabs(x));
-  }
-  s_sum[threadIdx.x] = sum.value();
-  s_abs[threadIdx.x] = abs_sum.value();
-  __syncthreads();
-  for (int half = kSumThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      s_sum[threadIdx.x] += s_sum[threadIdx.x + half];
-      s_abs[threadIdx.x] += s_abs[threadIdx.x + half];
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    partial[2 * blockIdx.x] = s_sum[0];
-    partial[2 * blockIdx.x + 1] = s_abs[0];
-  }
-}
-
-__global__ void __launch_bounds__(kSumBlocks)
-    final_sums_kernel(const double* __restrict__ partial, double* __restrict__ result) {
-  __shared__ double s_sum[kSumBlocks], s_abs[kSumBlocks];
-  s_sum[threadIdx.x] = partial[2 * threadIdx.x];
-  s_abs[threadIdx.x] = partial[2 * threadIdx.x + 1];
-  __syncthreads();
-  for (int half = kSumBlocks / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      s_sum[threadIdx.x] += s_sum[threadIdx.x + half];
-      s_abs[threadIdx.x] += s_abs[threadIdx.x + half];
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    result[0] = s_sum[0];
-    result[1] = s_abs[0];
-  }
-}
 
 template <class Real>
 __global__ void subtract_corner_kernel(Real* __restrict__ u, std::int64_t n,
@@ -153,19 +95,25 @@ void CufftPlan::bind(void* work_area, cudaStream_t stream) const {
   GPUKIT_CUFFT_CHECK(cufftSetStream(handle_, stream));
 }
 
+std::size_t mean_sums_workspace_bytes(std::int64_t n) {
+  // What the engine may reserve, bounded from its public tree: one partial per tile plus one per
+  // lane of a level, flagged slots (each 4-byte word of a partial in an 8-byte slot: twice the
+  // partial) for every tile, and its counters and epoch.
+  const auto tiles = static_cast<std::size_t>(primitives::canonical::tile_count(n));
+  return (tiles + primitives::canonical::kLanes + 1 + 2 * tiles) * sizeof(detail::MeanSums) + 4096;
+}
+
 template <class Real>
-void device_sums(const Real* f, std::int64_t n, double* scratch, StreamHandle stream, double& sum,
-                 double& sum_abs) {
-  partial_sums_kernel<Real><<<kSumBlocks, kSumThreads, 0, stream>>>(f, n, scratch);
-  GPUKIT_CUDA_CHECK_LAUNCH("partial_sums_kernel");
-  final_sums_kernel<<<1, kSumBlocks, 0, stream>>>(scratch, scratch + 2 * kSumBlocks);
-  GPUKIT_CUDA_CHECK_LAUNCH("final_sums_kernel");
-  double result[2];
-  GPUKIT_CUDA_CHECK(cudaMemcpyAsync(result, scratch + 2 * kSumBlocks, sizeof result,
-                                    cudaMemcpyDeviceToHost, stream));
+detail::MeanSums device_mean_sums(const Real* f, std::int64_t n,
+                                  primitives::ReduceWorkspace& workspace,
+                                  detail::MeanSums* device_result, StreamHandle stream) {
+  primitives::device::deterministic_reduce<detail::MeanSumsOp<Real>>(f, n, device_result, workspace,
+                                                                     stream);
+  detail::MeanSums result;
+  GPUKIT_CUDA_CHECK(
+      cudaMemcpyAsync(&result, device_result, sizeof result, cudaMemcpyDeviceToHost, stream));
   GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
-  sum = result[0];
-  sum_abs = result[1];
+  return result;
 }
 
 template <class Real>
@@ -184,10 +132,12 @@ std::size_t device_free_bytes() {
   return free_bytes;
 }
 
-template void device_sums<float>(const float*, std::int64_t, double*, StreamHandle, double&,
-                                 double&);
-template void device_sums<double>(const double*, std::int64_t, double*, StreamHandle, double&,
-                                  double&);
+template detail::MeanSums device_mean_sums<float>(const float*, std::int64_t,
+                                                  primitives::ReduceWorkspace&, detail::MeanSums*,
+                                                  StreamHandle);
+template detail::MeanSums device_mean_sums<double>(const double*, std::int64_t,
+                                                   primitives::ReduceWorkspace&, detail::MeanSums*,
+                                                   StreamHandle);
 template void subtract_corner<float>(float*, std::int64_t, float*, StreamHandle);
 template void subtract_corner<double>(double*, std::int64_t, double*, StreamHandle);
 

@@ -6,17 +6,23 @@
 #include <cstdint>
 
 #include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/primitives/reduce.hpp"
+#include "pde/poisson_mean_sums.hpp"
 
 namespace gpukit::pde::cuda_detail {
 
-/// Doubles of device scratch device_sums needs.
-inline constexpr std::size_t kSumScratchDoubles = 2 * 512 + 2;
+/// An upper bound of the device bytes device_mean_sums may reserve in its workspace for n
+/// elements (for the plan's memory check before anything is allocated).
+std::size_t mean_sums_workspace_bytes(std::int64_t n);
 
-/// sum(f) and sum(|f|) in double over n device elements, deterministic (a fixed grid of 512
-/// blocks, compensated per thread, fixed trees); waits for `stream` to read them.
+/// The mean rule's sums of n device elements: MeanSumsOp over the canonical tree on the
+/// deterministic reduce engine, so the bits of the CPU's host_mean_sums. Writes the result to
+/// `device_result` (device memory), then waits for `stream` to read it back. The workspace grows
+/// on first use (an allocation, which synchronizes the device).
 template <class Real>
-void device_sums(const Real* f, std::int64_t n, double* scratch, StreamHandle stream, double& sum,
-                 double& sum_abs);
+detail::MeanSums device_mean_sums(const Real* f, std::int64_t n,
+                                  primitives::ReduceWorkspace& workspace,
+                                  detail::MeanSums* device_result, StreamHandle stream);
 
 /// u -= u[0] over n elements (the corner gauge); `scratch` holds one Real.
 template <class Real>

@@ -1,6 +1,7 @@
 #pragma once
-// Internal: the interface every CUDA variant of the spectral Poisson solver implements, callable
-// from plain C++ (no CUDA headers). A variant is three functions named after it:
+// Internal: the functions behind each entry of the registry (gpukit/pde/poisson_variants.hpp:
+// GridShape, DeviceSolver), callable from plain C++ (no CUDA headers). A variant is three
+// functions named after it:
 //   bool <variant>_supports(const GridShape&)              shapes it can solve (all others: false)
 //   std::size_t <variant>_device_bytes<Real>(const GridShape&)
 //                                                          device memory a solver allocates, known
@@ -11,37 +12,14 @@
 // right-hand sides.
 
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 
-#include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 
 namespace gpukit::pde::cuda_detail {
 
-/// A periodic grid of `rank` (2 or 3) axes in .npy (C) order: axis rank-1 is contiguous in
-/// memory; `length[a]` is the period of axis a (the box is length[0] x ... x length[rank-1]).
-struct GridShape {
-  int rank = 2;
-  std::int64_t n[3] = {0, 0, 0};
-  double length[3] = {1, 1, 1};
-
-  std::int64_t size() const {
-    std::int64_t s = 1;
-    for (int a = 0; a < rank; ++a) s *= n[a];
-    return s;
-  }
-};
-
-template <class Real>  // float or double
-class DeviceSolver {
- public:
-  virtual ~DeviceSolver() = default;
-  /// u = the mean-zero periodic solution of lap(u) = f - mean(f): the spectral method sets the
-  /// zero mode to 0 and divides every other mode of f by -|k|^2. f and u are device arrays of
-  /// the construction shape (C order) on the current device; u may be f (in place); f is not
-  /// modified otherwise. Asynchronous on `stream`; the solver is not used by two streams at once.
-  virtual void solve(const Real* f, Real* u, StreamHandle stream) = 0;
-};
+using pde::DeviceSolver;
+using pde::GridShape;
 
 // The seed's pipeline and its optimization steps (poisson_seed.cu), all on the full grid with
 // cuFFT complex-to-complex transforms: real-to-complex copy, forward C2C, solve, inverse C2C,
@@ -53,11 +31,11 @@ class DeviceSolver {
 //   r2c             the improved solve kernel: |k|^2 from the indices, no tables, one complex
 //                   load and store per element, no division or modulo
 //   cufft           the vendor row: cuFFT R2C, a plain flat-index scaling kernel, cuFFT C2R
-#define GPUKIT_POISSON_DECLARE_VARIANT(variant)                     \
-  bool variant##_supports(const GridShape& shape);                  \
-  template <class Real>                                             \
-  std::size_t variant##_device_bytes(const GridShape& shape);       \
-  template <class Real>                                             \
+#define GPUKIT_POISSON_DECLARE_VARIANT(variant)               \
+  bool variant##_supports(const GridShape& shape);            \
+  template <class Real>                                       \
+  std::size_t variant##_device_bytes(const GridShape& shape); \
+  template <class Real>                                       \
   std::unique_ptr<DeviceSolver<Real>> make_##variant##_solver(const GridShape& shape);
 GPUKIT_POISSON_DECLARE_VARIANT(seed)
 GPUKIT_POISSON_DECLARE_VARIANT(seed_shared_k)

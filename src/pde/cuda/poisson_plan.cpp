@@ -7,9 +7,9 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 #include "pde/cuda/poisson_device_ops.hpp"
 #include "pde/poisson_impl.hpp"
-#include "pde/poisson_variants.hpp"
 
 namespace gpukit::pde {
 
@@ -39,10 +39,10 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
     this->variant = std::string(v.info.name);
     n_ = plan_grid.size();
     // Everything the plan will hold: the variant's buffers, cuFFT's work area, the array the
-    // host path solves in place, the scratch of the sums and the gauge.
+    // host path solves in place, the sums' workspace and result, the gauge's scratch.
     const std::size_t bytes = v.device_bytes<Real>(shape) +
                               static_cast<std::size_t>(n_) * sizeof(Real) +
-                              cuda_detail::kSumScratchDoubles * sizeof(double) + 256;
+                              cuda_detail::mean_sums_workspace_bytes(n_) + sizeof(Scratch) + 256;
     this->device_bytes = bytes;
     const std::size_t free_bytes = cuda_detail::device_free_bytes();
     if (bytes > free_bytes) {
@@ -51,7 +51,7 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
                                     plan_grid.describe(), bytes, v.info.name, free_bytes, device_),
                         bytes);
     }
-    scratch_ = cuda::DeviceBuffer<double>(cuda_detail::kSumScratchDoubles + 1);
+    scratch_ = cuda::DeviceBuffer<Scratch>(1);
     solver_ = v.make<Real>(shape);
   }
 
@@ -69,17 +69,15 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
 
   PoissonResult solve_on_device(const Real* f, Real* u, StreamHandle stream) override {
     cuda::set_device(device_);
-    double sum = 0, sum_abs = 0;
-    cuda_detail::device_sums<Real>(f, n_, scratch_.data(), stream, sum, sum_abs);
+    const detail::MeanSums sums =
+        cuda_detail::device_mean_sums<Real>(f, n_, workspace_, &scratch_.data()->sums, stream);
     // Device data has no host-side finite check: its sums tell whether a NaN or Inf is there.
-    refuse_non_finite_sums(sum, sum_abs);
-    const PoissonResult result = classify_mean<Real>(sum, sum_abs, n_);
+    refuse_non_finite_sums(sums.total(), sums.abs_total());
+    const PoissonResult result = classify_mean<Real>(sums.total(), sums.abs_total(), n_);
     if (result.mean_removed && this->options.strict) throw_nonzero_mean(result);
     solver_->solve(f, u, stream);
     if (this->options.gauge == Gauge::corner) {
-      cuda_detail::subtract_corner<Real>(
-          u, n_, reinterpret_cast<Real*>(scratch_.data() + cuda_detail::kSumScratchDoubles),
-          stream);
+      cuda_detail::subtract_corner<Real>(u, n_, &scratch_.data()->corner, stream);
     }
     return result;
   }
@@ -87,8 +85,14 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
  private:
   int device_ = 0;
   std::int64_t n_ = 0;
-  std::unique_ptr<cuda_detail::DeviceSolver<Real>> solver_;
-  cuda::DeviceBuffer<double> scratch_;
+  // Device memory of the small results: the sums of f, u[0] for the corner gauge.
+  struct Scratch {
+    detail::MeanSums sums;
+    Real corner;
+  };
+  std::unique_ptr<DeviceSolver<Real>> solver_;
+  primitives::ReduceWorkspace workspace_;  // the mean sums' engine state, grown on first use
+  cuda::DeviceBuffer<Scratch> scratch_;
   cuda::DeviceBuffer<Real> array_;  // the host path's device copy, made on first use
   std::unique_ptr<cuda::Stream> stream_;
 };

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/primitives/reduce_canonical.hpp"
 #include "pde/poisson_impl.hpp"
 
 namespace gpukit::pde {
@@ -134,9 +135,8 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
   CpuPoisson& operator=(const CpuPoisson&) = delete;
 
   PoissonResult solve(std::span<const Real> f, std::span<Real> u) override {
-    double sum = 0, sum_abs = 0;
-    host_sums<Real>(f, sum, sum_abs, threads_);
-    const PoissonResult result = classify_mean<Real>(sum, sum_abs, n_);
+    const detail::MeanSums sums = host_mean_sums<Real>(f, threads_);
+    const PoissonResult result = classify_mean<Real>(sums.total(), sums.abs_total(), n_);
     if (result.mean_removed && this->options.strict) throw_nonzero_mean(result);
       // FFTW's plans are tied to the aligned buffers they were made for; copying f in keeps user
       // arrays of any alignment (and u == f) simple, at the cost of one pass over memory.
@@ -209,6 +209,13 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
 }  // namespace
 
 template <class Real>
+detail::MeanSums host_mean_sums(std::span<const Real> f, int threads) {
+  return primitives::canonical::reduce_canonical(
+      f.data(), static_cast<std::int64_t>(f.size()), detail::MeanSumsOp<Real>{},
+      [](Real x) { return detail::MeanSumsOp<Real>::load(x); }, threads);
+}
+
+template <class Real>
 std::unique_ptr<typename PoissonPlan<Real>::Impl> make_cpu_poisson(const Context& context,
                                                                    const PoissonGrid& grid,
                                                                    const PoissonOptions& options) {
@@ -220,5 +227,7 @@ template std::unique_ptr<PoissonPlan<float>::Impl> make_cpu_poisson<float>(const
 template std::unique_ptr<PoissonPlan<double>::Impl> make_cpu_poisson<double>(const Context&,
                                                                              const PoissonGrid&,
                                                                              const PoissonOptions&);
+template detail::MeanSums host_mean_sums<float>(std::span<const float>, int);
+template detail::MeanSums host_mean_sums<double>(std::span<const double>, int);
 
 }  // namespace gpukit::pde
