@@ -15,7 +15,7 @@
 #include "gpukit/primitives/reduce_variants.hpp"
 #include "gpukit/primitives/scan_variants.hpp"
 #include "gpukit/rng/generator_variants.hpp"
-#include "pde/poisson_variants.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 
 namespace gpukit::bench {
 
