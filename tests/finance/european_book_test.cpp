@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "every_backend_test_support.hpp"
 #include "finance/black_scholes_test_support.hpp"
 
 namespace gpukit::finance {
 namespace {
 
-TEST(EuropeanBook, EachRowTakesItsOwnSideAndGreeks) {
+// A book of calls and puts on every backend: each row gets its own side's price and Greeks.
+class EuropeanBookScenarios : public gpukit::testing::EveryBackendTest {};
+
+TEST_P(EuropeanBookScenarios, EachRowTakesItsOwnSideAndGreeks) {
   const testing::Book b = testing::seed_like_book(1001, 31);
   std::vector<std::uint8_t> is_put(b.size());
   for (std::size_t i = 0; i < b.size(); ++i)
@@ -21,7 +25,7 @@ TEST(EuropeanBook, EachRowTakesItsOwnSideAndGreeks) {
                               {b.volatility.data()},
                               {b.dividend.data()}};
   for (Precision precision : {Precision::float64, Precision::float32}) {
-    const EuropeanBookResult r = price_european_book(Context::cpu(), view, precision, true);
+    const EuropeanBookResult r = price_european_book(context(), view, precision, true);
     ASSERT_EQ(r.price.size(), b.size());
     ASSERT_EQ(r.rho.size(), b.size());
     const double eps = precision == Precision::float32 ? 1.2e-7 : 2.3e-16;
@@ -43,7 +47,7 @@ TEST(EuropeanBook, EachRowTakesItsOwnSideAndGreeks) {
   }
 }
 
-TEST(EuropeanBook, WithoutGreeksOnlyPricesAreReturned) {
+TEST_P(EuropeanBookScenarios, WithoutGreeksOnlyPricesAreReturned) {
   const testing::Book b = testing::seed_like_book(10, 3);
   std::vector<std::uint8_t> is_put(b.size(), 0);
   const EuropeanBookView view{10,
@@ -54,10 +58,16 @@ TEST(EuropeanBook, WithoutGreeksOnlyPricesAreReturned) {
                               {nullptr, 0.02},
                               {nullptr, 0.3},
                               {}};
-  const EuropeanBookResult r = price_european_book(Context::cpu(), view, Precision::float64, false);
+  const EuropeanBookResult r = price_european_book(context(), view, Precision::float64, false);
   EXPECT_EQ(r.price.size(), 10u);
   EXPECT_TRUE(r.delta.empty());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const auto ref = testing::closed_form(b.spot[i], b.strike[i], b.maturity[i], 0.02, 0.3, 0);
+    EXPECT_NEAR(r.price[i], double(ref.call), 1e-9) << i;
+  }
 }
+
+GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(EuropeanBookScenarios);
 
 }  // namespace
 }  // namespace gpukit::finance
