@@ -47,7 +47,7 @@ finance::NormalCdf parse_cdf(const std::string& name) {
 
 /// Test hook: GPUKIT_TEST_FAULT=bs-zero-puts sets every put price to 0 after pricing, so that the
 /// CLI tests can show that --check catches a wrong result on every backend. Not for users.
-void inject_test_fault(const finance::EuropeanBookView& view, std::vector<double>& price) {
+void inject_test_fault(const finance::OptionBookView& view, std::vector<double>& price) {
   const char* fault = std::getenv("GPUKIT_TEST_FAULT");
   if (fault == nullptr || std::string_view(fault) != "bs-zero-puts") return;
   for (std::size_t i = 0; i < price.size(); ++i)
@@ -57,7 +57,7 @@ void inject_test_fault(const finance::EuropeanBookView& view, std::vector<double
 /// --check: every price against the long double reference (erfc on long double), which shares
 /// no code with any backend, within its own bound for the precision and CDF; exit 8 otherwise.
 /// Runs after the output is written.
-void check_prices(const Context& context, const BsArgs& args, const finance::EuropeanBookView& view,
+void check_prices(const Context& context, const BsArgs& args, const finance::OptionBookView& view,
                   finance::Precision precision, finance::NormalCdf cdf,
                   std::span<const double> price) {
   const finance::BlackScholesCheck check = finance::check_european_book_prices(
@@ -86,7 +86,7 @@ void price_file(const BsArgs& args, const Context& context) {
   finance::BlackScholesOptions options;
   options.cdf = parse_cdf(args.cdf);
   options.variant = args.variant;
-  const finance::EuropeanBookView view = io::instrument_view(book);
+  const finance::OptionBookView view = io::instrument_view(book);
   finance::EuropeanBookResult result =
       finance::price_european_book(context, view, precision, args.greeks, options);
   inject_test_fault(view, result.price);
@@ -117,14 +117,14 @@ void generate(const BsArgs& args, const Context& context) {
     std::vector<std::uint8_t> is_put(n);
     for (std::size_t i = 0; i < n; ++i) is_put[i] = static_cast<std::uint8_t>(i % 2);
     const double rate = args.rate.value_or(g.rate), vol = args.volatility.value_or(g.volatility);
-    const finance::EuropeanBookView view{static_cast<std::int64_t>(n),
-                                         is_put.data(),
-                                         g.spot.data(),
-                                         g.strike.data(),
-                                         g.maturity.data(),
-                                         {nullptr, rate},
-                                         {nullptr, vol},
-                                         {nullptr, args.dividend.value_or(0.0)}};
+    const finance::OptionBookView view{static_cast<std::int64_t>(n),
+                                       is_put.data(),
+                                       g.spot.data(),
+                                       g.strike.data(),
+                                       g.maturity.data(),
+                                       {nullptr, rate},
+                                       {nullptr, vol},
+                                       {nullptr, args.dividend.value_or(0.0)}};
     const finance::Precision precision =
         args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
     finance::BlackScholesOptions options;

@@ -250,7 +250,7 @@ GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(BlackScholesScenarios);
 struct CheckedBook {
   std::vector<std::uint8_t> is_put;
   Book book;
-  EuropeanBookView view() const {
+  OptionBookView view() const {
     return {static_cast<std::int64_t>(book.size()),
             is_put.data(),
             book.spot.data(),
