@@ -19,6 +19,7 @@
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/io/csv.hpp"
 #include "gpukit/io/option_book.hpp"
+#include "gpukit/io/option_book_from_view.hpp"
 
 namespace gpukit::cli {
 
@@ -47,7 +48,7 @@ finance::NormalCdf parse_cdf(const std::string& name) {
 
 /// Test hook: GPUKIT_TEST_FAULT=bs-zero-puts sets every put price to 0 after pricing, so that the
 /// CLI tests can show that --check catches a wrong result on every backend. Not for users.
-void inject_test_fault(const finance::EuropeanBookView& view, std::vector<double>& price) {
+void inject_test_fault(const finance::OptionBookView& view, std::vector<double>& price) {
   const char* fault = std::getenv("GPUKIT_TEST_FAULT");
   if (fault == nullptr || std::string_view(fault) != "bs-zero-puts") return;
   for (std::size_t i = 0; i < price.size(); ++i)
@@ -57,7 +58,7 @@ void inject_test_fault(const finance::EuropeanBookView& view, std::vector<double
 /// --check: every price against the long double reference (erfc on long double), which shares
 /// no code with any backend, within its own bound for the precision and CDF; exit 8 otherwise.
 /// Runs after the output is written.
-void check_prices(const Context& context, const BsArgs& args, const finance::EuropeanBookView& view,
+void check_prices(const Context& context, const BsArgs& args, const finance::OptionBookView& view,
                   finance::Precision precision, finance::NormalCdf cdf,
                   std::span<const double> price) {
   const finance::BlackScholesCheck check = finance::check_european_book_prices(
@@ -77,16 +78,16 @@ void check_prices(const Context& context, const BsArgs& args, const finance::Eur
   }
 }
 
-void price_file(const BsArgs& args, const Context& context) {
-  const io::OptionBook book =
-      read_book_with_progress("bs", args.input, {args.rate, args.volatility, args.dividend},
-                              io::BookColumns::european, args.delimiter);
+/// Prices `book`, writes it with its price (and Greek) columns, and with --check checks every
+/// price after writing: a failed check keeps the priced book (the user paid for it) and exits 8
+/// after saying so.
+void price_write_and_check(const BsArgs& args, const Context& context, const io::OptionBook& book) {
   const finance::Precision precision =
       args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
   finance::BlackScholesOptions options;
   options.cdf = parse_cdf(args.cdf);
   options.variant = args.variant;
-  const finance::EuropeanBookView view = io::instrument_view(book);
+  const finance::OptionBookView view = io::instrument_view(book);
   finance::EuropeanBookResult result =
       finance::price_european_book(context, view, precision, args.greeks, options);
   inject_test_fault(view, result.price);
@@ -103,51 +104,39 @@ void price_file(const BsArgs& args, const Context& context) {
   note_replaced_columns("bs", book, columns);
   write_output_atomically(args.output,
                           [&](std::ostream& out) { io::write_priced_book(out, book, columns); });
-
-  // --check after writing: a failed check keeps the priced book (the user paid for it) and exits
-  // 8 after saying so.
   if (args.check) check_prices(context, args, view, precision, options.cdf, result.price);
 }
 
+void price_file(const BsArgs& args, const Context& context) {
+  price_write_and_check(
+      args, context,
+      read_book_with_progress("bs", args.input, {args.rate, args.volatility, args.dividend},
+                              io::BookColumns::european, args.delimiter));
+}
+
 void generate(const BsArgs& args, const Context& context) {
-  if (!args.output.empty()) {
-    // The case study's random book as an input book (calls and puts alternating), priced.
-    const bench::GeneratedBook g = bench::generate_seed_book(args.generate, args.seed);
-    const auto n = static_cast<std::size_t>(args.generate);
-    std::vector<std::uint8_t> is_put(n);
-    for (std::size_t i = 0; i < n; ++i) is_put[i] = static_cast<std::uint8_t>(i % 2);
-    const double rate = args.rate.value_or(g.rate), vol = args.volatility.value_or(g.volatility);
-    const finance::EuropeanBookView view{static_cast<std::int64_t>(n),
-                                         is_put.data(),
-                                         g.spot.data(),
-                                         g.strike.data(),
-                                         g.maturity.data(),
-                                         {nullptr, rate},
-                                         {nullptr, vol},
-                                         {nullptr, args.dividend.value_or(0.0)}};
-    const finance::Precision precision =
-        args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
-    finance::BlackScholesOptions options;
-    options.cdf = parse_cdf(args.cdf);
-    options.variant = args.variant;
-    finance::EuropeanBookResult r =
-        finance::price_european_book(context, view, precision, false, options);
-    inject_test_fault(view, r.price);
-    write_output_atomically(args.output, [&](std::ostream& out) {
-      out << "id,type,spot,strike,maturity,rate,volatility,price\n";
-      for (std::size_t i = 0; i < n; ++i) {
-        out << fmt::format("{},{},{},{},{},{},{},{}\n", i, is_put[i] ? "put" : "call", g.spot[i],
-                           g.strike[i], g.maturity[i], rate, vol, r.price[i]);
-      }
-    });
-    if (args.check) check_prices(context, args, view, precision, options.cdf, r.price);
+  if (args.output.empty()) {
+    // No output: the demo, which checks its float prices against the same reference.
+    if (!print_black_scholes_demo(
+            bench::run_black_scholes_seed_demo(context, args.generate, args.seed)))
+      throw Error(ErrorKind::check_failed,
+                  "bs: the demo's check failed (a price outside its error bound)");
     return;
   }
-  // No output: the demo, which checks its float prices against the same reference.
-  if (!print_black_scholes_demo(
-          bench::run_black_scholes_seed_demo(context, args.generate, args.seed)))
-    throw Error(ErrorKind::check_failed,
-                "bs: the demo's check failed (a price outside its error bound)");
+  // The case study's random book (its ranges, calls and puts alternating) as a CSV book, then
+  // priced, written and checked as a book read from a file is.
+  const bench::GeneratedBook g = bench::generate_seed_book(args.generate, args.seed);
+  std::vector<std::uint8_t> is_put(g.spot.size());
+  for (std::size_t i = 0; i < is_put.size(); ++i) is_put[i] = static_cast<std::uint8_t>(i % 2);
+  const finance::OptionBookView view{static_cast<std::int64_t>(is_put.size()),
+                                     is_put.data(),
+                                     g.spot.data(),
+                                     g.strike.data(),
+                                     g.maturity.data(),
+                                     {nullptr, args.rate.value_or(g.rate)},
+                                     {nullptr, args.volatility.value_or(g.volatility)},
+                                     {nullptr, args.dividend.value_or(0.0)}};
+  price_write_and_check(args, context, io::option_book_from_view(view, "the generated book"));
 }
 
 // The help screen's footer: what the book holds and what comes out.

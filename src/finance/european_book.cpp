@@ -1,5 +1,9 @@
 #include "gpukit/finance/european_book.hpp"
 
+#include <string>
+
+#include "gpukit/core/error.hpp"
+
 namespace gpukit::finance {
 
 namespace {
@@ -10,7 +14,7 @@ std::vector<Real> as_real(const double* values, std::int64_t count) {
 }
 
 template <class Real>
-EuropeanBookResult price_in(const Context& context, const EuropeanBookView& book, bool greeks,
+EuropeanBookResult price_in(const Context& context, const OptionBookView& book, bool greeks,
                             const BlackScholesOptions& options) {
   const std::int64_t n = book.count;
   const auto un = static_cast<std::size_t>(n);
@@ -65,9 +69,17 @@ EuropeanBookResult price_in(const Context& context, const EuropeanBookView& book
 
 }  // namespace
 
-EuropeanBookResult price_european_book(const Context& context, const EuropeanBookView& book,
+EuropeanBookResult price_european_book(const Context& context, const OptionBookView& book,
                                        Precision precision, bool greeks,
                                        const BlackScholesOptions& options) {
+  if (book.barrier_type != nullptr) {
+    for (std::int64_t i = 0; i < book.count; ++i) {
+      if (book.barrier_type[i] != BarrierType::none) {
+        throw InvalidInput("Black-Scholes prices European options only: row " + std::to_string(i) +
+                           " of the book is a barrier option (Monte Carlo prices those)");
+      }
+    }
+  }
   return precision == Precision::float32 ? price_in<float>(context, book, greeks, options)
                                          : price_in<double>(context, book, greeks, options);
 }

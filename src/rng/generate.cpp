@@ -1,5 +1,5 @@
-// Flat-stream generation: argument checks, the CPU backend (whole Philox blocks on OpenMP
-// threads) and dispatch to the CUDA kernels.
+// Flat-stream generation: argument checks and dispatch, to the CPU backend (cpu/) or to the CUDA
+// kernels (cuda/), for host data through the device in chunks.
 
 #include "gpukit/rng/generate.hpp"
 
@@ -10,6 +10,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
+#include "rng/cpu/rng_launchers.hpp"
 #include "rng/flat_stream_fill.hpp"
 
 #if GPUKIT_HAVE_CUDA
@@ -30,18 +31,6 @@ void check_range(std::int64_t count, std::uint64_t offset, const char* what) {
   if (count > 0 &&
       offset > std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(count - 1)) {
     throw InvalidInput(std::string(what) + ": offset + count passes the end of the stream (2^64)");
-  }
-}
-
-template <class T, StreamKind kKind>
-void fill_on_cpu(std::span<T> out, std::uint64_t seed, std::uint64_t offset, int threads) {
-  const auto count = static_cast<std::int64_t>(out.size());
-  const detail::BlockRange blocks = detail::blocks_covering<T>(offset, count);
-  T* data = out.data();
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t i = 0; i < blocks.count; ++i) {
-    detail::store_block<T, kKind>(data, offset, count, seed,
-                                  blocks.first + static_cast<std::uint64_t>(i));
   }
 }
 
@@ -84,7 +73,7 @@ void fill(const Context& context, std::span<T> out, std::uint64_t seed, std::uin
   if (context.backend == Backend::cuda) {
     fill_through_device<T, kKind>(context, out, seed, offset);
   } else {
-    fill_on_cpu<T, kKind>(out, seed, offset, context.effective_cpu_threads());
+    cpu_detail::fill_flat_stream<T, kKind>(out, seed, offset, context.effective_cpu_threads());
   }
 }
 

@@ -1,5 +1,5 @@
-// Independent MT19937 streams: argument checks, the CPU backend (one Mt19937 per stream on
-// OpenMP threads) and dispatch to the one-twister-per-block kernel.
+// Independent MT19937 streams: argument checks and dispatch, to the CPU backend (cpu/: one
+// Mt19937 per stream) or to the one-twister-per-block kernel (cuda/).
 
 #include "gpukit/rng/mt19937_streams.hpp"
 
@@ -9,7 +9,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
-#include "gpukit/rng/mt19937.hpp"
+#include "rng/cpu/rng_launchers.hpp"
 
 #if GPUKIT_HAVE_CUDA
 #include "rng/cuda/rng_launchers.hpp"
@@ -26,12 +26,6 @@ void check_shape(std::int64_t stream_count, std::int64_t per_stream) {
   if (per_stream > 0 && stream_count > std::numeric_limits<std::int64_t>::max() / per_stream) {
     throw InvalidInput("MT19937 streams: stream count x stream length overflows int64");
   }
-}
-
-Mt19937 stream_generator(std::uint64_t seed, std::uint64_t stream) {
-  std::uint32_t key[4];
-  mt19937_stream_key(seed, stream, key);
-  return Mt19937(std::span<const std::uint32_t>(key));
 }
 
 }  // namespace
@@ -57,13 +51,8 @@ void generate_mt19937_streams(const Context& context, std::span<std::uint32_t> o
     stream.synchronize();
     return;
   }
-  std::uint32_t* data = out.data();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(context.effective_cpu_threads())
-  for (std::int64_t s = 0; s < stream_count; ++s) {
-    Mt19937 generator = stream_generator(seed, first_stream + static_cast<std::uint64_t>(s));
-    std::uint32_t* stream_out = data + s * per_stream;
-    for (std::int64_t k = 0; k < per_stream; ++k) stream_out[k] = generator();
-  }
+  cpu_detail::mt19937_streams(out.data(), stream_count, per_stream, seed, first_stream,
+                              context.effective_cpu_threads());
 }
 
 void generate_mt19937_streams_on_device(std::uint32_t* device_out, std::int64_t stream_count,

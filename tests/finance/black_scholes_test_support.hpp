@@ -16,16 +16,6 @@ namespace gpukit::finance::testing {
 struct Book {
   std::vector<double> spot, strike, maturity, rate, volatility, dividend;
   std::size_t size() const { return spot.size(); }
-  /// Double-precision views of every column, per-option parameters included.
-  BlackScholesInputs<double> inputs() const {
-    return {static_cast<std::int64_t>(size()),
-            spot.data(),
-            strike.data(),
-            maturity.data(),
-            {rate.data()},
-            {volatility.data()},
-            {dividend.data()}};
-  }
 };
 
 /// The seed's ranges (slide 12) with per-option rate, volatility and dividend.

@@ -2,26 +2,33 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
+#include "every_backend_test_support.hpp"
 #include "finance/black_scholes_test_support.hpp"
+#include "gpukit/core/error.hpp"
 
 namespace gpukit::finance {
 namespace {
 
-TEST(EuropeanBook, EachRowTakesItsOwnSideAndGreeks) {
+// A book of calls and puts on every backend: each row gets its own side's price and Greeks.
+class EuropeanBookScenarios : public gpukit::testing::EveryBackendTest {};
+
+TEST_P(EuropeanBookScenarios, EachRowTakesItsOwnSideAndGreeks) {
   const testing::Book b = testing::seed_like_book(1001, 31);
   std::vector<std::uint8_t> is_put(b.size());
   for (std::size_t i = 0; i < b.size(); ++i)
     is_put[i] = static_cast<std::uint8_t>((i * 7) % 3 == 0);
-  const EuropeanBookView view{static_cast<std::int64_t>(b.size()),
-                              is_put.data(),
-                              b.spot.data(),
-                              b.strike.data(),
-                              b.maturity.data(),
-                              {b.rate.data()},
-                              {b.volatility.data()},
-                              {b.dividend.data()}};
+  const OptionBookView view{static_cast<std::int64_t>(b.size()),
+                            is_put.data(),
+                            b.spot.data(),
+                            b.strike.data(),
+                            b.maturity.data(),
+                            {b.rate.data()},
+                            {b.volatility.data()},
+                            {b.dividend.data()}};
   for (Precision precision : {Precision::float64, Precision::float32}) {
-    const EuropeanBookResult r = price_european_book(Context::cpu(), view, precision, true);
+    const EuropeanBookResult r = price_european_book(context(), view, precision, true);
     ASSERT_EQ(r.price.size(), b.size());
     ASSERT_EQ(r.rho.size(), b.size());
     const double eps = precision == Precision::float32 ? 1.2e-7 : 2.3e-16;
@@ -43,21 +50,55 @@ TEST(EuropeanBook, EachRowTakesItsOwnSideAndGreeks) {
   }
 }
 
-TEST(EuropeanBook, WithoutGreeksOnlyPricesAreReturned) {
+TEST_P(EuropeanBookScenarios, WithoutGreeksOnlyPricesAreReturned) {
   const testing::Book b = testing::seed_like_book(10, 3);
   std::vector<std::uint8_t> is_put(b.size(), 0);
-  const EuropeanBookView view{10,
-                              is_put.data(),
-                              b.spot.data(),
-                              b.strike.data(),
-                              b.maturity.data(),
-                              {nullptr, 0.02},
-                              {nullptr, 0.3},
-                              {}};
-  const EuropeanBookResult r = price_european_book(Context::cpu(), view, Precision::float64, false);
+  const OptionBookView view{10,
+                            is_put.data(),
+                            b.spot.data(),
+                            b.strike.data(),
+                            b.maturity.data(),
+                            {nullptr, 0.02},
+                            {nullptr, 0.3},
+                            {}};
+  const EuropeanBookResult r = price_european_book(context(), view, Precision::float64, false);
   EXPECT_EQ(r.price.size(), 10u);
   EXPECT_TRUE(r.delta.empty());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const auto ref = testing::closed_form(b.spot[i], b.strike[i], b.maturity[i], 0.02, 0.3, 0);
+    EXPECT_NEAR(r.price[i], double(ref.call), 1e-9) << i;
+  }
 }
+
+// The one book view carries barrier terms too; Black-Scholes prices European rows only, so a book
+// with any barrier row is refused, and one whose rows are all `none` is priced.
+TEST_P(EuropeanBookScenarios, RefusesBarrierRowsAndPricesRowsMarkedEuropean) {
+  const testing::Book b = testing::seed_like_book(5, 4);
+  std::vector<std::uint8_t> is_put(b.size(), 1);
+  std::array<BarrierType, 5> barrier_type;  // (a vector here trips g++ 12's -Wfree-nonheap-object)
+  barrier_type.fill(BarrierType::none);
+  const std::vector<double> barrier(b.size(), 1.0);
+  OptionBookView view{5,
+                      is_put.data(),
+                      b.spot.data(),
+                      b.strike.data(),
+                      b.maturity.data(),
+                      {b.rate.data()},
+                      {b.volatility.data()},
+                      {b.dividend.data()}};
+  view.barrier_type = barrier_type.data();
+  view.barrier = barrier.data();
+  const EuropeanBookResult r = price_european_book(context(), view, Precision::float64, false);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const auto ref = testing::closed_form(b.spot[i], b.strike[i], b.maturity[i], b.rate[i],
+                                          b.volatility[i], b.dividend[i]);
+    EXPECT_NEAR(r.price[i], double(ref.put), 1e-9) << i;
+  }
+  barrier_type[3] = BarrierType::down_out;
+  EXPECT_THROW(price_european_book(context(), view, Precision::float64, false), InvalidInput);
+}
+
+GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(EuropeanBookScenarios);
 
 }  // namespace
 }  // namespace gpukit::finance

@@ -1,5 +1,7 @@
 // MT19937 against its reference outputs (the C++ standard's 10000th output, std::mt19937, the
-// authors' mt19937ar.out for init_by_array) and the independent streams built from it.
+// authors' mt19937ar.out for init_by_array) on the host, and the independent streams built from it
+// through the public API on every backend (Cpu/... and Cuda/...). The CUDA kernel at every grid:
+// rng_gpu_test.cpp.
 
 #include "gpukit/rng/mt19937.hpp"
 
@@ -10,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "every_backend_test_support.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/rng/mt19937_streams.hpp"
 
@@ -77,12 +80,14 @@ std::vector<std::uint32_t> stream_by_hand(std::uint64_t seed, std::uint64_t stre
   return out;
 }
 
-TEST(Mt19937Streams, EachStreamIsTheTwisterOfItsKey) {
+class Mt19937StreamScenarios : public gpukit::testing::EveryBackendTest {};
+
+TEST_P(Mt19937StreamScenarios, EachStreamIsTheTwisterOfItsKey) {
   const std::uint64_t seed = 0x0000000100000002ull;
   const std::int64_t per_stream = 1000;
   const std::uint64_t first_stream = (std::uint64_t{3} << 32) + 5;
   std::vector<std::uint32_t> out(7 * per_stream);
-  generate_mt19937_streams(Context::cpu(), out, per_stream, seed, first_stream);
+  generate_mt19937_streams(context(), out, per_stream, seed, first_stream);
   for (std::uint64_t s = 0; s < 7; ++s) {
     const std::vector<std::uint32_t> expected = stream_by_hand(seed, first_stream + s, per_stream);
     for (std::int64_t k = 0; k < per_stream; ++k) {
@@ -94,20 +99,22 @@ TEST(Mt19937Streams, EachStreamIsTheTwisterOfItsKey) {
             std::vector<std::uint32_t>(out.begin() + per_stream, out.begin() + 2 * per_stream));
 }
 
-TEST(Mt19937Streams, ThreadCountDoesNotChangeTheWords) {
+TEST_P(Mt19937StreamScenarios, ThreadCountDoesNotChangeTheWords) {
   std::vector<std::uint32_t> one(13 * 777), three(13 * 777);
-  generate_mt19937_streams(Context::cpu(1), one, 777, 42);
-  generate_mt19937_streams(Context::cpu(3), three, 777, 42);
+  generate_mt19937_streams(context(1), one, 777, 42);
+  generate_mt19937_streams(context(3), three, 777, 42);
   EXPECT_EQ(one, three);
 }
 
-TEST(Mt19937Streams, RejectsShapesThatDoNotDivide) {
+TEST_P(Mt19937StreamScenarios, RejectsShapesThatDoNotDivide) {
   std::vector<std::uint32_t> out(10);
-  EXPECT_THROW(generate_mt19937_streams(Context::cpu(), out, 3, 1), InvalidInput);
-  EXPECT_THROW(generate_mt19937_streams(Context::cpu(), out, 0, 1), InvalidInput);
-  EXPECT_THROW(generate_mt19937_streams(Context::cpu(), out, -5, 1), InvalidInput);
-  EXPECT_NO_THROW(generate_mt19937_streams(Context::cpu(), std::span<std::uint32_t>{}, 0, 1));
+  EXPECT_THROW(generate_mt19937_streams(context(), out, 3, 1), InvalidInput);
+  EXPECT_THROW(generate_mt19937_streams(context(), out, 0, 1), InvalidInput);
+  EXPECT_THROW(generate_mt19937_streams(context(), out, -5, 1), InvalidInput);
+  EXPECT_NO_THROW(generate_mt19937_streams(context(), std::span<std::uint32_t>{}, 0, 1));
 }
+
+GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(Mt19937StreamScenarios);
 
 }  // namespace
 }  // namespace gpukit::rng

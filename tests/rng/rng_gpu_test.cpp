@@ -1,8 +1,10 @@
-// The device side of rng: the Philox known answers computed by a kernel; the flat streams of
-// words and uniforms bitwise equal to the CPU's at awkward sizes and offsets, for every launch
-// shape and through the chunked host path; normals within stated distances of the CPU's; AS241
-// and Box-Muller on the device at chosen inputs; and the MT19937 streams word for word. Outputs
-// are poisoned (0xFF) before each run and the elements past the end must stay poisoned.
+// What only the CUDA backend has: the device-data API (*_on_device) and the kernels one by one.
+// The Philox known answers computed by a kernel; the flat streams of words and uniforms written
+// on device data bitwise equal to the CPU's at awkward sizes and offsets, for every launch shape;
+// 2^22 normals within the distances of normal_ulps_allowed and rarely different in float; AS241
+// and Box-Muller on the device at chosen inputs; and the MT19937 kernel's streams word for word at
+// every grid. Outputs are poisoned (0xFF) before each run and the elements past the end must stay
+// poisoned. The public host API on every backend: generate_test.cpp and mt19937_test.cpp.
 
 #include <gtest/gtest.h>
 
@@ -35,6 +37,7 @@ namespace gpukit::rng {
 namespace {
 
 using testing::same_bits;
+using testing::ulp_distance;
 
 constexpr std::size_t kGuard = 16;  // elements past the end that must stay poisoned
 
@@ -108,29 +111,7 @@ TEST(RngGpu, BitsAndUniformsEqualTheCpuBitwise) {
   }
 }
 
-// The host-memory path crosses its 2^24-element chunks and still matches the CPU.
-TEST(RngGpu, HostPathAcrossChunksEqualsTheCpu) {
-  GPUKIT_REQUIRE_GPU();
-  const std::size_t n = (std::size_t{1} << 24) * 2 + 5;
-  std::vector<float> cpu(n), gpu(n, -1.0f);
-  generate_uniform<float>(Context::cpu(), cpu, 77, 3);
-  generate_uniform<float>(Context::cuda(), gpu, 77, 3);
-  expect_bitwise_equal(gpu, cpu, "uniform float through the host path");
-  std::vector<std::uint32_t> cpu_bits(1000003), gpu_bits(1000003);
-  generate_bits(Context::cpu(), cpu_bits, 78, 1);
-  generate_bits(Context::cuda(), gpu_bits, 78, 1);
-  EXPECT_EQ(gpu_bits, cpu_bits);
-}
-
 // --- normals: within stated distances ------------------------------------------------------------
-
-template <class T>
-double ulp_distance(T a, T b) {
-  if (same_bits(a, b)) return 0;
-  const long double scale = testing::ulp_of<T>(
-      std::max(std::fabs(static_cast<long double>(a)), std::fabs(static_cast<long double>(b))));
-  return static_cast<double>(std::fabs(static_cast<long double>(a) - b) / scale);
-}
 
 struct Agreement {
   std::size_t differing = 0;
@@ -148,16 +129,11 @@ Agreement compare_normals(const std::vector<T>& device, const std::vector<T>& cp
   return a;
 }
 
-// Float normals are computed in double and rounded once on both sides, so they differ only where
-// the exact value lies within ~1e-15 of a rounding boundary: at most one ulp, and rarely (about
-// 0.1 expected in 2^22). Double normals carry the platforms' log and sin/cos differences: the CPU
-// Box-Muller is within 6 ulps of exact (normal_test.cpp), the GPU's within 8 (CUDA's log 1 ulp,
-// sincospi 2 ulps, the square root and the product correctly rounded), so they are within 14 of
-// each other. The inverse CDF differs only through log in its tails: a 2-ulp change of
-// log p moves r = sqrt(-log p) by about an ulp and x ~ sqrt(2) r by about 3, plus rounding: 8.
+// The distances are normal_ulps_allowed's (rng_test_support.hpp); float normals differ rarely
+// too (about 0.1 expected in 2^22 where the exact value lies within ~1e-15 of a rounding boundary).
 template <class T>
-void check_normal_stream(NormalTransform transform, double allowed_ulps,
-                         std::size_t allowed_differing) {
+void check_normal_stream(NormalTransform transform, std::size_t allowed_differing) {
+  const double allowed_ulps = testing::normal_ulps_allowed<T>(Backend::cuda, transform);
   const std::int64_t n = std::int64_t{1} << 22;
   const std::uint64_t offset = 5;
   std::vector<T> cpu(static_cast<std::size_t>(n));
@@ -178,15 +154,15 @@ void check_normal_stream(NormalTransform transform, double allowed_ulps,
 
 TEST(RngGpu, FloatNormalsEqualTheCpuButForRareOneUlpCases) {
   GPUKIT_REQUIRE_GPU();
-  check_normal_stream<float>(NormalTransform::box_muller, 1.0, 16);
-  check_normal_stream<float>(NormalTransform::inverse_cdf, 1.0, 16);
+  check_normal_stream<float>(NormalTransform::box_muller, 16);
+  check_normal_stream<float>(NormalTransform::inverse_cdf, 16);
 }
 
 TEST(RngGpu, DoubleNormalsAreWithinAFewUlpsOfTheCpu) {
   GPUKIT_REQUIRE_GPU();
   const std::size_t any = std::numeric_limits<std::size_t>::max();
-  check_normal_stream<double>(NormalTransform::box_muller, 14.0, any);
-  check_normal_stream<double>(NormalTransform::inverse_cdf, 8.0, any);
+  check_normal_stream<double>(NormalTransform::box_muller, any);
+  check_normal_stream<double>(NormalTransform::inverse_cdf, any);
 }
 
 // --- element-wise kernels at chosen inputs (internal launchers) ----------------------------------
@@ -265,8 +241,8 @@ TEST(RngGpu, LaunchShapesDoNotChangeTheStream) {
 }
 
 // AS241 at probabilities the streams never reach (down to 1e-300): the central region
-// (0.075 < p < 0.925: no log) bitwise, the tails within 8 ulps (double; see above) and 1 ulp
-// (float).
+// (0.075 < p < 0.925: no log) bitwise, the tails within 8 ulps (double; normal_ulps_allowed) and 1
+// ulp (float).
 TEST(RngGpu, InverseNormalCdfOnTheDeviceMatchesTheCpu) {
   GPUKIT_REQUIRE_GPU();
   std::vector<double> p;
@@ -347,11 +323,6 @@ TEST(RngGpu, Mt19937StreamsEqualTheCpuWordForWord) {
       }
     }
   }
-  // The public host path too.
-  std::vector<std::uint32_t> cpu(64 * 1000), gpu(64 * 1000);
-  generate_mt19937_streams(Context::cpu(), cpu, 1000, 5);
-  generate_mt19937_streams(Context::cuda(), gpu, 1000, 5);
-  EXPECT_EQ(gpu, cpu);
 }
 
 #endif  // GPUKIT_HAVE_CUDA

@@ -86,15 +86,6 @@ struct BlackScholesOptions {
   std::int64_t chunk_options = 0;
 };
 
-/// Bytes a pass over the book moves: each input array read once, each output written once.
-template <class Real>
-std::int64_t black_scholes_bytes_moved(const BlackScholesInputs<Real>& in,
-                                       const BlackScholesOutputs<Real>& out) {
-  const int arrays =
-      3 + !!in.rate.values + !!in.volatility.values + !!in.dividend.values + out.array_count();
-  return in.count * arrays * static_cast<std::int64_t>(sizeof(Real));
-}
-
 /// Prices a book in host memory. CPU context: OpenMP over options. CUDA context: the book streams
 /// through pinned double buffers in chunks, overlapping transfers in both directions with the
 /// kernel, so a book larger than device memory streams through. The pinned and device staging

@@ -68,7 +68,7 @@ BlackScholesCheck check_black_scholes_prices(const BlackScholesInputs<Real>& inp
 /// Checks the prices of price_european_book (one per option, its own side) the same way; the
 /// inputs are rounded to the precision the book was priced in first, as price_european_book does.
 /// Both run the reference on `threads` OpenMP threads (0: all); the result does not depend on it.
-BlackScholesCheck check_european_book_prices(const EuropeanBookView& book, Precision precision,
+BlackScholesCheck check_european_book_prices(const OptionBookView& book, Precision precision,
                                              NormalCdf cdf, std::span<const double> price,
                                              int threads = 0);
 

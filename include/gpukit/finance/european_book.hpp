@@ -20,10 +20,11 @@ struct EuropeanBookResult {
   std::vector<double> delta, gamma, vega, theta, rho;  // empty unless Greeks were asked for
 };
 
-/// Prices `book` (its European terms, finance/instrument.hpp; an OptionBookView passes as one) on
-/// `context`. float32 rounds the inputs to float first. Same contract and
-/// errors as price_black_scholes.
-EuropeanBookResult price_european_book(const Context& context, const EuropeanBookView& book,
+/// Prices `book` (finance/instrument.hpp) on `context`, each row its own side. float32 rounds the
+/// inputs to float first. Same contract and errors as price_black_scholes, and InvalidInput for a
+/// barrier row (barrier_type other than none: Monte Carlo prices those); steps and stream are not
+/// read.
+EuropeanBookResult price_european_book(const Context& context, const OptionBookView& book,
                                        Precision precision, bool greeks,
                                        const BlackScholesOptions& options = {});
 

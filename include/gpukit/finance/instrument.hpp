@@ -20,20 +20,17 @@ struct PerOption {
   Real scalar = 0;
 };
 
-/// The European terms of a book: what the Black-Scholes engine prices.
-struct EuropeanBookView {
+/// A book of European and barrier options: the one view of what is priced, read by every engine
+/// (each takes what it prices and refuses what it cannot: the Black-Scholes engine refuses a
+/// barrier row). The columns are parallel arrays of `count` entries in host memory.
+/// barrier_type, barrier and steps may be null (all European, one step).
+struct OptionBookView {
   std::int64_t count = 0;
   const std::uint8_t* is_put = nullptr;  // 0 call, 1 put
   const double* spot = nullptr;
   const double* strike = nullptr;
-  const double* maturity = nullptr;
+  const double* maturity = nullptr;  // years
   PerOption<double> rate, volatility, dividend;
-};
-
-/// A book of European and barrier options: the European terms plus, per row, the barrier and the
-/// monitoring dates. barrier_type, barrier and steps may be null (all European, one step). A
-/// European engine reads the EuropeanBookView part; the Monte Carlo engine reads it all.
-struct OptionBookView : EuropeanBookView {
   const BarrierType* barrier_type = nullptr;
   const double* barrier = nullptr;  // read only where barrier_type != none
   const std::uint32_t* steps = nullptr;
@@ -41,5 +38,9 @@ struct OptionBookView : EuropeanBookView {
   /// the row number, MonteCarloOptions::first_option_index + i.
   const std::uint64_t* stream = nullptr;
 };
+
+/// The view's former name from when a European book was a view of its own (OptionBookView
+/// derived from it); the same type. For callers not yet renamed: new code names OptionBookView.
+using EuropeanBookView = OptionBookView;
 
 }  // namespace gpukit::finance

@@ -93,7 +93,7 @@ BlackScholesCheck check_black_scholes_prices(const BlackScholesInputs<Real>& in,
 namespace {
 
 template <class Real>
-BlackScholesCheck check_book_in(const EuropeanBookView& book, NormalCdf cdf,
+BlackScholesCheck check_book_in(const OptionBookView& book, NormalCdf cdf,
                                 std::span<const double> price, int threads) {
   const std::int64_t n = std::max<std::int64_t>(book.count, 0);
   if (price.size() != static_cast<std::size_t>(n))
@@ -115,7 +115,7 @@ BlackScholesCheck check_book_in(const EuropeanBookView& book, NormalCdf cdf,
 
 }  // namespace
 
-BlackScholesCheck check_european_book_prices(const EuropeanBookView& book, Precision precision,
+BlackScholesCheck check_european_book_prices(const OptionBookView& book, Precision precision,
                                              NormalCdf cdf, std::span<const double> price,
                                              int threads) {
   return precision == Precision::float32 ? check_book_in<float>(book, cdf, price, threads)

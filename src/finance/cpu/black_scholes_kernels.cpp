@@ -1,0 +1,42 @@
+// The CPU backend of Black-Scholes: one OpenMP loop over independent options.
+
+#include "finance/cpu/black_scholes_launchers.hpp"
+
+#include "finance/black_scholes_math.hpp"
+
+namespace gpukit::finance::cpu_detail {
+
+namespace {
+
+template <class Real, NormalCdf Cdf, bool kGreeks>
+void price_options(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                   int threads) {
+  // Independent options, one straight-line body: OpenMP splits the range and the compiler can
+  // vectorize the arithmetic.
+#pragma omp parallel for simd schedule(static) num_threads(threads)
+  for (std::int64_t i = 0; i < in.count; ++i) {
+    detail::price_and_store<Real, Cdf, kGreeks>(in, out, i);
+  }
+}
+
+}  // namespace
+
+template <class Real>
+void price_on_cpu(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
+                  NormalCdf cdf, int threads) {
+  const bool greeks = out.has_greeks();
+  if (cdf == NormalCdf::erfc) {
+    greeks ? price_options<Real, NormalCdf::erfc, true>(in, out, threads)
+           : price_options<Real, NormalCdf::erfc, false>(in, out, threads);
+  } else {
+    greeks ? price_options<Real, NormalCdf::hull_polynomial, true>(in, out, threads)
+           : price_options<Real, NormalCdf::hull_polynomial, false>(in, out, threads);
+  }
+}
+
+template void price_on_cpu<float>(const BlackScholesInputs<float>&,
+                                  const BlackScholesOutputs<float>&, NormalCdf, int);
+template void price_on_cpu<double>(const BlackScholesInputs<double>&,
+                                   const BlackScholesOutputs<double>&, NormalCdf, int);
+
+}  // namespace gpukit::finance::cpu_detail
