@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -220,11 +221,18 @@ using mc::Moments;
 using mc::OptionInputs;
 using mc::PathParams;
 
+// Where a pricing's device work runs: the context's device on a stream of its own (the host-data
+// API), or the current device on the caller's stream (price_monte_carlo_book_on_device).
+struct DeviceQueue {
+  bool callers_stream = false;
+  StreamHandle stream = nullptr;  // read only with callers_stream
+};
+
 template <class Real>
 std::vector<Moments<double>> moments_on(const Context& context,
                                         const std::vector<PathParams<Real>>& params,
                                         std::int64_t samples, const MonteCarloOptions& options,
-                                        const mc::WorkDone& work_done) {
+                                        const mc::WorkDone& work_done, const DeviceQueue& queue) {
   if (context.backend == Backend::cpu || params.empty()) {
     std::int64_t chunk = kMonteCarloCpuChunkTiles;
     if (work_done) {
@@ -243,7 +251,12 @@ std::vector<Moments<double>> moments_on(const Context& context,
                            options.control_variate, context.cpu_threads, chunk, work_done);
   }
 #if GPUKIT_HAVE_CUDA
-  cuda::set_device(context.cuda_device);
+  std::optional<cuda::Stream> own_stream;
+  if (!queue.callers_stream) {
+    cuda::set_device(context.cuda_device);
+    own_stream.emplace();
+  }
+  const StreamHandle stream = queue.callers_stream ? queue.stream : own_stream->handle();
   // The book in parts of at most kMonteCarloDevicePartRows rows, so the device holds a bounded
   // number of rows; the launcher bounds the tile workspace (monte_carlo_launchers.hpp).
   const auto rows = static_cast<std::int64_t>(params.size());
@@ -255,7 +268,6 @@ std::vector<Moments<double>> moments_on(const Context& context,
       mc::PathKind::mixed};
   cuda::DeviceBuffer<unsigned char> workspace(
       static_cast<std::size_t>(mc::workspace_bytes(largest)));
-  cuda::Stream stream;
   std::vector<Moments<double>> result(params.size());
   for (std::int64_t first = 0; first < rows; first += part_rows) {
     const std::int64_t count = std::min(part_rows, rows - first);
@@ -278,21 +290,21 @@ std::vector<Moments<double>> moments_on(const Context& context,
     }
     device_params.copy_from_host(part);
     mc::launch_monte_carlo<Real>(device_params.data(), run, device_moments.data(), workspace.data(),
-                                 stream.handle(), {}, tiles_done);
-    stream.synchronize();
+                                 stream, {}, tiles_done);
+    cuda::synchronize_stream(stream);
     device_moments.copy_to_host(
         std::span<Moments<double>>(result.data() + first, static_cast<std::size_t>(count)));
   }
   return result;
 #else
-  (void)work_done;
+  (void)work_done, (void)queue;
   throw DeviceUnavailable("monte carlo: this build has no CUDA backend");
 #endif
 }
 
 template <class Real>
 MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& book,
-                              const MonteCarloOptions& options) {
+                              const MonteCarloOptions& options, const DeviceQueue& queue) {
   const auto n = static_cast<std::size_t>(book.count);
   const std::int64_t samples = mc::samples_per_option(options);
   const std::vector<OptionInputs> inputs = mc::book_inputs<Real>(book);
@@ -315,7 +327,7 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
     const std::vector<PathParams<Real>> params =
         mc::book_path_params<Real>(book, scenario, options);
     const std::vector<Moments<double>> moments =
-        moments_on(context, params, samples, options, work_done);
+        moments_on(context, params, samples, options, work_done, queue);
     std::vector<mc::Estimate> estimates(n);
     for (std::size_t i = 0; i < n; ++i) {
       estimates[i] =
@@ -395,8 +407,102 @@ double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOp
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options) {
   mc::check_book_and_options(book, options);
-  return options.precision == Precision::float32 ? price_in<float>(context, book, options)
-                                                 : price_in<double>(context, book, options);
+  return options.precision == Precision::float32 ? price_in<float>(context, book, options, {})
+                                                 : price_in<double>(context, book, options, {});
+}
+
+namespace {
+
+void check_device_outputs(const MonteCarloDeviceOutputs& out, const MonteCarloOptions& options) {
+  if ((out.delta != nullptr || out.vega != nullptr) && !options.greeks) {
+    throw InvalidInput("monte carlo: delta and vega are computed only with options.greeks");
+  }
+  if (out.vrf_antithetic != nullptr &&
+      !(options.variance_reduction_factors && options.antithetic)) {
+    throw InvalidInput(
+        "monte carlo: vrf_antithetic is computed only with options.variance_reduction_factors and "
+        "options.antithetic");
+  }
+  if (out.vrf_control != nullptr &&
+      !(options.variance_reduction_factors && options.control_variate)) {
+    throw InvalidInput(
+        "monte carlo: vrf_control is computed only with options.variance_reduction_factors and "
+        "options.control_variate");
+  }
+}
+
+#if GPUKIT_HAVE_CUDA
+
+// A host copy of a book in device memory: each array the view names, read on `stream` (the
+// caller waits for the stream before reading `view`); a null array stays null.
+struct HostCopyOfDeviceBook {
+  std::vector<std::uint8_t> is_put;
+  std::vector<double> spot, strike, maturity, rate, volatility, dividend, barrier;
+  std::vector<BarrierType> barrier_type;
+  std::vector<std::uint32_t> steps;
+  std::vector<std::uint64_t> stream_keys;
+  MonteCarloBookView view;
+
+  HostCopyOfDeviceBook(const MonteCarloBookView& device_book, StreamHandle stream)
+      : view(device_book) {
+    const auto n = static_cast<std::size_t>(device_book.count);
+    auto read = [&]<class T>(const T* device, std::vector<T>& host) -> const T* {
+      if (device == nullptr || n == 0) return device;
+      host.resize(n);
+      cuda::copy_to_host_async(host.data(), device, n * sizeof(T), stream);
+      return host.data();
+    };
+    view.is_put = read(device_book.is_put, is_put);
+    view.spot = read(device_book.spot, spot);
+    view.strike = read(device_book.strike, strike);
+    view.maturity = read(device_book.maturity, maturity);
+    view.rate.values = read(device_book.rate.values, rate);
+    view.volatility.values = read(device_book.volatility.values, volatility);
+    view.dividend.values = read(device_book.dividend.values, dividend);
+    view.barrier_type = read(device_book.barrier_type, barrier_type);
+    view.barrier = read(device_book.barrier, barrier);
+    view.steps = read(device_book.steps, steps);
+    view.stream = read(device_book.stream, stream_keys);
+  }
+};
+
+#endif
+
+}  // namespace
+
+void price_monte_carlo_book_on_device(const MonteCarloBookView& device_book,
+                                      const MonteCarloDeviceOutputs& device_outputs,
+                                      StreamHandle stream, const MonteCarloOptions& options) {
+  mc::check_book_and_options(device_book, options);  // reads no array
+  check_device_outputs(device_outputs, options);
+#if GPUKIT_HAVE_CUDA
+  // The rows are prepared and the estimates formed by the host code of price_monte_carlo_book
+  // (glibc log, sqrt and exp), so the results are its bits; only the parameters cross the bus.
+  const HostCopyOfDeviceBook host(device_book, stream);
+  cuda::synchronize_stream(stream);
+  const DeviceQueue queue{true, stream};
+  const MonteCarloBookResult r = options.precision == Precision::float32
+                                     ? price_in<float>(Context::cuda(), host.view, options, queue)
+                                     : price_in<double>(Context::cuda(), host.view, options, queue);
+  const auto write = [&](double* device, const std::vector<double>& values) {
+    if (device != nullptr && !values.empty()) {
+      cuda::copy_to_device_async(device, values.data(), values.size() * sizeof(double), stream);
+    }
+  };
+  write(device_outputs.price, r.price);
+  write(device_outputs.std_error, r.std_error);
+  write(device_outputs.ci_low, r.ci_low);
+  write(device_outputs.ci_high, r.ci_high);
+  write(device_outputs.paths, r.paths);
+  write(device_outputs.delta, r.delta);
+  write(device_outputs.vega, r.vega);
+  write(device_outputs.vrf_antithetic, r.vrf_antithetic);
+  write(device_outputs.vrf_control, r.vrf_control);
+  cuda::synchronize_stream(stream);  // the host vectors die on return
+#else
+  (void)stream;
+  throw DeviceUnavailable("monte carlo: this build has no CUDA backend");
+#endif
 }
 
 }  // namespace gpukit::finance

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -368,6 +369,271 @@ TEST(MonteCarloGpu, TheVendorVariantPricesItsProblemAndRefusesOthers) {
   EXPECT_THROW(vendor.prepare(puts.view(), options), InvalidInput);
   const McBook two({McRow{}, McRow{}});
   EXPECT_THROW(vendor.prepare(two.view(), options), InvalidInput);
+}
+
+// ---- The device-data API --------------------------------------------------------------------
+
+// A book's arrays copied to device memory, and the view of them (market parameters given once
+// stay scalars).
+class DeviceMcBook {
+ public:
+  explicit DeviceMcBook(const MonteCarloBookView& host) : count_(host.count), view_(host) {
+    view_.is_put = to_device(host.is_put);
+    view_.spot = to_device(host.spot);
+    view_.strike = to_device(host.strike);
+    view_.maturity = to_device(host.maturity);
+    view_.rate.values = to_device(host.rate.values);
+    view_.volatility.values = to_device(host.volatility.values);
+    view_.dividend.values = to_device(host.dividend.values);
+    view_.barrier_type = to_device(host.barrier_type);
+    view_.barrier = to_device(host.barrier);
+    view_.steps = to_device(host.steps);
+    view_.stream = to_device(host.stream);
+  }
+  const MonteCarloBookView& view() const { return view_; }
+
+ private:
+  template <class T>
+  const T* to_device(const T* host) {
+    if (host == nullptr) return nullptr;
+    const std::size_t bytes = static_cast<std::size_t>(count_) * sizeof(T);
+    cuda::DeviceBuffer<unsigned char>& buffer =
+        buffers_.emplace_back(std::max<std::size_t>(bytes, 1));
+    cuda::copy_to_device(buffer.data(), host, bytes);
+    return reinterpret_cast<const T*>(buffer.data());
+  }
+
+  std::int64_t count_;
+  std::vector<cuda::DeviceBuffer<unsigned char>> buffers_;
+  MonteCarloBookView view_;
+};
+
+// Every output of price_monte_carlo_book_on_device in one device allocation of `rows` entries
+// each (at least one, so that a book of zero rows still has arrays to leave untouched).
+class DeviceMcOutputs {
+ public:
+  static constexpr int kArrays = 9;
+  explicit DeviceMcOutputs(std::int64_t rows)
+      : rows_(std::max<std::int64_t>(rows, 1)), all_(static_cast<std::size_t>(kArrays * rows_)) {}
+
+  /// The arrays `options` computes; the others null.
+  MonteCarloDeviceOutputs outputs(const MonteCarloOptions& options) const {
+    MonteCarloDeviceOutputs out;
+    out.price = array(0), out.std_error = array(1), out.ci_low = array(2), out.ci_high = array(3);
+    out.paths = array(4);
+    if (options.greeks) out.delta = array(5), out.vega = array(6);
+    if (options.variance_reduction_factors && options.antithetic) out.vrf_antithetic = array(7);
+    if (options.variance_reduction_factors && options.control_variate) out.vrf_control = array(8);
+    return out;
+  }
+  /// 0xFF bytes (a NaN) in every element of every array.
+  void poison(StreamHandle stream) const {
+    cuda::fill_bytes_async(all_.data(), 0xFF, all_.size_bytes(), stream);
+  }
+  /// Array `k`, read after everything queued so far on any stream (a poison queued on a
+  /// non-blocking stream before a call that threw included).
+  std::vector<double> read(int k) const {
+    cuda::synchronize_device();
+    std::vector<double> host(static_cast<std::size_t>(rows_));
+    cuda::copy_to_host(host.data(), array(k), host.size() * sizeof(double));
+    return host;
+  }
+
+ private:
+  double* array(int k) const { return all_.data() + k * rows_; }
+  std::int64_t rows_;
+  cuda::DeviceBuffer<double> all_;
+};
+
+bool all_poison(const std::vector<double>& values) {
+  std::vector<double> poison(values.size());
+  std::memset(poison.data(), 0xFF, poison.size() * sizeof(double));
+  return same_bits(values, poison);
+}
+
+// Array k of `out` against the host API's field: bitwise equal, every element (poisoned before the
+// call, so an element never written fails); an array the options do not compute stays poisoned.
+void expect_outputs_are_the_host_apis(const DeviceMcOutputs& out, const MonteCarloBookResult& api,
+                                      const std::string& what) {
+  const std::vector<double>* fields[DeviceMcOutputs::kArrays] = {
+      &api.price, &api.std_error, &api.ci_low,         &api.ci_high,    &api.paths,
+      &api.delta, &api.vega,      &api.vrf_antithetic, &api.vrf_control};
+  const std::size_t rows = api.price.size();
+  for (int k = 0; k < DeviceMcOutputs::kArrays; ++k) {
+    std::vector<double> device = out.read(k);
+    device.resize(rows);
+    if (fields[k]->empty()) {
+      EXPECT_TRUE(all_poison(device)) << what << ": array " << k << " written but not asked for";
+      continue;
+    }
+    ASSERT_EQ(fields[k]->size(), rows) << what;
+    for (std::size_t i = 0; i < rows; ++i) {
+      EXPECT_FALSE(std::isnan((*fields[k])[i])) << what << ": array " << k << " row " << i;
+    }
+    EXPECT_TRUE(same_bits(device, *fields[k])) << what << ": array " << k;
+  }
+}
+
+// The device-data API gives the host API's bits on a CUDA context, for every output: a book of
+// every path kind (European calls and puts, the four barrier types on calls and puts, a barrier
+// breached at the start), both monitorings and precisions, plain and with each variance reduction,
+// the variance reduction factors and the Greeks, rows keyed by their number or by trade ids, per
+// option or book-wide market parameters; on a non-blocking stream of the caller's.
+TEST(MonteCarloGpu, DeviceDataApiGivesTheBitsOfTheHostApi) {
+  GPUKIT_REQUIRE_GPU();
+  const std::vector<McRow> rows = mixed_rows();
+  const McBook book(rows);
+  std::vector<std::uint64_t> streams;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    streams.push_back(monte_carlo_stream_key("trade-" + std::to_string(i)));
+  }
+  cuda::Stream stream;
+  const DeviceMcOutputs out(static_cast<std::int64_t>(rows.size()));
+  for (const bool keyed : {false, true}) {
+    MonteCarloBookView view = book.view();
+    if (keyed) {
+      view.stream = streams.data();
+      view.rate = {nullptr, 0.03};  // book-wide
+      view.dividend = {nullptr, 0.01};
+    }
+    const DeviceMcBook device_book(view);
+    for (Precision precision : {Precision::float64, Precision::float32}) {
+      for (BarrierMonitoring monitoring :
+           {BarrierMonitoring::discrete, BarrierMonitoring::continuous}) {
+        for (int mode = 0; mode < 4; ++mode) {
+          MonteCarloOptions options;
+          options.paths = 20000 + 6;
+          options.seed = 11 + static_cast<std::uint64_t>(mode);
+          options.precision = precision;
+          options.monitoring = monitoring;
+          options.antithetic = mode == 1 || mode == 3;
+          options.control_variate = mode >= 2;
+          options.greeks = mode >= 2;
+          options.variance_reduction_factors = mode >= 1;
+          options.first_option_index = mode == 3 ? 7 : 0;
+          const std::string what =
+              std::string(keyed ? "ids, book-wide rate" : "row numbers") +
+              (precision == Precision::float64 ? " double" : " float") +
+              (monitoring == BarrierMonitoring::continuous ? " continuous" : " discrete") +
+              " mode " + std::to_string(mode);
+          const MonteCarloBookResult api = price_monte_carlo_book(Context::cuda(0), view, options);
+          out.poison(stream.handle());
+          price_monte_carlo_book_on_device(device_book.view(), out.outputs(options),
+                                           stream.handle(), options);
+          expect_outputs_are_the_host_apis(out, api, what);
+        }
+      }
+    }
+  }
+}
+
+// On the legacy default stream too, and after the work queued before it on the caller's stream:
+// the spots are written by an asynchronous copy from pinned memory just before the call, over a
+// poisoned array, so a read that did not wait for the stream would price NaN spots.
+TEST(MonteCarloGpu, DeviceDataApiRunsAfterTheWorkQueuedOnTheStream) {
+  GPUKIT_REQUIRE_GPU();
+  const std::vector<McRow> rows = mixed_rows();
+  const McBook book(rows);
+  MonteCarloOptions options;
+  options.paths = 20000 + 6;
+  options.greeks = true;
+  const MonteCarloBookResult api = price_monte_carlo_book(Context::cuda(0), book.view(), options);
+  const DeviceMcBook device_book(book.view());
+  const DeviceMcOutputs out(static_cast<std::int64_t>(rows.size()));
+  cuda::PinnedBuffer<double> spots(rows.size());
+  std::copy(book.spot.begin(), book.spot.end(), spots.data());
+  cuda::Stream own;
+  for (const StreamHandle stream : {StreamHandle{nullptr}, own.handle()}) {
+    const std::string what = stream == nullptr ? "default stream" : "non-blocking stream";
+    auto* device_spot = const_cast<double*>(device_book.view().spot);
+    cuda::fill_bytes_async(device_spot, 0xFF, rows.size() * sizeof(double), stream);
+    cuda::copy_to_device_async(device_spot, spots.data(), rows.size() * sizeof(double), stream);
+    out.poison(stream);
+    price_monte_carlo_book_on_device(device_book.view(), out.outputs(options), stream, options);
+    expect_outputs_are_the_host_apis(out, api, what);
+  }
+}
+
+// A book of zero rows: nothing is read or written (the outputs keep their poison) and nothing
+// thrown, as the host API returns an empty result.
+TEST(MonteCarloGpu, DeviceDataApiOnZeroOptionsWritesNothing) {
+  GPUKIT_REQUIRE_GPU();
+  const McBook empty(std::vector<McRow>{});
+  ASSERT_EQ(empty.view().count, 0);
+  const DeviceMcBook device_book(empty.view());
+  const DeviceMcOutputs out(0);
+  cuda::Stream stream;
+  MonteCarloOptions options;
+  options.greeks = true;
+  out.poison(stream.handle());
+  price_monte_carlo_book_on_device(device_book.view(), out.outputs(options), stream.handle(),
+                                   options);
+  for (int k = 0; k < DeviceMcOutputs::kArrays; ++k) EXPECT_TRUE(all_poison(out.read(k))) << k;
+}
+
+std::string message_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "no InvalidInput";
+}
+
+// A bad row in device memory (a barrier row whose barrier is not > 0, a step count of 0) and bad
+// options give the host API's InvalidInput, message for message; an output the options do not
+// compute is refused; the outputs stay untouched.
+TEST(MonteCarloGpu, DeviceDataApiRefusesWhatTheHostApiRefuses) {
+  GPUKIT_REQUIRE_GPU();
+  cuda::Stream stream;
+  McRow barrier_row;
+  barrier_row.type = BarrierType::up_out, barrier_row.barrier = 120;
+  std::vector<std::vector<McRow>> bad_books(3, {McRow{}, barrier_row, McRow{}});
+  bad_books[0][1].barrier = 0;
+  bad_books[1][1].barrier = -5;
+  bad_books[2][2].steps = 0;
+  MonteCarloOptions options;
+  options.paths = 1000;
+  for (const std::vector<McRow>& rows : bad_books) {
+    const McBook book(rows);
+    const DeviceMcBook device_book(book.view());
+    const DeviceMcOutputs out(3);
+    out.poison(stream.handle());
+    const std::string host =
+        message_of([&] { price_monte_carlo_book(Context::cuda(0), book.view(), options); });
+    const std::string device = message_of([&] {
+      price_monte_carlo_book_on_device(device_book.view(), out.outputs(options), stream.handle(),
+                                       options);
+    });
+    EXPECT_NE(host, "no InvalidInput");
+    EXPECT_EQ(device, host);
+    for (int k = 0; k < DeviceMcOutputs::kArrays; ++k) EXPECT_TRUE(all_poison(out.read(k))) << k;
+  }
+
+  const McBook book({McRow{}, barrier_row});
+  const DeviceMcBook device_book(book.view());
+  const DeviceMcOutputs out(2);
+  MonteCarloOptions odd = options;
+  odd.paths = 1001;
+  odd.antithetic = true;
+  EXPECT_EQ(message_of([&] {
+              price_monte_carlo_book_on_device(device_book.view(), out.outputs(odd),
+                                               stream.handle(), odd);
+            }),
+            message_of([&] { price_monte_carlo_book(Context::cuda(0), book.view(), odd); }));
+  MonteCarloOptions with_greeks = options;
+  with_greeks.greeks = true;
+  with_greeks.variance_reduction_factors = true;
+  with_greeks.antithetic = with_greeks.control_variate = true;
+  const MonteCarloDeviceOutputs every_output = out.outputs(with_greeks);
+  EXPECT_THROW(
+      price_monte_carlo_book_on_device(device_book.view(), every_output, stream.handle(), options),
+      InvalidInput);
+  MonteCarloOptions no_vrf = with_greeks;
+  no_vrf.variance_reduction_factors = false;
+  EXPECT_THROW(
+      price_monte_carlo_book_on_device(device_book.view(), every_output, stream.handle(), no_vrf),
+      InvalidInput);
 }
 
 }  // namespace

@@ -787,6 +787,25 @@ TEST(MonteCarlo, TheVariantRegistryHasOneBestAndOneVendorRow) {
 #endif
 }
 
+// The device-data API checks its options and outputs on the host, before it touches a device
+// (so these run without a GPU); a build without CUDA refuses it with DeviceUnavailable. Its
+// results are tested in monte_carlo_gpu_test.cpp.
+TEST(MonteCarlo, TheDeviceDataApiChecksOnTheHostAndNeedsCuda) {
+  MonteCarloBookView book;  // no rows: nothing is read
+  MonteCarloOptions options;
+  options.paths = 1;
+  EXPECT_THROW(price_monte_carlo_book_on_device(book, {}, nullptr, options), InvalidInput);
+  options.paths = 1000;
+  double unused = 0;
+  MonteCarloDeviceOutputs delta_without_greeks;
+  delta_without_greeks.delta = &unused;
+  EXPECT_THROW(price_monte_carlo_book_on_device(book, delta_without_greeks, nullptr, options),
+               InvalidInput);
+#if !GPUKIT_HAVE_CUDA
+  EXPECT_THROW(price_monte_carlo_book_on_device(book, {}, nullptr, options), DeviceUnavailable);
+#endif
+}
+
 TEST_P(MonteCarloTest, DegenerateInputsGiveTheDeterministicValue) {
   McRow row;
   row.volatility = 0;

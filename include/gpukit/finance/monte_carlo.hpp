@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "gpukit/core/context.hpp"
+#include "gpukit/core/cuda_handles.hpp"
 #include "gpukit/finance/black_scholes.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/finance/instrument.hpp"
@@ -139,6 +140,37 @@ struct MonteCarloBookResult {
 /// header comment, so the bits do not depend on how the work is cut.
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options);
+
+/// Where price_monte_carlo_book_on_device writes: arrays of book.count doubles in device memory,
+/// the fields of MonteCarloBookResult; a null array is not written. delta and vega need
+/// options.greeks, vrf_antithetic and vrf_control options.variance_reduction_factors and the
+/// matching technique.
+struct MonteCarloDeviceOutputs {
+  double* price = nullptr;
+  double* std_error = nullptr;
+  double* ci_low = nullptr;
+  double* ci_high = nullptr;
+  double* paths = nullptr;
+  double* delta = nullptr;
+  double* vega = nullptr;
+  double* vrf_antithetic = nullptr;
+  double* vrf_control = nullptr;
+};
+
+/// Prices a book whose arrays (is_put, spot, strike, maturity, the per-option rate, volatility
+/// and dividend, barrier_type, barrier, steps and stream keys: those the view names) are in the
+/// current device's memory, on `stream`, and writes `device_outputs`: bitwise the results of
+/// price_monte_carlo_book on that device for the same book and options. It reads the book's
+/// arrays back to the host on `stream` (about 70 bytes a row, little beside the paths it
+/// simulates), prepares the rows and forms the estimates with the host-data API's own host code,
+/// and runs the paths on `stream`. It waits for `stream` (the estimates are formed on the host,
+/// the exception of the `*_on_device` convention, docs/design-notes.md) and returns when the
+/// outputs are written: nothing is left in flight. Throws InvalidInput as price_monte_carlo_book
+/// (the same message for a bad row), and for an output `options` does not compute;
+/// DeviceUnavailable in a build without CUDA; CudaError and OutOfMemory from the device.
+void price_monte_carlo_book_on_device(const MonteCarloBookView& device_book,
+                                      const MonteCarloDeviceOutputs& device_outputs,
+                                      StreamHandle stream, const MonteCarloOptions& options);
 
 /// The independent reference of price_monte_carlo_book, for gpukit mc --check and the tests: the
 /// same estimator on the same random numbers (the contract above: Philox words, uniforms,
