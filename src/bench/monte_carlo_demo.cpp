@@ -53,14 +53,14 @@ MonteCarloDemo run_monte_carlo_demo(const Context& context, std::int64_t options
   demo.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   demo.mc = r.price;
   demo.std_error = r.std_error;
-  const finance::EuropeanBookView bs_view{options,
-                                          calls.data(),
-                                          demo.spot.data(),
-                                          demo.strike.data(),
-                                          demo.maturity.data(),
-                                          {nullptr, demo.rate},
-                                          {nullptr, demo.volatility},
-                                          {nullptr, 0.0}};
+  const finance::OptionBookView bs_view{options,
+                                        calls.data(),
+                                        demo.spot.data(),
+                                        demo.strike.data(),
+                                        demo.maturity.data(),
+                                        {nullptr, demo.rate},
+                                        {nullptr, demo.volatility},
+                                        {nullptr, 0.0}};
   demo.black_scholes = finance::price_european_book(Context::cpu(context.cpu_threads), bs_view,
                                                     finance::Precision::float64, false)
                            .price;

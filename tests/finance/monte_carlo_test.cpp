@@ -62,8 +62,8 @@ TEST_P(MonteCarloTest, EuropeanBookWithinFourStandardErrorsOfBlackScholes) {
     options.precision = precision;
     const MonteCarloBookResult mc = price_monte_carlo_book(context(), book.view(), options);
     const MonteCarloBookView v = book.view();
-    const EuropeanBookView bs_view{v.count,    v.is_put, v.spot,       v.strike,
-                                   v.maturity, v.rate,   v.volatility, v.dividend};
+    const OptionBookView bs_view{v.count,    v.is_put, v.spot,       v.strike,
+                                 v.maturity, v.rate,   v.volatility, v.dividend};
     const EuropeanBookResult bs =
         price_european_book(Context::cpu(), bs_view, Precision::float64, false);
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -262,8 +262,8 @@ TEST_P(MonteCarloTest, GreeksMatchBlackScholes) {
   options.greeks = true;
   const MonteCarloBookResult mc = price_monte_carlo_book(context(), book.view(), options);
   const MonteCarloBookView v = book.view();
-  const EuropeanBookView bs_view{v.count,    v.is_put, v.spot,       v.strike,
-                                 v.maturity, v.rate,   v.volatility, v.dividend};
+  const OptionBookView bs_view{v.count,    v.is_put, v.spot,       v.strike,
+                               v.maturity, v.rate,   v.volatility, v.dividend};
   const EuropeanBookResult bs =
       price_european_book(Context::cpu(), bs_view, Precision::float64, true);
   for (std::size_t i = 0; i < rows.size(); ++i) {

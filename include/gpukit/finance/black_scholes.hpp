@@ -73,10 +73,6 @@ struct BlackScholesOutputs {
     return call_delta || put_delta || gamma || vega || call_theta || put_theta || call_rho ||
            put_rho;
   }
-  int array_count() const {
-    return !!call + !!put + !!call_delta + !!put_delta + !!gamma + !!vega + !!call_theta +
-           !!put_theta + !!call_rho + !!put_rho;
-  }
 };
 
 struct BlackScholesOptions {

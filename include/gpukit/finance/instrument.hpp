@@ -39,8 +39,4 @@ struct OptionBookView {
   const std::uint64_t* stream = nullptr;
 };
 
-/// The view's former name from when a European book was a view of its own (OptionBookView
-/// derived from it); the same type. For callers not yet renamed: new code names OptionBookView.
-using EuropeanBookView = OptionBookView;
-
 }  // namespace gpukit::finance
