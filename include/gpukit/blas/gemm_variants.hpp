@@ -1,10 +1,10 @@
 #pragma once
 // The registry of CUDA matrix multiplications: the seed's three kernels (seed 003, "Matrix
 // Multiplication Performance Engineering": MatrixMult0, MatrixMult1, MatrixMult2 at 16 and 32),
-// then cuBLAS as the vendor row. Tests and `gpukit bench gemm` iterate over it, so a new entry is
-// tested and measured with no new test or bench code. Run a variant through GemmPlan
-// (gemm.hpp), which checks the problem, handles the special values (K = 0, alpha = 0) and the
-// column-major layout, and holds the variant's workspace.
+// the steps beyond them (2D register blocking), then cuBLAS as the vendor row. Tests and `gpukit
+// bench gemm` iterate over it, so a new entry is tested and measured with no new test or bench
+// code. Run a variant through GemmPlan (gemm.hpp), which checks the problem, handles the special
+// values (K = 0, alpha = 0) and the column-major layout, and holds the variant's workspace.
 //
 // Traffic model (info.traffic), per OUTPUT element: flops_per_element = 2 per unit of K, so a
 // run does 2 K flops per output element, 2 M N K in all (a multiply and an add per term); the

@@ -16,6 +16,9 @@ void launch_seed_register_accumulator(const GemmLaunch& launch);
 void launch_seed_shared_tiles_16(const GemmLaunch& launch);
 void launch_seed_shared_tiles_32(const GemmLaunch& launch);
 
+// Beyond the seeds (gemm_register_blocked.cu): float32.
+void launch_register_blocked_2d(const GemmLaunch& launch);
+
 // cuBLAS (gemm_cublas.cu): cublasSgemm, cublasDgemm, cublasGemmEx in TF32 and BF16.
 void launch_cublas(const GemmLaunch& launch);
 void* create_cublas_handle();
