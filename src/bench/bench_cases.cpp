@@ -2,12 +2,14 @@
 #include <vector>
 
 #include "bench/black_scholes_bench.hpp"
+#include "bench/gemm_bench.hpp"
 #include "bench/mc_bench.hpp"
 #include "bench/poisson_bench.hpp"
 #include "bench/reduce_bench.hpp"
 #include "bench/rng_bench.hpp"
 #include "bench/scan_bench.hpp"
 #include "gpukit/bench/harness.hpp"
+#include "gpukit/blas/gemm_variants.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
 #include "gpukit/primitives/compact_variants.hpp"
 #include "gpukit/primitives/reduce_variants.hpp"
@@ -52,6 +54,9 @@ std::span<const BenchCase> bench_cases() {
       {"poisson", "spectral Poisson solver (seed 000, slides 40-62)", run_poisson_bench,
        "points along each axis of a square 2D grid", 32768,
        [] { return names_of(pde::poisson_variants()); }},
+      {"gemm", "matrix multiplication (seed 003)", run_gemm_bench,
+       "rows and columns of square matrices", 32768,
+       [] { return names_of(blas::gemm_variants()); }},
   };
   return cases;
 }
