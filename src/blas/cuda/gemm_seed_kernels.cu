@@ -57,7 +57,9 @@ struct SeedArguments {
   T alpha, beta;
 };
 
-// MatrixMult0: `c +=` in global memory, every partial sum stored and loaded again.
+// MatrixMult0: `c +=` in global memory. c may alias a or b as far as the compiler knows, so
+// every partial sum is stored to global memory before the next loads of A and B (the PTX for
+// sm_90 has one st.global per k; it forwards the stored value instead of loading it again).
 template <class T, bool kTransposeA, bool kTransposeB>
 __global__ void matrix_mult0_naive_kernel(SeedArguments<T> args, std::int64_t row_block_offset) {
   const std::int64_t row = (std::int64_t{blockIdx.y} + row_block_offset) * blockDim.y + threadIdx.y;
