@@ -20,6 +20,10 @@
 #include "gpukit/io/atomic_file.hpp"
 #include "gpukit/io/standard_output.hpp"
 
+namespace gpukit::cli {
+void register_gemm(CLI::App& app);  // cmd_gemm.cpp
+}  // namespace gpukit::cli
+
 namespace {
 // Results printed into a failing stdout (full disk, closed, broken) are an I/O error, not a silent
 // success; `code` is returned when stdout took everything.
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
   gpukit::cli::register_compact(app);
   gpukit::cli::register_poisson(app);
   gpukit::cli::register_saxpy(app);
+  gpukit::cli::register_gemm(app);
   gpukit::cli::register_bench(app);
   if (!first_word_is_a_command(app, argc, argv)) return 2;
   try {

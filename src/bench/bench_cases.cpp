@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "bench/black_scholes_bench.hpp"
+#include "bench/gemm_bench.hpp"
 #include "bench/mc_bench.hpp"
 #include "bench/poisson_bench.hpp"
 #include "bench/reduce_bench.hpp"
@@ -9,6 +10,7 @@
 #include "bench/saxpy_bench.hpp"
 #include "bench/scan_bench.hpp"
 #include "gpukit/bench/harness.hpp"
+#include "gpukit/blas/gemm_variants.hpp"
 #include "gpukit/blas/saxpy_variants.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
 #include "gpukit/primitives/compact_variants.hpp"
@@ -57,6 +59,9 @@ std::span<const BenchCase> bench_cases() {
       {"saxpy", "SAXPY / DAXPY, y = alpha x + y (seed 003, the end-to-end example)",
        run_saxpy_bench, "elements", std::int64_t{1} << 30,
        [] { return names_of(blas::axpy_variants()); }},
+      {"gemm", "matrix multiplication (seed 003)", run_gemm_bench,
+       "rows and columns of square matrices", 32768,
+       [] { return names_of(blas::gemm_variants()); }},
   };
   return cases;
 }

@@ -1,0 +1,183 @@
+// gpukit gemm: C = alpha * op(A) @ op(B) [+ beta * C0] for two 2-D .npy arrays, as numpy's matmul
+// for 2-D arrays; the output has the inputs' dtype.
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli_common.hpp"
+#include "gpukit/blas/gemm.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpukit/io/npy.hpp"
+
+namespace gpukit::cli {
+
+namespace {
+
+struct GemmOptionsCli {
+  DeviceOptions device;
+  std::string a_path, b_path, c0_path, output, precision;
+  bool transpose_a = false, transpose_b = false, check = false;
+  double alpha = 1, beta = 0;
+};
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  }
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+constexpr io::NpyDtype kFloats[] = {io::NpyDtype::float32, io::NpyDtype::float64};
+
+io::NpyArray read_matrix(const std::string& path) {
+  io::NpyArray array = io::read_npy(path, {kFloats, "gemm"});
+  if (array.shape.size() != 2) {
+    throw InvalidInput(fmt::format("{}: gemm takes 2-D arrays, not {}-D (shape {})", path,
+                                   array.shape.size(), shape_text(array.shape)));
+  }
+  return array;
+}
+
+/// Test hook: GPUKIT_TEST_FAULT=gemm-perturb changes one element of C after the multiplication,
+/// so that the CLI tests can show that --check catches a wrong result on every backend. Not for
+/// users.
+template <class T>
+void inject_test_fault(std::span<T> c) {
+  const char* fault = std::getenv("GPUKIT_TEST_FAULT");
+  if (fault == nullptr || std::string_view(fault) != "gemm-perturb" || c.empty()) return;
+  T& x = c[c.size() / 2];
+  x += T(1e-2) * (T(1) + std::fabs(x));
+}
+
+template <class T>
+void multiply_files(const Context& context, const blas::GemmProblem& problem, const io::NpyArray& a,
+                    const io::NpyArray& b, const io::NpyArray* c0, const GemmOptionsCli& cli) {
+  const T alpha = static_cast<T>(cli.alpha), beta = static_cast<T>(cli.beta);
+  io::NpyArray c(a.dtype, {problem.m, problem.n});
+  const std::span<T> c_values = c.values<T>();
+  if (c0 != nullptr) {
+    const std::span<const T> c0_values = c0->values<T>();
+    std::copy(c0_values.begin(), c0_values.end(), c_values.begin());
+  }
+  const std::span<const T> c0_values = c0 != nullptr ? c0->values<T>() : std::span<const T>();
+  blas::gemm<T>(context, problem, alpha, a.values<T>(), b.values<T>(), beta, c_values);
+  inject_test_fault<T>(c_values);
+  io::write_npy(cli.output, c);
+  if (!cli.check) return;
+  const blas::GemmCheck check =
+      blas::check_gemm<T>(problem, alpha, a.values<T>(), b.values<T>(), beta, c0_values,
+                          c.values<T>(), context.effective_cpu_threads());
+  std::cerr << fmt::format(
+      "gpukit: gemm: check: long double reference, relative L1 {:.3g}, max abs error {:.3g}, "
+      "{} of {} elements outside the bound (worst error/bound {:.3g}): {}\n",
+      check.metrics.relative_l1, check.metrics.max_abs, check.failures, problem.m * problem.n,
+      check.worst_error_over_bound, check.passed() ? "ok" : "FAILED");
+  if (!check.passed()) {
+    throw Error(ErrorKind::check_failed,
+                fmt::format("gemm --check: C differs from the reference beyond the bound at ({}, "
+                            "{}) ('{}' was written)",
+                            check.first_failure_row, check.first_failure_column, cli.output));
+  }
+}
+
+void run_gemm(const GemmOptionsCli& cli) {
+  const Context context = resolve_context(cli.device);
+  const io::NpyArray a = read_matrix(cli.a_path);
+  const io::NpyArray b = read_matrix(cli.b_path);
+  if (a.dtype != b.dtype) {
+    throw InvalidInput(fmt::format("gemm: {} is {} but {} is {}; give both the same dtype",
+                                   cli.a_path, io::dtype_name(a.dtype), cli.b_path,
+                                   io::dtype_name(b.dtype)));
+  }
+  const bool single = a.dtype == io::NpyDtype::float32;
+  blas::GemmProblem problem;
+  problem.precision = cli.precision.empty()
+                          ? (single ? blas::GemmPrecision::float32 : blas::GemmPrecision::float64)
+                          : blas::parse_gemm_precision(cli.precision);
+  if ((problem.precision == blas::GemmPrecision::float64) == single) {
+    throw InvalidInput(fmt::format(
+        "gemm: --precision {} computes on {} data, but the inputs are {} (the output keeps the "
+        "inputs' dtype)",
+        cli.precision, single ? "float64" : "float32", io::dtype_name(a.dtype)));
+  }
+  // numpy's matmul of 2-D arrays: op(A) is M x K, op(B) is K x N.
+  problem.transpose_a = cli.transpose_a;
+  problem.transpose_b = cli.transpose_b;
+  problem.m = cli.transpose_a ? a.shape[1] : a.shape[0];
+  problem.k = cli.transpose_a ? a.shape[0] : a.shape[1];
+  const std::int64_t b_rows = cli.transpose_b ? b.shape[1] : b.shape[0];
+  problem.n = cli.transpose_b ? b.shape[0] : b.shape[1];
+  if (b_rows != problem.k) {
+    throw InvalidInput(fmt::format(
+        "gemm: shapes do not match: {}{} has shape {} and {}{} has shape {} ({} columns against {} "
+        "rows)",
+        cli.a_path, cli.transpose_a ? " (transposed)" : "", shape_text(a.shape), cli.b_path,
+        cli.transpose_b ? " (transposed)" : "", shape_text(b.shape), problem.k, b_rows));
+  }
+  // Sizes whose product overflows (an M x N output of two empty inputs, say) stop here, before
+  // anything is allocated or written.
+  blas::validate_gemm_problem(problem);
+  io::NpyArray c0;
+  if (!cli.c0_path.empty()) {
+    c0 = read_matrix(cli.c0_path);
+    if (c0.dtype != a.dtype) {
+      throw InvalidInput(fmt::format("gemm: {} is {} but the inputs are {}", cli.c0_path,
+                                     io::dtype_name(c0.dtype), io::dtype_name(a.dtype)));
+    }
+    if (c0.shape[0] != problem.m || c0.shape[1] != problem.n) {
+      throw InvalidInput(fmt::format("gemm: {} has shape {}, but the product has shape ({}, {})",
+                                     cli.c0_path, shape_text(c0.shape), problem.m, problem.n));
+    }
+  }
+  if (!quiet()) {
+    std::cerr << fmt::format("gpukit: gemm: {} on {}\n", problem.describe(), context.describe());
+  }
+  const io::NpyArray* c0_pointer = cli.c0_path.empty() ? nullptr : &c0;
+  if (single) {
+    multiply_files<float>(context, problem, a, b, c0_pointer, cli);
+  } else {
+    multiply_files<double>(context, problem, a, b, c0_pointer, cli);
+  }
+}
+
+}  // namespace
+
+void register_gemm(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "gemm", "Multiply two 2-D .npy matrices: C = alpha * A @ B (+ beta * C0), as numpy.matmul");
+  auto cli = std::make_shared<GemmOptionsCli>();
+  command->footer(
+      "Inputs: 2-D float32 or float64 .npy files (C or Fortran order), both of one dtype; the\n"
+      "output has that dtype. --precision tf32 or bf16 takes float32 inputs and rounds them to\n"
+      "the tensor-core format before multiplying (float32 accumulation). NaN and Inf propagate as\n"
+      "in BLAS; with --beta 0 (the default) C0 is not read.");
+  command->add_option("a", cli->a_path, "A: M x K (.npy; K x M with --transpose-a)")->required();
+  command->add_option("b", cli->b_path, "B: K x N (.npy; N x K with --transpose-b)")->required();
+  command->add_option("--output,-o", cli->output, "C: M x N .npy of the inputs' dtype")->required();
+  command
+      ->add_option("--precision", cli->precision,
+                   "float | double | tf32 | bf16 (default: the inputs' dtype)")
+      ->check(accepted_by([](std::string_view name) { blas::parse_gemm_precision(name); }));
+  command->add_flag("--transpose-a", cli->transpose_a, "Multiply by A^T");
+  command->add_flag("--transpose-b", cli->transpose_b, "Multiply by B^T");
+  command->add_option("--alpha", cli->alpha, "Scale of the product (default 1)");
+  auto* beta = command->add_option("--beta", cli->beta, "Scale of C0 (needs --c)");
+  auto* c0 = command->add_option("--c", cli->c0_path, "C0: M x N .npy added as beta * C0");
+  beta->needs(c0);
+  c0->needs(beta);
+  command->add_flag("--check", cli->check,
+                    "Check C against a long double reference, every element within its derived "
+                    "bound (exit 8 on a mismatch; C is still written)");
+  add_device_options(*command, cli->device);
+  command->callback([cli] { run_gemm(*cli); });
+}
+
+}  // namespace gpukit::cli

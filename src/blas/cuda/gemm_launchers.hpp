@@ -1,0 +1,38 @@
+#pragma once
+// Internal: the CUDA GEMM launchers (defined in the .cu files of this folder), callable from plain
+// C++. Each takes the canonical row-major problem of gemm_variants.hpp's GemmLaunch, queues its
+// work on launch.stream and does not wait for it.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gpukit/blas/gemm_variants.hpp"
+
+namespace gpukit::blas::cuda_detail {
+
+// The seed's kernels (gemm_seed_kernels.cu): float32 and float64.
+void launch_seed_naive(const GemmLaunch& launch);
+void launch_seed_register_accumulator(const GemmLaunch& launch);
+void launch_seed_shared_tiles_16(const GemmLaunch& launch);
+void launch_seed_shared_tiles_32(const GemmLaunch& launch);
+
+// Beyond the seeds (gemm_register_blocked.cu): float32.
+void launch_register_blocked_2d(const GemmLaunch& launch);
+
+// cuBLAS (gemm_cublas.cu): cublasSgemm, cublasDgemm, cublasGemmEx in TF32 and BF16.
+void launch_cublas(const GemmLaunch& launch);
+void* create_cublas_handle();
+void destroy_cublas_handle(void* handle) noexcept;
+/// Where the bf16 copy of B starts in the bf16 workspace, after that of the canonical M x K A.
+std::size_t bf16_workspace_b_offset(std::int64_t m, std::int64_t k);
+
+/// The K = 0 / alpha = 0 case of every variant (gemm_device_ops.cu): C = beta * C over the
+/// M x N matrix, zeros without reading C when beta = 0.
+void launch_scale_c(const GemmLaunch& launch);
+
+/// Rounds a stored row-major matrix (rows x columns, leading dimension ld) of float to a packed
+/// bf16 copy (leading dimension columns) at `packed` (gemm_device_ops.cu), to nearest even.
+void launch_round_to_bf16(const float* matrix, std::int64_t rows, std::int64_t columns,
+                          std::int64_t ld, void* packed, StreamHandle stream);
+
+}  // namespace gpukit::blas::cuda_detail

@@ -1,0 +1,161 @@
+// Every CUDA GEMM variant of the registry (gemm_variants.hpp), one by one through a GemmPlan on
+// device data, in every precision it computes: ragged shapes x both layouts x transposes x padded
+// leading dimensions against the long-double reference within gemm_error_bound (the derivation
+// is in gemm_test.cpp's header and gemm.hpp), exact integer products, beta = 0 over a C poisoned
+// with NaN (0xFF bytes), a plan run twice giving the same bits, and rows past gridDim.y's limit.
+// A new registry entry is tested here with no new test code.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "blas/gemm_test_support.hpp"
+#include "gpu_test_support.hpp"
+#include "gpukit/blas/gemm.hpp"
+#include "gpukit/blas/gemm_variants.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpukit/core/memory.hpp"
+#include "gpukit/core/stream.hpp"
+#include "test_seed.hpp"
+
+namespace gpukit::blas {
+namespace {
+
+using gpukit::testing::TestSeed;
+using testing::GemmCase;
+using testing::GemmInputs;
+using testing::GemmRunner;
+using testing::Values;
+
+// Runs one variant: A, B and C (with its padding) to the device, the device C poisoned with 0xFF
+// bytes (a NaN pattern) first where beta = 0, the plan run on a stream, C back.
+template <class T>
+GemmRunner<T> on_device(const std::string& variant) {
+  return [variant](const GemmInputs<T>& in, std::vector<T>& c) {
+    const GemmProblem& p = in.problem;
+    GemmPlan plan(Context::cuda(), p, variant);
+    cuda::DeviceBuffer<T> d_a(in.a.size()), d_b(in.b.size()), d_c(c.size());
+    d_a.copy_from_host(in.a);
+    d_b.copy_from_host(in.b);
+    d_c.copy_from_host(c);
+    cuda::Stream stream;
+    if (in.beta == T(0)) {
+      // Poison C's elements (not its padding, which must come back as it went).
+      const std::int64_t ldc = p.effective_ldc();
+      const std::int64_t outer = p.layout == Layout::row_major ? p.m : p.n;
+      const std::int64_t inner = p.layout == Layout::row_major ? p.n : p.m;
+      for (std::int64_t o = 0; o < outer; ++o) {
+        cuda::fill_bytes_async(d_c.data() + o * ldc, 0xFF,
+                               static_cast<std::size_t>(inner) * sizeof(T), stream.handle());
+      }
+    }
+    plan.run(in.alpha, d_a.data(), d_b.data(), in.beta, d_c.data(), stream.handle());
+    stream.synchronize();
+    d_c.copy_to_host(c);
+  };
+}
+
+class GemmVariantTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GPUKIT_REQUIRE_GPU(); }
+};
+
+TEST_F(GemmVariantTest, EveryVariantMatchesTheReferenceOnRaggedShapesLayoutsAndTransposes) {
+  ASSERT_FALSE(gemm_variants().empty());
+  const TestSeed seed;
+  std::uint64_t stream = seed.value();
+  for (const GemmVariant& variant : gemm_variants()) {
+    for (const GemmPrecision precision : testing::kPrecisions) {
+      if (!variant.computes(precision)) continue;
+      testing::with_storage_type(precision, [&]<class T>() {
+        for (const GemmCase& shape : testing::ragged_cases()) {
+          for (const Layout layout : testing::kLayouts) {
+            for (const bool ta : {false, true}) {
+              for (const bool tb : {false, true}) {
+                const std::int64_t pad = (ta == tb) ? 5 : 0;
+                const GemmProblem p = testing::make_problem(shape, layout, ta, tb, precision, pad);
+                const bool plain = (shape.k + tb) % 2 == 0;
+                const auto in = testing::make_inputs<T>(
+                    p, plain ? T(1) : T(-1.25), plain ? T(0) : T(0.5), Values::uniform, ++stream);
+                testing::expect_gemm_matches_reference<T>(
+                    in, Values::uniform, on_device<T>(std::string(variant.info.name)),
+                    std::string(variant.info.name));
+              }
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
+TEST_F(GemmVariantTest, EveryVariantGivesExactIntegerProducts) {
+  const TestSeed seed;
+  std::uint64_t stream = seed.value();
+  for (const GemmVariant& variant : gemm_variants()) {
+    for (const GemmPrecision precision : testing::kPrecisions) {
+      if (!variant.computes(precision)) continue;
+      testing::with_storage_type(precision, [&]<class T>() {
+        for (const GemmCase shape :
+             {GemmCase{33, 31, 1000}, GemmCase{64, 64, 64}, GemmCase{1, 1, 4097}}) {
+          for (const Layout layout : testing::kLayouts) {
+            const GemmProblem p = testing::make_problem(shape, layout, false, true, precision, 0);
+            const auto in =
+                testing::make_inputs<T>(p, T(2), T(-3), Values::small_integers, ++stream);
+            testing::expect_gemm_matches_reference<T>(in, Values::small_integers,
+                                                      on_device<T>(std::string(variant.info.name)),
+                                                      std::string(variant.info.name));
+          }
+        }
+      });
+    }
+  }
+}
+
+TEST_F(GemmVariantTest, DeterministicVariantsGiveTheSameBitsRunAfterRun) {
+  GemmProblem p;
+  p.m = 257, p.n = 130, p.k = 513;
+  const auto in = testing::make_inputs<float>(p, 1.0f, 0.0f, Values::uniform, 11);
+  for (const GemmVariant& variant : gemm_variants()) {
+    if (!variant.info.deterministic) continue;
+    std::vector<float> first = in.c0, second = in.c0;
+    on_device<float>(std::string(variant.info.name))(in, first);
+    on_device<float>(std::string(variant.info.name))(in, second);
+    EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)))
+        << variant.info.name;
+  }
+}
+
+TEST_F(GemmVariantTest, RowsBeyondTheGridLimitAreComputed) {
+  // 65535 blocks of 16 or 32 rows: one more block of rows needs the seed kernels' second launch.
+  GemmProblem p;
+  p.m = 65535 * 32 + 33, p.n = 3, p.k = 2;
+  const auto in = testing::make_inputs<float>(p, 1.0f, 0.0f, Values::small_integers, 13);
+  for (const GemmVariant& variant : gemm_variants()) {
+    testing::expect_gemm_matches_reference<float>(in, Values::small_integers,
+                                                  on_device<float>(std::string(variant.info.name)),
+                                                  std::string(variant.info.name));
+  }
+}
+
+TEST_F(GemmVariantTest, PlansSayWhatTheyCannotDo) {
+  GemmProblem p;
+  p.m = p.n = p.k = 8;
+  p.precision = GemmPrecision::tf32;
+  const GemmSupport support = GemmPlan::can_implement(Context::cuda(), p, "seed-naive");
+  EXPECT_FALSE(support.ok);
+  EXPECT_EQ(support.reason, "variant 'seed-naive' computes float, double, not tf32");
+  EXPECT_THROW(GemmPlan(Context::cuda(), p, "seed-naive"), InvalidInput);
+  EXPECT_THROW(GemmPlan(Context::cuda(), p, "no-such-variant"), InvalidInput);
+  p.precision = GemmPrecision::bf16;
+  const GemmPlan bf16_plan(Context::cuda(), p, "cublas");
+  EXPECT_GE(bf16_plan.workspace_bytes(), std::size_t{2 * 8 * 8 * 2});
+  p.precision = GemmPrecision::float32;
+  EXPECT_EQ(GemmPlan(Context::cuda(), p, "cublas").workspace_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace gpukit::blas
