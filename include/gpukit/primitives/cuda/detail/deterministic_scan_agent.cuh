@@ -111,9 +111,9 @@ template <class Op, class Output>
 __global__ void __launch_bounds__(kThreads, sizeof(typename Op::Acc) > 8 ? 2 : 4)
     deterministic_scan_kernel(Op op, const typename Op::Input* input,
                               StoreOutputs<Op, Output> store, std::int64_t count,
-                              std::int64_t tiles, bool exclusive, TileStatus<Op> status,
-                              unsigned long long* tile_counter, const typename Op::Acc* carry_in,
-                              typename Op::Acc* total_out) {
+                              std::int64_t tiles, bool exclusive,
+                              DeterministicTileStatus<Op> status, unsigned long long* tile_counter,
+                              const typename Op::Acc* carry_in, typename Op::Acc* total_out) {
   using Acc = typename Op::Acc;
   __shared__ SharedStorage<Op> shared;
   const int warp = threadIdx.x / kLanes;
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(typename Op::Acc) > 8 ? 2 : 4
       Acc aggregate = op.identity();
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) aggregate = op(aggregate, shared.warp_totals[w]);
-      if (lane == 0) status.publish(tile, aggregate);
+      if (lane == 0) status.publish(tile, kValid, aggregate);
       const Acc exclusive_prefix =
           tile_exclusive_prefix(op, status, tile, tiles, carry, aggregate, total_out);
       if (lane == 0) {
@@ -243,7 +243,8 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
   void* status_area = base + WorkspaceLayout::kStatus;
   // Only the counter and the flags need clearing; the values are written before their flags.
   const std::int64_t entries = status_entries(tiles);
-  check_cuda(cudaMemsetAsync(tile_counter, 0, 8 + TileStatus<Op>::flag_bytes(entries), stream),
+  check_cuda(cudaMemsetAsync(tile_counter, 0, 8 + DeterministicTileStatus<Op>::flag_bytes(entries),
+                             stream),
              "cudaMemsetAsync(scan tile status)");
 
   const auto kernel = deterministic_scan_kernel<Op, Output>;
@@ -262,7 +263,7 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
       index_base};
   kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
       op, input, store, count, tiles, kind == ScanKind::exclusive,
-      TileStatus<Op>::at(status_area, entries), tile_counter, carry_in, total_out);
+      DeterministicTileStatus<Op>::at(status_area, entries), tile_counter, carry_in, total_out);
   check_cuda(cudaGetLastError(), "launch of deterministic_scan_kernel");
 }
 

@@ -12,6 +12,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/primitives/cuda/detail/check.cuh"
 #include "gpukit/primitives/cuda/detail/ptx.cuh"
+#include "gpukit/primitives/cuda/detail/tile_state.cuh"
 #include "gpukit/primitives/cuda/detail/warp.cuh"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
@@ -172,68 +173,6 @@ __device__ __forceinline__ bool is_last_block_to_finish(unsigned* counter, bool&
   }
   __syncthreads();
   return flag;
-}
-
-/// A value published with its launch's epoch in every word (NCCL's LL protocol): each 32-bit
-/// word of the value travels with the epoch in one aligned 8-byte word, which is single-copy
-/// atomic, so a reader that finds the epoch in every word has the whole value, with no fence on
-/// either side.
-template <class Acc>
-struct FlaggedSlot {
-  static_assert(sizeof(Acc) % 4 == 0, "flagged values must be a multiple of 4 bytes");
-  unsigned long long words[sizeof(Acc) / 4];
-};
-
-template <class Acc>
-__device__ __forceinline__ void publish_flagged(FlaggedSlot<Acc>* slot, const Acc& value,
-                                                unsigned epoch) {
-  unsigned words[sizeof(Acc) / 4];
-  std::memcpy(words, &value, sizeof(Acc));
-#pragma unroll
-  for (int k = 0; k < static_cast<int>(sizeof(Acc) / 4); ++k) {
-    ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(slot->words[k])
-        .store((static_cast<unsigned long long>(epoch) << 32) | words[k],
-               ::cuda::memory_order_relaxed);
-  }
-}
-
-/// Where a launch's flagged values go: `slots`, and the state of the epochs before them (in the
-/// same zeroed allocation, so that zeroing both at once restarts the epochs with no stale word
-/// left that could match). The epoch of a launch is *state + 1, in 1 .. 2^32 - 1; the finishing
-/// block advances it, so that launches captured in a CUDA graph get a new epoch at every replay.
-template <class Acc>
-struct FlaggedRegion {
-  unsigned* state = nullptr;
-  FlaggedSlot<Acc>* slots = nullptr;    // null: not a flagged launch
-  unsigned long long* words = nullptr;  // the whole region after the state, for a wrap
-  std::int64_t word_count = 0;
-
-  __device__ unsigned current_epoch() const { return __ldcg(state) + 1; }
-  /// Called by every thread of the finishing block once it has read every slot.
-  __device__ void advance_epoch(unsigned epoch) const {
-    if (epoch != 0xFFFFFFFFu) {
-      if (threadIdx.x == 0) *state = epoch;
-      return;
-    }
-    // After 2^32 - 1 launches the tags would come round again: clear every word first, once
-    // every thread is past its reads.
-    __syncthreads();
-    for (std::int64_t i = threadIdx.x; i < word_count; i += blockDim.x) words[i] = 0;
-    __syncthreads();
-    if (threadIdx.x == 0) *state = 0;
-  }
-};
-
-/// Waits until the 8-byte word carries `epoch`; returns its 32 data bits. `tagged` is a first
-/// load of it, issued earlier so that a thread's loads overlap.
-__device__ __forceinline__ unsigned settle_flagged(unsigned long long* word,
-                                                   unsigned long long tagged, unsigned epoch) {
-  while (static_cast<unsigned>(tagged >> 32) != epoch) {
-    __nanosleep(32);
-    tagged = ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(*word).load(
-        ::cuda::memory_order_relaxed);
-  }
-  return static_cast<unsigned>(tagged);
 }
 
 /// The levels above the tiles, by one block: `sums[0..count)` (written by other blocks of this
