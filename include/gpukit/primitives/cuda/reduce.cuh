@@ -1,8 +1,9 @@
 #pragma once
 // The deterministic reduction engine on CUDA: reduce_canonical.hpp's fixed tree in one launch.
 // This header is CUDA source (include it from .cu files only); it is public so that a user's own
-// associative, commutative operation (a type with `Input`, `Acc`, static `identity()` and
-// `load(Input)`, and `operator()(Acc, Acc)`, all __host__ __device__) can run on the same engine:
+// associative, commutative operation (gpukit::primitives::StatelessOperation, operation.hpp: a
+// type with `Input`, `Acc`, static `identity()` and `load(Input)`, and `operator()(Acc, Acc)`, all
+// __host__ __device__) can run on the same engine:
 // deterministic_reduce below reduces device data with it in one launch, with the same
 // tree, so the same bits, as the CPU's canonical::reduce_canonical
 // (tests/primitives/reduce_engine_gpu_test.cu).
@@ -36,6 +37,7 @@
 #include <cstdint>
 
 #include "gpukit/primitives/cuda/detail/reduce_agent.cuh"
+#include "gpukit/primitives/operation.hpp"
 #include "gpukit/primitives/reduce.hpp"
 
 namespace gpukit::primitives::device {
@@ -44,7 +46,7 @@ namespace gpukit::primitives::device {
 /// `*result` (device memory) on `stream`, in one launch whose last (or last started) block
 /// finishes the tree. Nothing waits; the empty input gives Op::identity(). A workspace is used
 /// by one stream at a time. Throws InvalidInput for a negative count.
-template <class Op>
+template <StatelessOperation Op>
 void deterministic_reduce(const typename Op::Input* data, std::int64_t count,
                           typename Op::Acc* result, ReduceWorkspace& workspace,
                           cudaStream_t stream) {

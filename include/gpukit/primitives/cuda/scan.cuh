@@ -2,8 +2,9 @@
 // Scans on the device: three single-pass engines (Merrill and Garland 2016, "Single-pass Parallel
 // Prefix Scan with Decoupled Look-back") that differ in what they promise and where they run.
 // This header is CUDA source (include it from .cu files only); it is public so that a CUDA user can
-// instantiate the engines with an operation of their own: the scan_canonical.hpp operation concept
-// (Input, Acc, identity, load, operator(); `store`, `fits`, `initial` and `clamp_carry` optional).
+// instantiate the engines with an operation of their own: gpukit::primitives::Operation
+// (operation.hpp: Input, Acc, identity, load, operator(); `store`, `fits`, `initial` and
+// `clamp_carry` optional).
 // Elements are combined strictly in order, so the operation need not be commutative.
 // - deterministic_scan: any associative operation, floating-point sums included; the same bits
 //   every run, equal to the CPU's canonical scan (scan_canonical.hpp).
@@ -111,6 +112,7 @@
 #include "gpukit/primitives/cuda/detail/deterministic_scan_agent.cuh"
 #include "gpukit/primitives/cuda/detail/exact_scan_agent.cuh"
 #include "gpukit/primitives/cuda/detail/exact_scan_sm90_agent.cuh"
+#include "gpukit/primitives/operation.hpp"
 #include "gpukit/primitives/scan.hpp"
 
 namespace gpukit::primitives::device {
@@ -118,7 +120,7 @@ namespace gpukit::primitives::device {
 // --- deterministic_scan --------------------------------------------------------------------------
 
 /// Workspace bytes deterministic_scan needs for `count` elements.
-template <class Op>
+template <Operation Op>
 std::size_t deterministic_scan_workspace_bytes(std::int64_t count) {
   return detail::deterministic_scan_agent::workspace_bytes<Op>(count);
 }
@@ -129,7 +131,7 @@ std::size_t deterministic_scan_workspace_bytes(std::int64_t count) {
 /// overflow report's indices (chunks of a longer array). The workspace must hold
 /// deterministic_scan_workspace_bytes<Op>(count); its overflow report is not cleared here
 /// (clear_scan_overflow_report, once per call of the caller's API).
-template <class Op, class Output>
+template <Operation Op, class Output>
 void deterministic_scan(const Op& op, const typename Op::Input* input, Output* output,
                         std::int64_t count, ScanKind kind, ScanWorkspace& workspace,
                         cudaStream_t stream, const typename Op::Acc* carry_in = nullptr,
@@ -158,7 +160,7 @@ inline std::int64_t scan_overflow_index(const ScanWorkspace& workspace) {
 // --- exact_scan ----------------------------------------------------------------------------------
 
 /// Workspace bytes exact_scan needs for `count` elements.
-template <class Op>
+template <Operation Op>
 std::size_t exact_scan_workspace_bytes(std::int64_t count) {
   return detail::exact_scan_agent::workspace_bytes<Op>(count);
 }
@@ -169,7 +171,7 @@ std::size_t exact_scan_workspace_bytes(std::int64_t count) {
 /// `index_base`) whose output fails `op.fits` (scan_overflow_index reads it). The workspace grows
 /// to exact_scan_workspace_bytes<Op>(count); one kernel launch, no memset, when the workspace's
 /// last user was an exact engine or the compaction engine with at least as many tiles.
-template <class Op, class Output>
+template <Operation Op, class Output>
 void exact_scan(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
                 ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
                 std::int64_t index_base = 0) {
@@ -182,7 +184,7 @@ void exact_scan(const Op& op, const typename Op::Input* input, Output* output, s
 /// exact engines and the compaction engine share a workspace with no memset between them) and
 /// returns true, or returns false having done nothing when this engine cannot take the call: a
 /// GPU before sm_90, a binary without sm_90 code, or input or output not 16-byte aligned.
-template <class Op, class Output>
+template <Operation Op, class Output>
 bool exact_scan_sm90(const Op& op, const typename Op::Input* input, Output* output,
                      std::int64_t count, ScanKind kind, ScanWorkspace& workspace,
                      cudaStream_t stream, std::int64_t index_base = 0) {
