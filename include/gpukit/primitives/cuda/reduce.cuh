@@ -34,6 +34,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gpukit/primitives/cuda/detail/reduce_agent.cuh"
@@ -51,6 +52,30 @@ void deterministic_reduce(const typename Op::Input* data, std::int64_t count,
                           typename Op::Acc* result, ReduceWorkspace& workspace,
                           cudaStream_t stream) {
   detail::reduce_agent::launch<Op>(data, count, result, workspace, stream);
+}
+
+/// The same with the caller's temporary storage (CUB's two-phase contract): with `temp_storage`
+/// null, sets `temp_storage_bytes` to the bytes a reduction of `count` elements needs and does
+/// nothing else; else reduces with the `temp_storage_bytes` at `temp_storage` (device memory on
+/// a 16-byte boundary; throws InvalidInput when too small), which may hold anything: the call
+/// zeroes its counters and flagged slots with one memset on `stream` (the ReduceWorkspace form
+/// needs none).
+template <StatelessOperation Op>
+void deterministic_reduce(void* temp_storage, std::size_t& temp_storage_bytes,
+                          const typename Op::Input* data, std::int64_t count,
+                          typename Op::Acc* result, cudaStream_t stream) {
+  if (count < 0) throw InvalidInput("deterministic_reduce: negative count");
+  const auto layout = detail::reduce_agent::storage_layout<typename Op::Acc>(count);
+  if (temp_storage == nullptr) {
+    temp_storage_bytes = layout.total_bytes();
+    return;
+  }
+  detail::check_storage("deterministic_reduce", temp_storage, temp_storage_bytes,
+                        layout.total_bytes());
+  detail::check_cuda(cudaMemsetAsync(temp_storage, 0, layout.zeroed_bytes(), stream),
+                     "cudaMemsetAsync(reduce temporary storage)");
+  detail::CallerReduceStorage storage(temp_storage, temp_storage_bytes, layout);
+  detail::reduce_agent::launch<Op>(data, count, result, storage, stream);
 }
 
 }  // namespace gpukit::primitives::device

@@ -109,6 +109,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gpukit/primitives/cuda/detail/caller_storage.cuh"
 #include "gpukit/primitives/cuda/detail/deterministic_scan_agent.cuh"
 #include "gpukit/primitives/cuda/detail/exact_scan_agent.cuh"
 #include "gpukit/primitives/cuda/detail/exact_scan_sm90_agent.cuh"
@@ -140,6 +141,26 @@ void deterministic_scan(const Op& op, const typename Op::Input* input, Output* o
                                            carry_in, total_out, index_base);
 }
 
+/// The same with the caller's temporary storage (CUB's two-phase contract): with `temp_storage`
+/// null, sets `temp_storage_bytes` to the bytes a call over `count` elements needs and does
+/// nothing else; else scans with the `temp_storage_bytes` at `temp_storage` (device memory on a
+/// 16-byte boundary; throws InvalidInput when too small). Its overflow report is not cleared
+/// here either (clear_scan_overflow_report(temp_storage, stream)).
+template <Operation Op, class Output>
+void deterministic_scan(void* temp_storage, std::size_t& temp_storage_bytes, const Op& op,
+                        const typename Op::Input* input, Output* output, std::int64_t count,
+                        ScanKind kind, cudaStream_t stream,
+                        const typename Op::Acc* carry_in = nullptr,
+                        typename Op::Acc* total_out = nullptr, std::int64_t index_base = 0) {
+  if (temp_storage == nullptr) {
+    temp_storage_bytes = deterministic_scan_workspace_bytes<Op>(count);
+    return;
+  }
+  detail::CallerScanStorage storage("deterministic_scan", temp_storage, temp_storage_bytes);
+  detail::deterministic_scan_agent::launch(op, input, output, count, kind, storage, stream,
+                                           carry_in, total_out, index_base);
+}
+
 // --- the overflow report -------------------------------------------------------------------------
 
 /// Bytes a workspace must hold before clear_scan_overflow_report.
@@ -155,6 +176,14 @@ inline void clear_scan_overflow_report(ScanWorkspace& workspace, cudaStream_t st
 /// nothing: call after the stream is complete).
 inline std::int64_t scan_overflow_index(const ScanWorkspace& workspace) {
   return detail::deterministic_scan_agent::overflow_index(workspace);
+}
+
+/// The same for a caller's temporary storage (the two-phase calls).
+inline void clear_scan_overflow_report(void* temp_storage, cudaStream_t stream) {
+  detail::deterministic_scan_agent::clear_overflow_report(temp_storage, stream);
+}
+inline std::int64_t scan_overflow_index(const void* temp_storage) {
+  return detail::deterministic_scan_agent::overflow_index(temp_storage);
 }
 
 // --- exact_scan ----------------------------------------------------------------------------------
@@ -178,6 +207,24 @@ void exact_scan(const Op& op, const typename Op::Input* input, Output* output, s
   detail::exact_scan_agent::launch(op, input, output, count, kind, workspace, stream, index_base);
 }
 
+/// The same with the caller's temporary storage (CUB's two-phase contract): with `temp_storage`
+/// null, sets `temp_storage_bytes` to the bytes a call over `count` elements needs and does
+/// nothing else; else scans with the `temp_storage_bytes` at `temp_storage` (device memory on a
+/// 16-byte boundary; throws InvalidInput when too small), which may hold anything: the call
+/// zeroes what it needs zero with one memset on `stream` (the workspace form skips it when the
+/// workspace's last launch left it clean). scan_overflow_index(temp_storage) reads the report.
+template <Operation Op, class Output>
+void exact_scan(void* temp_storage, std::size_t& temp_storage_bytes, const Op& op,
+                const typename Op::Input* input, Output* output, std::int64_t count, ScanKind kind,
+                cudaStream_t stream, std::int64_t index_base = 0) {
+  if (temp_storage == nullptr) {
+    temp_storage_bytes = exact_scan_workspace_bytes<Op>(count);
+    return;
+  }
+  detail::CallerScanStorage storage("exact_scan", temp_storage, temp_storage_bytes);
+  detail::exact_scan_agent::launch(op, input, output, count, kind, storage, stream, index_base);
+}
+
 // --- exact_scan_sm90 -----------------------------------------------------------------------------
 
 /// Scans as exact_scan does (the same workspace layout and clean-workspace contract, so that the
@@ -189,6 +236,29 @@ bool exact_scan_sm90(const Op& op, const typename Op::Input* input, Output* outp
                      std::int64_t count, ScanKind kind, ScanWorkspace& workspace,
                      cudaStream_t stream, std::int64_t index_base = 0) {
   return detail::exact_scan_sm90_agent::launch(op, input, output, count, kind, workspace, stream,
+                                               index_base);
+}
+
+/// Workspace bytes exact_scan_sm90 needs for `count` elements.
+template <Operation Op>
+std::size_t exact_scan_sm90_workspace_bytes(std::int64_t count) {
+  using Policy = detail::exact_scan_sm90_agent::ExactScanPolicySm90;
+  return detail::exact_scan_sm90_agent::workspace_bytes<Policy, Op>(count);
+}
+
+/// The same with the caller's temporary storage, as exact_scan's two-phase form: with
+/// `temp_storage` null, sets `temp_storage_bytes` and returns true; else returns false having
+/// done nothing when this engine cannot take the call, and scans and returns true otherwise.
+template <Operation Op, class Output>
+bool exact_scan_sm90(void* temp_storage, std::size_t& temp_storage_bytes, const Op& op,
+                     const typename Op::Input* input, Output* output, std::int64_t count,
+                     ScanKind kind, cudaStream_t stream, std::int64_t index_base = 0) {
+  if (temp_storage == nullptr) {
+    temp_storage_bytes = exact_scan_sm90_workspace_bytes<Op>(count);
+    return true;
+  }
+  detail::CallerScanStorage storage("exact_scan_sm90", temp_storage, temp_storage_bytes);
+  return detail::exact_scan_sm90_agent::launch(op, input, output, count, kind, storage, stream,
                                                index_base);
 }
 

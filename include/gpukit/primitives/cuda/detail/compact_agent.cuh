@@ -151,9 +151,9 @@ std::size_t workspace_bytes(std::int64_t count) {
 /// no memset, when the workspace's last user was this engine or the exact scan engine with at
 /// least as many tiles (detail::LaunchControl). `sub_tiles` (1..4, 0: the default rule) is
 /// for tuning experiments and tests.
-template <class T, class Keep>
+template <class T, class Keep, class Workspace>
 void launch(Keep keep, const T* input, T* output, std::int64_t count, long long* kept_total,
-            ScanWorkspace& workspace, cudaStream_t stream, int sub_tiles = 0) {
+            Workspace& workspace, cudaStream_t stream, int sub_tiles = 0) {
   if (count <= 0) {
     detail::check_cuda(cudaMemsetAsync(kept_total, 0, sizeof(long long), stream),
                        "cudaMemsetAsync(kept count)");

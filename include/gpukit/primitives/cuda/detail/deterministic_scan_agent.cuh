@@ -212,18 +212,25 @@ std::size_t workspace_bytes(std::int64_t count) {
   return WorkspaceLayout::kStatus + status_bytes<Op>(tiles);
 }
 
-/// Clears the overflow report (once per API call, before the first launch).
+/// Clears the overflow report at the start of `area` (a workspace's or a caller's storage; once
+/// per API call, before the first launch).
+inline void clear_overflow_report(void* area, cudaStream_t stream) {
+  check_cuda(cudaMemsetAsync(area, 0, 8, stream), "cudaMemsetAsync(overflow report)");
+}
 inline void clear_overflow_report(ScanWorkspace& workspace, cudaStream_t stream) {
-  check_cuda(cudaMemsetAsync(workspace.data(), 0, 8, stream), "cudaMemsetAsync(overflow report)");
+  clear_overflow_report(workspace.data(), stream);
 }
 
-/// The first overflowing index recorded in the workspace, or -1 (waits for nothing: call after
-/// the stream is complete).
-inline std::int64_t overflow_index(const ScanWorkspace& workspace) {
+/// The first overflowing index recorded at the start of `area`, or -1 (waits for nothing: call
+/// after the stream is complete).
+inline std::int64_t overflow_index(const void* area) {
   unsigned long long report = 0;
-  check_cuda(cudaMemcpy(&report, workspace.data(), sizeof report, cudaMemcpyDeviceToHost),
+  check_cuda(cudaMemcpy(&report, area, sizeof report, cudaMemcpyDeviceToHost),
              "cudaMemcpy(overflow report)");
   return report == 0 ? -1 : static_cast<std::int64_t>((1ull << 63) - report);
+}
+inline std::int64_t overflow_index(const ScanWorkspace& workspace) {
+  return overflow_index(workspace.data());
 }
 
 /// Scans `count` elements of `input` into `output` (device memory; the same pointer for in place)
@@ -231,9 +238,9 @@ inline std::int64_t overflow_index(const ScanWorkspace& workspace) {
 /// receives the last group's Q; `index_base` offsets the overflow report's
 /// indices. The workspace must hold workspace_bytes<Op>(count); its overflow report is not
 /// cleared here.
-template <class Op, class Output>
+template <class Op, class Output, class Workspace>
 void launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
-            ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
+            ScanKind kind, Workspace& workspace, cudaStream_t stream,
             const typename Op::Acc* carry_in = nullptr, typename Op::Acc* total_out = nullptr,
             std::int64_t index_base = 0) {
   if (count <= 0) return;

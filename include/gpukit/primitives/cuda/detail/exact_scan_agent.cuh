@@ -191,10 +191,10 @@ std::size_t workspace_bytes(std::int64_t count) {
 /// step) and kPollDelayNs are for tuning experiments and tests; kPublishInclusive = false is for
 /// tests.
 template <int kWords = kLookbackWords, unsigned kPollDelayNs = kLookbackPollDelayNs,
-          bool kPublishInclusive = true, class Op, class Output>
+          bool kPublishInclusive = true, class Op, class Output, class Workspace>
 void launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
-            ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
-            std::int64_t index_base = 0, int sub_tiles = 0) {
+            ScanKind kind, Workspace& workspace, cudaStream_t stream, std::int64_t index_base = 0,
+            int sub_tiles = 0) {
   using Input = typename Op::Input;
   using Status = ExactTileStatus<Op>;
   if (sub_tiles <= 0 || sub_tiles > kSubTiles) sub_tiles = sub_tiles_for<Input>(count);

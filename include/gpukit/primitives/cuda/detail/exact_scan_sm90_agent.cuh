@@ -611,14 +611,23 @@ int resident_blocks() {
   return blocks;
 }
 
+/// Workspace bytes a launch over `count` elements needs (its tiles are Policy's, not the
+/// one-block-a-tile engine's).
+template <class Policy = ExactScanPolicySm90, class Op>
+std::size_t workspace_bytes(std::int64_t count) {
+  const std::int64_t tiles =
+      count > 0 ? tile_count<PipelineShape<Policy>, typename Op::Input>(count) : 0;
+  return detail::kStatusOffset + ExactTileStatus<Op>::bytes(tiles);
+}
+
 /// Scans as detail::launch does (the same workspace layout and clean-workspace contract, so
 /// that the two engines and the compaction engine share a workspace with no memset between them)
 /// and returns true, or returns false having done nothing when this engine cannot take the call:
 /// a GPU before sm_90, a binary without sm_90 code, or input or output not 16-byte aligned.
-template <class Policy = ExactScanPolicySm90, bool kPublishInclusive = true, class Op, class Output>
+template <class Policy = ExactScanPolicySm90, bool kPublishInclusive = true, class Op, class Output,
+          class Workspace>
 bool launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
-            ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
-            std::int64_t index_base = 0) {
+            ScanKind kind, Workspace& workspace, cudaStream_t stream, std::int64_t index_base = 0) {
   using Cfg = PipelineShape<Policy>;
   using Status = ExactTileStatus<Op>;
   if (reinterpret_cast<std::uintptr_t>(input) % 16 != 0 ||

@@ -10,6 +10,7 @@
 #include <cuda/atomic>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/primitives/cuda/detail/caller_storage.cuh"
 #include "gpukit/primitives/cuda/detail/check.cuh"
 #include "gpukit/primitives/cuda/detail/ptx.cuh"
 #include "gpukit/primitives/cuda/detail/tile_state.cuh"
@@ -435,6 +436,23 @@ inline LaunchPlan plan_launch(std::int64_t tiles, std::int64_t resident,
 /// tile of the level above).
 inline std::int64_t scratch_values(std::int64_t tiles) { return (tiles > 0 ? tiles : 1) + kLanes; }
 
+/// Bytes before the flagged slots in their region: the epoch state.
+inline constexpr std::size_t kFlaggedStateBytes = 16;
+
+/// Where a launch over `count` elements keeps its state in a caller's temporary storage.
+template <class Acc>
+ReduceStorageLayout storage_layout(std::int64_t count) {
+  const std::int64_t tiles = canonical::tile_count(count);
+  ReduceStorageLayout layout;
+  if (tiles >= 1 && tiles <= kMaxFlaggedTiles) {
+    layout.flagged_bytes = align_storage(kFlaggedStateBytes + static_cast<std::size_t>(tiles) *
+                                                                  sizeof(FlaggedSlot<Acc>));
+  }
+  layout.scratch_bytes =
+      align_storage(static_cast<std::size_t>(scratch_values(tiles)) * sizeof(Acc));
+  return layout;
+}
+
 /// Writes the root to device memory.
 template <class Acc>
 struct StoreRoot {
@@ -446,9 +464,9 @@ struct StoreRoot {
 /// `requested_grid` blocks) and its finish. Reserves the workspace, which moves its counters
 /// and scratch if it grows: a `finish` that points into them must be made after the same
 /// reserve.
-template <int kThreads, class Op, class Finish>
+template <int kThreads, class Op, class Finish, class Workspace>
 void launch_planned(const typename Op::Input* data, std::int64_t count, std::int64_t resident,
-                    std::int64_t requested_grid, ReduceWorkspace& workspace, Finish finish,
+                    std::int64_t requested_grid, Workspace& workspace, Finish finish,
                     cudaStream_t stream) {
   using Acc = typename Op::Acc;
   const std::int64_t tiles = canonical::tile_count(count);
@@ -456,14 +474,13 @@ void launch_planned(const typename Op::Input* data, std::int64_t count, std::int
   workspace.reserve(static_cast<std::size_t>(scratch_values(tiles)) * sizeof(Acc));
   FlaggedRegion<Acc> flagged;
   if (plan.flagged) {
-    constexpr std::size_t kStateBytes = 16;
     auto* region = static_cast<unsigned char*>(workspace.flagged_slots(
-        kStateBytes + static_cast<std::size_t>(tiles) * sizeof(FlaggedSlot<Acc>)));
+        kFlaggedStateBytes + static_cast<std::size_t>(tiles) * sizeof(FlaggedSlot<Acc>)));
     flagged.state = reinterpret_cast<unsigned*>(region);
-    flagged.slots = reinterpret_cast<FlaggedSlot<Acc>*>(region + kStateBytes);
-    flagged.words = reinterpret_cast<unsigned long long*>(region + kStateBytes);
+    flagged.slots = reinterpret_cast<FlaggedSlot<Acc>*>(region + kFlaggedStateBytes);
+    flagged.words = reinterpret_cast<unsigned long long*>(region + kFlaggedStateBytes);
     flagged.word_count =
-        static_cast<std::int64_t>((workspace.flagged_slot_bytes() - kStateBytes) / 8);
+        static_cast<std::int64_t>((workspace.flagged_slot_bytes() - kFlaggedStateBytes) / 8);
   }
   const bool aligned = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
   reduce_canonical_kernel<kThreads, Op, Finish>
@@ -479,11 +496,10 @@ void launch_planned(const typename Op::Input* data, std::int64_t count, std::int
 /// `make_finish()` makes the finish once the workspace is reserved (a finish that points into the
 /// workspace must be made after the reserve, which moves it when it grows);
 /// `blocks_per_sm(kernel, threads)` tells how many blocks of the kernel an SM holds at once.
-template <int kThreads, class Op, class MakeFinish, class BlocksPerSm>
+template <int kThreads, class Op, class MakeFinish, class BlocksPerSm, class Workspace>
 void dispatch(const typename Op::Input* data, std::int64_t count, int sm_count,
-              std::int64_t requested_grid, ReduceWorkspace& workspace,
-              const MakeFinish& make_finish, const BlocksPerSm& blocks_per_sm,
-              cudaStream_t stream) {
+              std::int64_t requested_grid, Workspace& workspace, const MakeFinish& make_finish,
+              const BlocksPerSm& blocks_per_sm, cudaStream_t stream) {
   using Acc = typename Op::Acc;
   using Finish = decltype(make_finish());
   workspace.reserve(static_cast<std::size_t>(scratch_values(canonical::tile_count(count))) *
@@ -497,9 +513,9 @@ void dispatch(const typename Op::Input* data, std::int64_t count, int sm_count,
 
 /// Reduces `count` elements at `data` (device memory, any alignment of Input) with `Op` into
 /// `*result` (device memory) on `stream` (device::deterministic_reduce).
-template <class Op>
+template <class Op, class Workspace>
 void launch(const typename Op::Input* data, std::int64_t count, typename Op::Acc* result,
-            ReduceWorkspace& workspace, cudaStream_t stream) {
+            Workspace& workspace, cudaStream_t stream) {
   using Acc = typename Op::Acc;
   if (count < 0) throw InvalidInput("reduce engine: negative count");
   int device = 0, sm_count = 0;
