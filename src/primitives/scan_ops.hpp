@@ -1,8 +1,8 @@
 #pragma once
-// Internal: the scan operations as host/device functors (the canonical_scan operation concept:
-// Input, Acc, identity, load, combine) plus `store`, which turns an accumulator into the output
-// type, and `fits`, which says whether it can. Shared by the CPU backend, the reference and
-// every CUDA kernel, so all of them compute the same arithmetic.
+// Internal: the scan operations as host/device functors (the Operation concept of
+// gpukit/primitives/operation.hpp: Input, Acc, identity, load, combine) plus `store`, which turns
+// an accumulator into the output type, and `fits`, which says whether it can. Shared by the CPU
+// backend, the reference and every CUDA kernel, so all of them compute the same arithmetic.
 
 #include <cstdint>
 #include <limits>
@@ -30,12 +30,13 @@ using WrappingAcc = typename std::conditional_t<std::is_integral_v<T>, std::make
 
 /// Exact sums (the API's default): `fits` tells whether an output is representable in T.
 /// The accumulator's range is never exceeded: an output past T's range is an error, and the
-/// CUDA engine clamps the carried tile prefixes (scan_engine.cuh), so |acc| stays far below it.
+/// CUDA engines clamp the carried tile prefixes (detail::clamp_carry in
+/// cuda/detail/tile_state.cuh), so |acc| stays far below it.
 template <class T>
 struct ExactScanSum {
   using Input = T;
   using Acc = ExactScanAcc<T>;
-  /// Integer sums may be combined in any order (pipelined_scan_engine.cuh folds columns first).
+  /// Integer sums may be combined in any order (device::exact_scan_sm90 folds columns first).
   static constexpr bool kCommutative = std::is_integral_v<T>;
   GPUKIT_HD_INLINE static Acc identity() {
     if constexpr (std::is_floating_point_v<T>) {

@@ -8,8 +8,8 @@
 // - positive: x > 0; negative: x < 0 (neither keeps NaN or a zero of either sign);
 // - finite: not NaN and not +-Inf (every integer is finite).
 //
-// The C++ API also takes any predicate: compact_if below on the CPU, and
-// cuda/compact_engine.cuh on the device.
+// The C++ API also takes any predicate: compact_if below on the CPU, and device::compact
+// (cuda/compact.cuh) on the device.
 
 #include <algorithm>
 #include <cstdint>

@@ -24,8 +24,9 @@
 // canonical quiet NaN; -0.0 orders below +0.0 in min/max; sums and products follow IEEE.
 //
 // On the device, exact operations (every integer operation, floating-point min and max) run on a
-// classic decoupled look-back (cuda/exact_scan_engine.cuh), whose bracketing depends on timing
-// but whose results cannot; floating-point sums and products run on the deterministic engine.
+// classic decoupled look-back (device::exact_scan and exact_scan_sm90 in cuda/scan.cuh), whose
+// bracketing depends on timing but whose results cannot; floating-point sums and products run on
+// the deterministic engine (device::deterministic_scan).
 //
 // In place: the output may be the input (same pointer); any other overlap is refused.
 

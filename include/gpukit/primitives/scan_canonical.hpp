@@ -24,9 +24,10 @@
 //   inclusive y = prefix ⊕ local[j]; exclusive y = prefix (j = 0) or prefix ⊕ local[j-1].
 //
 // An operation is a type with `Input`, `Acc`, `Acc identity() const`, `Acc load(Input) const` and
-// `Acc operator()(Acc, Acc) const`, associative (not necessarily commutative) with a true
-// identity. `scan_with` below is the generic operator of the C++ API on the CPU; the CUDA
-// engine (cuda/scan_engine.cuh) takes the same operation types.
+// `Acc operator()(Acc, Acc) const` (the Operation concept, operation.hpp), associative (not
+// necessarily commutative) with a true identity. `scan_with` below is the generic operator of the
+// C++ API on the CPU; the device engines (cuda/scan.cuh, device::deterministic_scan) take the
+// same operation types.
 
 #include <algorithm>
 #include <array>

@@ -123,7 +123,8 @@ void launch_deterministic_chunk(const T* input, std::int64_t count, ReduceOp op,
         tiles, std::int64_t{blocks_per_sm(kernel, kChunkThreads)} * current_sm_count(), 0, false);
     kernel<<<static_cast<unsigned>(plan.grid), kChunkThreads, 0, stream>>>(
         input, count, aligned_16(input), static_cast<Acc*>(tile_sums) + first_tile, first_tile,
-        tiles, nullptr, false, reduce_agent::FlaggedRegion<Acc>{}, Op{}, Finish{nullptr, nullptr});
+        tiles, nullptr, false, device::detail::FlaggedRegion<Acc>{}, Op{},
+        Finish{nullptr, nullptr});
     GPUKIT_CUDA_CHECK_LAUNCH("reduce_canonical_kernel (chunk)");
   });
 }

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gpukit/primitives/cuda/detail/caller_storage.cuh"
 #include "gpukit/primitives/cuda/detail/compact_agent.cuh"
 #include "gpukit/primitives/scan.hpp"
 
@@ -38,6 +39,22 @@ template <class T, class Keep>
 void compact(Keep keep, const T* input, T* output, std::int64_t count, long long* kept_total,
              ScanWorkspace& workspace, cudaStream_t stream) {
   detail::compact_agent::launch(keep, input, output, count, kept_total, workspace, stream);
+}
+
+/// The same with the caller's temporary storage (CUB's two-phase contract): with `temp_storage`
+/// null, sets `temp_storage_bytes` to the bytes a compaction of `count` elements needs and does
+/// nothing else; else compacts with the `temp_storage_bytes` at `temp_storage` (device memory on
+/// a 16-byte boundary; throws InvalidInput when too small), which may hold anything: the call
+/// zeroes what it needs zero with one memset on `stream`.
+template <class T, class Keep>
+void compact(void* temp_storage, std::size_t& temp_storage_bytes, Keep keep, const T* input,
+             T* output, std::int64_t count, long long* kept_total, cudaStream_t stream) {
+  if (temp_storage == nullptr) {
+    temp_storage_bytes = compact_workspace_bytes<T>(count);
+    return;
+  }
+  detail::CallerScanStorage storage("compact", temp_storage, temp_storage_bytes);
+  detail::compact_agent::launch(keep, input, output, count, kept_total, storage, stream);
 }
 
 }  // namespace gpukit::primitives::device

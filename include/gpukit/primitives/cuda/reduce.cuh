@@ -1,8 +1,9 @@
 #pragma once
 // The deterministic reduction engine on CUDA: reduce_canonical.hpp's fixed tree in one launch.
 // This header is CUDA source (include it from .cu files only); it is public so that a user's own
-// associative, commutative operation (a type with `Input`, `Acc`, static `identity()` and
-// `load(Input)`, and `operator()(Acc, Acc)`, all __host__ __device__) can run on the same engine:
+// associative, commutative operation (gpukit::primitives::StatelessOperation, operation.hpp: a
+// type with `Input`, `Acc`, static `identity()` and `load(Input)`, and `operator()(Acc, Acc)`, all
+// __host__ __device__) can run on the same engine:
 // deterministic_reduce below reduces device data with it in one launch, with the same
 // tree, so the same bits, as the CPU's canonical::reduce_canonical
 // (tests/primitives/reduce_engine_gpu_test.cu).
@@ -33,9 +34,11 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gpukit/primitives/cuda/detail/reduce_agent.cuh"
+#include "gpukit/primitives/operation.hpp"
 #include "gpukit/primitives/reduce.hpp"
 
 namespace gpukit::primitives::device {
@@ -44,11 +47,35 @@ namespace gpukit::primitives::device {
 /// `*result` (device memory) on `stream`, in one launch whose last (or last started) block
 /// finishes the tree. Nothing waits; the empty input gives Op::identity(). A workspace is used
 /// by one stream at a time. Throws InvalidInput for a negative count.
-template <class Op>
+template <StatelessOperation Op>
 void deterministic_reduce(const typename Op::Input* data, std::int64_t count,
                           typename Op::Acc* result, ReduceWorkspace& workspace,
                           cudaStream_t stream) {
   detail::reduce_agent::launch<Op>(data, count, result, workspace, stream);
+}
+
+/// The same with the caller's temporary storage (CUB's two-phase contract): with `temp_storage`
+/// null, sets `temp_storage_bytes` to the bytes a reduction of `count` elements needs and does
+/// nothing else; else reduces with the `temp_storage_bytes` at `temp_storage` (device memory on
+/// a 16-byte boundary; throws InvalidInput when too small), which may hold anything: the call
+/// zeroes its counters and flagged slots with one memset on `stream` (the ReduceWorkspace form
+/// needs none).
+template <StatelessOperation Op>
+void deterministic_reduce(void* temp_storage, std::size_t& temp_storage_bytes,
+                          const typename Op::Input* data, std::int64_t count,
+                          typename Op::Acc* result, cudaStream_t stream) {
+  if (count < 0) throw InvalidInput("deterministic_reduce: negative count");
+  const auto layout = detail::reduce_agent::storage_layout<typename Op::Acc>(count);
+  if (temp_storage == nullptr) {
+    temp_storage_bytes = layout.total_bytes();
+    return;
+  }
+  detail::check_storage("deterministic_reduce", temp_storage, temp_storage_bytes,
+                        layout.total_bytes());
+  detail::check_cuda(cudaMemsetAsync(temp_storage, 0, layout.zeroed_bytes(), stream),
+                     "cudaMemsetAsync(reduce temporary storage)");
+  detail::CallerReduceStorage storage(temp_storage, temp_storage_bytes, layout);
+  detail::reduce_agent::launch<Op>(data, count, result, storage, stream);
 }
 
 }  // namespace gpukit::primitives::device

@@ -2,8 +2,9 @@
 // Scans on the device: three single-pass engines (Merrill and Garland 2016, "Single-pass Parallel
 // Prefix Scan with Decoupled Look-back") that differ in what they promise and where they run.
 // This header is CUDA source (include it from .cu files only); it is public so that a CUDA user can
-// instantiate the engines with an operation of their own: the scan_canonical.hpp operation concept
-// (Input, Acc, identity, load, operator(); `store`, `fits`, `initial` and `clamp_carry` optional).
+// instantiate the engines with an operation of their own: gpukit::primitives::Operation
+// (operation.hpp: Input, Acc, identity, load, operator(); `store`, `fits`, `initial` and
+// `clamp_carry` optional).
 // Elements are combined strictly in order, so the operation need not be commutative.
 // - deterministic_scan: any associative operation, floating-point sums included; the same bits
 //   every run, equal to the CPU's canonical scan (scan_canonical.hpp).
@@ -108,9 +109,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gpukit/primitives/cuda/detail/caller_storage.cuh"
 #include "gpukit/primitives/cuda/detail/deterministic_scan_agent.cuh"
 #include "gpukit/primitives/cuda/detail/exact_scan_agent.cuh"
 #include "gpukit/primitives/cuda/detail/exact_scan_sm90_agent.cuh"
+#include "gpukit/primitives/operation.hpp"
 #include "gpukit/primitives/scan.hpp"
 
 namespace gpukit::primitives::device {
@@ -118,7 +121,7 @@ namespace gpukit::primitives::device {
 // --- deterministic_scan --------------------------------------------------------------------------
 
 /// Workspace bytes deterministic_scan needs for `count` elements.
-template <class Op>
+template <Operation Op>
 std::size_t deterministic_scan_workspace_bytes(std::int64_t count) {
   return detail::deterministic_scan_agent::workspace_bytes<Op>(count);
 }
@@ -129,12 +132,32 @@ std::size_t deterministic_scan_workspace_bytes(std::int64_t count) {
 /// overflow report's indices (chunks of a longer array). The workspace must hold
 /// deterministic_scan_workspace_bytes<Op>(count); its overflow report is not cleared here
 /// (clear_scan_overflow_report, once per call of the caller's API).
-template <class Op, class Output>
+template <Operation Op, class Output>
 void deterministic_scan(const Op& op, const typename Op::Input* input, Output* output,
                         std::int64_t count, ScanKind kind, ScanWorkspace& workspace,
                         cudaStream_t stream, const typename Op::Acc* carry_in = nullptr,
                         typename Op::Acc* total_out = nullptr, std::int64_t index_base = 0) {
   detail::deterministic_scan_agent::launch(op, input, output, count, kind, workspace, stream,
+                                           carry_in, total_out, index_base);
+}
+
+/// The same with the caller's temporary storage (CUB's two-phase contract): with `temp_storage`
+/// null, sets `temp_storage_bytes` to the bytes a call over `count` elements needs and does
+/// nothing else; else scans with the `temp_storage_bytes` at `temp_storage` (device memory on a
+/// 16-byte boundary; throws InvalidInput when too small). Its overflow report is not cleared
+/// here either (clear_scan_overflow_report(temp_storage, stream)).
+template <Operation Op, class Output>
+void deterministic_scan(void* temp_storage, std::size_t& temp_storage_bytes, const Op& op,
+                        const typename Op::Input* input, Output* output, std::int64_t count,
+                        ScanKind kind, cudaStream_t stream,
+                        const typename Op::Acc* carry_in = nullptr,
+                        typename Op::Acc* total_out = nullptr, std::int64_t index_base = 0) {
+  if (temp_storage == nullptr) {
+    temp_storage_bytes = deterministic_scan_workspace_bytes<Op>(count);
+    return;
+  }
+  detail::CallerScanStorage storage("deterministic_scan", temp_storage, temp_storage_bytes);
+  detail::deterministic_scan_agent::launch(op, input, output, count, kind, storage, stream,
                                            carry_in, total_out, index_base);
 }
 
@@ -155,10 +178,18 @@ inline std::int64_t scan_overflow_index(const ScanWorkspace& workspace) {
   return detail::deterministic_scan_agent::overflow_index(workspace);
 }
 
+/// The same for a caller's temporary storage (the two-phase calls).
+inline void clear_scan_overflow_report(void* temp_storage, cudaStream_t stream) {
+  detail::deterministic_scan_agent::clear_overflow_report(temp_storage, stream);
+}
+inline std::int64_t scan_overflow_index(const void* temp_storage) {
+  return detail::deterministic_scan_agent::overflow_index(temp_storage);
+}
+
 // --- exact_scan ----------------------------------------------------------------------------------
 
 /// Workspace bytes exact_scan needs for `count` elements.
-template <class Op>
+template <Operation Op>
 std::size_t exact_scan_workspace_bytes(std::int64_t count) {
   return detail::exact_scan_agent::workspace_bytes<Op>(count);
 }
@@ -169,11 +200,29 @@ std::size_t exact_scan_workspace_bytes(std::int64_t count) {
 /// `index_base`) whose output fails `op.fits` (scan_overflow_index reads it). The workspace grows
 /// to exact_scan_workspace_bytes<Op>(count); one kernel launch, no memset, when the workspace's
 /// last user was an exact engine or the compaction engine with at least as many tiles.
-template <class Op, class Output>
+template <Operation Op, class Output>
 void exact_scan(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
                 ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
                 std::int64_t index_base = 0) {
   detail::exact_scan_agent::launch(op, input, output, count, kind, workspace, stream, index_base);
+}
+
+/// The same with the caller's temporary storage (CUB's two-phase contract): with `temp_storage`
+/// null, sets `temp_storage_bytes` to the bytes a call over `count` elements needs and does
+/// nothing else; else scans with the `temp_storage_bytes` at `temp_storage` (device memory on a
+/// 16-byte boundary; throws InvalidInput when too small), which may hold anything: the call
+/// zeroes what it needs zero with one memset on `stream` (the workspace form skips it when the
+/// workspace's last launch left it clean). scan_overflow_index(temp_storage) reads the report.
+template <Operation Op, class Output>
+void exact_scan(void* temp_storage, std::size_t& temp_storage_bytes, const Op& op,
+                const typename Op::Input* input, Output* output, std::int64_t count, ScanKind kind,
+                cudaStream_t stream, std::int64_t index_base = 0) {
+  if (temp_storage == nullptr) {
+    temp_storage_bytes = exact_scan_workspace_bytes<Op>(count);
+    return;
+  }
+  detail::CallerScanStorage storage("exact_scan", temp_storage, temp_storage_bytes);
+  detail::exact_scan_agent::launch(op, input, output, count, kind, storage, stream, index_base);
 }
 
 // --- exact_scan_sm90 -----------------------------------------------------------------------------
@@ -182,11 +231,34 @@ void exact_scan(const Op& op, const typename Op::Input* input, Output* output, s
 /// exact engines and the compaction engine share a workspace with no memset between them) and
 /// returns true, or returns false having done nothing when this engine cannot take the call: a
 /// GPU before sm_90, a binary without sm_90 code, or input or output not 16-byte aligned.
-template <class Op, class Output>
+template <Operation Op, class Output>
 bool exact_scan_sm90(const Op& op, const typename Op::Input* input, Output* output,
                      std::int64_t count, ScanKind kind, ScanWorkspace& workspace,
                      cudaStream_t stream, std::int64_t index_base = 0) {
   return detail::exact_scan_sm90_agent::launch(op, input, output, count, kind, workspace, stream,
+                                               index_base);
+}
+
+/// Workspace bytes exact_scan_sm90 needs for `count` elements.
+template <Operation Op>
+std::size_t exact_scan_sm90_workspace_bytes(std::int64_t count) {
+  using Policy = detail::exact_scan_sm90_agent::ExactScanPolicySm90;
+  return detail::exact_scan_sm90_agent::workspace_bytes<Policy, Op>(count);
+}
+
+/// The same with the caller's temporary storage, as exact_scan's two-phase form: with
+/// `temp_storage` null, sets `temp_storage_bytes` and returns true; else returns false having
+/// done nothing when this engine cannot take the call, and scans and returns true otherwise.
+template <Operation Op, class Output>
+bool exact_scan_sm90(void* temp_storage, std::size_t& temp_storage_bytes, const Op& op,
+                     const typename Op::Input* input, Output* output, std::int64_t count,
+                     ScanKind kind, cudaStream_t stream, std::int64_t index_base = 0) {
+  if (temp_storage == nullptr) {
+    temp_storage_bytes = exact_scan_sm90_workspace_bytes<Op>(count);
+    return true;
+  }
+  detail::CallerScanStorage storage("exact_scan_sm90", temp_storage, temp_storage_bytes);
+  return detail::exact_scan_sm90_agent::launch(op, input, output, count, kind, storage, stream,
                                                index_base);
 }
 

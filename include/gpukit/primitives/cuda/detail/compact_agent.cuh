@@ -36,7 +36,7 @@ struct CompactShared {
 template <class T, class Keep>
 __global__ void __launch_bounds__(kThreads, 3)
     compact_kernel(Keep keep, const T* input, T* output, std::int64_t count, int sub_tiles,
-                   std::int64_t tiles, detail::LookbackStatus<CountOp> status,
+                   std::int64_t tiles, detail::ExactTileStatus<CountOp> status,
                    detail::LaunchControl* control, long long* kept_total) {
   using Shape = detail::TileShape<T>;
   constexpr int kSubTiles = detail::kSubTiles;
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(kThreads, 3)
 template <class T>
 std::size_t workspace_bytes(std::int64_t count) {
   return detail::kStatusOffset +
-         detail::LookbackStatus<CountOp>::bytes(detail::tile_count<T>(count));
+         detail::ExactTileStatus<CountOp>::bytes(detail::tile_count<T>(count));
 }
 
 /// Copies the elements x of `input` with keep(x) true, in order, to the front of `output`
@@ -151,15 +151,15 @@ std::size_t workspace_bytes(std::int64_t count) {
 /// no memset, when the workspace's last user was this engine or the exact scan engine with at
 /// least as many tiles (detail::LaunchControl). `sub_tiles` (1..4, 0: the default rule) is
 /// for tuning experiments and tests.
-template <class T, class Keep>
+template <class T, class Keep, class Workspace>
 void launch(Keep keep, const T* input, T* output, std::int64_t count, long long* kept_total,
-            ScanWorkspace& workspace, cudaStream_t stream, int sub_tiles = 0) {
+            Workspace& workspace, cudaStream_t stream, int sub_tiles = 0) {
   if (count <= 0) {
     detail::check_cuda(cudaMemsetAsync(kept_total, 0, sizeof(long long), stream),
                        "cudaMemsetAsync(kept count)");
     return;
   }
-  using Status = detail::LookbackStatus<CountOp>;
+  using Status = detail::ExactTileStatus<CountOp>;
   if (sub_tiles <= 0 || sub_tiles > detail::kSubTiles) {
     sub_tiles = detail::sub_tiles_for<T>(count);
   }

@@ -111,9 +111,9 @@ template <class Op, class Output>
 __global__ void __launch_bounds__(kThreads, sizeof(typename Op::Acc) > 8 ? 2 : 4)
     deterministic_scan_kernel(Op op, const typename Op::Input* input,
                               StoreOutputs<Op, Output> store, std::int64_t count,
-                              std::int64_t tiles, bool exclusive, TileStatus<Op> status,
-                              unsigned long long* tile_counter, const typename Op::Acc* carry_in,
-                              typename Op::Acc* total_out) {
+                              std::int64_t tiles, bool exclusive,
+                              DeterministicTileStatus<Op> status, unsigned long long* tile_counter,
+                              const typename Op::Acc* carry_in, typename Op::Acc* total_out) {
   using Acc = typename Op::Acc;
   __shared__ SharedStorage<Op> shared;
   const int warp = threadIdx.x / kLanes;
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(typename Op::Acc) > 8 ? 2 : 4
       Acc aggregate = op.identity();
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) aggregate = op(aggregate, shared.warp_totals[w]);
-      if (lane == 0) status.publish(tile, aggregate);
+      if (lane == 0) status.publish(tile, kValid, aggregate);
       const Acc exclusive_prefix =
           tile_exclusive_prefix(op, status, tile, tiles, carry, aggregate, total_out);
       if (lane == 0) {
@@ -212,18 +212,25 @@ std::size_t workspace_bytes(std::int64_t count) {
   return WorkspaceLayout::kStatus + status_bytes<Op>(tiles);
 }
 
-/// Clears the overflow report (once per API call, before the first launch).
+/// Clears the overflow report at the start of `area` (a workspace's or a caller's storage; once
+/// per API call, before the first launch).
+inline void clear_overflow_report(void* area, cudaStream_t stream) {
+  check_cuda(cudaMemsetAsync(area, 0, 8, stream), "cudaMemsetAsync(overflow report)");
+}
 inline void clear_overflow_report(ScanWorkspace& workspace, cudaStream_t stream) {
-  check_cuda(cudaMemsetAsync(workspace.data(), 0, 8, stream), "cudaMemsetAsync(overflow report)");
+  clear_overflow_report(workspace.data(), stream);
 }
 
-/// The first overflowing index recorded in the workspace, or -1 (waits for nothing: call after
-/// the stream is complete).
-inline std::int64_t overflow_index(const ScanWorkspace& workspace) {
+/// The first overflowing index recorded at the start of `area`, or -1 (waits for nothing: call
+/// after the stream is complete).
+inline std::int64_t overflow_index(const void* area) {
   unsigned long long report = 0;
-  check_cuda(cudaMemcpy(&report, workspace.data(), sizeof report, cudaMemcpyDeviceToHost),
+  check_cuda(cudaMemcpy(&report, area, sizeof report, cudaMemcpyDeviceToHost),
              "cudaMemcpy(overflow report)");
   return report == 0 ? -1 : static_cast<std::int64_t>((1ull << 63) - report);
+}
+inline std::int64_t overflow_index(const ScanWorkspace& workspace) {
+  return overflow_index(workspace.data());
 }
 
 /// Scans `count` elements of `input` into `output` (device memory; the same pointer for in place)
@@ -231,9 +238,9 @@ inline std::int64_t overflow_index(const ScanWorkspace& workspace) {
 /// receives the last group's Q; `index_base` offsets the overflow report's
 /// indices. The workspace must hold workspace_bytes<Op>(count); its overflow report is not
 /// cleared here.
-template <class Op, class Output>
+template <class Op, class Output, class Workspace>
 void launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
-            ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
+            ScanKind kind, Workspace& workspace, cudaStream_t stream,
             const typename Op::Acc* carry_in = nullptr, typename Op::Acc* total_out = nullptr,
             std::int64_t index_base = 0) {
   if (count <= 0) return;
@@ -243,7 +250,8 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
   void* status_area = base + WorkspaceLayout::kStatus;
   // Only the counter and the flags need clearing; the values are written before their flags.
   const std::int64_t entries = status_entries(tiles);
-  check_cuda(cudaMemsetAsync(tile_counter, 0, 8 + TileStatus<Op>::flag_bytes(entries), stream),
+  check_cuda(cudaMemsetAsync(tile_counter, 0, 8 + DeterministicTileStatus<Op>::flag_bytes(entries),
+                             stream),
              "cudaMemsetAsync(scan tile status)");
 
   const auto kernel = deterministic_scan_kernel<Op, Output>;
@@ -262,7 +270,7 @@ void launch(const Op& op, const typename Op::Input* input, Output* output, std::
       index_base};
   kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
       op, input, store, count, tiles, kind == ScanKind::exclusive,
-      TileStatus<Op>::at(status_area, entries), tile_counter, carry_in, total_out);
+      DeterministicTileStatus<Op>::at(status_area, entries), tile_counter, carry_in, total_out);
   check_cuda(cudaGetLastError(), "launch of deterministic_scan_kernel");
 }
 

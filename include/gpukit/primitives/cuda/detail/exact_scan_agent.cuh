@@ -66,7 +66,7 @@ __device__ __forceinline__ void scan_thread_items(
 template <class Op, class Output, int kWords, unsigned kPollDelayNs, bool kPublishInclusive>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
     exact_scan_kernel(Op op, const typename Op::Input* input, Output* output, std::int64_t count,
-                      int sub_tiles, std::int64_t tiles, bool exclusive, LookbackStatus<Op> status,
+                      int sub_tiles, std::int64_t tiles, bool exclusive, ExactTileStatus<Op> status,
                       LaunchControl* control, std::int64_t index_base) {
   using Input = typename Op::Input;
   using Acc = typename Op::Acc;
@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<Op>)
 /// Workspace bytes a launch over `count` elements needs.
 template <class Op>
 std::size_t workspace_bytes(std::int64_t count) {
-  return kStatusOffset + LookbackStatus<Op>::bytes(tile_count<typename Op::Input>(count));
+  return kStatusOffset + ExactTileStatus<Op>::bytes(tile_count<typename Op::Input>(count));
 }
 
 /// Scans `count` elements of `input` into `output` (device memory, any alignment of the element
@@ -191,12 +191,12 @@ std::size_t workspace_bytes(std::int64_t count) {
 /// step) and kPollDelayNs are for tuning experiments and tests; kPublishInclusive = false is for
 /// tests.
 template <int kWords = kLookbackWords, unsigned kPollDelayNs = kLookbackPollDelayNs,
-          bool kPublishInclusive = true, class Op, class Output>
+          bool kPublishInclusive = true, class Op, class Output, class Workspace>
 void launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
-            ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
-            std::int64_t index_base = 0, int sub_tiles = 0) {
+            ScanKind kind, Workspace& workspace, cudaStream_t stream, std::int64_t index_base = 0,
+            int sub_tiles = 0) {
   using Input = typename Op::Input;
-  using Status = LookbackStatus<Op>;
+  using Status = ExactTileStatus<Op>;
   if (sub_tiles <= 0 || sub_tiles > kSubTiles) sub_tiles = sub_tiles_for<Input>(count);
   const std::int64_t tile = std::int64_t{sub_tiles} * TileShape<Input>::kSubTile;
   const std::int64_t tiles = count > 0 ? (count + tile - 1) / tile : 0;

@@ -217,7 +217,7 @@ __device__ __forceinline__ void produce(const E* input, std::int64_t count, std:
 /// first form: 0.9 against 2.4 us, 1% more bandwidth).
 template <class Cfg, class Op, class Shared>
 __device__ __forceinline__ void reduce_tiles(const Op& op, const typename Op::Input* input,
-                                             std::int64_t count, const LookbackStatus<Op>& status,
+                                             std::int64_t count, const ExactTileStatus<Op>& status,
                                              int which, const uint4* stages, Shared& shared) {
   using E = typename Op::Input;
   using Acc = typename Op::Acc;
@@ -316,7 +316,7 @@ __device__ __forceinline__ void reduce_tiles(const Op& op, const typename Op::In
 /// each started before the block's previous tile had its prefix and took more rounds (measured:
 /// 82% of copy against 87%).
 template <class Cfg, bool kPublishInclusive, class Op, class Shared>
-__device__ __forceinline__ void look_back_tiles(const Op& op, const LookbackStatus<Op>& status,
+__device__ __forceinline__ void look_back_tiles(const Op& op, const ExactTileStatus<Op>& status,
                                                 Shared& shared) {
   using Acc = typename Op::Acc;
   constexpr int kNoEnd = std::numeric_limits<int>::max();
@@ -518,7 +518,7 @@ __device__ __forceinline__ void consume_tiles(const Op& op, const typename Op::I
 template <class Cfg, class Op, class Output, bool kExclusive, bool kPublishInclusive>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     exact_scan_sm90_kernel(Op op, const typename Op::Input* input, Output* output,
-                           std::int64_t count, std::int64_t tiles, LookbackStatus<Op> status,
+                           std::int64_t count, std::int64_t tiles, ExactTileStatus<Op> status,
                            LaunchControl* control, std::int64_t index_base) {
   using Acc = typename Op::Acc;
   static_assert(sizeof(Output) == sizeof(typename Op::Input),
@@ -611,16 +611,25 @@ int resident_blocks() {
   return blocks;
 }
 
+/// Workspace bytes a launch over `count` elements needs (its tiles are Policy's, not the
+/// one-block-a-tile engine's).
+template <class Policy = ExactScanPolicySm90, class Op>
+std::size_t workspace_bytes(std::int64_t count) {
+  const std::int64_t tiles =
+      count > 0 ? tile_count<PipelineShape<Policy>, typename Op::Input>(count) : 0;
+  return detail::kStatusOffset + ExactTileStatus<Op>::bytes(tiles);
+}
+
 /// Scans as detail::launch does (the same workspace layout and clean-workspace contract, so
 /// that the two engines and the compaction engine share a workspace with no memset between them)
 /// and returns true, or returns false having done nothing when this engine cannot take the call:
 /// a GPU before sm_90, a binary without sm_90 code, or input or output not 16-byte aligned.
-template <class Policy = ExactScanPolicySm90, bool kPublishInclusive = true, class Op, class Output>
+template <class Policy = ExactScanPolicySm90, bool kPublishInclusive = true, class Op, class Output,
+          class Workspace>
 bool launch(const Op& op, const typename Op::Input* input, Output* output, std::int64_t count,
-            ScanKind kind, ScanWorkspace& workspace, cudaStream_t stream,
-            std::int64_t index_base = 0) {
+            ScanKind kind, Workspace& workspace, cudaStream_t stream, std::int64_t index_base = 0) {
   using Cfg = PipelineShape<Policy>;
-  using Status = LookbackStatus<Op>;
+  using Status = ExactTileStatus<Op>;
   if (reinterpret_cast<std::uintptr_t>(input) % 16 != 0 ||
       reinterpret_cast<std::uintptr_t>(output) % 16 != 0) {
     return false;

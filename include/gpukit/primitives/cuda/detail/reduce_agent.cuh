@@ -10,8 +10,10 @@
 #include <cuda/atomic>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/primitives/cuda/detail/caller_storage.cuh"
 #include "gpukit/primitives/cuda/detail/check.cuh"
 #include "gpukit/primitives/cuda/detail/ptx.cuh"
+#include "gpukit/primitives/cuda/detail/tile_state.cuh"
 #include "gpukit/primitives/cuda/detail/warp.cuh"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
@@ -172,68 +174,6 @@ __device__ __forceinline__ bool is_last_block_to_finish(unsigned* counter, bool&
   }
   __syncthreads();
   return flag;
-}
-
-/// A value published with its launch's epoch in every word (NCCL's LL protocol): each 32-bit
-/// word of the value travels with the epoch in one aligned 8-byte word, which is single-copy
-/// atomic, so a reader that finds the epoch in every word has the whole value, with no fence on
-/// either side.
-template <class Acc>
-struct FlaggedSlot {
-  static_assert(sizeof(Acc) % 4 == 0, "flagged values must be a multiple of 4 bytes");
-  unsigned long long words[sizeof(Acc) / 4];
-};
-
-template <class Acc>
-__device__ __forceinline__ void publish_flagged(FlaggedSlot<Acc>* slot, const Acc& value,
-                                                unsigned epoch) {
-  unsigned words[sizeof(Acc) / 4];
-  std::memcpy(words, &value, sizeof(Acc));
-#pragma unroll
-  for (int k = 0; k < static_cast<int>(sizeof(Acc) / 4); ++k) {
-    ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(slot->words[k])
-        .store((static_cast<unsigned long long>(epoch) << 32) | words[k],
-               ::cuda::memory_order_relaxed);
-  }
-}
-
-/// Where a launch's flagged values go: `slots`, and the state of the epochs before them (in the
-/// same zeroed allocation, so that zeroing both at once restarts the epochs with no stale word
-/// left that could match). The epoch of a launch is *state + 1, in 1 .. 2^32 - 1; the finishing
-/// block advances it, so that launches captured in a CUDA graph get a new epoch at every replay.
-template <class Acc>
-struct FlaggedRegion {
-  unsigned* state = nullptr;
-  FlaggedSlot<Acc>* slots = nullptr;    // null: not a flagged launch
-  unsigned long long* words = nullptr;  // the whole region after the state, for a wrap
-  std::int64_t word_count = 0;
-
-  __device__ unsigned current_epoch() const { return __ldcg(state) + 1; }
-  /// Called by every thread of the finishing block once it has read every slot.
-  __device__ void advance_epoch(unsigned epoch) const {
-    if (epoch != 0xFFFFFFFFu) {
-      if (threadIdx.x == 0) *state = epoch;
-      return;
-    }
-    // After 2^32 - 1 launches the tags would come round again: clear every word first, once
-    // every thread is past its reads.
-    __syncthreads();
-    for (std::int64_t i = threadIdx.x; i < word_count; i += blockDim.x) words[i] = 0;
-    __syncthreads();
-    if (threadIdx.x == 0) *state = 0;
-  }
-};
-
-/// Waits until the 8-byte word carries `epoch`; returns its 32 data bits. `tagged` is a first
-/// load of it, issued earlier so that a thread's loads overlap.
-__device__ __forceinline__ unsigned settle_flagged(unsigned long long* word,
-                                                   unsigned long long tagged, unsigned epoch) {
-  while (static_cast<unsigned>(tagged >> 32) != epoch) {
-    __nanosleep(32);
-    tagged = ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(*word).load(
-        ::cuda::memory_order_relaxed);
-  }
-  return static_cast<unsigned>(tagged);
 }
 
 /// The levels above the tiles, by one block: `sums[0..count)` (written by other blocks of this
@@ -496,6 +436,23 @@ inline LaunchPlan plan_launch(std::int64_t tiles, std::int64_t resident,
 /// tile of the level above).
 inline std::int64_t scratch_values(std::int64_t tiles) { return (tiles > 0 ? tiles : 1) + kLanes; }
 
+/// Bytes before the flagged slots in their region: the epoch state.
+inline constexpr std::size_t kFlaggedStateBytes = 16;
+
+/// Where a launch over `count` elements keeps its state in a caller's temporary storage.
+template <class Acc>
+ReduceStorageLayout storage_layout(std::int64_t count) {
+  const std::int64_t tiles = canonical::tile_count(count);
+  ReduceStorageLayout layout;
+  if (tiles >= 1 && tiles <= kMaxFlaggedTiles) {
+    layout.flagged_bytes = align_storage(kFlaggedStateBytes + static_cast<std::size_t>(tiles) *
+                                                                  sizeof(FlaggedSlot<Acc>));
+  }
+  layout.scratch_bytes =
+      align_storage(static_cast<std::size_t>(scratch_values(tiles)) * sizeof(Acc));
+  return layout;
+}
+
 /// Writes the root to device memory.
 template <class Acc>
 struct StoreRoot {
@@ -507,9 +464,9 @@ struct StoreRoot {
 /// `requested_grid` blocks) and its finish. Reserves the workspace, which moves its counters
 /// and scratch if it grows: a `finish` that points into them must be made after the same
 /// reserve.
-template <int kThreads, class Op, class Finish>
+template <int kThreads, class Op, class Finish, class Workspace>
 void launch_planned(const typename Op::Input* data, std::int64_t count, std::int64_t resident,
-                    std::int64_t requested_grid, ReduceWorkspace& workspace, Finish finish,
+                    std::int64_t requested_grid, Workspace& workspace, Finish finish,
                     cudaStream_t stream) {
   using Acc = typename Op::Acc;
   const std::int64_t tiles = canonical::tile_count(count);
@@ -517,14 +474,13 @@ void launch_planned(const typename Op::Input* data, std::int64_t count, std::int
   workspace.reserve(static_cast<std::size_t>(scratch_values(tiles)) * sizeof(Acc));
   FlaggedRegion<Acc> flagged;
   if (plan.flagged) {
-    constexpr std::size_t kStateBytes = 16;
     auto* region = static_cast<unsigned char*>(workspace.flagged_slots(
-        kStateBytes + static_cast<std::size_t>(tiles) * sizeof(FlaggedSlot<Acc>)));
+        kFlaggedStateBytes + static_cast<std::size_t>(tiles) * sizeof(FlaggedSlot<Acc>)));
     flagged.state = reinterpret_cast<unsigned*>(region);
-    flagged.slots = reinterpret_cast<FlaggedSlot<Acc>*>(region + kStateBytes);
-    flagged.words = reinterpret_cast<unsigned long long*>(region + kStateBytes);
+    flagged.slots = reinterpret_cast<FlaggedSlot<Acc>*>(region + kFlaggedStateBytes);
+    flagged.words = reinterpret_cast<unsigned long long*>(region + kFlaggedStateBytes);
     flagged.word_count =
-        static_cast<std::int64_t>((workspace.flagged_slot_bytes() - kStateBytes) / 8);
+        static_cast<std::int64_t>((workspace.flagged_slot_bytes() - kFlaggedStateBytes) / 8);
   }
   const bool aligned = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
   reduce_canonical_kernel<kThreads, Op, Finish>
@@ -540,11 +496,10 @@ void launch_planned(const typename Op::Input* data, std::int64_t count, std::int
 /// `make_finish()` makes the finish once the workspace is reserved (a finish that points into the
 /// workspace must be made after the reserve, which moves it when it grows);
 /// `blocks_per_sm(kernel, threads)` tells how many blocks of the kernel an SM holds at once.
-template <int kThreads, class Op, class MakeFinish, class BlocksPerSm>
+template <int kThreads, class Op, class MakeFinish, class BlocksPerSm, class Workspace>
 void dispatch(const typename Op::Input* data, std::int64_t count, int sm_count,
-              std::int64_t requested_grid, ReduceWorkspace& workspace,
-              const MakeFinish& make_finish, const BlocksPerSm& blocks_per_sm,
-              cudaStream_t stream) {
+              std::int64_t requested_grid, Workspace& workspace, const MakeFinish& make_finish,
+              const BlocksPerSm& blocks_per_sm, cudaStream_t stream) {
   using Acc = typename Op::Acc;
   using Finish = decltype(make_finish());
   workspace.reserve(static_cast<std::size_t>(scratch_values(canonical::tile_count(count))) *
@@ -558,9 +513,9 @@ void dispatch(const typename Op::Input* data, std::int64_t count, int sm_count,
 
 /// Reduces `count` elements at `data` (device memory, any alignment of Input) with `Op` into
 /// `*result` (device memory) on `stream` (device::deterministic_reduce).
-template <class Op>
+template <class Op, class Workspace>
 void launch(const typename Op::Input* data, std::int64_t count, typename Op::Acc* result,
-            ReduceWorkspace& workspace, cudaStream_t stream) {
+            Workspace& workspace, cudaStream_t stream) {
   using Acc = typename Op::Acc;
   if (count < 0) throw InvalidInput("reduce engine: negative count");
   int device = 0, sm_count = 0;

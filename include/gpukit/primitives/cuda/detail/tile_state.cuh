@@ -1,19 +1,21 @@
 #pragma once
 // Internal: the tile state and look-back layer of every single-pass engine (Merrill and Garland
-// 2016). A tile publishes its aggregate in a status entry (the flag and a value of up to 62 bits
-// in one 64-bit word when the accumulator allows it, else a flag word and values ordered by
-// release/acquire); a later tile's warp looks back over the entries for its exclusive prefix.
-// Two look-backs read them: the exact one (exact scans, compaction) takes the nearest inclusive
-// prefix and the aggregates after it, whatever the timing left published; the deterministic one
-// brackets tiles in fixed groups of 32 so that a floating-point sum gives the same bits every run.
-// Also here: the launch's control words (the clean-workspace protocol of the exact engines) and
-// the overflow report every scan engine writes.
+// 2016). A tile publishes its aggregate in a status entry of the one TileStatus type (the flag and
+// a value of up to 62 bits in one 64-bit word when the accumulator allows it, else a flag word and
+// values ordered by release/acquire); a later tile's warp looks back over the entries for its
+// exclusive prefix. Two look-backs read them: the exact one (exact scans, compaction) takes the
+// nearest inclusive prefix and the aggregates after it, whatever the timing left published; the
+// deterministic one brackets tiles in fixed groups of 32 so that a floating-point sum gives the
+// same bits every run. The deterministic reduction's few tile sums travel in epoch-tagged slots
+// read by one finishing block. Also here: the launch's control words (the clean-workspace
+// protocol of the exact engines) and the overflow report every scan engine writes.
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <cuda/atomic>
 #include <type_traits>
 
 #include "gpukit/primitives/cuda/detail/ptx.cuh"
@@ -94,77 +96,109 @@ __device__ __forceinline__ void load_status_word(const unsigned long long* word_
   }
 }
 
-// --- the exact look-back: the nearest inclusive prefix ----------------------------------------
+// --- the status entries ------------------------------------------------------------------------
 
-/// One word per tile, flag in the low two bits, when packed_status allows it (the
-/// accumulator fits 32 bits, or 62 because the operation clamps its carries); else a flag word
-/// and two value arrays (the aggregate and the inclusive prefix: a reader that saw the flag
-/// "aggregate" must not read a value the owner overwrites with its inclusive prefix).
-template <class Op, bool kPacked = detail::packed_status<Op>()>
-struct LookbackStatus;
+/// How an entry is published, the one thing the two look-backs need differently of their status.
+/// kOnce: an entry is written once (the deterministic look-back's tile aggregates and group
+/// prefixes), so one value array serves. kAggregateThenInclusive: a tile publishes its aggregate,
+/// later its inclusive prefix (the exact look-back); unpacked, the two values need separate arrays
+/// (a reader that saw the flag "aggregate" must not read a value the owner overwrites with its
+/// inclusive prefix). Packed, both are the same single word.
+enum class Publication { kOnce, kAggregateThenInclusive };
 
-template <class Op>
-struct LookbackStatus<Op, true> {
+/// The status entries of one launch, the one tile-state type of every look-back. One word per
+/// entry, flag in the low two bits, when packed_status allows it (the accumulator fits 32 bits,
+/// or 62 because the operation clamps its carries); else a flag word per entry and the values in
+/// one array per publication (kPublication), ordered by release/acquire.
+template <class Op, Publication kPublication, bool kPacked = detail::packed_status<Op>()>
+struct TileStatus;
+
+template <class Op, Publication kPublication>
+struct TileStatus<Op, kPublication, true> {
   using Acc = typename Op::Acc;
   unsigned long long* words;
 
-  static std::size_t flag_bytes(std::int64_t tiles) {
-    return std::size_t(tiles) * sizeof(unsigned long long);
+  /// Bytes that must be zero (every flag invalid) before a launch.
+  static std::size_t flag_bytes(std::int64_t entries) {
+    return std::size_t(entries) * sizeof(unsigned long long);
   }
-  static std::size_t bytes(std::int64_t tiles) { return flag_bytes(tiles); }
-  static LookbackStatus at(void* area, std::int64_t) {
+  /// Bytes of `entries` entries.
+  static std::size_t bytes(std::int64_t entries) { return flag_bytes(entries); }
+  static TileStatus at(void* area, std::int64_t) {
     return {static_cast<unsigned long long*>(area)};
   }
 
-  __device__ __forceinline__ void publish(std::int64_t tile, unsigned flag, Acc value) const {
-    detail::store_status_word(words + tile, flag, value);
+  __device__ __forceinline__ void publish(std::int64_t entry, unsigned flag, Acc value) const {
+    detail::store_status_word(words + entry, flag, value);
   }
-  __device__ __forceinline__ void read(std::int64_t tile, unsigned& flag, Acc& value) const {
-    detail::load_status_word(words + tile, flag, value);
+  __device__ __forceinline__ void read(std::int64_t entry, unsigned& flag, Acc& value) const {
+    detail::load_status_word(words + entry, flag, value);
   }
-  /// By a whole block, once no tile reads the status any more: every tile's flag back to invalid.
-  __device__ __forceinline__ void clear(std::int64_t tiles) const {
-    for (std::int64_t t = threadIdx.x; t < tiles; t += blockDim.x) words[t] = 0;
+  /// By a whole block, once no tile reads the status any more: every entry's flag back to invalid.
+  __device__ __forceinline__ void clear(std::int64_t entries) const {
+    for (std::int64_t t = threadIdx.x; t < entries; t += blockDim.x) words[t] = 0;
   }
 };
 
-template <class Op>
-struct LookbackStatus<Op, false> {
+template <class Op, Publication kPublication>
+struct TileStatus<Op, kPublication, false> {
   using Acc = typename Op::Acc;
+  static constexpr int kValueArrays = kPublication == Publication::kOnce ? 1 : 2;
   unsigned* flags;
-  Acc* aggregates;
-  Acc* inclusives;
+  Acc* values[kValueArrays];  // [0]: aggregates (kOnce: every value), [1]: inclusive prefixes
 
-  static std::size_t flag_bytes(std::int64_t tiles) {
-    return (std::size_t(tiles) * sizeof(unsigned) + 15) / 16 * 16;
+  static std::size_t flag_bytes(std::int64_t entries) {
+    return (std::size_t(entries) * sizeof(unsigned) + 15) / 16 * 16;
   }
-  static std::size_t bytes(std::int64_t tiles) {
-    return flag_bytes(tiles) + 2 * ((std::size_t(tiles) * sizeof(Acc) + 15) / 16 * 16);
+  static std::size_t value_bytes(std::int64_t entries) {
+    return (std::size_t(entries) * sizeof(Acc) + 15) / 16 * 16;
   }
-  static LookbackStatus at(void* area, std::int64_t tiles) {
+  static std::size_t bytes(std::int64_t entries) {
+    return flag_bytes(entries) + kValueArrays * value_bytes(entries);
+  }
+  static TileStatus at(void* area, std::int64_t entries) {
     auto* base = static_cast<unsigned char*>(area);
-    auto* aggregates = reinterpret_cast<Acc*>(base + flag_bytes(tiles));
-    auto* inclusives = reinterpret_cast<Acc*>(base + flag_bytes(tiles) +
-                                              (std::size_t(tiles) * sizeof(Acc) + 15) / 16 * 16);
-    return {static_cast<unsigned*>(area), aggregates, inclusives};
+    TileStatus status{static_cast<unsigned*>(area), {}};
+    for (int k = 0; k < kValueArrays; ++k) {
+      status.values[k] =
+          reinterpret_cast<Acc*>(base + flag_bytes(entries) + k * value_bytes(entries));
+    }
+    return status;
   }
 
-  __device__ __forceinline__ void publish(std::int64_t tile, unsigned flag, Acc value) const {
-    (flag == kInclusive ? inclusives : aggregates)[tile] = value;
+  __device__ __forceinline__ void publish(std::int64_t entry, unsigned flag, Acc value) const {
+    if constexpr (kValueArrays == 1) {
+      values[0][entry] = value;
+    } else {
+      (flag == kInclusive ? values[1] : values[0])[entry] = value;
+    }
     // Release: the value is visible to whoever acquires the flag.
-    store_release_gpu(flags + tile, flag);
+    store_release_gpu(flags + entry, flag);
   }
-  __device__ __forceinline__ void read(std::int64_t tile, unsigned& flag, Acc& value) const {
-    flag = load_acquire_gpu(flags + tile);
-    if (flag == kAggregate) value = aggregates[tile];
-    if (flag == kInclusive) value = inclusives[tile];
+  __device__ __forceinline__ void read(std::int64_t entry, unsigned& flag, Acc& value) const {
+    flag = load_acquire_gpu(flags + entry);
+    if constexpr (kValueArrays == 1) {
+      if (flag != kInvalid) value = values[0][entry];
+    } else {
+      if (flag == kAggregate) value = values[0][entry];
+      if (flag == kInclusive) value = values[1][entry];
+    }
   }
-  /// By a whole block, once no tile reads the status any more: every tile's flag back to invalid
+  /// By a whole block, once no tile reads the status any more: every entry's flag back to invalid
   /// (the values follow their flags).
-  __device__ __forceinline__ void clear(std::int64_t tiles) const {
-    for (std::int64_t t = threadIdx.x; t < tiles; t += blockDim.x) flags[t] = kInvalid;
+  __device__ __forceinline__ void clear(std::int64_t entries) const {
+    for (std::int64_t t = threadIdx.x; t < entries; t += blockDim.x) flags[t] = kInvalid;
   }
 };
+
+/// The exact look-back's status: one entry a tile, aggregate then inclusive prefix.
+template <class Op>
+using ExactTileStatus = TileStatus<Op, Publication::kAggregateThenInclusive>;
+/// The deterministic look-back's status: one entry a tile aggregate, then one a group prefix.
+template <class Op>
+using DeterministicTileStatus = TileStatus<Op, Publication::kOnce>;
+
+// --- the exact look-back: the nearest inclusive prefix ----------------------------------------
 
 /// Status words a lane reads per look-back step (a window of kLanes x kLookbackWords tiles a round
 /// trip to L2). Measured on the H200 (int32 sum, 2^28): 1, 2, 4 and 8 words a lane gave 3.04,
@@ -312,9 +346,9 @@ __device__ __forceinline__ void wait_for_report_cleared(const LaunchControl* con
 }
 
 /// By the whole block, as its last act: counts the block as finished; the last of `blocks` (one a
-/// tile in exact_scan and compaction, one an SM in exact_scan_sm90) returns the counters and the tiles' flags to
-/// zero. Every block has done its look-backs (the only reads of other tiles' status) and its
-/// reports before it counts itself.
+/// tile in exact_scan and compaction, one an SM in exact_scan_sm90) returns the counters and the
+/// tiles' flags to zero. Every block has done its look-backs (the only reads of other tiles'
+/// status) and its reports before it counts itself.
 template <class Status>
 __device__ __forceinline__ void finish_block(LaunchControl* control, const Status& status,
                                              std::int64_t tiles, std::int64_t blocks,
@@ -363,16 +397,6 @@ __device__ __forceinline__ void report_overflow(LaunchControl* control,
 
 using canonical_scan::kGroupTiles;
 
-/// Bytes of status per entry (a flag word plus a value when not packed).
-template <class Op>
-constexpr std::size_t status_bytes_per_entry() {
-  if constexpr (packed_status<Op>()) {
-    return sizeof(unsigned long long);
-  } else {
-    return sizeof(unsigned) + sizeof(typename Op::Acc);
-  }
-}
-
 /// Status entries of a launch over `tiles` tiles: one aggregate per tile, then one inclusive
 /// prefix per group.
 inline std::int64_t status_entries(std::int64_t tiles) {
@@ -387,58 +411,10 @@ struct WorkspaceLayout {
   static constexpr std::size_t kStatus = 16;
 };
 
-template <class Op, bool kPacked = packed_status<Op>()>
-struct TileStatus;
-
-template <class Op>
-struct TileStatus<Op, true> {
-  using Acc = typename Op::Acc;
-  unsigned long long* words;
-
-  __host__ static std::size_t flag_bytes(std::int64_t entries) {
-    return std::size_t(entries) * sizeof(unsigned long long);
-  }
-  __host__ static TileStatus at(void* status, std::int64_t) {
-    return {static_cast<unsigned long long*>(status)};
-  }
-
-  __device__ __forceinline__ void publish(std::int64_t entry, Acc value) const {
-    store_status_word(words + entry, kValid, value);
-  }
-  __device__ __forceinline__ void read(std::int64_t entry, unsigned& flag, Acc& value) const {
-    load_status_word(words + entry, flag, value);
-  }
-};
-
-template <class Op>
-struct TileStatus<Op, false> {
-  using Acc = typename Op::Acc;
-  unsigned* flags;
-  Acc* values;
-
-  __host__ static std::size_t flag_bytes(std::int64_t entries) {
-    return (std::size_t(entries) * sizeof(unsigned) + 15) / 16 * 16;
-  }
-  __host__ static TileStatus at(void* status, std::int64_t entries) {
-    auto* bytes = static_cast<unsigned char*>(status);
-    return {static_cast<unsigned*>(status), reinterpret_cast<Acc*>(bytes + flag_bytes(entries))};
-  }
-
-  __device__ __forceinline__ void publish(std::int64_t entry, Acc value) const {
-    values[entry] = value;
-    // Release: the value is visible to whoever acquires the flag.
-    store_release_gpu(flags + entry, kValid);
-  }
-  __device__ __forceinline__ void read(std::int64_t entry, unsigned& flag, Acc& value) const {
-    flag = load_acquire_gpu(flags + entry);
-    if (flag != kInvalid) value = values[entry];
-  }
-};
-
 /// Status bytes for a launch over `tiles` tiles (flags plus values), 16-byte aligned.
 template <class Op>
 std::size_t status_bytes(std::int64_t tiles) {
-  return (std::size_t(status_entries(tiles)) * status_bytes_per_entry<Op>() + 15) / 16 * 16 + 16;
+  return DeterministicTileStatus<Op>::bytes(status_entries(tiles));
 }
 
 /// The sum of one full group's 32 tile aggregates (spinning until all are published), by the
@@ -508,10 +484,80 @@ __device__ typename Op::Acc tile_exclusive_prefix(const Op& op, const Status& st
   const Acc q = group_prefix(op, status, group - 1, tiles, carry);
   if (lane == 0 && (position == kGroupTiles - 1 || tile == tiles - 1)) {
     const Acc group_inclusive = carry_op(op, q, group_sum);
-    status.publish(tiles + group, group_inclusive);
+    status.publish(tiles + group, kValid, group_inclusive);
     if (tile == tiles - 1 && total_out != nullptr) *total_out = group_inclusive;
   }
   return position == 0 ? q : op(q, before_in_group);
+}
+
+// --- epoch-tagged slots: tile values read by one finishing block -------------------------------
+
+// The third publication the single-pass engines need: the deterministic reduction's few tile
+// sums, read by the one block that finishes (no look-back). A value can be 8 bytes (double, int64
+// sums) with no bits to spare for a 2-bit flag, and the slots are never cleared: the epoch in each
+// word tells this launch's values from an earlier launch's, so a launch needs neither a memset nor
+// a last-block clear (docs/design-notes.md, "One tile-state layer").
+
+/// A value published with its launch's epoch in every word (NCCL's LL protocol): each 32-bit
+/// word of the value travels with the epoch in one aligned 8-byte word, which is single-copy
+/// atomic, so a reader that finds the epoch in every word has the whole value, with no fence on
+/// either side.
+template <class Acc>
+struct FlaggedSlot {
+  static_assert(sizeof(Acc) % 4 == 0, "flagged values must be a multiple of 4 bytes");
+  unsigned long long words[sizeof(Acc) / 4];
+};
+
+template <class Acc>
+__device__ __forceinline__ void publish_flagged(FlaggedSlot<Acc>* slot, const Acc& value,
+                                                unsigned epoch) {
+  unsigned words[sizeof(Acc) / 4];
+  std::memcpy(words, &value, sizeof(Acc));
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(Acc) / 4); ++k) {
+    ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(slot->words[k])
+        .store((static_cast<unsigned long long>(epoch) << 32) | words[k],
+               ::cuda::memory_order_relaxed);
+  }
+}
+
+/// Where a launch's flagged values go: `slots`, and the state of the epochs before them (in the
+/// same zeroed allocation, so that zeroing both at once restarts the epochs with no stale word
+/// left that could match). The epoch of a launch is *state + 1, in 1 .. 2^32 - 1; the finishing
+/// block advances it, so that launches captured in a CUDA graph get a new epoch at every replay.
+template <class Acc>
+struct FlaggedRegion {
+  unsigned* state = nullptr;
+  FlaggedSlot<Acc>* slots = nullptr;    // null: not a flagged launch
+  unsigned long long* words = nullptr;  // the whole region after the state, for a wrap
+  std::int64_t word_count = 0;
+
+  __device__ unsigned current_epoch() const { return __ldcg(state) + 1; }
+  /// Called by every thread of the finishing block once it has read every slot.
+  __device__ void advance_epoch(unsigned epoch) const {
+    if (epoch != 0xFFFFFFFFu) {
+      if (threadIdx.x == 0) *state = epoch;
+      return;
+    }
+    // After 2^32 - 1 launches the tags would come round again: clear every word first, once
+    // every thread is past its reads.
+    __syncthreads();
+    for (std::int64_t i = threadIdx.x; i < word_count; i += blockDim.x) words[i] = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) *state = 0;
+  }
+};
+
+/// Waits until the 8-byte word carries `epoch`; returns its 32 data bits. `tagged` is a first
+/// load of it, issued earlier so that a thread's loads overlap.
+__device__ __forceinline__ unsigned settle_flagged(unsigned long long* word,
+                                                   unsigned long long tagged, unsigned epoch) {
+  while (static_cast<unsigned>(tagged >> 32) != epoch) {
+    __nanosleep(32);
+    tagged = ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(*word).load(
+        ::cuda::memory_order_relaxed);
+  }
+  return static_cast<unsigned>(tagged);
 }
 
 static_assert(offsetof(LaunchControl, overflow_report) == WorkspaceLayout::kOverflowReport,
