@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "finance/cpu/monte_carlo_launchers.hpp"
 #include "finance/cuda/monte_carlo_curand_reference.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
@@ -136,9 +137,9 @@ void run_problem(const gpukit::tuning::Knobs& knobs, bool barrier, cudaStream_t 
   const char* name = barrier ? "barrier" : "european";
 
   // The CPU backend on the same random numbers.
-  const std::vector<mc::Moments<double>> cpu_moments =
+  const std::vector<mc::Moments<double>> cpu_result =
       mc::cpu_moments<float>({p}, check_paths, kSeed, false, false, 0);
-  const mc::Estimate cpu = mc::estimate(cpu_moments[0], in, false, false);
+  const mc::Estimate cpu = mc::estimate(cpu_result[0], in, false, false);
   std::printf("# %s, CPU on %lld paths: %.6f +- %.2e\n", name, static_cast<long long>(check_paths),
               cpu.price, cpu.std_error);
 
