@@ -139,7 +139,7 @@ GPUKIT_HD_INLINE CallPut<Real> price_call_put_lean(Real spot, Real strike, Real 
 /// Call and put of N options at once, double precision, Hull's CND: price_call_put_lean's
 /// arithmetic with no branch before the end, so the N options' chains of dependent FP64
 /// instructions interleave, and with the range checks of every step folded into one test for all
-/// N. Where an input falls outside the ranges below, all N take price_call_put_lean.
+/// N. An option whose inputs fall outside the ranges below takes price_call_put_lean.
 ///
 /// The fast path takes ln(F/K) as ln(S (1/X)) + (r - q) T, so the logarithm does not wait for the
 /// discount factors. Its ranges: S, X, T and sigma in [2^-256, 2^256) (every product and quotient
@@ -157,7 +157,10 @@ GPUKIT_HD_INLINE void price_call_put_lean_hull_double(
   constexpr std::uint32_t kRangeBase = (1023u - 256u) << 20;
   constexpr std::uint32_t kRangeSpan = 512u << 20;
   const LeanDoubleCoefficients& coefficients = lean_double_coefficients();
+  // Each option's own range test decides its arithmetic, so that its bits do not depend on which
+  // options share its vector (a chunk boundary or the array's length moves them).
   bool in_range = true;
+  bool option_in_range[N];
   for (int i = 0; i < N; ++i) {
     const std::uint32_t offsets =
         (static_cast<std::uint32_t>(high_word(spot[i])) - kRangeBase) |
@@ -181,7 +184,8 @@ GPUKIT_HD_INLINE void price_call_put_lean_hull_double(
         lean_log_double_normal(spot[i] * lean_rcp_moderate(strike[i])) + drift;
     const double d1 = fma(log_fwd_over_pv, rsqrt_t * inv_volatility[i], 0.5 * vol_sqrt_t);
     const double d2 = d1 - vol_sqrt_t;
-    in_range = in_range & (offsets < kRangeSpan) & exponents_in_range & (math_abs(d1) < 37.0);
+    option_in_range[i] = (offsets < kRangeSpan) & exponents_in_range & (math_abs(d1) < 37.0);
+    in_range = in_range & option_in_range[i];
     // F phi(d1) = K phi(d2) and Hull's two reciprocals from one, as in price_call_put_lean;
     // phi(d1) from one exponential of -d1^2/2 - ln sqrt(2 pi).
     const double density_weight =
@@ -202,6 +206,7 @@ GPUKIT_HD_INLINE void price_call_put_lean_hull_double(
   }
   if (!in_range) {
     for (int i = 0; i < N; ++i) {
+      if (option_in_range[i]) continue;
       out[i] = price_call_put_lean<double, NormalCdf::hull_polynomial>(
           spot[i], strike[i], maturity[i], rate[i], volatility[i], dividend[i]);
     }

@@ -55,7 +55,33 @@ template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean>
 __device__ __forceinline__ void price_and_store_one(const BlackScholesInputs<Real>& in,
                                                     const BlackScholesOutputs<Real>& out,
                                                     std::int64_t i) {
-  if constexpr (kLean && !kGreeks) {
+  if constexpr (kLean && !kGreeks && sizeof(Real) == sizeof(double) && Cdf != NormalCdf::erfc) {
+    // An option outside the vectors (the array's last count % W, or a misaligned view) takes the
+    // vectors' arithmetic, price_call_put_lean_hull_double, with their 1/sigma, so that its bits do
+    // not depend on where the array or a chunk of it ends.
+    constexpr bool kFastRcp = Cdf == NormalCdf::hull_polynomial_fast_math;
+    const double one_spot[1] = {in.spot[i]}, one_strike[1] = {in.strike[i]},
+                 one_maturity[1] = {in.maturity[i]},
+                 one_rate[1] = {detail::parameter_at(in.rate, i)},
+                 one_volatility[1] = {detail::parameter_at(in.volatility, i)},
+                 one_dividend[1] = {detail::parameter_at(in.dividend, i)};
+    const double one_inv_volatility[1] = {in.volatility.values == nullptr
+                                              ? detail::lean_rcp<kFastRcp>(in.volatility.scalar)
+                                              : detail::lean_rcp_moderate(one_volatility[0])};
+    detail::CallPut<double> p[1];
+    if (in.dividend.values != nullptr || in.dividend.scalar != 0.0) {
+      detail::price_call_put_lean_hull_double<1, true>(one_spot, one_strike, one_maturity, one_rate,
+                                                       one_volatility, one_inv_volatility,
+                                                       one_dividend, p);
+    } else {
+      detail::price_call_put_lean_hull_double<1, false>(one_spot, one_strike, one_maturity,
+                                                        one_rate, one_volatility,
+                                                        one_inv_volatility, one_dividend, p);
+    }
+    OptionResult<Real> r{};
+    r.call = p[0].call, r.put = p[0].put;
+    detail::store_result<Real, kGreeks>(out, i, r);
+  } else if constexpr (kLean && !kGreeks) {
     const OptionResult<Real> r = price_one<Real, Cdf, kGreeks, kLean>(
         in.spot[i], in.strike[i], in.maturity[i], detail::parameter_at(in.rate, i),
         detail::parameter_at(in.volatility, i), detail::parameter_at(in.dividend, i));
