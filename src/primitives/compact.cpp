@@ -12,7 +12,7 @@
 
 #if GPUKIT_HAVE_CUDA
 #include "gpukit/core/memory.hpp"
-#include "primitives/compact_host_pipeline.hpp"
+#include "primitives/cuda/compact_host_pipeline.hpp"
 #include "primitives/cuda/compact_launchers.hpp"
 #endif
 

@@ -14,8 +14,8 @@
 #include "primitives/reduce_dispatch.hpp"
 
 #if GPUKIT_HAVE_CUDA
+#include "primitives/cuda/reduce_host_pipeline.hpp"
 #include "primitives/cuda/reduce_launchers.hpp"
-#include "primitives/reduce_host_pipeline.hpp"
 #endif
 
 namespace gpukit::primitives {

@@ -15,8 +15,8 @@
 #include "primitives/scan_ops.hpp"
 
 #if GPUKIT_HAVE_CUDA
+#include "primitives/cuda/scan_host_pipeline.hpp"
 #include "primitives/cuda/scan_launchers.hpp"
-#include "primitives/scan_host_pipeline.hpp"
 #endif
 
 namespace gpukit::primitives {
