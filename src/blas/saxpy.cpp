@@ -14,7 +14,7 @@
 #include "gpukit/core/memory.hpp"
 
 #if GPUKIT_HAVE_CUDA
-#include "blas/saxpy_host_pipeline.hpp"
+#include "blas/cuda/saxpy_host_pipeline.hpp"
 #endif
 
 namespace gpukit::blas {

@@ -3,8 +3,8 @@
 
 #include "gpukit/finance/black_scholes.hpp"
 
-#include "finance/black_scholes_host_pipeline.hpp"
 #include "finance/cpu/black_scholes_launchers.hpp"
+#include "finance/cuda/black_scholes_host_pipeline.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
 

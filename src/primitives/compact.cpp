@@ -1,5 +1,6 @@
-// Stream compaction: predicate names, the CPU backend (compact_if on OpenMP threads), the
-// sequential reference, and dispatch to the CUDA single pass.
+// Stream compaction: predicate names, argument checks and dispatch to the CPU backend
+// (cpu/compact_kernels.cpp) or the CUDA single pass; the sequential reference is
+// cpu/compact_reference.cpp.
 
 #include "gpukit/primitives/compact.hpp"
 
@@ -8,11 +9,12 @@
 
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/stream.hpp"
-#include "primitives/compact_predicates.hpp"
+#include "primitives/argument_checks.hpp"
+#include "primitives/cpu/compact_launchers.hpp"
 
 #if GPUKIT_HAVE_CUDA
 #include "gpukit/core/memory.hpp"
-#include "primitives/compact_host_pipeline.hpp"
+#include "primitives/cuda/compact_host_pipeline.hpp"
 #include "primitives/cuda/compact_launchers.hpp"
 #endif
 
@@ -26,20 +28,6 @@ constexpr std::array<std::pair<KeepPredicate, std::string_view>, 4> kPredicateNa
     {KeepPredicate::negative, "negative"},
     {KeepPredicate::finite, "finite"},
 }};
-
-template <class T>
-void validate_arrays(const T* input, std::size_t input_size, const T* output,
-                     std::size_t output_size) {
-  if (output_size < input_size) {
-    throw InvalidInput("compact: the output has room for " + std::to_string(output_size) +
-                       " elements, the input has " + std::to_string(input_size));
-  }
-  const auto in = reinterpret_cast<std::uintptr_t>(input);
-  const auto out = reinterpret_cast<std::uintptr_t>(output);
-  if (input_size > 0 && in < out + output_size * sizeof(T) && out < in + input_size * sizeof(T)) {
-    throw InvalidInput("compact: the output overlaps the input");
-  }
-}
 
 }  // namespace
 
@@ -62,7 +50,7 @@ KeepPredicate parse_keep_predicate(std::string_view name) {
 template <class T>
 std::int64_t compact(const Context& context, std::span<const T> input, std::span<T> output,
                      KeepPredicate keep) {
-  validate_arrays(input.data(), input.size(), output.data(), output.size());
+  detail::validate_compact_arrays(input.data(), input.size(), output.data(), output.size());
   if (input.empty()) return 0;
   if (context.backend == Backend::cuda) {
 #if GPUKIT_HAVE_CUDA
@@ -71,9 +59,7 @@ std::int64_t compact(const Context& context, std::span<const T> input, std::span
     throw DeviceUnavailable("compact: this gpukit was built without CUDA");
 #endif
   }
-  return detail::with_keep_predicate<T>(keep, [&](auto predicate) {
-    return compact_if(input, output, predicate, context.effective_cpu_threads());
-  });
+  return cpu_detail::compact_on_cpu(context.effective_cpu_threads(), input, output, keep);
 }
 
 template <class T>
@@ -81,8 +67,8 @@ void compact_on_device_async(const T* device_input, T* device_output, std::int64
                              KeepPredicate keep, std::int64_t* device_count,
                              ScanWorkspace& workspace, StreamHandle stream) {
   if (count < 0) throw InvalidInput("compact: negative element count");
-  validate_arrays(device_input, static_cast<std::size_t>(count), device_output,
-                  static_cast<std::size_t>(count));
+  detail::validate_compact_arrays(device_input, static_cast<std::size_t>(count), device_output,
+                                  static_cast<std::size_t>(count));
 #if GPUKIT_HAVE_CUDA
   cuda_detail::launch_compact_single_pass(device_input, device_output, count, keep, device_count,
                                           workspace, stream);
@@ -109,26 +95,13 @@ std::int64_t compact_on_device(const T* device_input, T* device_output, std::int
 #endif
 }
 
-template <class T>
-std::int64_t compact_sequential(std::span<const T> input, std::span<T> output, KeepPredicate keep) {
-  validate_arrays(input.data(), input.size(), output.data(), output.size());
-  return detail::with_keep_predicate<T>(keep, [&](auto predicate) {
-    std::int64_t kept = 0;
-    for (const T x : input) {
-      if (predicate(x)) output[static_cast<std::size_t>(kept++)] = x;
-    }
-    return kept;
-  });
-}
-
 #define GPUKIT_INSTANTIATE_COMPACT(T)                                                    \
   template std::int64_t compact<T>(const Context&, std::span<const T>, std::span<T>,     \
                                    KeepPredicate);                                       \
   template void compact_on_device_async<T>(const T*, T*, std::int64_t, KeepPredicate,    \
                                            std::int64_t*, ScanWorkspace&, StreamHandle); \
   template std::int64_t compact_on_device<T>(const T*, T*, std::int64_t, KeepPredicate,  \
-                                             ScanWorkspace&, StreamHandle);              \
-  template std::int64_t compact_sequential<T>(std::span<const T>, std::span<T>, KeepPredicate);
+                                             ScanWorkspace&, StreamHandle);
 
 GPUKIT_INSTANTIATE_COMPACT(std::int32_t)
 GPUKIT_INSTANTIATE_COMPACT(std::int64_t)

@@ -1,21 +1,20 @@
-// Reduction: argument checks, the CPU backend (the canonical tiles on OpenMP threads), the
-// sequential reference, and dispatch to the CUDA engine.
+// Reduction: argument checks and dispatch to the CPU backend (cpu/reduce_kernels.cpp) or the CUDA
+// engine; the sequential reference is cpu/reduce_reference.cpp.
 
 #include "gpukit/primitives/reduce.hpp"
 
 #include <array>
-#include <cmath>
-#include <limits>
 #include <string>
 
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/stream.hpp"
-#include "gpukit/primitives/reduce_canonical.hpp"
+#include "primitives/argument_checks.hpp"
+#include "primitives/cpu/reduce_launchers.hpp"
 #include "primitives/reduce_dispatch.hpp"
 
 #if GPUKIT_HAVE_CUDA
+#include "primitives/cuda/reduce_host_pipeline.hpp"
 #include "primitives/cuda/reduce_launchers.hpp"
-#include "primitives/reduce_host_pipeline.hpp"
 #endif
 
 namespace gpukit::primitives {
@@ -34,30 +33,6 @@ constexpr std::array<std::pair<ReduceOp, std::string_view>, 7> kOpNames = {{
 
 // Counters live in the workspace's first bytes, the scratch area after them.
 constexpr std::size_t kCounterBytes = 256;
-
-template <class T>
-reduce_result_t<T> checked(reduce_result_t<T> value, bool overflow) {
-  if (overflow) {
-    throw InvalidInput(std::is_signed_v<T> ? "reduce: sum overflows int64"
-                                           : "reduce: sum overflows uint64");
-  }
-  return value;
-}
-
-template <class T>
-reduce_result_t<T> reduce_on_cpu(int threads, std::span<const T> data, ReduceOp op,
-                                 const ReduceOptions& options) {
-  const auto count = static_cast<std::int64_t>(data.size());
-  if (count == 0 && op == ReduceOp::sum) return reduce_result_t<T>(0);  // +0.0, not -0.0
-  return detail::with_canonical_op<T>(op, options.accurate_sum, count, [&](auto op_functor) {
-    using Op = decltype(op_functor);
-    const auto acc = canonical::reduce_canonical(
-        data.data(), count, op_functor, [](T x) { return Op::load(x); }, threads);
-    bool overflow = false;
-    const auto value = detail::finalize<T>(acc, overflow);
-    return checked<T>(value, overflow);
-  });
-}
 
 }  // namespace
 
@@ -114,12 +89,12 @@ reduce_result_t<T> reduce(const Context& context, std::span<const T> data, Reduc
     if (data.empty() && op == ReduceOp::sum) return reduce_result_t<T>(0);
     bool overflow = false;
     const auto value = detail::reduce_through_device(context, data, op, options, overflow);
-    return checked<T>(value, overflow);
+    return detail::checked<T>(value, overflow);
 #else
     throw DeviceUnavailable("reduce: this gpukit was built without CUDA");
 #endif
   }
-  return reduce_on_cpu(context.cpu_threads, data, op, options);
+  return cpu_detail::reduce_on_cpu(context.cpu_threads, data, op, options);
 }
 
 template <class T>
@@ -157,39 +132,7 @@ reduce_result_t<T> reduce_on_device(const T* device_data, std::int64_t count, Re
   cuda::copy_to_host_async(&value, device_result, sizeof value, stream);
   cuda::copy_to_host_async(&overflow, workspace.overflow_flag(), sizeof overflow, stream);
   cuda::synchronize_stream(stream);
-  return checked<T>(value, overflow != 0);
-}
-
-template <class T>
-reduce_result_t<T> reduce_sequential(std::span<const T> data, ReduceOp op) {
-  using Result = reduce_result_t<T>;
-  detail::validate_reduce_arguments<T>(op, static_cast<std::int64_t>(data.size()));
-  if constexpr (std::is_floating_point_v<T>) {
-    for (const T x : data)
-      if (std::isnan(x)) return std::numeric_limits<T>::quiet_NaN();
-    if (op == ReduceOp::sum || op == ReduceOp::product) {
-      if (data.empty()) return op == ReduceOp::sum ? T(0) : T(1);
-      long double acc = op == ReduceOp::sum ? -0.0L : 1.0L;
-      for (const T x : data) acc = op == ReduceOp::sum ? acc + x : acc * x;
-      const auto value = static_cast<T>(acc);
-      return std::isnan(value) ? std::numeric_limits<T>::quiet_NaN() : value;
-    }
-  } else {
-    if (op == ReduceOp::sum) {
-      detail::int128 acc = 0;
-      for (const T x : data) acc += x;
-      const bool overflow = acc > std::numeric_limits<Result>::max() ||
-                            acc < detail::int128(std::numeric_limits<Result>::lowest());
-      return checked<T>(static_cast<Result>(acc), overflow);
-    }
-  }
-  return detail::with_ladder_op<T>(op, [&](auto op_functor) {
-    using Op = decltype(op_functor);
-    typename Op::Acc acc = Op::identity();
-    for (const T x : data) acc = op_functor(acc, Op::load(x));
-    bool overflow = false;
-    return detail::finalize<T>(acc, overflow);
-  });
+  return detail::checked<T>(value, overflow != 0);
 }
 
 #define GPUKIT_INSTANTIATE_REDUCE(T)                                                             \
@@ -198,8 +141,7 @@ reduce_result_t<T> reduce_sequential(std::span<const T> data, ReduceOp op) {
   template void reduce_on_device_async<T>(const T*, std::int64_t, ReduceOp, reduce_result_t<T>*, \
                                           ReduceWorkspace&, StreamHandle, const ReduceOptions&); \
   template reduce_result_t<T> reduce_on_device<T>(                                               \
-      const T*, std::int64_t, ReduceOp, ReduceWorkspace&, StreamHandle, const ReduceOptions&);   \
-  template reduce_result_t<T> reduce_sequential<T>(std::span<const T>, ReduceOp);
+      const T*, std::int64_t, ReduceOp, ReduceWorkspace&, StreamHandle, const ReduceOptions&);
 
 GPUKIT_INSTANTIATE_REDUCE(std::int32_t)
 GPUKIT_INSTANTIATE_REDUCE(std::int64_t)

@@ -1,22 +1,19 @@
-// Scan: argument checks, the CPU backend (the canonical tiles on OpenMP threads), the sequential
-// reference, and dispatch to the CUDA engine.
+// Scan: argument checks and dispatch to the CPU backend (cpu/scan_kernels.cpp) or the CUDA engine;
+// the sequential reference is cpu/scan_reference.cpp.
 
 #include "gpukit/primitives/scan.hpp"
 
 #include <array>
-#include <atomic>
-#include <cmath>
-#include <limits>
 #include <string>
 
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/stream.hpp"
-#include "gpukit/primitives/scan_canonical.hpp"
-#include "primitives/scan_ops.hpp"
+#include "primitives/argument_checks.hpp"
+#include "primitives/cpu/scan_launchers.hpp"
 
 #if GPUKIT_HAVE_CUDA
+#include "primitives/cuda/scan_host_pipeline.hpp"
 #include "primitives/cuda/scan_launchers.hpp"
-#include "primitives/scan_host_pipeline.hpp"
 #endif
 
 namespace gpukit::primitives {
@@ -29,72 +26,6 @@ constexpr std::array<std::pair<ScanOp, std::string_view>, 4> kOpNames = {{
     {ScanOp::min, "min"},
     {ScanOp::max, "max"},
 }};
-
-template <class T>
-constexpr std::string_view type_name() {
-  if constexpr (std::is_same_v<T, std::int32_t>) return "int32";
-  if constexpr (std::is_same_v<T, std::int64_t>) return "int64";
-  if constexpr (std::is_same_v<T, std::uint32_t>) return "uint32";
-  if constexpr (std::is_same_v<T, float>) return "float32";
-  if constexpr (std::is_same_v<T, double>) return "float64";
-}
-
-// What to do about an overflowing sum: convert to a type that holds it, where there is one.
-template <class T>
-constexpr std::string_view overflow_advice() {
-  if constexpr (std::is_same_v<T, std::int64_t>) {
-    return "int64 is the widest integer type; for an approximate result, convert the input to "
-           "float64";
-  } else {
-    return "convert the input to int64 first";
-  }
-}
-
-template <class T>
-[[noreturn]] void throw_overflow(std::int64_t index) {
-  throw InvalidInput("scan: the sum overflows " + std::string(type_name<T>()) + " at element " +
-                     std::to_string(index) + " (integer sums are exact; " +
-                     std::string(overflow_advice<T>()) + ")");
-}
-
-/// Output and input are the same array or disjoint ones.
-template <class T>
-void validate_arrays(const T* input, const T* output, std::int64_t count) {
-  if (count < 0) throw InvalidInput("scan: negative element count");
-  if (input == output || count == 0) return;
-  const auto in = reinterpret_cast<std::uintptr_t>(input);
-  const auto out = reinterpret_cast<std::uintptr_t>(output);
-  const auto bytes = static_cast<std::uintptr_t>(count) * sizeof(T);
-  if (in < out + bytes && out < in + bytes) {
-    throw InvalidInput("scan: the output overlaps the input without being the same array");
-  }
-}
-
-template <class T>
-void scan_on_cpu(int threads, std::span<const T> input, std::span<T> output, ScanOp op,
-                 ScanKind kind) {
-  detail::with_scan_op<T, /*kExact=*/true>(op, [&](auto op_functor) {
-    using Op = decltype(op_functor);
-    using Acc = typename Op::Acc;
-    std::atomic<std::int64_t> first_bad{std::numeric_limits<std::int64_t>::max()};
-    T* out = output.data();
-    canonical_scan::scan_canonical(
-        op_functor, input.data(), static_cast<std::int64_t>(input.size()), kind,
-        canonical_scan::initial_value(op_functor),
-        [&](std::int64_t i, Acc value) {
-          if (!Op::fits(value)) {
-            std::int64_t seen = first_bad.load(std::memory_order_relaxed);
-            while (i < seen && !first_bad.compare_exchange_weak(seen, i)) {
-            }
-          }
-          out[i] = Op::store(value);
-        },
-        threads);
-    if (first_bad.load() != std::numeric_limits<std::int64_t>::max()) {
-      throw_overflow<T>(first_bad.load());
-    }
-  });
-}
 
 }  // namespace
 
@@ -153,24 +84,25 @@ void scan(const Context& context, std::span<const T> input, std::span<T> output,
     throw InvalidInput("scan: the output has " + std::to_string(output.size()) +
                        " elements, the input " + std::to_string(input.size()));
   }
-  validate_arrays(input.data(), output.data(), static_cast<std::int64_t>(input.size()));
+  detail::validate_scan_arrays(input.data(), output.data(),
+                               static_cast<std::int64_t>(input.size()));
   if (input.empty()) return;
   if (context.backend == Backend::cuda) {
 #if GPUKIT_HAVE_CUDA
     const std::int64_t bad = detail::scan_through_device(context, input, output, op, kind);
-    if (bad >= 0) throw_overflow<T>(bad);
+    if (bad >= 0) detail::throw_scan_overflow<T>(bad);
     return;
 #else
     throw DeviceUnavailable("scan: this gpukit was built without CUDA");
 #endif
   }
-  scan_on_cpu(context.effective_cpu_threads(), input, output, op, kind);
+  cpu_detail::scan_on_cpu(context.effective_cpu_threads(), input, output, op, kind);
 }
 
 template <class T>
 void scan_on_device_async(const T* device_input, T* device_output, std::int64_t count, ScanOp op,
                           ScanKind kind, ScanWorkspace& workspace, StreamHandle stream) {
-  validate_arrays(device_input, device_output, count);
+  detail::validate_scan_arrays(device_input, device_output, count);
 #if GPUKIT_HAVE_CUDA
   cuda_detail::launch_pipelined_lookback(device_input, device_output, count, op, kind, workspace,
                                          stream);
@@ -188,54 +120,8 @@ void scan_on_device(const T* device_input, T* device_output, std::int64_t count,
   cuda::synchronize_stream(stream);
   if (count == 0) return;
   const std::int64_t bad = cuda_detail::scan_overflow_index(workspace);
-  if (bad >= 0) throw_overflow<T>(bad);
+  if (bad >= 0) detail::throw_scan_overflow<T>(bad);
 #endif
-}
-
-template <class T>
-void scan_sequential(std::span<const T> input, std::span<T> output, ScanOp op, ScanKind kind) {
-  if (output.size() != input.size()) throw InvalidInput("scan_sequential: size mismatch");
-  validate_arrays(input.data(), output.data(), static_cast<std::int64_t>(input.size()));
-  const bool inclusive = kind == ScanKind::inclusive;
-  if constexpr (std::is_floating_point_v<T>) {
-    if (op == ScanOp::sum || op == ScanOp::product) {
-      long double acc = op == ScanOp::sum ? 0.0L : 1.0L;
-      for (std::size_t i = 0; i < input.size(); ++i) {
-        const T x = input[i];
-        if (!inclusive) output[i] = static_cast<T>(acc);
-        acc = op == ScanOp::sum ? acc + x : acc * x;
-        if (inclusive) output[i] = static_cast<T>(acc);
-      }
-      return;
-    }
-  } else {
-    if (op == ScanOp::sum) {
-      detail::int128 acc = 0;
-      for (std::size_t i = 0; i < input.size(); ++i) {
-        const T x = input[i];
-        if (!inclusive) output[i] = static_cast<T>(acc);
-        acc += x;
-        if (inclusive) output[i] = static_cast<T>(acc);
-        if (acc > std::numeric_limits<T>::max() ||
-            acc < detail::int128(std::numeric_limits<T>::lowest())) {
-          // The first output that holds this value: element i (inclusive) or i + 1.
-          const auto bad = static_cast<std::int64_t>(inclusive ? i : i + 1);
-          if (bad < static_cast<std::int64_t>(input.size())) throw_overflow<T>(bad);
-        }
-      }
-      return;
-    }
-  }
-  detail::with_scan_op<T, /*kExact=*/false>(op, [&](auto op_functor) {
-    using Op = decltype(op_functor);
-    typename Op::Acc acc = canonical_scan::initial_value(op_functor);
-    for (std::size_t i = 0; i < input.size(); ++i) {
-      const T x = input[i];
-      if (!inclusive) output[i] = Op::store(acc);
-      acc = op_functor(acc, Op::load(x));
-      if (inclusive) output[i] = Op::store(acc);
-    }
-  });
 }
 
 #define GPUKIT_INSTANTIATE_SCAN(T)                                                              \
@@ -243,8 +129,7 @@ void scan_sequential(std::span<const T> input, std::span<T> output, ScanOp op, S
   template void scan_on_device_async<T>(const T*, T*, std::int64_t, ScanOp, ScanKind,           \
                                         ScanWorkspace&, StreamHandle);                          \
   template void scan_on_device<T>(const T*, T*, std::int64_t, ScanOp, ScanKind, ScanWorkspace&, \
-                                  StreamHandle);                                                \
-  template void scan_sequential<T>(std::span<const T>, std::span<T>, ScanOp, ScanKind);
+                                  StreamHandle);
 
 GPUKIT_INSTANTIATE_SCAN(std::int32_t)
 GPUKIT_INSTANTIATE_SCAN(std::int64_t)

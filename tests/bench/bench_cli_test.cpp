@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli/cli_test_support.hpp"
+#include "../cli/cli_test_support.hpp"
 
 namespace {
 

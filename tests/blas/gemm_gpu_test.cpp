@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "blas/gemm_test_support.hpp"
+#include "gemm_test_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpukit/blas/gemm.hpp"
 #include "gpukit/blas/gemm_variants.hpp"

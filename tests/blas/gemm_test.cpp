@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "blas/gemm_test_support.hpp"
 #include "every_backend_test_support.hpp"
+#include "gemm_test_support.hpp"
 #include "gpukit/blas/gemm.hpp"
 #include "gpukit/core/error.hpp"
 #include "test_seed.hpp"

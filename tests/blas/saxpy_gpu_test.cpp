@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "blas/saxpy_test_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpukit/blas/saxpy.hpp"
 #include "gpukit/blas/saxpy_reference.hpp"
@@ -20,6 +19,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
+#include "saxpy_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::blas {

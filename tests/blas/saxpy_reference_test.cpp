@@ -7,9 +7,9 @@
 #include <limits>
 #include <vector>
 
-#include "blas/saxpy_test_support.hpp"
 #include "gpukit/blas/saxpy_reference.hpp"
 #include "gpukit/core/error.hpp"
+#include "saxpy_test_support.hpp"
 
 namespace gpukit::blas {
 namespace {

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "blas/saxpy_test_support.hpp"
 #include "every_backend_test_support.hpp"
 #include "gpukit/blas/saxpy.hpp"
 #include "gpukit/blas/saxpy_reference.hpp"
 #include "gpukit/core/error.hpp"
+#include "saxpy_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::blas {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_test_support.hpp"
+#include "cli_test_support.hpp"
 
 namespace {
 

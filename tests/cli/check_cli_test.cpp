@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_test_support.hpp"
+#include "cli_test_support.hpp"
 #include "gpukit/io/npy.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <vector>
 
-#include "cli/cli_test_support.hpp"
+#include "cli_test_support.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/io/npy.hpp"
 

@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli/cli_test_support.hpp"
+#include "cli_test_support.hpp"
 #include "gpukit/io/npy.hpp"
 
 namespace {

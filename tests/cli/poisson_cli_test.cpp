@@ -13,7 +13,7 @@
 #include <sstream>
 #include <vector>
 
-#include "cli/cli_test_support.hpp"
+#include "cli_test_support.hpp"
 #include "gpukit/io/npy.hpp"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_test_support.hpp"
+#include "cli_test_support.hpp"
 #include "gpukit/blas/saxpy_reference.hpp"
 #include "gpukit/io/npy.hpp"
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli/cli_test_support.hpp"
+#include "cli_test_support.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/io/npy.hpp"
 

@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "finance/black_scholes_test_support.hpp"
+#include "black_scholes_test_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"

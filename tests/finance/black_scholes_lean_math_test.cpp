@@ -12,7 +12,7 @@
 #include <limits>
 #include <random>
 
-#include "finance/black_scholes_test_support.hpp"
+#include "black_scholes_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::finance {

@@ -15,8 +15,8 @@
 #include <limits>
 #include <tuple>
 
+#include "black_scholes_test_support.hpp"
 #include "every_backend_test_support.hpp"
-#include "finance/black_scholes_test_support.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/black_scholes_reference.hpp"
 #include "gpukit/finance/european_book.hpp"

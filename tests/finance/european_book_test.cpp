@@ -4,8 +4,8 @@
 
 #include <array>
 
+#include "black_scholes_test_support.hpp"
 #include "every_backend_test_support.hpp"
-#include "finance/black_scholes_test_support.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::finance {

@@ -18,13 +18,13 @@
 #include "finance/cuda/monte_carlo_curand_reference.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
-#include "finance/monte_carlo_test_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/finance/monte_carlo_variants.hpp"
+#include "monte_carlo_test_support.hpp"
 
 namespace gpukit::finance {
 namespace {

@@ -18,11 +18,11 @@
 #include "every_backend_test_support.hpp"
 #include "finance/cpu/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
-#include "finance/monte_carlo_test_support.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/finance/monte_carlo_variants.hpp"
+#include "monte_carlo_test_support.hpp"
 
 namespace gpukit::finance {
 namespace {

@@ -17,7 +17,7 @@
 #include "gpukit/core/stream.hpp"
 #include "gpukit/pde/poisson.hpp"
 #include "gpukit/pde/poisson_variants.hpp"
-#include "pde/poisson_test_support.hpp"
+#include "poisson_test_support.hpp"
 
 namespace gpukit::pde {
 namespace {

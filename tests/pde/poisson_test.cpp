@@ -22,7 +22,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/pde/poisson.hpp"
 #include "gpukit/pde/poisson_variants.hpp"
-#include "pde/poisson_test_support.hpp"
+#include "poisson_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::pde {

@@ -12,7 +12,7 @@
 #include "gpukit/core/stream.hpp"
 #include "gpukit/primitives/compact.hpp"
 #include "gpukit/primitives/compact_variants.hpp"
-#include "primitives/scan_test_support.hpp"
+#include "scan_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::primitives {

@@ -18,7 +18,7 @@
 #include "gpukit/core/context.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/primitives/compact.hpp"
-#include "primitives/scan_test_support.hpp"
+#include "scan_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::primitives {

@@ -15,7 +15,7 @@
 #include "gpukit/core/stream.hpp"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/reduce_variants.hpp"
-#include "primitives/reduce_test_support.hpp"
+#include "reduce_test_support.hpp"
 
 namespace gpukit::primitives {
 namespace {

@@ -16,7 +16,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
-#include "primitives/reduce_test_support.hpp"
+#include "reduce_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::primitives {

@@ -17,7 +17,7 @@
 #include "gpukit/core/stream.hpp"
 #include "gpukit/primitives/scan.hpp"
 #include "gpukit/primitives/scan_variants.hpp"
-#include "primitives/scan_test_support.hpp"
+#include "scan_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::primitives {

@@ -24,7 +24,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/primitives/scan.hpp"
 #include "gpukit/primitives/scan_canonical.hpp"
-#include "primitives/scan_test_support.hpp"
+#include "scan_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::primitives {

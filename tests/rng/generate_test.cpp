@@ -18,7 +18,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/rng/flat_stream.hpp"
 #include "gpukit/rng/philox.hpp"
-#include "rng/rng_test_support.hpp"
+#include "rng_test_support.hpp"
 
 namespace gpukit::rng {
 namespace {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <random>
 
-#include "rng/philox_known_answers.hpp"
+#include "philox_known_answers.hpp"
 
 namespace gpukit::rng {
 namespace {

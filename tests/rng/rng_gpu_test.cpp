@@ -25,8 +25,8 @@
 #include "gpukit/rng/generate.hpp"
 #include "gpukit/rng/mt19937_streams.hpp"
 #include "gpukit/rng/philox.hpp"
-#include "rng/philox_known_answers.hpp"
-#include "rng/rng_test_support.hpp"
+#include "philox_known_answers.hpp"
+#include "rng_test_support.hpp"
 #include "test_seed.hpp"
 
 #if GPUKIT_HAVE_CUDA

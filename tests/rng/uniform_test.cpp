@@ -11,7 +11,7 @@
 
 #include "gpukit/rng/flat_stream.hpp"
 #include "gpukit/rng/generate.hpp"
-#include "rng/rng_test_support.hpp"
+#include "rng_test_support.hpp"
 
 namespace gpukit::rng {
 namespace {

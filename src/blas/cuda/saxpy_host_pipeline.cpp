@@ -4,7 +4,7 @@
 // computed and comes back on the other slot's stream, so the two copy directions overlap. SAXPY
 // does 2 flops per 12 bytes that cross PCIe: the copies, not the kernel, set the pace.
 
-#include "blas/saxpy_host_pipeline.hpp"
+#include "blas/cuda/saxpy_host_pipeline.hpp"
 
 #include <array>
 #include <cstdint>

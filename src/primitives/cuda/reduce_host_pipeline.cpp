@@ -5,7 +5,7 @@
 // offset; one last launch reduces them. The tree is the fixed one, so the result is bitwise the CPU
 // backend's and the single-launch device path's.
 
-#include "primitives/reduce_host_pipeline.hpp"
+#include "primitives/cuda/reduce_host_pipeline.hpp"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 // groups and the left fold of the group prefixes are the one-launch ones and the bits equal the
 // device path's and the CPU backend's.
 
-#include "primitives/scan_host_pipeline.hpp"
+#include "primitives/cuda/scan_host_pipeline.hpp"
 
 #include <algorithm>
 #include <array>

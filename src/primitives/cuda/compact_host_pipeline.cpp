@@ -4,7 +4,7 @@
 // packs chunk k and appends chunk k-2's survivors, chunk k-1 crosses PCIe and is compacted on the
 // other slot.
 
-#include "primitives/compact_host_pipeline.hpp"
+#include "primitives/cuda/compact_host_pipeline.hpp"
 
 #include <algorithm>
 #include <array>

@@ -4,7 +4,7 @@
 // stream, and the two copy directions overlap. Throughput is then bounded by PCIe (or by the CPU
 // copies into pinned memory, which run on all threads), not by device memory size.
 
-#include "finance/black_scholes_host_pipeline.hpp"
+#include "finance/cuda/black_scholes_host_pipeline.hpp"
 
 #include <algorithm>
 #include <array>
