@@ -188,12 +188,7 @@ int main(int argc, char** argv) {
                                  {"repeat", "31|samples (the median is reported)"},
                                  {"seed", "1|seed of f"}});
     gpukit::tuning::print_device(knobs.summary());
-    if (knobs.text("precision") == "float") {
-      run<float>(knobs);
-    } else if (knobs.text("precision") == "double") {
-      run<double>(knobs);
-    } else {
-      throw std::invalid_argument("--precision is float or double");
-    }
+    gpukit::tuning::for_precision(knobs.text("precision"),
+                                  [&](auto zero) { run<decltype(zero)>(knobs); });
   });
 }

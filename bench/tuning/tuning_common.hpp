@@ -203,4 +203,16 @@ int run_driver(Body&& body) {
   }
 }
 
+/// Calls run(Real{}) for the --precision knob's value, float or double.
+template <class Run>
+void for_precision(const std::string& precision, Run&& run) {
+  if (precision == "float") {
+    run(float{});
+  } else if (precision == "double") {
+    run(double{});
+  } else {
+    throw std::invalid_argument("--precision is float or double");
+  }
+}
+
 }  // namespace gpukit::tuning
