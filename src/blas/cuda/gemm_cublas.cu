@@ -11,28 +11,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "blas/cuda/cublas_check.hpp"
 #include "blas/cuda/gemm_launchers.hpp"
 #include "core/cuda/check.hpp"
 
 namespace gpukit::blas::cuda_detail {
 
 namespace {
-
-[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file,
-                                     int line) {
-  if (status == CUBLAS_STATUS_ALLOC_FAILED) {
-    throw CudaError(call, "cuBLAS could not allocate its resources (out of device memory)", file,
-                    line);
-  }
-  throw CudaError(call, cublasGetStatusString(status), file, line);
-}
-
-#define GPUKIT_CUBLAS_CHECK(call)                                    \
-  do {                                                               \
-    const cublasStatus_t gpukit_status_ = (call);                    \
-    if (gpukit_status_ != CUBLAS_STATUS_SUCCESS)                     \
-      throw_cublas_error(gpukit_status_, #call, __FILE__, __LINE__); \
-  } while (0)
 
 // The bf16 copy of B starts at this alignment after A's in the workspace.
 constexpr std::size_t kWorkspaceAlignment = 256;

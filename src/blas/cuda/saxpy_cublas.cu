@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "blas/cuda/cublas_check.hpp"
 #include "blas/cuda/saxpy_launchers.hpp"
 #include "core/cuda/check.hpp"
 #include "gpukit/core/memory.hpp"
@@ -17,13 +18,6 @@
 namespace gpukit::blas::cuda_detail {
 
 namespace {
-
-#define GPUKIT_CUBLAS_CHECK(call)                                                        \
-  do {                                                                                   \
-    const cublasStatus_t gpukit_status_ = (call);                                        \
-    if (gpukit_status_ != CUBLAS_STATUS_SUCCESS)                                         \
-      throw CudaError(#call, cublasGetStatusString(gpukit_status_), __FILE__, __LINE__); \
-  } while (0)
 
 // The handles of one host thread, destroyed when the thread ends. For the main thread that is at
 // exit, before the CUDA runtime's own teardown (thread-local objects go first), so the device
