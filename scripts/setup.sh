@@ -14,7 +14,7 @@ esac
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ libgtest-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-          libfftw3-dev libopenblas-dev clang libclang-rt-14-dev)
+          libfftw3-dev libopenblas-dev clang libclang-rt-14-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
