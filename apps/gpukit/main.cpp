@@ -168,7 +168,9 @@ int main(int argc, char** argv) {
   // An MPI job's ranks start MPI here (a process started alone does not); it ends when main does.
   gpukit::dist::Environment mpi(argc, argv);
   if (!mpi.problem().empty()) {
-    std::cerr << "gpukit: usage error: " << mpi.problem() << '\n';
+    if (gpukit::dist::launcher_rank() == 0) {
+      std::cerr << "gpukit: usage error: " << mpi.problem() << '\n';
+    }
     return 2;
   }
   gpukit::dist::Communicator& comm = gpukit::dist::Communicator::world();

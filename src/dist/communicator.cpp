@@ -88,6 +88,13 @@ int launcher_job_size() noexcept {
   return 0;
 }
 
+int launcher_rank() noexcept {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    if (const char* value = environment(name)) return std::atoi(value);
+  }
+  return 0;
+}
+
 Environment::Environment([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv) {
   if (!started_by_mpi_launcher()) return;
 #if GPUKIT_HAVE_MPI

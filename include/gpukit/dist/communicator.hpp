@@ -39,6 +39,9 @@ bool built_with_mpi() noexcept;
 /// launcher says (0 when it does not).
 bool started_by_mpi_launcher() noexcept;
 int launcher_job_size() noexcept;
+/// This process's rank as the launcher says (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK), 0 when
+/// it says nothing: who speaks for a job that cannot start MPI.
+int launcher_rank() noexcept;
 
 /// Initializes MPI for the life of the object when the process is a rank of an MPI job (started
 /// by a launcher) and gpukit has MPI; finalizes it at destruction. A process started alone never
