@@ -1,7 +1,8 @@
 // GEMM raster tuning: the persistent wgmma kernels (wgmma-persistent-l2, wgmma-cluster-multicast)
 // with each band height of their tile raster (tile rows, in cluster units, walked column by
-// column before the next band), against cuBLAS (cublasGemmEx) on the same data, in bf16 and
-// tf32. Every configuration's C is checked first: sampled elements against a long-double dot
+// column before the next band) and, for the clusters, each cap on the clusters launched (the
+// clusters column says how many ran), against cuBLAS (cublasGemmEx) on the same data, in bf16
+// and tf32. Every configuration's C is checked first: sampled elements against a long-double dot
 // product, each within gemm_error_bound. The library's default band height
 // (kDefaultGroupRows in gemm_wgmma.cu) comes from this driver.
 //
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
         {{"size", "8192|M = N = K"},
          {"groups", "1,2,4,8,16,32|band heights of the raster, in tile rows (cluster units)"},
          {"precision", "bf16,tf32|precisions to time"},
+         {"cluster-caps", "0|caps on the clusters of wgmma-cluster-multicast (0: resident)"},
          {"warmup", "3|untimed calls"},
          {"repeat", "15|timed samples"}});
     gpukit::tuning::print_device(knobs.summary());
@@ -84,8 +86,8 @@ int main(int argc, char** argv) {
     cudaStream_t stream = nullptr;
     GPUKIT_TUNING_CHECK(cudaStreamCreate(&stream));
     const double flops = 2.0 * double(size) * double(size) * double(size);
-    std::printf("%-6s %-26s %6s %10s %9s %9s %11s\n", "prec", "kernel", "group", "median ms",
-                "TFLOP/s", "vs cuBLAS", "err/bound");
+    std::printf("%-6s %-26s %6s %8s %10s %9s %9s %11s\n", "prec", "kernel", "group", "clusters",
+                "median ms", "TFLOP/s", "vs cuBLAS", "err/bound");
     for (const std::string& name : knobs.words("precision")) {
       const blas::GemmPrecision precision = blas::parse_gemm_precision(name);
       blas::GemmProblem problem;
@@ -105,7 +107,9 @@ int main(int argc, char** argv) {
       GPUKIT_TUNING_CHECK(cudaMalloc(&d.workspace, std::max<std::size_t>(workspace_bytes, 1)));
       launch.workspace = d.workspace;
 
+      int clusters = 0;
       auto measure = [&](const char* kernel, int group, auto&& run, double vendor_ms) {
+        clusters = 0;
         GPUKIT_TUNING_CHECK(cudaMemsetAsync(d.c, 0xFF, elements * sizeof(float), stream));
         run();
         GPUKIT_TUNING_CHECK(cudaStreamSynchronize(stream));
@@ -115,8 +119,8 @@ int main(int argc, char** argv) {
         const double worst = sampled_error_over_bound(a, b, c, size, size, precision, 64);
         const Timing t = gpukit::tuning::time_calls(stream, int(knobs.integer("warmup")),
                                                     int(knobs.integer("repeat")), run);
-        std::printf("%-6s %-26s %6d %10.4f %9.1f %9.3f %11.3g%s\n", name.c_str(), kernel, group,
-                    t.median_ms, flops / t.median_ms * 1e-9,
+        std::printf("%-6s %-26s %6d %8d %10.4f %9.1f %9.3f %11.3g%s\n", name.c_str(), kernel, group,
+                    clusters, t.median_ms, flops / t.median_ms * 1e-9,
                     vendor_ms > 0 ? vendor_ms / t.median_ms : 1.0, worst,
                     worst <= 1 ? "" : "  MISMATCH");
         return t.median_ms;
@@ -125,13 +129,21 @@ int main(int argc, char** argv) {
       const double vendor_ms = measure(
           "cublas", 0, [&] { cublas.run(1.0f, d.a, d.b, 0.0f, d.c, stream); }, 0);
       for (const std::int64_t group : knobs.sizes("groups")) {
+        const blas::cuda_detail::WgmmaKnobs persistent{.group_rows = int(group),
+                                                       .launched_clusters = &clusters};
         measure(
             "wgmma-persistent-l2", int(group),
-            [&] { blas::cuda_detail::launch_wgmma_persistent_l2(launch, int(group)); }, vendor_ms);
-        measure(
-            "wgmma-cluster-multicast", int(group),
-            [&] { blas::cuda_detail::launch_wgmma_cluster_multicast(launch, int(group)); },
-            vendor_ms);
+            [&] { blas::cuda_detail::launch_wgmma_persistent_l2(launch, persistent); }, vendor_ms);
+        for (const std::int64_t cap : knobs.sizes("cluster-caps")) {
+          // In cluster units: a band of `group` tile rows is group / 2 pairs.
+          const blas::cuda_detail::WgmmaKnobs paired{.group_rows = std::max(1, int(group) / 2),
+                                                     .max_clusters = int(cap),
+                                                     .launched_clusters = &clusters};
+          measure(
+              "wgmma-cluster-multicast", int(group),
+              [&] { blas::cuda_detail::launch_wgmma_cluster_multicast(launch, paired); },
+              vendor_ms);
+        }
       }
       GPUKIT_TUNING_CHECK(cudaFree(d.workspace));
     }

@@ -24,14 +24,21 @@ void launch_double_buffered(const GemmLaunch& launch);
 
 // Tensor cores, tf32 and bf16 on the K-major operands of gemm_tensor_operands.hpp: Ampere's
 // mma.sync (gemm_mma_sync.cu), then Hopper's wgmma with TMA (gemm_wgmma.cu, built for sm_90a
-// only: GPUKIT_HAVE_SM90A). The persistent ones take the band height of their tile raster in tile
-// rows; 0 is the tuned default (gpukit_tune_gemm measures others).
+// only: GPUKIT_HAVE_SM90A).
 void launch_mma_sync(const GemmLaunch& launch);
 #if GPUKIT_HAVE_SM90A
+/// The persistent kernels' knobs, for gpukit_tune_gemm: the band height of the tile raster in
+/// tile rows (cluster units) and a cap on the clusters launched (0: the tuned default, and as
+/// many as can be resident); `launched_clusters`, when set, receives the grid's cluster count.
+struct WgmmaKnobs {
+  int group_rows = 0;
+  int max_clusters = 0;
+  int* launched_clusters = nullptr;
+};
 void launch_wgmma_tma(const GemmLaunch& launch);
 void launch_wgmma_tma_128x256(const GemmLaunch& launch);
-void launch_wgmma_persistent_l2(const GemmLaunch& launch, int group_rows = 0);
-void launch_wgmma_cluster_multicast(const GemmLaunch& launch, int group_rows = 0);
+void launch_wgmma_persistent_l2(const GemmLaunch& launch, const WgmmaKnobs& knobs = {});
+void launch_wgmma_cluster_multicast(const GemmLaunch& launch, const WgmmaKnobs& knobs = {});
 #endif
 
 // cuBLAS (gemm_cublas.cu): cublasSgemm, cublasDgemm, cublasGemmEx in TF32 and BF16.

@@ -113,94 +113,128 @@ __global__ void __launch_bounds__(Blocked1dPolicy::threads)
 
 // --- warp-tiled and double-buffered -------------------------------------------------------------
 
-struct WarpTiledPolicy {
-  static constexpr int block_m = 128, block_n = 128, block_k = 8;
-  static constexpr int threads = 256;             // 8 warps, 2 (M) x 4 (N)
-  static constexpr int warp_m = 64, warp_n = 32;  // a warp's tile of C
-  // Lanes 8 (M) x 4 (N); each thread 2 x 2 blocks of 4 x 4, the blocks 32 rows and 16 columns
-  // apart: a warp's A reads are 8 consecutive float4s, its B reads 4 (broadcast to the rest).
-  static constexpr int padded = block_m + 4;  // +4 floats: the transposed stores hit 32 banks
-  static_assert(block_m == block_n, "one padded row length for both tiles");
-  static_assert(block_m * block_k / 4 == threads && block_n * block_k / 4 == threads,
-                "one float4 of each tile a thread");
+// A block of warps_m x warps_n warps; a warp's lanes 8 (M) x 4 (N); each thread thread_m x
+// thread_n outputs in 4 x 4 blocks 32 rows and 16 columns apart, so that a warp's shared-memory
+// reads of A at one k are eight consecutive float4s and of B four (broadcast to the rest).
+template <int kBlockK, int kThreadM, int kThreadN, int kWarpsM, int kWarpsN, int kMinBlocks>
+struct WarpTiledShape {
+  static constexpr int block_k = kBlockK;
+  static constexpr int thread_m = kThreadM, thread_n = kThreadN;
+  static constexpr int warp_m = 8 * thread_m, warp_n = 4 * thread_n;
+  static constexpr int block_m = kWarpsM * warp_m, block_n = kWarpsN * warp_n;
+  static constexpr int threads = 32 * kWarpsM * kWarpsN;
+  static constexpr int min_blocks = kMinBlocks;  // __launch_bounds__: caps registers to fit
+  // +4 floats a row: the transposed stores of a loaded float4 spread over the banks.
+  static constexpr int padded_m = block_m + 4, padded_n = block_n + 4;
+  static constexpr int a_loads = block_m * block_k / 4 / threads;  // float4s a thread a tile
+  static constexpr int b_loads = block_n * block_k / 4 / threads;
+  static_assert(thread_m % 4 == 0 && thread_n % 4 == 0, "4 x 4 blocks");
+  static_assert(a_loads >= 1 && b_loads >= 1 && a_loads * threads * 4 == block_m * block_k &&
+                    b_loads * threads * 4 == block_n * block_k,
+                "whole float4s of each tile a thread");
+  static_assert(block_k % 4 == 0 && block_m % 4 == 0 && block_n % 4 == 0, "float4 rows");
 };
+// 128 x 128 x 8 tiles, 8 x 8 outputs a thread, 8 warps (2 x 4), two blocks an SM (16 warps) in
+// 128 registers a thread, which the 64 accumulators, 16 operands and the loads in flight need
+// without spilling. The shape gpukit_tune_sgemm measured fastest on an H100 (docs/journal).
+using WarpTiledPolicy = WarpTiledShape<8, 8, 8, 2, 4, 2>;
 
-template <bool kTransposeA, bool kTransposeB>
+template <class P, bool kTransposeA, bool kTransposeB>
 struct WarpTiledLoader {
-  using P = WarpTiledPolicy;
-  float4 a, b;  // this thread's float4 of each tile, on its way to shared memory
+  float4 a[P::a_loads], b[P::b_loads];  // this thread's float4s of each tile, on their way
 
-  // op(A)'s tile is block_m x block_k: stored row-major (K contiguous) a thread loads 4 k of one
-  // row, stored transposed (M contiguous) 4 rows of one k; B's likewise.
+  // op(A)'s tile is block_m x block_k: stored row-major (K contiguous) a float4 is 4 k of one
+  // row, stored transposed (M contiguous) 4 rows of one k; consecutive threads take consecutive
+  // float4s along the stored rows. B's likewise.
   __device__ __forceinline__ void load(const SimtArguments& s, std::int64_t row0,
                                        std::int64_t column0, std::int64_t k0) {
-    const int tid = threadIdx.x;
-    if constexpr (kTransposeA) {
-      a = load4(s.a, s.lda, s.a_vectors, k0 + tid / 32, s.k, row0 + tid % 32 * 4, s.out.m);
-    } else {
-      a = load4(s.a, s.lda, s.a_vectors, row0 + tid / 2, s.out.m, k0 + tid % 2 * 4, s.k);
+#pragma unroll
+    for (int i = 0; i < P::a_loads; ++i) {
+      const int e = threadIdx.x + i * P::threads;
+      if constexpr (kTransposeA) {
+        a[i] = load4(s.a, s.lda, s.a_vectors, k0 + e / (P::block_m / 4), s.k,
+                     row0 + e % (P::block_m / 4) * 4, s.out.m);
+      } else {
+        a[i] = load4(s.a, s.lda, s.a_vectors, row0 + e / (P::block_k / 4), s.out.m,
+                     k0 + e % (P::block_k / 4) * 4, s.k);
+      }
     }
-    if constexpr (kTransposeB) {
-      b = load4(s.b, s.ldb, s.b_vectors, column0 + tid / 2, s.out.n, k0 + tid % 2 * 4, s.k);
-    } else {
-      b = load4(s.b, s.ldb, s.b_vectors, k0 + tid / 32, s.k, column0 + tid % 32 * 4, s.out.n);
+#pragma unroll
+    for (int i = 0; i < P::b_loads; ++i) {
+      const int e = threadIdx.x + i * P::threads;
+      if constexpr (kTransposeB) {
+        b[i] = load4(s.b, s.ldb, s.b_vectors, column0 + e / (P::block_k / 4), s.out.n,
+                     k0 + e % (P::block_k / 4) * 4, s.k);
+      } else {
+        b[i] = load4(s.b, s.ldb, s.b_vectors, k0 + e / (P::block_n / 4), s.k,
+                     column0 + e % (P::block_n / 4) * 4, s.out.n);
+      }
     }
   }
   // Shared tiles are k-major: a_tile[k][row], b_tile[k][column].
-  __device__ __forceinline__ void store(float (*a_tile)[P::padded],
-                                        float (*b_tile)[P::padded]) const {
-    const int tid = threadIdx.x;
-    if constexpr (kTransposeA) {
-      *reinterpret_cast<float4*>(&a_tile[tid / 32][tid % 32 * 4]) = a;
-    } else {
-      const int row = tid / 2, k = tid % 2 * 4;
-      a_tile[k][row] = a.x, a_tile[k + 1][row] = a.y, a_tile[k + 2][row] = a.z,
-      a_tile[k + 3][row] = a.w;
+  __device__ __forceinline__ void store(float (*a_tile)[P::padded_m],
+                                        float (*b_tile)[P::padded_n]) const {
+#pragma unroll
+    for (int i = 0; i < P::a_loads; ++i) {
+      const int e = threadIdx.x + i * P::threads;
+      if constexpr (kTransposeA) {
+        *reinterpret_cast<float4*>(&a_tile[e / (P::block_m / 4)][e % (P::block_m / 4) * 4]) = a[i];
+      } else {
+        const int row = e / (P::block_k / 4), k = e % (P::block_k / 4) * 4;
+        a_tile[k][row] = a[i].x, a_tile[k + 1][row] = a[i].y, a_tile[k + 2][row] = a[i].z,
+        a_tile[k + 3][row] = a[i].w;
+      }
     }
-    if constexpr (kTransposeB) {
-      const int column = tid / 2, k = tid % 2 * 4;
-      b_tile[k][column] = b.x, b_tile[k + 1][column] = b.y, b_tile[k + 2][column] = b.z,
-      b_tile[k + 3][column] = b.w;
-    } else {
-      *reinterpret_cast<float4*>(&b_tile[tid / 32][tid % 32 * 4]) = b;
+#pragma unroll
+    for (int i = 0; i < P::b_loads; ++i) {
+      const int e = threadIdx.x + i * P::threads;
+      if constexpr (kTransposeB) {
+        const int column = e / (P::block_k / 4), k = e % (P::block_k / 4) * 4;
+        b_tile[k][column] = b[i].x, b_tile[k + 1][column] = b[i].y, b_tile[k + 2][column] = b[i].z,
+        b_tile[k + 3][column] = b[i].w;
+      } else {
+        *reinterpret_cast<float4*>(&b_tile[e / (P::block_n / 4)][e % (P::block_n / 4) * 4]) = b[i];
+      }
     }
   }
 };
 
-// Two blocks an SM (16 warps) fit in 128 registers a thread, which the 64 accumulators, 16
-// operands and the loads in flight need without spilling.
-template <bool kTransposeA, bool kTransposeB, bool kDoubleBuffer>
-__global__ void __launch_bounds__(WarpTiledPolicy::threads, 2) warp_tiled_kernel(SimtArguments s) {
-  using P = WarpTiledPolicy;
+template <class P, bool kTransposeA, bool kTransposeB, bool kDoubleBuffer>
+__global__ void __launch_bounds__(P::threads, P::min_blocks) warp_tiled_kernel(SimtArguments s) {
   constexpr int kBuffers = kDoubleBuffer ? 2 : 1;
-  __shared__ __align__(16) float a_tiles[kBuffers][P::block_k][P::padded];
-  __shared__ __align__(16) float b_tiles[kBuffers][P::block_k][P::padded];
+  constexpr int TM = P::thread_m, TN = P::thread_n;
+  __shared__ __align__(16) float a_tiles[kBuffers][P::block_k][P::padded_m];
+  __shared__ __align__(16) float b_tiles[kBuffers][P::block_k][P::padded_n];
   const std::int64_t row0 = std::int64_t{blockIdx.x} / s.tiles_n * P::block_m;
   const std::int64_t column0 = std::int64_t{blockIdx.x} % s.tiles_n * P::block_n;
+  constexpr int kWarpsN = P::block_n / P::warp_n;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int a_offset = warp / 4 * P::warp_m + lane / 4 * 4;  // + 0 and + 32
-  const int b_offset = warp % 4 * P::warp_n + lane % 4 * 4;  // + 0 and + 16
+  const int a_offset = warp / kWarpsN * P::warp_m + lane / 4 * 4;  // + 32 i
+  const int b_offset = warp % kWarpsN * P::warp_n + lane % 4 * 4;  // + 16 j
 
-  float acc[8][8] = {};  // (rows a_offset + {0..3, 32..35}, columns b_offset + {0..3, 16..19})
-  WarpTiledLoader<kTransposeA, kTransposeB> loader;
+  float acc[TM][TN] = {};  // (rows a_offset + 32 (i / 4) + i % 4, columns b_offset + 16 (j / 4)
+                           //  + j % 4)
+  WarpTiledLoader<P, kTransposeA, kTransposeB> loader;
   const std::int64_t tiles = (s.k + P::block_k - 1) / P::block_k;
 
   auto multiply = [&](int buffer) {
 #pragma unroll
     for (int kk = 0; kk < P::block_k; ++kk) {
-      float a[8], b[8];
-      const float4 a0 = *reinterpret_cast<const float4*>(&a_tiles[buffer][kk][a_offset]);
-      const float4 a1 = *reinterpret_cast<const float4*>(&a_tiles[buffer][kk][a_offset + 32]);
-      const float4 b0 = *reinterpret_cast<const float4*>(&b_tiles[buffer][kk][b_offset]);
-      const float4 b1 = *reinterpret_cast<const float4*>(&b_tiles[buffer][kk][b_offset + 16]);
-      a[0] = a0.x, a[1] = a0.y, a[2] = a0.z, a[3] = a0.w;
-      a[4] = a1.x, a[5] = a1.y, a[6] = a1.z, a[7] = a1.w;
-      b[0] = b0.x, b[1] = b0.y, b[2] = b0.z, b[3] = b0.w;
-      b[4] = b1.x, b[5] = b1.y, b[6] = b1.z, b[7] = b1.w;
+      float a[TM], b[TN];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < TM; i += 4) {
+        const float4 v = *reinterpret_cast<const float4*>(&a_tiles[buffer][kk][a_offset + 8 * i]);
+        a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
+      }
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] += a[i] * b[j];
+      for (int j = 0; j < TN; j += 4) {
+        const float4 v = *reinterpret_cast<const float4*>(&b_tiles[buffer][kk][b_offset + 4 * j]);
+        b[j] = v.x, b[j + 1] = v.y, b[j + 2] = v.z, b[j + 3] = v.w;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
       }
     }
   };
@@ -229,11 +263,11 @@ __global__ void __launch_bounds__(WarpTiledPolicy::threads, 2) warp_tiled_kernel
   }
 
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const std::int64_t row = row0 + a_offset + (i < 4 ? i : 32 + i - 4);
+  for (int i = 0; i < TM; ++i) {
+    const std::int64_t row = row0 + a_offset + 32 * (i / 4) + i % 4;
 #pragma unroll
-    for (int j = 0; j < 8; j += 2) {
-      const std::int64_t column = column0 + b_offset + (j < 4 ? j : 16 + j - 4);
+    for (int j = 0; j < TN; j += 2) {
+      const std::int64_t column = column0 + b_offset + 16 * (j / 4) + j % 4;
       store_pair(s.out, row, column, acc[i][j], acc[i][j + 1]);
     }
   }
@@ -288,13 +322,12 @@ void dispatch_transposes(const GemmLaunch& launch, F&& launch_one) {
   }
 }
 
-template <bool kDoubleBuffer>
+template <class P, bool kDoubleBuffer>
 void launch_warp_tiled_kernel(const GemmLaunch& launch, const char* name) {
   require_float32(launch, name);
-  using P = WarpTiledPolicy;
   const SimtArguments s = make_arguments(launch, P::block_m, P::block_n);
   dispatch_transposes(launch, [&]<bool kTa, bool kTb>() {
-    warp_tiled_kernel<kTa, kTb, kDoubleBuffer>
+    warp_tiled_kernel<P, kTa, kTb, kDoubleBuffer>
         <<<grid_of(launch, s, P::block_m), P::threads, 0, launch.stream>>>(s);
     GPUKIT_CUDA_CHECK_LAUNCH("warp_tiled_kernel");
   });
@@ -314,11 +347,11 @@ void launch_register_blocked_1d(const GemmLaunch& launch) {
 }
 
 void launch_warp_tiled(const GemmLaunch& launch) {
-  launch_warp_tiled_kernel<false>(launch, "warp-tiled");
+  launch_warp_tiled_kernel<WarpTiledPolicy, false>(launch, "warp-tiled");
 }
 
 void launch_double_buffered(const GemmLaunch& launch) {
-  launch_warp_tiled_kernel<true>(launch, "double-buffered");
+  launch_warp_tiled_kernel<WarpTiledPolicy, true>(launch, "double-buffered");
 }
 
 }  // namespace gpukit::blas::cuda_detail

@@ -250,8 +250,8 @@ __global__ void __launch_bounds__(P::threads, 1)
 }
 
 template <class P>
-void launch_policy(const GemmLaunch& launch, const KMajorOperands& operands, int group_rows,
-                   bool persistent) {
+void launch_policy(const GemmLaunch& launch, const KMajorOperands& operands,
+                   const WgmmaKnobs& knobs, bool persistent) {
   using Element = typename P::element_type;
   const auto kernel = wgmma_gemm_kernel<P>;
   // Per device and cheap: set on every launch rather than remembered per process.
@@ -270,7 +270,7 @@ void launch_policy(const GemmLaunch& launch, const KMajorOperands& operands, int
   args.k_blocks = static_cast<int>((launch.k + P::block_k - 1) / P::block_k);
   args.tiles_m = static_cast<int>((launch.m + P::block_m - 1) / P::block_m);
   args.tiles_n = static_cast<int>((launch.n + P::block_n - 1) / P::block_n);
-  args.group_rows = std::max(1, group_rows);
+  args.group_rows = std::max(1, knobs.group_rows);
 
   // Work units: clusters of tiles (a single tile without clusters). C's size keeps them far below
   // 2^31 (M N floats of device memory), and the kernel loops when the grid holds fewer.
@@ -300,20 +300,22 @@ void launch_policy(const GemmLaunch& launch, const KMajorOperands& operands, int
       GPUKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel, &config));
     }
     clusters = std::min<std::int64_t>(clusters, std::max(resident, 1));
+    if (knobs.max_clusters > 0) clusters = std::min<std::int64_t>(clusters, knobs.max_clusters);
   }
+  if (knobs.launched_clusters != nullptr) *knobs.launched_clusters = static_cast<int>(clusters);
   config.gridDim = dim3(static_cast<unsigned>(clusters * P::cluster_m));
   GPUKIT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, args));
   GPUKIT_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
 }
 
 template <int kBlockN, int kStages, int kClusterM>
-void launch_for_precision(const GemmLaunch& launch, int group_rows, bool persistent) {
+void launch_for_precision(const GemmLaunch& launch, const WgmmaKnobs& knobs, bool persistent) {
   const KMajorOperands operands = prepare_k_major_operands(launch);
   if (launch.precision == GemmPrecision::bf16) {
-    launch_policy<WgmmaPolicy<__nv_bfloat16, kBlockN, kStages, kClusterM>>(launch, operands,
-                                                                           group_rows, persistent);
+    launch_policy<WgmmaPolicy<__nv_bfloat16, kBlockN, kStages, kClusterM>>(launch, operands, knobs,
+                                                                           persistent);
   } else if (launch.precision == GemmPrecision::tf32) {
-    launch_policy<WgmmaPolicy<float, kBlockN, kStages, kClusterM>>(launch, operands, group_rows,
+    launch_policy<WgmmaPolicy<float, kBlockN, kStages, kClusterM>>(launch, operands, knobs,
                                                                    persistent);
   } else {
     throw InvalidInput("gemm: the wgmma variants compute tf32 and bf16, not " +
@@ -321,25 +323,32 @@ void launch_for_precision(const GemmLaunch& launch, int group_rows, bool persist
   }
 }
 
-// Tile rows (in cluster units) of a band of the persistent raster: the 132 tiles in flight on an
-// H100 then span about 16 rows of 128 x 256 tiles x 8 columns (tuned with gpukit_tune_gemm).
-constexpr int kDefaultGroupRows = 16;
+// Tile rows of a band of the persistent raster (gpukit_tune_gemm on an H100 at 8192^3, bands of
+// 4, 8, 16 and 32 rows: bf16 was fastest at 16, tf32, whose K-blocks hold half the K, at 4; the
+// spread between them was 1-4%).
+int default_group_rows(GemmPrecision precision) {
+  return precision == GemmPrecision::tf32 ? 4 : 16;
+}
 
 }  // namespace
 
 void launch_wgmma_tma(const GemmLaunch& launch) {
-  // Row-major order: group_rows = 1 walks each row of tiles in turn.
-  launch_for_precision<128, 6, 1>(launch, 1, false);
+  // Row-major order: bands of one row walk each row of tiles in turn.
+  launch_for_precision<128, 6, 1>(launch, WgmmaKnobs{.group_rows = 1}, false);
 }
 void launch_wgmma_tma_128x256(const GemmLaunch& launch) {
-  launch_for_precision<256, 4, 1>(launch, 1, false);
+  launch_for_precision<256, 4, 1>(launch, WgmmaKnobs{.group_rows = 1}, false);
 }
-void launch_wgmma_persistent_l2(const GemmLaunch& launch, int group_rows) {
-  launch_for_precision<256, 4, 1>(launch, group_rows > 0 ? group_rows : kDefaultGroupRows, true);
+void launch_wgmma_persistent_l2(const GemmLaunch& launch, const WgmmaKnobs& knobs) {
+  WgmmaKnobs k = knobs;
+  if (k.group_rows <= 0) k.group_rows = default_group_rows(launch.precision);
+  launch_for_precision<256, 4, 1>(launch, k, true);
 }
-void launch_wgmma_cluster_multicast(const GemmLaunch& launch, int group_rows) {
-  launch_for_precision<256, 4, 2>(launch, group_rows > 0 ? group_rows : kDefaultGroupRows / 2,
-                                  true);
+void launch_wgmma_cluster_multicast(const GemmLaunch& launch, const WgmmaKnobs& knobs) {
+  WgmmaKnobs k = knobs;
+  // In cluster units: two tile rows each.
+  if (k.group_rows <= 0) k.group_rows = std::max(1, default_group_rows(launch.precision) / 2);
+  launch_for_precision<256, 4, 2>(launch, k, true);
 }
 
 }  // namespace gpukit::blas::cuda_detail
