@@ -51,39 +51,19 @@ GemmProblem square_problem(std::int64_t m, std::int64_t n, std::int64_t k,
   return p;
 }
 
-// Compares kSampledElements elements of C (row-major, packed) with a long-double dot product of
-// the same inputs, each within gemm_error_bound.
+// Compares kSampledElements elements of C (row-major, packed, beta = 0) with a long-double dot
+// product of the same inputs, each within gemm_error_bound.
 template <class T>
 Check sampled_check(const GemmProblem& p, const std::vector<T>& a, const std::vector<T>& b,
                     const std::vector<T>& c) {
-  int failures = 0;
-  double worst = 0;
-  for (int s = 0; s < kSampledElements; ++s) {
-    const std::uint64_t z = hash_index(0xC0FFEEull + static_cast<std::uint64_t>(s));
-    // The corners of C first (ragged edges live there), then hashed positions.
-    const std::int64_t i = s == 0 || s == 1 ? 0
-                           : s < 4          ? p.m - 1
-                                            : static_cast<std::int64_t>(z % p.m);
-    const std::int64_t j = s == 0 || s == 2   ? 0
-                           : s == 1 || s == 3 ? p.n - 1
-                                              : static_cast<std::int64_t>((z >> 32) % p.n);
-    long double sum = 0, sum_abs = 0;
-    for (std::int64_t q = 0; q < p.k; ++q) {
-      const long double x = a[i * p.k + q], y = b[q * p.n + j];
-      sum += x * y;
-      sum_abs += std::fabs(x * y);
-    }
-    const double bound = blas::gemm_error_bound(p.precision, p.k, static_cast<double>(sum_abs), 0);
-    const double got = static_cast<double>(c[i * p.n + j]);
-    const double error = static_cast<double>(std::fabs(static_cast<long double>(got) - sum));
-    if (!(error <= bound)) ++failures;
-    if (bound > 0) worst = std::max(worst, error / bound);
-  }
-  return {failures == 0,
+  const blas::GemmCheck check =
+      blas::check_gemm_sampled<T>(p, T(1), a, b, T(0), {}, c, kSampledElements);
+  return {check.passed(),
           fmt::format("{}: {} sampled elements against a long double dot product, worst "
                       "error/bound {:.3g}{}",
-                      failures == 0 ? "ok" : "MISMATCH", kSampledElements, worst,
-                      failures == 0 ? "" : fmt::format(", {} outside", failures))};
+                      check.passed() ? "ok" : "MISMATCH", kSampledElements,
+                      check.worst_error_over_bound,
+                      check.passed() ? "" : fmt::format(", {} outside", check.failures))};
 }
 
 // A problem's inputs on the device and one plan per variant (made on first use, reused when
@@ -199,7 +179,7 @@ void seed_table(const BenchConfig& config, Report& report, std::int64_t edge) {
 
 // The top of each ladder: the rows of the largest problems, where a run of an early step takes
 // seconds.
-constexpr std::string_view kLadderTops[] = {"double-buffered", "wgmma-cluster-multicast", "cublas"};
+constexpr std::string_view kLadderTops[] = {"double-buffered", "wgmma-persistent-l2", "cublas"};
 
 // The vendor comparisons: every variant beyond the seed's (the seed's kernels are in the seed
 // table) against cuBLAS, per precision, at the sizes; only the tops of the ladders when

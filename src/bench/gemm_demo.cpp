@@ -26,7 +26,7 @@ constexpr DemoRow kGpuRows[] = {
     {"double-buffered", blas::GemmPrecision::float32},
     {"cublas", blas::GemmPrecision::float32},
     {"mma-sync", blas::GemmPrecision::bf16},
-    {"wgmma-cluster-multicast", blas::GemmPrecision::bf16},
+    {"wgmma-persistent-l2", blas::GemmPrecision::bf16},
     {"cublas", blas::GemmPrecision::bf16},
 };
 

@@ -92,8 +92,8 @@ constexpr GemmVariant kVariants[] = {
      .float32 = true,
      .launch = &launch_warp_tiled},
     {.info = {.name = "double-buffered",
-              .description = "warp-tiled with two shared-memory buffers: the next tile's loads "
-                             "in flight during the products, one barrier a tile",
+              .description = "two shared-memory buffers (the next tile's loads in flight "
+                             "during the products) and 8x16 outputs a thread in 128x256 tiles",
               .seed_reference = "beyond the seeds: double buffering (siboehm's SGEMM steps)",
               .role = VariantRole::step,
               .traffic = kPerOutputElementPerK,

@@ -7,9 +7,10 @@
 //                        that a warp owns a compact 64 x 32 tile of C: its shared-memory reads
 //                        of A and B are eight and four distinct float4s (broadcast to the rest),
 //                        and global loads are float4 where the alignment allows;
-//   double-buffered      the same, with two shared-memory buffers: the next tile's global loads
-//                        are in flight in registers while the current tile is multiplied, and
-//                        one barrier a tile instead of two.
+//   double-buffered      the same with two shared-memory buffers (the next tile's global loads
+//                        in flight in registers while the current tile is multiplied, one
+//                        barrier a tile instead of two) and 8 x 16 outputs a thread in 128 x 256
+//                        tiles, which pays only once the loads overlap the products.
 // Ragged sizes and leading dimensions: loads outside op(A) or op(B) give 0 (a partial tile adds
 // nothing), a vector load only where all four elements are inside and 16-byte aligned; stores
 // only inside C.
@@ -134,10 +135,15 @@ struct WarpTiledShape {
                 "whole float4s of each tile a thread");
   static_assert(block_k % 4 == 0 && block_m % 4 == 0 && block_n % 4 == 0, "float4 rows");
 };
-// 128 x 128 x 8 tiles, 8 x 8 outputs a thread, 8 warps (2 x 4), two blocks an SM (16 warps) in
-// 128 registers a thread, which the 64 accumulators, 16 operands and the loads in flight need
-// without spilling. The shape gpukit_tune_sgemm measured fastest on an H100 (docs/journal).
+// warp-tiled: 128 x 128 x 8 tiles, 8 x 8 outputs a thread, 8 warps (2 x 4), two blocks an SM (16
+// warps) in 128 registers a thread, which the 64 accumulators, 16 operands and the loads in
+// flight need without spilling. double-buffered: 128 x 256 x 8 tiles, 8 x 16 outputs a thread,
+// one block an SM. gpukit_tune_sgemm on an H100 at 8192^3 (docs/journal/gemm-notebook.md): of
+// seven shapes single-buffered, 128 x 128 x 8 was the fastest (0.71x cublasSgemm; 8 x 16 a
+// thread 0.67x); double-buffered, 128 x 256 x 8 (0.82x; 128 x 128 x 8 0.76x): the larger thread
+// tile pays once the next tile's loads overlap the products.
 using WarpTiledPolicy = WarpTiledShape<8, 8, 8, 2, 4, 2>;
+using DoubleBufferedPolicy = WarpTiledShape<8, 8, 16, 2, 4, 1>;
 
 template <class P, bool kTransposeA, bool kTransposeB>
 struct WarpTiledLoader {
@@ -351,7 +357,7 @@ void launch_warp_tiled(const GemmLaunch& launch) {
 }
 
 void launch_double_buffered(const GemmLaunch& launch) {
-  launch_warp_tiled_kernel<WarpTiledPolicy, true>(launch, "double-buffered");
+  launch_warp_tiled_kernel<DoubleBufferedPolicy, true>(launch, "double-buffered");
 }
 
 }  // namespace gpukit::blas::cuda_detail
