@@ -126,6 +126,10 @@ int main(int argc, char** argv) {
               "wgmma-cluster-multicast", int(group),
               [&] { blas::cuda_detail::launch_wgmma_cluster_multicast(launch, paired); },
               vendor_ms);
+          measure(
+              "clusters, no multicast", int(group),
+              [&] { blas::cuda_detail::launch_wgmma_cluster_without_multicast(launch, paired); },
+              vendor_ms);
         }
       }
       GPUKIT_TUNING_CHECK(cudaFree(d.workspace));

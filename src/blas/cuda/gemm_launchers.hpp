@@ -39,6 +39,9 @@ void launch_wgmma_tma(const GemmLaunch& launch);
 void launch_wgmma_tma_128x256(const GemmLaunch& launch);
 void launch_wgmma_persistent_l2(const GemmLaunch& launch, const WgmmaKnobs& knobs = {});
 void launch_wgmma_cluster_multicast(const GemmLaunch& launch, const WgmmaKnobs& knobs = {});
+/// The cluster step's launch without its multicast (each CTA loads its own B tile; the clusters
+/// only launch together): gpukit_tune_gemm's measure of what the multicast itself costs.
+void launch_wgmma_cluster_without_multicast(const GemmLaunch& launch, const WgmmaKnobs& knobs = {});
 #endif
 
 // cuBLAS (gemm_cublas.cu): cublasSgemm, cublasDgemm, cublasGemmEx in TF32 and BF16.

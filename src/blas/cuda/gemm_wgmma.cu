@@ -45,7 +45,7 @@ namespace gpukit::blas::cuda_detail {
 
 namespace {
 
-template <class Element, int kBlockN, int kStages, int kClusterM>
+template <class Element, int kBlockN, int kStages, int kClusterM, bool kMulticast = (kClusterM > 1)>
 struct WgmmaPolicy {
   using element_type = Element;
   static constexpr int block_m = 128;                          // two consumers x 64 rows
@@ -57,6 +57,10 @@ struct WgmmaPolicy {
   static constexpr int consumers = 2;
   static constexpr int threads = 128 * (consumers + 1);
   static constexpr int cluster_m = kClusterM;
+  // Whether the cluster's CTAs share their B tile (the registered cluster step). Without it the
+  // CTAs of a cluster only launch together (gpukit_tune_gemm's comparison of the two costs).
+  static constexpr bool multicast = kMulticast;
+  static constexpr int b_sources = multicast ? cluster_m : 1;  // CTAs loading into a B tile
   static constexpr int a_stage_bytes = block_m * row_bytes;
   static constexpr int b_stage_bytes = block_n * row_bytes;
   static constexpr int accumulators = block_n / 2;  // floats a consumer thread holds (64 x BN)
@@ -64,7 +68,7 @@ struct WgmmaPolicy {
   // start to the swizzle atom.
   static constexpr int shared_bytes =
       stages * (a_stage_bytes + b_stage_bytes) + 2 * stages * 8 + 1024;
-  static_assert(block_n % (8 * cluster_m) == 0, "each CTA multicasts whole 8-row groups of B");
+  static_assert(block_n % (8 * b_sources) == 0, "each CTA multicasts whole 8-row groups of B");
   static_assert(shared_bytes <= 227 * 1024, "Hopper's shared memory per block");
 };
 
@@ -128,7 +132,7 @@ __global__ void __launch_bounds__(P::threads, 1)
     for (int s = 0; s < P::stages; ++s) {
       sm90::barrier_init(&full[s], 1);  // the producer's arrive_expect_bytes, then the bytes
       // Every consumer warp of every CTA whose producer multicasts into this stage.
-      sm90::barrier_init(&empty[s], P::consumers * 4 * P::cluster_m);
+      sm90::barrier_init(&empty[s], P::consumers * 4 * P::b_sources);
     }
     sm90::fence_barrier_init();
   }
@@ -163,7 +167,7 @@ __global__ void __launch_bounds__(P::threads, 1)
           sm90::barrier_arrive_expect_bytes(&full[stage], P::a_stage_bytes + P::b_stage_bytes);
           sm90::tma_load_2d(a_tiles + stage * P::a_stage_bytes, &map_a, kb * P::block_k,
                             tile_m * P::block_m, &full[stage]);
-          if constexpr (P::cluster_m == 1) {
+          if constexpr (!P::multicast) {
             sm90::tma_load_2d(b_tiles + stage * P::b_stage_bytes, &map_b, kb * P::block_k,
                               tile_n * P::block_n, &full[stage]);
           } else {
@@ -190,7 +194,7 @@ __global__ void __launch_bounds__(P::threads, 1)
     // that multicasts into it (its own included).
     auto release = [&](int s) {
       if (lane == 0) {
-        if constexpr (P::cluster_m == 1) {
+        if constexpr (!P::multicast) {
           sm90::barrier_arrive(&empty[s]);
         } else {
 #pragma unroll
@@ -264,7 +268,7 @@ void launch_policy(const GemmLaunch& launch, const KMajorOperands& operands,
                                                     operands.lda, P::block_m, P::block_k);
   const CUtensorMap map_b =
       make_k_major_tensor_map(kElement, operands.b, launch.n, launch.k, operands.ldb,
-                              P::block_n / P::cluster_m, P::block_k);
+                              P::block_n / P::b_sources, P::block_k);
   WgmmaArguments args{};
   args.out = GemmOutput::make(launch.c, launch.ldc, launch.m, launch.n, launch.alpha, launch.beta);
   args.k_blocks = static_cast<int>((launch.k + P::block_k - 1) / P::block_k);
@@ -308,15 +312,15 @@ void launch_policy(const GemmLaunch& launch, const KMajorOperands& operands,
   GPUKIT_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
 }
 
-template <int kBlockN, int kStages, int kClusterM>
+template <int kBlockN, int kStages, int kClusterM, bool kMulticast = (kClusterM > 1)>
 void launch_for_precision(const GemmLaunch& launch, const WgmmaKnobs& knobs, bool persistent) {
   const KMajorOperands operands = prepare_k_major_operands(launch);
   if (launch.precision == GemmPrecision::bf16) {
-    launch_policy<WgmmaPolicy<__nv_bfloat16, kBlockN, kStages, kClusterM>>(launch, operands, knobs,
-                                                                           persistent);
+    launch_policy<WgmmaPolicy<__nv_bfloat16, kBlockN, kStages, kClusterM, kMulticast>>(
+        launch, operands, knobs, persistent);
   } else if (launch.precision == GemmPrecision::tf32) {
-    launch_policy<WgmmaPolicy<float, kBlockN, kStages, kClusterM>>(launch, operands, knobs,
-                                                                   persistent);
+    launch_policy<WgmmaPolicy<float, kBlockN, kStages, kClusterM, kMulticast>>(launch, operands,
+                                                                               knobs, persistent);
   } else {
     throw InvalidInput("gemm: the wgmma variants compute tf32 and bf16, not " +
                        std::string(gemm_precision_name(launch.precision)));
@@ -349,6 +353,11 @@ void launch_wgmma_cluster_multicast(const GemmLaunch& launch, const WgmmaKnobs& 
   // In cluster units: two tile rows each.
   if (k.group_rows <= 0) k.group_rows = std::max(1, default_group_rows(launch.precision) / 2);
   launch_for_precision<256, 4, 2>(launch, k, true);
+}
+void launch_wgmma_cluster_without_multicast(const GemmLaunch& launch, const WgmmaKnobs& knobs) {
+  WgmmaKnobs k = knobs;
+  if (k.group_rows <= 0) k.group_rows = std::max(1, default_group_rows(launch.precision) / 2);
+  launch_for_precision<256, 4, 2, false>(launch, k, true);
 }
 
 }  // namespace gpukit::blas::cuda_detail
