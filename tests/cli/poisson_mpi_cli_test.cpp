@@ -4,6 +4,10 @@
 // rank 0 alone reports; the warning and --strict as without MPI; a rank that finds bad input or
 // fails ends every rank with the same message and exit code, in time (each run is bounded by
 // `timeout`), leaving no output and no temporary file, and an existing output untouched.
+//
+// On a GPU machine the comparisons run on GPUs too: GPUKIT_MPI_CLI_DEVICE=cuda (each rank takes
+// its local GPU: NCCL wants one rank per GPU) and GPUKIT_MPI_CLI_RANKS=1,2 (no more ranks than
+// GPUs), as scripts/gpu-poisson-dist-check.sh does.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -46,6 +50,19 @@ Result run_mpi(int ranks, const std::string& args, const std::string& env = "") 
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
 
+// The device of the comparisons and the rank counts (see the top of the file).
+std::string comparison_device() {
+  const char* device = std::getenv("GPUKIT_MPI_CLI_DEVICE");
+  return device != nullptr && device[0] != '\0' ? device : "cpu";
+}
+std::vector<int> comparison_ranks() {
+  const char* text = std::getenv("GPUKIT_MPI_CLI_RANKS");
+  std::vector<int> ranks;
+  std::istringstream list(text != nullptr && text[0] != '\0' ? text : "1,2,3");
+  for (std::string item; std::getline(list, item, ',');) ranks.push_back(std::stoi(item));
+  return ranks;
+}
+
 std::size_t occurrences(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -84,8 +101,8 @@ void expect_within_the_bound(const std::vector<std::int64_t>& shape, const std::
   const std::vector<T> f = random_zero_mean<T>(n, seed);
   const std::string name = "mpi_f" + std::to_string(seed) + ".npy";
   gpukit::io::write_npy<T>(path(name), shape, f);
-  const std::string common = "poisson --device cpu --threads 1 -i " + path(name) + " --length " +
-                             lengths + " --gauge " + gauge + " -o ";
+  const std::string common = "poisson --device " + comparison_device() + " --threads 1 -i " +
+                             path(name) + " --length " + lengths + " --gauge " + gauge + " -o ";
   const Result serial = run(common + path("serial_u.npy"));
   ASSERT_EQ(serial.exit_code, 0) << serial.err;
   const gpukit::io::NpyArray u_serial = gpukit::io::read_npy(path("serial_u.npy"));
@@ -100,7 +117,7 @@ void expect_within_the_bound(const std::vector<std::int64_t>& shape, const std::
     for (double L; in >> L;) grid.lengths.push_back(L);
   }
   const double bound = gpukit::pde::poisson_agreement_bound<T>(grid, max_f, max_u);
-  for (const int ranks : {1, 2, 3}) {
+  for (const int ranks : comparison_ranks()) {
     SCOPED_TRACE(std::to_string(ranks) + " ranks, " + grid.describe() + ", gauge " + gauge);
     const std::string out = path("mpi_u" + std::to_string(ranks) + ".npy");
     std::filesystem::remove(out);

@@ -128,7 +128,9 @@ class DistributedPoissonPlan {
   const PoissonOptions& options() const;
   /// kFftwMpiEngine, kCufftNcclEngine, kCufftCopyEngine, or the single-device variant (P = 1).
   std::string_view engine() const;
-  /// Device bytes local part `local` holds (0 on the CPU).
+  /// Device bytes local part `local` holds for data already on the devices (0 on the CPU); the
+  /// host data path adds a copy of the slab, allocated on the first solve() (rows x
+  /// row_elements() x sizeof(Real)).
   std::size_t device_bytes(int local) const;
 
   struct Impl;

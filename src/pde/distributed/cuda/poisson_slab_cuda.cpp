@@ -395,6 +395,27 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
       }
     }
     for (const auto& part : parts_) allocate(*part);
+    if (!nccl_) enable_peer_access();
+  }
+
+  // The copy engine's transposes go straight over NVLink or PCIe between GPUs that can reach
+  // each other (without peer access cudaMemcpyPeerAsync stages through the host).
+  void enable_peer_access() {
+    for (const auto& a : parts_) {
+      for (const auto& b : parts_) {
+        if (a->device == b->device) continue;
+        int can = 0;
+        GPUKIT_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a->device, b->device));
+        if (!can) continue;
+        cuda::set_device(a->device);
+        const cudaError_t status = cudaDeviceEnablePeerAccess(b->device, 0);
+        if (status == cudaErrorPeerAccessAlreadyEnabled) {
+          (void)cudaGetLastError();  // not an error: cleared so that no later check sees it
+        } else {
+          GPUKIT_CUDA_CHECK(status);
+        }
+      }
+    }
   }
 
   std::size_t bytes_of(const Part& p) const {
@@ -404,9 +425,10 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
                   p.inner_c2r_rest.work_bytes(), p.axis0.work_bytes(), p.axis0_rest.work_bytes()});
     const auto whole_tiles =
         static_cast<std::size_t>(p.rows.count * this->row_elements / canonical::kTile + 1);
+    // (The host data path's copy of the slab comes on top, allocated on first use.)
     return static_cast<std::size_t>(L.work_elements(p.index) + L.send_elements(p.index)) *
                sizeof(C) +
-           static_cast<std::size_t>(p.rows.count * this->row_elements) * sizeof(Real) + work +
+           work +
            whole_tiles * sizeof(detail::MeanSums) +
            static_cast<std::size_t>(L.n0 + L.m + L.t) * sizeof(double) + 4096;
   }
