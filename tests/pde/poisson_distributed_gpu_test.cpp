@@ -18,6 +18,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "pde/distributed/poisson_distributed.hpp"
+#include "poisson_distributed_gpu_test_support.hpp"
 #include "poisson_test_support.hpp"
 
 namespace gpukit::pde {
@@ -25,81 +26,14 @@ namespace {
 
 using distributed::ProcessGroup;
 
+using testing::grids;
+using testing::solve_device;
+using testing::solve_host;
+
 template <class Real>
 class DistributedPoissonGpu : public ::testing::Test {};
 using Reals = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(DistributedPoissonGpu, Reals);
-
-// Splits the whole-grid vector into the plan's local slabs.
-template <class T>
-std::vector<std::vector<T>> slabs_of(const std::vector<T>& v,
-                                     const DistributedPoissonPlan<T>& plan) {
-  std::vector<std::vector<T>> out;
-  const auto row = static_cast<std::ptrdiff_t>(plan.row_elements());
-  for (int i = 0; i < plan.local_parts(); ++i) {
-    const SlabRange s = plan.slab(i);
-    out.emplace_back(v.begin() + s.begin * row, v.begin() + (s.begin + s.count) * row);
-  }
-  return out;
-}
-
-template <class T>
-std::vector<T> joined(const std::vector<std::vector<T>>& parts) {
-  std::vector<T> out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
-// The host path's solution (joined), and the result.
-template <class Real>
-std::vector<Real> solve_host(DistributedPoissonPlan<Real>& plan, const std::vector<Real>& f,
-                             PoissonResult* result = nullptr) {
-  const std::vector<std::vector<Real>> f_parts = slabs_of(f, plan);
-  std::vector<std::vector<Real>> u_parts;
-  std::vector<std::span<const Real>> fs;
-  std::vector<std::span<Real>> us;
-  for (const auto& p : f_parts)
-    u_parts.emplace_back(p.size(), std::numeric_limits<Real>::quiet_NaN());
-  for (std::size_t i = 0; i < f_parts.size(); ++i) {
-    fs.emplace_back(f_parts[i]);
-    us.emplace_back(u_parts[i]);
-  }
-  const PoissonResult r = plan.solve(fs, us);
-  if (result != nullptr) *result = r;
-  return joined(u_parts);
-}
-
-// The device path's solution (joined): each part's slab copied to its device, solved in place.
-template <class Real>
-std::vector<Real> solve_device(DistributedPoissonPlan<Real>& plan, const std::vector<int>& devices,
-                               const std::vector<Real>& f, PoissonResult* result = nullptr) {
-  const std::vector<std::vector<Real>> f_parts = slabs_of(f, plan);
-  std::vector<cuda::DeviceBuffer<Real>> buffers;
-  std::vector<const Real*> in;
-  std::vector<Real*> out;
-  for (std::size_t i = 0; i < f_parts.size(); ++i) {
-    cuda::set_device(devices[i]);
-    buffers.emplace_back(std::max<std::size_t>(1, f_parts[i].size()));
-    if (!f_parts[i].empty()) buffers.back().copy_from_host(f_parts[i]);
-    in.push_back(buffers.back().data());
-    out.push_back(buffers.back().data());
-  }
-  const PoissonResult r = plan.solve_on_device(in, out);
-  if (result != nullptr) *result = r;
-  std::vector<Real> u;
-  for (std::size_t i = 0; i < f_parts.size(); ++i) {
-    cuda::set_device(devices[i]);
-    std::vector<Real> part(f_parts[i].size());
-    if (!part.empty()) buffers[i].copy_to_host(part);
-    u.insert(u.end(), part.begin(), part.end());
-  }
-  return u;
-}
-
-std::vector<PoissonGrid> grids() {
-  return {{{13, 10}, {1.0, 2.0}}, {{2, 9}, {}},    {{64, 48}, {2.0, 0.5}}, {{7, 6, 5}, {}},
-          {{9, 4, 6}, {1, 2, 3}}, {{2, 3, 4}, {}}, {{33, 20, 17}, {}}};
-}
 
 TYPED_TEST(DistributedPoissonGpu, CopyEngineOnOneGpuMatchesTheCpuAndTheDevicePathTheHostPath) {
   GPUKIT_REQUIRE_GPU();
@@ -136,36 +70,6 @@ TYPED_TEST(DistributedPoissonGpu, CopyEngineOnOneGpuMatchesTheCpuAndTheDevicePat
             << "the device path differs from the host path";
       }
     }
-  }
-}
-
-TYPED_TEST(DistributedPoissonGpu, NcclEngineAcrossGpusMatchesTheCopyEngineBitForBit) {
-  GPUKIT_REQUIRE_GPU();
-  using Real = TypeParam;
-  const int count = cuda_device_count();
-  if (count < 2) GTEST_SKIP() << "needs 2 GPUs (found " << count << ")";
-  const ProcessGroup self = ProcessGroup::self();
-  std::vector<int> devices(static_cast<std::size_t>(count));
-  std::iota(devices.begin(), devices.end(), 0);
-  const std::vector<int> one_gpu(devices.size(), 0);
-  for (const PoissonGrid& g : grids()) {
-    SCOPED_TRACE(g.describe() + ", " + std::to_string(count) + " GPUs");
-    const std::vector<Real> f = testing::random_rhs<Real>(g.size(), 5 + g.size());
-    std::vector<Real> serial(f.size());
-    PoissonPlan<Real>(Context::cpu(1), g).solve(f, serial);
-    DistributedPoissonPlan<Real> nccl(Context::cuda(0), g, {}, self, devices);
-    EXPECT_EQ(nccl.engine(), "cufft-nccl");
-    PoissonOptions copy_options;
-    copy_options.variant = "cufft-copy";
-    DistributedPoissonPlan<Real> copy(Context::cuda(0), g, copy_options, self, one_gpu);
-    const std::vector<Real> a = solve_host(nccl, f), b = solve_host(copy, f);
-    testing::expect_close(
-        g, serial, a,
-        poisson_agreement_bound<Real>(g, testing::max_abs(f), testing::max_abs(serial)),
-        "nccl engine vs serial CPU");
-    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(Real)), 0);
-    const std::vector<Real> d = solve_device(nccl, devices, f);
-    EXPECT_EQ(std::memcmp(a.data(), d.data(), a.size() * sizeof(Real)), 0);
   }
 }
 
