@@ -2,6 +2,9 @@
 // as a .npy grid u of the same dtype and shape; `--demo [N]` runs the MATLAB test of the 2008
 // NVIDIA case study (slide 43).
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -182,9 +185,11 @@ void solve_distributed(const pde::distributed::ProcessGroup& group, const Contex
   pde::PoissonGrid grid;
   grid.shape = info.shape;
   grid.lengths = parse_lengths(cli.lengths, static_cast<int>(info.shape.size()));
-  pde::validate_grid(grid);
   pde::PoissonOptions options;
-  options.gauge = pde::parse_gauge(cli.gauge);
+  group.agree([&] {
+    pde::validate_grid(grid);
+    options.gauge = pde::parse_gauge(cli.gauge);
+  });
   options.strict = cli.strict;
   options.variant = cli.variant;
   pde::DistributedPoissonPlan<Real> plan(context, grid, options, group);
@@ -200,30 +205,59 @@ void solve_distributed(const pde::distributed::ProcessGroup& group, const Contex
         plan.engine(), cli.gauge, group.size(), group.size() == 1 ? "" : "s", rows);
   }
   constexpr io::NpyDtype kFloats[] = {io::NpyDtype::float32, io::NpyDtype::float64};
-  const io::NpyArray rows = distributed::read_npy_rows_collectively(
+  io::NpyArray rows = distributed::read_npy_rows_collectively(
       group, cli.input, {kFloats, "poisson"}, slab.begin, slab.count);
   inject_rank_fault(group);
-  std::vector<Real> values(static_cast<std::size_t>(rows.size()));
-  if (rows.dtype == io::NpyDtype::float32) {
-    std::ranges::copy(rows.values<float>(), values.begin());
+  // Solved in place in the rows read when their dtype is the solve's precision (a slab of a grid
+  // larger than one device is large: no second copy), else in a converted copy.
+  std::vector<Real> converted;
+  std::span<Real> values;
+  if (rows.dtype == io::npy_dtype_of<Real>()) {
+    values = rows.values<Real>();
+  } else if (rows.dtype == io::NpyDtype::float32) {
+    converted.assign(rows.values<float>().begin(), rows.values<float>().end());
+    values = converted;
   } else {
-    std::ranges::copy(rows.values<double>(), values.begin());
+    converted.assign(rows.values<double>().begin(), rows.values<double>().end());
+    values = converted;
   }
-  const pde::PoissonResult result =
-      plan.solve(std::span<const Real>(values), std::span<Real>(values));
+  const pde::PoissonResult result = plan.solve(std::span<const Real>(values), values);
   if (result.mean_removed && group.rank() == 0) {
     std::cerr << "gpukit: poisson: warning: " << pde::describe_removed_mean(result) << "\n";
   }
-  auto write = [&](auto element) {
-    using T = decltype(element);
-    const std::vector<T> out(values.begin(), values.end());
-    distributed::write_npy_rows_collectively(group, cli.output, info.dtype, info.shape, slab.begin,
-                                             std::as_bytes(std::span(out)));
-  };
-  if (info.dtype == io::NpyDtype::float32) {
-    write(float{});
-  } else {
-    write(double{});
+  // Written in the input's dtype: straight from the solution when it has it.
+  std::vector<std::byte> narrowed;
+  std::span<const std::byte> bytes = std::as_bytes(std::span<const Real>(values));
+  if (info.dtype != io::npy_dtype_of<Real>()) {
+    auto convert = [&](auto element) {
+      using T = decltype(element);
+      narrowed.resize(values.size() * sizeof(T));
+      T* out = reinterpret_cast<T*>(narrowed.data());
+      for (std::size_t i = 0; i < values.size(); ++i) out[i] = static_cast<T>(values[i]);
+    };
+    if (info.dtype == io::NpyDtype::float32) {
+      convert(float{});
+    } else {
+      convert(double{});
+    }
+    bytes = narrowed;
+  }
+  distributed::write_npy_rows_collectively(group, cli.output, info.dtype, info.shape, slab.begin,
+                                           bytes);
+}
+
+// A failure every rank meets alike (one the ranks settled, or a usage error, which depends only
+// on the command line and the input's header) is reported by rank 0 alone: the other ranks exit
+// with the same code and send their copy of the line to /dev/null, so that the terminal shows one
+// line, not one per rank interleaved. Any other failure keeps its message on every rank.
+void report_from_rank_zero(const std::exception& e) {
+  const bool everywhere =
+      pde::distributed::failure_agreed() || dynamic_cast<const CLI::ParseError*>(&e) != nullptr;
+  if (!everywhere || pde::distributed::launcher_rank() == 0) return;
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) {
+    ::dup2(null, STDERR_FILENO);
+    ::close(null);
   }
 }
 
@@ -245,7 +279,7 @@ void run_distributed(const PoissonOptionsCli& cli) {
   constexpr io::NpyDtype kFloats[] = {io::NpyDtype::float32, io::NpyDtype::float64};
   const io::NpyFileInfo info =
       distributed::read_npy_info_collectively(group, cli.input, {kFloats, "poisson"});
-  pde::check_poisson_array_shape(info.shape, cli.input);
+  group.agree([&] { pde::check_poisson_array_shape(info.shape, cli.input); });
   const bool single =
       cli.precision.empty() ? info.dtype == io::NpyDtype::float32 : cli.precision == "float";
   if (single) {
@@ -336,11 +370,16 @@ void register_poisson(CLI::App& app) {
   add_device_options(*command, cli->device);
   command->callback([cli] {
     if (pde::distributed::launched_by_mpi()) {
-      if (cli->demo > 0)
-        throw UsageError("poisson --demo runs in one process: run it without mpirun");
-      if (cli->input.empty() || cli->output.empty())
-        throw UsageError("poisson: give --input FILE --output FILE");
-      run_distributed(*cli);
+      try {
+        if (cli->demo > 0)
+          throw UsageError("poisson --demo runs in one process: run it without mpirun");
+        if (cli->input.empty() || cli->output.empty())
+          throw UsageError("poisson: give --input FILE --output FILE");
+        run_distributed(*cli);
+      } catch (const std::exception& e) {
+        report_from_rank_zero(e);
+        throw;
+      }
       return;
     }
     if (cli->demo > 0) {

@@ -4,6 +4,7 @@
 #include "pde/distributed/process_group.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <limits>
 #include <new>
@@ -32,6 +33,20 @@ bool launched_by_mpi() noexcept {
 
 #if GPUKIT_HAVE_MPI
 namespace {
+std::atomic<bool> g_failure_agreed{false};
+}  // namespace
+
+bool failure_agreed() noexcept { return g_failure_agreed.load(); }
+
+int launcher_rank() noexcept {
+  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    if (const char* value = std::getenv(variable); value != nullptr && value[0] != '\0')
+      return std::atoi(value);
+  }
+  return 0;
+}
+
+namespace {
 
 // How a failure travels: its kind (ErrorKind + 1; 0 none; kInternal a non-gpukit exception) and
 // its message.
@@ -58,6 +73,7 @@ Failure describe(std::exception_ptr failure) {
 }
 
 [[noreturn]] void throw_failure(const Failure& f, int rank, int size) {
+  g_failure_agreed = true;
   if (f.kind == kInternal) throw std::runtime_error(f.message);
   const auto kind = static_cast<ErrorKind>(f.kind - 1);
   // A bad input file reads the same on one process or many; other failures say where they were.
@@ -193,7 +209,10 @@ void ProcessGroup::barrier() const {
 void ProcessGroup::settle(std::exception_ptr failure) const {
   if (!impl_->mpi || impl_->size == 1) {
     // One process: its own exception, unchanged (a solve on one rank is the plain solve).
-    if (failure) std::rethrow_exception(failure);
+    if (failure) {
+      g_failure_agreed = true;
+      std::rethrow_exception(failure);
+    }
     return;
   }
   Failure mine = describe(failure);
@@ -233,7 +252,10 @@ std::vector<std::byte> ProcessGroup::gather(std::span<const std::byte> mine, int
 std::vector<std::int64_t> ProcessGroup::all_gather(std::int64_t value) const { return {value}; }
 void ProcessGroup::barrier() const {}
 void ProcessGroup::settle(std::exception_ptr failure) const {
-  if (failure) std::rethrow_exception(failure);
+  if (failure) {
+    g_failure_agreed = true;
+    std::rethrow_exception(failure);
+  }
 }
 
 #endif

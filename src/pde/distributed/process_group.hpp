@@ -26,6 +26,14 @@ bool built_with_mpi() noexcept;
 /// initializes MPI.
 bool launched_by_mpi() noexcept;
 
+/// This process's rank as the MPI launcher announced it (OMPI_COMM_WORLD_RANK, PMI_RANK or
+/// PMIX_RANK), readable before MPI is initialized; 0 when none is set.
+int launcher_rank() noexcept;
+
+/// True once ProcessGroup::settle() has thrown a failure that every process of its group threw
+/// alike: a program may then let one rank report it (the CLI: rank 0).
+bool failure_agreed() noexcept;
+
 /// Initializes MPI (MPI_THREAD_FUNNELED: only the main thread calls MPI; OpenMP threads and CUDA
 /// streams work under it) unless it already is, and finalizes it on destruction when it was the
 /// one to initialize it: a command can hold one whether or not main() initialized MPI before.

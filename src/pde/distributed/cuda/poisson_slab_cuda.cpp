@@ -334,6 +334,17 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     }
     if (nccl_) {
 #if GPUKIT_HAVE_NCCL
+      // More ranks on a host than its GPUs would put two NCCL ranks on one GPU, which NCCL
+      // refuses only inside its collective set-up: refuse it here, where every rank agrees.
+      const long driven =
+          static_cast<long>(this->group.local_size()) * static_cast<long>(devices.size());
+      if (driven > count) {
+        throw InvalidInput(fmt::format(
+            "poisson: {} processes on this host drive {} GPU{} each, but the host has {}: NCCL "
+            "takes each GPU once (start at most {} ranks per host)",
+            this->group.local_size(), devices.size(), devices.size() == 1 ? "" : "s", count,
+            std::max<long>(1, count / static_cast<long>(devices.size()))));
+      }
       for (const int d : devices) {
         if (std::count(devices.begin(), devices.end(), d) > 1)
           throw InvalidInput(fmt::format(
@@ -428,8 +439,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     // (The host data path's copy of the slab comes on top, allocated on first use.)
     return static_cast<std::size_t>(L.work_elements(p.index) + L.send_elements(p.index)) *
                sizeof(C) +
-           work +
-           whole_tiles * sizeof(detail::MeanSums) +
+           work + whole_tiles * sizeof(detail::MeanSums) +
            static_cast<std::size_t>(L.n0 + L.m + L.t) * sizeof(double) + 4096;
   }
 

@@ -27,26 +27,27 @@ struct ComplexOf<double> {
 };
 
 // u_hat = -f_hat / (n |k|^2) over B = (n0, columns, T), zero mode 0; |k|^2 summed in the serial
-// CPU backend's order, the multiplier computed in double and rounded once.
-template <class Complex, class Real>
-__global__ void scale_slab_kernel(Complex* __restrict__ b, std::int64_t n0, std::int64_t columns,
-                                  std::int64_t t, std::int64_t column_begin,
-                                  const double* __restrict__ k2_axis0,
+// CPU backend's order, the multiplier computed in double and rounded once. Blocks stride over the
+// rows of axis 0 (blockIdx.y) and over each row's columns * T values (an Index: 32-bit where a
+// row has fewer than 2^31 values, so the split of an index into (column, z) is a 32-bit division).
+template <class Complex, class Real, class Index>
+__global__ void scale_slab_kernel(Complex* __restrict__ b, std::int64_t n0, Index row, Index t,
+                                  std::int64_t column_begin, const double* __restrict__ k2_axis0,
                                   const double* __restrict__ k2_split,
                                   const double* __restrict__ k2_trailing, double inv_n) {
-  const std::int64_t total = n0 * columns * t;
-  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < total;
-       i += stride) {
-    const std::int64_t z = i % t;
-    const std::int64_t rest = i / t;
-    const std::int64_t y = rest % columns, x = rest / columns;
-    const double k2 = k2_trailing[z] + (k2_split[column_begin + y] + k2_axis0[x]);
-    const Real scale = k2 > 0 ? static_cast<Real>(-inv_n / k2) : Real(0);
-    Complex c = b[i];
-    c.x *= scale;
-    c.y *= scale;
-    b[i] = c;
+  for (std::int64_t x = blockIdx.y; x < n0; x += gridDim.y) {
+    const double kx = k2_axis0[x];
+    Complex* line = b + x * static_cast<std::int64_t>(row);
+    for (Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x; i < row;
+         i += Index(gridDim.x) * blockDim.x) {
+      const Index y = i / t, z = i - y * t;
+      const double k2 = k2_trailing[z] + (k2_split[column_begin + y] + kx);
+      const Real scale = k2 > 0 ? static_cast<Real>(-inv_n / k2) : Real(0);
+      Complex c = line[i];
+      c.x *= scale;
+      c.y *= scale;
+      line[i] = c;
+    }
   }
 }
 
@@ -96,10 +97,24 @@ void scale(void* b, std::int64_t n0, std::int64_t columns, std::int64_t t,
            std::int64_t column_begin, const double* k2_axis0, const double* k2_split,
            const double* k2_trailing, double inv_n, StreamHandle stream) {
   using C = typename ComplexOf<Real>::type;
-  const std::int64_t n = n0 * columns * t;
-  if (n == 0) return;
-  scale_slab_kernel<C, Real><<<grid_for(n, 256), 256, 0, stream>>>(
-      static_cast<C*>(b), n0, columns, t, column_begin, k2_axis0, k2_split, k2_trailing, inv_n);
+  const std::int64_t row = columns * t;
+  if (n0 == 0 || row == 0) return;
+  constexpr int kThreads = 256;
+  // Enough blocks along a row to cover it (up to 1024), enough rows for about 64 blocks per SM.
+  const auto along =
+      static_cast<unsigned>(std::min<std::int64_t>((row + kThreads - 1) / kThreads, 1024));
+  const auto rows = static_cast<unsigned>(std::clamp<std::int64_t>(
+      132 * 64 / static_cast<std::int64_t>(along), 1, std::min<std::int64_t>(n0, 65535)));
+  const dim3 grid(along, rows);
+  if (row < (std::int64_t{1} << 31)) {  // (i + stride stays below 2^32: no wrap-around)
+    scale_slab_kernel<C, Real, std::uint32_t><<<grid, kThreads, 0, stream>>>(
+        static_cast<C*>(b), n0, static_cast<std::uint32_t>(row), static_cast<std::uint32_t>(t),
+        column_begin, k2_axis0, k2_split, k2_trailing, inv_n);
+  } else {
+    scale_slab_kernel<C, Real, std::uint64_t><<<grid, kThreads, 0, stream>>>(
+        static_cast<C*>(b), n0, static_cast<std::uint64_t>(row), static_cast<std::uint64_t>(t),
+        column_begin, k2_axis0, k2_split, k2_trailing, inv_n);
+  }
   GPUKIT_CUDA_CHECK_LAUNCH("scale_slab_kernel");
 }
 
