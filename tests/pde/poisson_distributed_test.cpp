@@ -25,6 +25,7 @@
 #include "pde/distributed/npy_slabs.hpp"
 #include "pde/distributed/poisson_distributed.hpp"
 #include "pde/distributed/process_group.hpp"
+#include "pde/distributed/slab_layout.hpp"
 #include "pde/distributed/tile_sums.hpp"
 #include "pde/poisson_impl.hpp"
 #include "poisson_test_support.hpp"
@@ -70,6 +71,80 @@ TEST(SlabPartition, TilesEveryAxisOnceInPartOrder) {
       ASSERT_EQ(next, n) << n << " rows in " << parts << " parts";
       // Part 0 always holds row 0 (the corner gauge's value lives there).
       ASSERT_GE(slab_range(n, parts, 0).count, 1);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CUDA engine's data movement (slab_layout.hpp), replayed on the host: the packing of each
+// part's A = (rows, M, T), the forward transpose's blocks, the inverse's, the unpacking, exactly
+// as the engine issues them (cudaMemcpy2DAsync per Copy2D, one send/recv or peer copy per Block).
+// Every value is tagged with its place in the whole spectrum, so each one is checked where it
+// lands: B_q must hold every row of axis 0 for columns C_q (the layout the transform along axis 0
+// and the scaling kernel assume), and the inverse must restore A exactly.
+
+void copy_2d(std::vector<std::int64_t>& destination, const std::vector<std::int64_t>& source,
+             const distributed::SlabLayout::Copy2D& k) {
+  for (std::int64_t r = 0; r < k.height; ++r) {
+    for (std::int64_t w = 0; w < k.width; ++w) {
+      destination.at(static_cast<std::size_t>(k.destination_offset + r * k.destination_pitch + w)) =
+          source.at(static_cast<std::size_t>(k.source_offset + r * k.source_pitch + w));
+    }
+  }
+}
+
+TEST(SlabLayout, TransposesPutEveryValueInPlaceAndBack) {
+  const PoissonGrid grids[] = {{{7, 10}, {}},   {{2, 9}, {}},    {{5, 4, 6}, {}},
+                               {{9, 3, 5}, {}}, {{3, 8, 2}, {}}, {{16, 6, 4}, {}}};
+  for (const PoissonGrid& g : grids) {
+    for (int parts = 1; parts <= 5; ++parts) {
+      SCOPED_TRACE(g.describe() + ", " + std::to_string(parts) + " parts");
+      const distributed::SlabLayout L(g, parts);
+      // The tag of spectrum value (x, y, z): its index in the whole (n0, M, T) array.
+      auto tag = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+        return (x * L.m + y) * L.t + z;
+      };
+      std::vector<std::vector<std::int64_t>> a(parts), send(parts), work(parts);
+      for (int p = 0; p < parts; ++p) {
+        const SlabRange r = L.rows(p);
+        a[p].resize(static_cast<std::size_t>(L.a_elements(p)));
+        for (std::int64_t x = 0; x < r.count; ++x)
+          for (std::int64_t y = 0; y < L.m; ++y)
+            for (std::int64_t z = 0; z < L.t; ++z)
+              a[p][static_cast<std::size_t>((x * L.m + y) * L.t + z)] = tag(r.begin + x, y, z);
+        send[p].assign(static_cast<std::size_t>(L.send_elements(p)), -1);
+        work[p].assign(static_cast<std::size_t>(L.work_elements(p)), -1);
+        for (int q = 0; q < parts; ++q) copy_2d(send[p], a[p], L.pack(p, q));
+      }
+      auto move = [&](bool forward) {
+        for (int from = 0; from < parts; ++from) {
+          for (int to = 0; to < parts; ++to) {
+            const auto b = L.block(from, to, forward);
+            const auto& source = forward ? send[from] : work[from];
+            auto& destination = forward ? work[to] : send[to];
+            for (std::int64_t k = 0; k < b.count; ++k)
+              destination.at(static_cast<std::size_t>(b.destination_offset + k)) =
+                  source.at(static_cast<std::size_t>(b.source_offset + k));
+          }
+        }
+      };
+      move(true);
+      for (int q = 0; q < parts; ++q) {
+        const SlabRange c = L.columns(q);
+        for (std::int64_t x = 0; x < L.n0; ++x)
+          for (std::int64_t y = 0; y < c.count; ++y)
+            for (std::int64_t z = 0; z < L.t; ++z)
+              ASSERT_EQ(work[q][static_cast<std::size_t>((x * c.count + y) * L.t + z)],
+                        tag(x, c.begin + y, z))
+                  << "B of part " << q << " at " << x << ", " << y << ", " << z;
+      }
+      for (int p = 0; p < parts; ++p) std::ranges::fill(send[p], -1);
+      move(false);
+      for (int p = 0; p < parts; ++p) {
+        std::vector<std::int64_t> back(a[p].size(), -1);
+        for (int q = 0; q < parts; ++q) copy_2d(back, send[p], L.unpack(p, q));
+        ASSERT_EQ(back, a[p]) << "part " << p;
+      }
     }
   }
 }

@@ -42,6 +42,41 @@ struct SlabLayout {
   /// The work array holds A_p, then B_p; the send array the packed blocks (A_p's size).
   std::int64_t work_elements(int p) const { return std::max(a_elements(p), b_elements(p)); }
   std::int64_t send_elements(int p) const { return a_elements(p); }
+
+  /// A rectangle copy: `height` rows of `width` values, `source_pitch` apart from
+  /// `source_offset`, to rows `destination_pitch` apart from `destination_offset` (complex
+  /// elements; a cudaMemcpy2DAsync).
+  struct Copy2D {
+    std::int64_t destination_offset, destination_pitch, source_offset, source_pitch, width, height;
+  };
+  /// Packing A_p into part p's send array: the block for part q (columns C_q of every local row)
+  /// lands contiguously at rows_p * C_q.begin * T.
+  Copy2D pack(int p, int q) const {
+    const SlabRange r = rows(p), c = columns(q);
+    return {r.count * c.begin * t, c.count * t, c.begin * t, row_complex(), c.count * t, r.count};
+  }
+  /// Unpacking part p's send array (the blocks received from every q) back into A_p.
+  Copy2D unpack(int p, int q) const {
+    const Copy2D k = pack(p, q);
+    return {k.source_offset,     k.source_pitch, k.destination_offset,
+            k.destination_pitch, k.width,        k.height};
+  }
+
+  /// One block of a transpose, in complex elements.
+  struct Block {
+    std::int64_t source_offset, destination_offset, count;
+  };
+  /// Forward: part `from`'s packed block for `to` (in from's send array) to `to`'s work array,
+  /// laid out as B_to = (n0, C_to, T): rows R_from of it. Inverse: rows R_to of part `from`'s
+  /// B (in from's work array) back to `to`'s send array, at the packed place of C_from.
+  Block block(int from, int to, bool forward) const {
+    if (forward) {
+      const SlabRange r = rows(from), c = columns(to);
+      return {r.count * c.begin * t, r.begin * c.count * t, r.count * c.count * t};
+    }
+    const SlabRange r = rows(to), c = columns(from);
+    return {r.begin * c.count * t, r.count * c.begin * t, r.count * c.count * t};
+  }
 };
 
 }  // namespace gpukit::pde::distributed

@@ -592,11 +592,8 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
                          p.work.data() + first * L.row_complex()));
                    });
         // Pack: the block for part q is columns C_q of every local row, contiguous.
-        for (int q = 0; q < this->parts; ++q) {
-          const SlabRange cq = L.columns(q);
-          copy_2d(p.send.data() + p.rows.count * cq.begin * L.t, cq.count * L.t,
-                  p.work.data() + cq.begin * L.t, L.row_complex(), cq.count * L.t, p.rows.count, s);
-        }
+        for (int q = 0; q < this->parts; ++q)
+          copy_2d(p.send.data(), p.work.data(), L.pack(p.index, q), s);
       }
     });
     synchronize_all();
@@ -631,12 +628,8 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
         Part& p = *parts_[i];
         cuda::set_device(p.device);
         const cudaStream_t s = p.stream->handle();
-        for (int q = 0; q < this->parts; ++q) {
-          const SlabRange cq = L.columns(q);
-          copy_2d(p.work.data() + cq.begin * L.t, L.row_complex(),
-                  p.send.data() + p.rows.count * cq.begin * L.t, cq.count * L.t, cq.count * L.t,
-                  p.rows.count, s);
-        }
+        for (int q = 0; q < this->parts; ++q)
+          copy_2d(p.work.data(), p.send.data(), L.unpack(p.index, q), s);
         run_chunks(p.planes, p.inner_c2r, p.inner_c2r_rest,
                    [&](const BatchedFft& plan, std::int64_t first) {
                      GPUKIT_SLAB_CUFFT_CHECK(Cufft<Real>::complex_to_real(
@@ -654,34 +647,21 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     if (c.rest() > 0) run(rest, c.full() * c.chunk);
   }
 
-  // height rows of `width` complex values, from rows `source_pitch` apart to rows
-  // `destination_pitch` apart (all in complex elements).
-  static void copy_2d(C* destination, std::int64_t destination_pitch, const C* source,
-                      std::int64_t source_pitch, std::int64_t width, std::int64_t height,
+  // A rectangle copy between two arrays (slab_layout.hpp: SlabLayout::Copy2D).
+  static void copy_2d(C* destination, const C* source, const SlabLayout::Copy2D& k,
                       cudaStream_t s) {
-    if (width == 0 || height == 0) return;
-    GPUKIT_CUDA_CHECK(
-        cudaMemcpy2DAsync(destination, static_cast<std::size_t>(destination_pitch) * sizeof(C),
-                          source, static_cast<std::size_t>(source_pitch) * sizeof(C),
-                          static_cast<std::size_t>(width) * sizeof(C),
-                          static_cast<std::size_t>(height), cudaMemcpyDeviceToDevice, s));
+    if (k.width == 0 || k.height == 0) return;
+    GPUKIT_CUDA_CHECK(cudaMemcpy2DAsync(
+        destination + k.destination_offset,
+        static_cast<std::size_t>(k.destination_pitch) * sizeof(C), source + k.source_offset,
+        static_cast<std::size_t>(k.source_pitch) * sizeof(C),
+        static_cast<std::size_t>(k.width) * sizeof(C), static_cast<std::size_t>(k.height),
+        cudaMemcpyDeviceToDevice, s));
   }
 
-  // The transposes. Forward: part p's packed block for q (send, at rows_p * begin_q * T) goes to
-  // q's work at rows_p.begin * columns_q * T. Inverse: part q's work rows R_p (at R_p.begin *
-  // columns_q * T) go to p's send at rows_p * begin_q * T. Blocks of size rows_p * columns_q * T.
-  struct Block {
-    std::int64_t source_offset, destination_offset, count;
-  };
-  Block block(int from, int to, bool forward) const {
-    const SlabLayout& L = layout_;
-    if (forward) {
-      const SlabRange r = L.rows(from), c = L.columns(to);
-      return {r.count * c.begin * L.t, r.begin * c.count * L.t, r.count * c.count * L.t};
-    }
-    const SlabRange r = L.rows(to), c = L.columns(from);
-    return {r.begin * c.count * L.t, r.count * c.begin * L.t, r.count * c.count * L.t};
-  }
+  // The transposes' blocks (slab_layout.hpp: SlabLayout::block).
+  using Block = SlabLayout::Block;
+  Block block(int from, int to, bool forward) const { return layout_.block(from, to, forward); }
   C* source_of(Part& p, bool forward) { return forward ? p.send.data() : p.work.data(); }
   C* destination_of(Part& p, bool forward) { return forward ? p.work.data() : p.send.data(); }
 
