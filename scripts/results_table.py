@@ -122,10 +122,17 @@ def check_text(row):
 
 def render_table(table):
     limit = table.get("limit_name") or "limit"
+    # Arithmetic-bound tables (GEMM) carry a peak: TFLOP/s and % of it instead of GB/s and % of
+    # the copy.
+    arithmetic = table.get("peak_tflops", 0) > 0
     lines = [f"**{cell(table.get('title', ''))}**", ""]
-    if table.get("limit_gbps") and any(r.get("bytes", 0) > 0 for r in table.get("rows", [])):
+    if arithmetic:
+        lines += [f"% peak: of {table.get('peak_name', 'the peak')}, "
+                  f"{table['peak_tflops']:.1f} TFLOP/s.", ""]
+    elif table.get("limit_gbps") and any(r.get("bytes", 0) > 0 for r in table.get("rows", [])):
         lines += [f"% {limit}: of the {table['limit_gbps']:.0f} GB/s measured in the same run.", ""]
-    lines.append(f"| variant | median ms | spread | elements/s | GB/s | % {limit} | step | "
+    rate, share = ("TFLOP/s", "% peak") if arithmetic else ("GB/s", f"% {limit}")
+    lines.append(f"| variant | median ms | spread | elements/s | {rate} | {share} | step | "
                  "cumulative | vs vendor | check | note |")
     lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     for row in table.get("rows", []):
@@ -141,6 +148,9 @@ def render_table(table):
         moves_bytes = row.get("bytes", 0) > 0
         gbps = f"{row.get('gbps', 0.0):.1f}" if moves_bytes else "-"
         percent = f"{row.get('percent_of_limit', 0.0):.1f}%" if moves_bytes else "-"
+        if arithmetic:
+            gbps = f"{row.get('tflops', 0.0):.1f}"
+            percent = f"{row.get('percent_of_peak', 0.0):.1f}%"
         lines.append(
             f"| {name} | {fmt_ms(median)} | {spread:.1f}% | "
             f"{fmt_rate(row.get('elements_per_s', 0.0))} | {gbps} | "

@@ -13,8 +13,11 @@ case "$preset" in
 esac
 cd "$(dirname "$0")/.."
 
+# libopenmpi-dev, openmpi-bin and libfftw3-mpi-dev: the distributed Poisson solver and its
+# `mpirun` tests (FFTW's MPI interface on the CPU).
 packages=(cmake ninja-build g++ libgtest-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-          libfftw3-dev libopenblas-dev clang libclang-rt-14-dev libopenmpi-dev openmpi-bin)
+          libfftw3-dev libopenblas-dev clang libclang-rt-14-dev
+          libopenmpi-dev openmpi-bin libfftw3-mpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

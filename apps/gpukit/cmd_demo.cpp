@@ -9,6 +9,7 @@
 
 #include "cli_common.hpp"
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
+#include "gpukit/bench/gemm_demo.hpp"
 #include "gpukit/bench/monte_carlo_demo.hpp"
 #include "gpukit/bench/poisson_demo.hpp"
 #include "gpukit/bench/reduce_demo.hpp"
@@ -106,7 +107,23 @@ void register_demo(CLI::App& app) {
         saxpy.check.bad_count, saxpy.check.metrics.relative_l1,
         saxpy.passed() ? "PASSED" : "FAILED");
     failures += !saxpy.passed();
-    fmt::print("\ndemo: {} case studies run, {} failed\n", 6, failures);
+    fmt::print(
+        "\n== Matrix multiplication (CS 152, Matrix Multiplication Performance Engineering) ==\n");
+    // The seed's problem, C = A B in float32, at a tour's size (the seed's is 16384: `gpukit bench
+    // gemm` runs it).
+    const bench::GemmDemo gemm = bench::run_gemm_demo(context, 512, 2023);
+    fmt::print(
+        "C = A B, {0} x {0} x {0}, on {1}; every element against the long double reference:\n",
+        gemm.edge, context.describe());
+    for (const bench::GemmDemoRow& row : gemm.rows) {
+      fmt::print(
+          "  {:<26} {:<6} {:9.3f} ms {:8.2f} TFLOP/s  worst error {:.3f} of its bound{}\n",
+          row.variant, row.precision, row.ms, row.tflops, row.check.worst_error_over_bound,
+          row.check.passed() ? "" : fmt::format(", {} elements outside", row.check.failures));
+    }
+    fmt::print("check: {}\n", gemm.passed() ? "PASSED" : "FAILED");
+    failures += !gemm.passed();
+    fmt::print("\ndemo: {} case studies run, {} failed\n", 7, failures);
     if (failures) throw Error(ErrorKind::check_failed, "demo: a case study's check failed");
   });
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -50,39 +51,19 @@ GemmProblem square_problem(std::int64_t m, std::int64_t n, std::int64_t k,
   return p;
 }
 
-// Compares kSampledElements elements of C (row-major, packed) with a long-double dot product of
-// the same inputs, each within gemm_error_bound.
+// Compares kSampledElements elements of C (row-major, packed, beta = 0) with a long-double dot
+// product of the same inputs, each within gemm_error_bound.
 template <class T>
 Check sampled_check(const GemmProblem& p, const std::vector<T>& a, const std::vector<T>& b,
                     const std::vector<T>& c) {
-  int failures = 0;
-  double worst = 0;
-  for (int s = 0; s < kSampledElements; ++s) {
-    const std::uint64_t z = hash_index(0xC0FFEEull + static_cast<std::uint64_t>(s));
-    // The corners of C first (ragged edges live there), then hashed positions.
-    const std::int64_t i = s == 0 || s == 1 ? 0
-                           : s < 4          ? p.m - 1
-                                            : static_cast<std::int64_t>(z % p.m);
-    const std::int64_t j = s == 0 || s == 2   ? 0
-                           : s == 1 || s == 3 ? p.n - 1
-                                              : static_cast<std::int64_t>((z >> 32) % p.n);
-    long double sum = 0, sum_abs = 0;
-    for (std::int64_t q = 0; q < p.k; ++q) {
-      const long double x = a[i * p.k + q], y = b[q * p.n + j];
-      sum += x * y;
-      sum_abs += std::fabs(x * y);
-    }
-    const double bound = blas::gemm_error_bound(p.precision, p.k, static_cast<double>(sum_abs), 0);
-    const double got = static_cast<double>(c[i * p.n + j]);
-    const double error = static_cast<double>(std::fabs(static_cast<long double>(got) - sum));
-    if (!(error <= bound)) ++failures;
-    if (bound > 0) worst = std::max(worst, error / bound);
-  }
-  return {failures == 0,
+  const blas::GemmCheck check =
+      blas::check_gemm_sampled<T>(p, T(1), a, b, T(0), {}, c, kSampledElements);
+  return {check.passed(),
           fmt::format("{}: {} sampled elements against a long double dot product, worst "
                       "error/bound {:.3g}{}",
-                      failures == 0 ? "ok" : "MISMATCH", kSampledElements, worst,
-                      failures == 0 ? "" : fmt::format(", {} outside", failures))};
+                      check.passed() ? "ok" : "MISMATCH", kSampledElements,
+                      check.worst_error_over_bound,
+                      check.passed() ? "" : fmt::format(", {} outside", check.failures))};
 }
 
 // A problem's inputs on the device and one plan per variant (made on first use, reused when
@@ -139,6 +120,34 @@ class GemmWorkload {
   std::map<std::string, GemmPlan> plans_;
 };
 
+// The datasheet's dense peak of a Hopper GPU (H100 SXM, and the H200, which has the same SMs and
+// clocks): 66.9 TFLOP/s float32 (SIMT) and float64 (tensor cores), 494.7 tf32, 989.4 bf16, for
+// 132 SMs, scaled by the device's SM count (an H100 PCIe has 114). 0 (no "% peak" column) for
+// other GPUs, whose rates gpukit does not tabulate.
+double dense_peak_tflops(const Report& report, GemmPrecision precision) {
+  if (!report.device || report.device->compute_major != 9 || report.device->compute_minor != 0)
+    return 0;
+  const double per_sm = [&] {
+    switch (precision) {
+      case GemmPrecision::float32:
+      case GemmPrecision::float64:
+        return 66.9;
+      case GemmPrecision::tf32:
+        return 494.7;
+      case GemmPrecision::bf16:
+        return 989.4;
+    }
+    return 0.0;
+  }() / 132;
+  return per_sm * report.device->sm_count;
+}
+
+void set_peak(Table& table, const Report& report, GemmPrecision precision) {
+  table.peak_tflops = dense_peak_tflops(report, precision);
+  table.peak_name =
+      fmt::format("the datasheet's dense {} peak", blas::gemm_precision_name(precision));
+}
+
 // GEMM rows: their bytes under the design's rule (A and B read once, C written once), not the
 // per-element traffic model (which has no term for A and B).
 Row gemm_row(Row row, const GemmProblem& p) {
@@ -160,6 +169,7 @@ void seed_table(const BenchConfig& config, Report& report, std::int64_t edge) {
                           "1.728, MatrixMult2 2.229 TFLOP/s)",
                           edge));
   table.element_name = "mul-add";
+  set_peak(table, report, GemmPrecision::float32);
   for (const GemmVariant& v : blas::gemm_variants()) {
     if (!v.float32 || !variant_selected(config, v.info.name)) continue;
     table.rows.push_back(gemm_row(time_variant(few, v, w), p));
@@ -167,18 +177,28 @@ void seed_table(const BenchConfig& config, Report& report, std::int64_t edge) {
   report.tables.push_back(std::move(table));
 }
 
+// The top of each ladder: the rows of the largest problems, where a run of an early step takes
+// seconds.
+constexpr std::string_view kLadderTops[] = {"double-buffered", "wgmma-persistent-l2", "cublas"};
+
 // The vendor comparisons: every variant beyond the seed's (the seed's kernels are in the seed
-// table) against cuBLAS, per precision, at the sizes.
+// table) against cuBLAS, per precision, at the sizes; only the tops of the ladders when
+// `tops_only`.
 template <class T>
-void vendor_table(const BenchConfig& config, Report& report, const GemmProblem& p) {
+void vendor_table(const BenchConfig& config, Report& report, const GemmProblem& p,
+                  bool tops_only = false) {
   cuda::Stream stream;
   GemmWorkload<T> w(p, stream);
   Table table =
       device_table(report, fmt::format("Matrix multiplication against cuBLAS: {}", p.describe()));
   table.element_name = "mul-add";
+  set_peak(table, report, p.precision);
   for (const GemmVariant& v : blas::gemm_variants()) {
     if (!v.computes(p.precision) || v.info.seed_reference.starts_with("003") ||
         !variant_selected(config, v.info.name))
+      continue;
+    if (tops_only && std::find(std::begin(kLadderTops), std::end(kLadderTops), v.info.name) ==
+                         std::end(kLadderTops))
       continue;
     table.rows.push_back(gemm_row(time_variant(config, v, w), p));
   }
@@ -229,6 +249,16 @@ void run_gemm_bench(const BenchConfig& config, Report& report) {
       if (run_double) {
         vendor_table<double>(config, report,
                              square_problem(edge, edge, edge, GemmPrecision::float64));
+      }
+    }
+    if (config.size == 0) {
+      // 16384^3: the tops of the ladders against cuBLAS.
+      constexpr std::int64_t kLarge = 16384;
+      if (run_float) {
+        for (const GemmPrecision q :
+             {GemmPrecision::float32, GemmPrecision::tf32, GemmPrecision::bf16}) {
+          vendor_table<float>(config, report, square_problem(kLarge, kLarge, kLarge, q), true);
+        }
       }
     }
     if (run_float && config.size == 0) {

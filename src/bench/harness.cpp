@@ -140,7 +140,7 @@ void measure_limits(Report& report, bool with_transfers) {
 namespace {
 
 struct Derived {
-  double median_ms, min_ms, max_ms, elements_per_s, gbps, percent_of_limit, tflops;
+  double median_ms, min_ms, max_ms, elements_per_s, gbps, percent_of_limit, tflops, percent_of_peak;
   std::optional<double> step, cumulative, vs_vendor;
 };
 
@@ -163,6 +163,7 @@ std::vector<Derived> derive(const Table& table) {
     x.gbps = seconds > 0 ? r.bytes / seconds / 1e9 : 0;
     x.tflops = seconds > 0 ? r.flops / seconds / 1e12 : 0;
     x.percent_of_limit = table.limit_gbps > 0 ? 100.0 * x.gbps / table.limit_gbps : 0;
+    x.percent_of_peak = table.peak_tflops > 0 ? 100.0 * x.tflops / table.peak_tflops : 0;
     if (r.ladder) {
       if (previous_ladder) x.step = previous_ladder->median_ms() / x.median_ms;
       if (first_ladder) x.cumulative = first_ladder->median_ms() / x.median_ms;
@@ -212,10 +213,14 @@ void Report::print(std::ostream& out) const {
              "slower side); CPU rows by a steady clock around each blocking call\n");
   for (const Table& t : tables) {
     const std::vector<Derived> d = derive(t);
+    const bool arithmetic = t.peak_tflops > 0;  // TFLOP/s and % peak instead of GB/s, % limit
     fmt::print(out, "\n{}\n", t.title);
     fmt::print(out, "{:<26} {:>10} {:>19} {:>13} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7}  {}\n",
-               "variant", "median ms", "min-max ms", fmt::format("{}/s", t.element_name), "GB/s",
-               fmt::format("%{}", t.limit_name.empty() ? "limit" : t.limit_name.substr(0, 6)),
+               "variant", "median ms", "min-max ms", fmt::format("{}/s", t.element_name),
+               arithmetic ? "TFLOP/s" : "GB/s",
+               arithmetic
+                   ? std::string("%peak")
+                   : fmt::format("%{}", t.limit_name.empty() ? "limit" : t.limit_name.substr(0, 6)),
                "step", "cumul", "vendor", "check", "note");
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
       const Row& r = t.rows[i];
@@ -228,12 +233,16 @@ void Report::print(std::ostream& out) const {
       fmt::print(out,
                  "{:<26} {:>10.4f} {:>19} {:>13} {:>9.1f} {:>6.1f}% {:>7} {:>7} {:>7} {:>7}  {}\n",
                  r.variant, x.median_ms, fmt::format("{:.4f}-{:.4f}", x.min_ms, x.max_ms),
-                 si(x.elements_per_s), x.gbps, x.percent_of_limit, optional_ratio(x.step),
+                 si(x.elements_per_s), arithmetic ? x.tflops : x.gbps,
+                 arithmetic ? x.percent_of_peak : x.percent_of_limit, optional_ratio(x.step),
                  optional_ratio(x.cumulative), optional_ratio(x.vs_vendor),
                  r.verified ? "ok" : "FAILED", r.note);
     }
-    if (!t.limit_name.empty())
+    if (arithmetic) {
+      fmt::print(out, "(% of {} = {:.1f} TFLOP/s)\n", t.peak_name, t.peak_tflops);
+    } else if (!t.limit_name.empty()) {
       fmt::print(out, "(% of {} = {:.0f} GB/s)\n", t.limit_name, t.limit_gbps);
+    }
   }
 }
 
@@ -275,6 +284,10 @@ void Report::write_json(const std::string& path) const {
                {"limit_name", t.limit_name},
                {"limit_gbps", t.limit_gbps},
                {"rows", json::array()}};
+    if (t.peak_tflops > 0) {
+      jt["peak_name"] = t.peak_name;
+      jt["peak_tflops"] = t.peak_tflops;
+    }
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
       const Row& r = t.rows[i];
       const Derived& x = d[i];
@@ -292,6 +305,7 @@ void Report::write_json(const std::string& path) const {
                  {"percent_of_limit", x.percent_of_limit},
                  {"flops", r.flops},
                  {"tflops", x.tflops},
+                 {"percent_of_peak", x.percent_of_peak},
                  {"verified", r.verified},
                  {"note", r.note},
                  {"vendor", r.vendor}};

@@ -18,9 +18,9 @@
 #include "gpukit/core/error.hpp"
 
 #if GPUKIT_HAVE_CUDA
+#include "blas/cuda/gemm_host_pipeline.hpp"
 #include "blas/cuda/gemm_launchers.hpp"
 #include "gpukit/core/memory.hpp"
-#include "gpukit/core/stream.hpp"
 #endif
 
 namespace gpukit::blas {
@@ -240,6 +240,16 @@ GemmSupport GemmPlan::can_implement(const Context& context, const GemmProblem& p
       return {false, fmt::format("variant '{}' computes {}, not {}", name, computes,
                                  gemm_precision_name(problem.precision))};
     }
+    if (v.workspace == GemmWorkspace::k_major_operands) {
+      // TMA's box coordinates and the kernels' tile indices are 32-bit.
+      constexpr std::int64_t kLimit = std::numeric_limits<std::int32_t>::max();
+      if (problem.m > kLimit || problem.n > kLimit || problem.k > kLimit) {
+        return {false, fmt::format("variant '{}' takes M, N and K below 2^31", name)};
+      }
+    }
+    if (std::string device = gemm_variant_device_support(v, context.cuda_device); !device.empty()) {
+      return {false, std::move(device)};
+    }
     return {};
   }
   std::string known;
@@ -388,25 +398,7 @@ void gemm(const Context& context, const GemmProblem& problem, T alpha, std::span
     return;
   }
 #if GPUKIT_HAVE_CUDA
-  if (problem.m == 0 || problem.n == 0) return;
-  const bool reads_operands = problem.k > 0 && alpha != T(0);
-  cuda::DeviceBuffer<T> d_a(reads_operands ? static_cast<std::size_t>(problem.a_elements()) : 0);
-  cuda::DeviceBuffer<T> d_b(reads_operands ? static_cast<std::size_t>(problem.b_elements()) : 0);
-  cuda::DeviceBuffer<T> d_c(static_cast<std::size_t>(problem.c_elements()));
-  if (reads_operands) {
-    cuda::copy_to_device(d_a.data(), a.data(), a_bytes);
-    cuda::copy_to_device(d_b.data(), b.data(), b_bytes);
-  }
-  // C's padding (a leading dimension above the packed one) comes back as it went: copy C in
-  // when it has padding, even where beta = 0 means its values are not read.
-  const bool padded = problem.effective_ldc() != (problem.layout == Layout::row_major
-                                                      ? std::max<std::int64_t>(1, problem.n)
-                                                      : std::max<std::int64_t>(1, problem.m));
-  if (beta != T(0) || padded) cuda::copy_to_device(d_c.data(), c.data(), c_bytes);
-  cuda::Stream stream;
-  plan.run(alpha, d_a.data(), d_b.data(), beta, d_c.data(), stream.handle());
-  stream.synchronize();
-  cuda::copy_to_host(c.data(), d_c.data(), c_bytes);
+  detail::gemm_through_device<T>(context, plan, alpha, a, b, beta, c);
 #endif
 }
 

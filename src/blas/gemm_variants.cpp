@@ -2,8 +2,14 @@
 
 #include "gpukit/core/variant_registry.hpp"
 
+#include <fmt/format.h>
+
+#include "gpukit/core/device.hpp"
+#include "gpukit/core/error.hpp"
+
 #if GPUKIT_HAVE_CUDA
 #include "blas/cuda/gemm_launchers.hpp"
+#include "blas/cuda/gemm_tensor_operands.hpp"
 #endif
 
 namespace gpukit::blas {
@@ -58,6 +64,15 @@ constexpr GemmVariant kVariants[] = {
      .float32 = true,
      .float64 = true,
      .launch = &launch_seed_shared_tiles_32},
+    {.info = {.name = "register-blocked-1d",
+              .description = "64x64 block tiles, a column of 8 outputs a thread: each shared "
+                             "value of B feeds 8 multiply-adds",
+              .seed_reference = "beyond the seeds: 1D register blocking (siboehm's SGEMM steps)",
+              .role = VariantRole::step,
+              .traffic = kPerOutputElementPerK,
+              .deterministic = true},
+     .float32 = true,
+     .launch = &launch_register_blocked_1d},
     {.info = {.name = "register-blocked-2d",
               .description = "128x128 block tiles, 8x8 outputs a thread in registers, float4 "
                              "shared-memory reads",
@@ -67,6 +82,85 @@ constexpr GemmVariant kVariants[] = {
               .deterministic = true},
      .float32 = true,
      .launch = &launch_register_blocked_2d},
+    {.info = {.name = "warp-tiled",
+              .description = "a warp owns a 64x32 tile of C (each thread 4x4 blocks 32 rows and "
+                             "16 columns apart), float4 global loads, padded transposed A",
+              .seed_reference = "beyond the seeds: warp tiling (siboehm's SGEMM steps)",
+              .role = VariantRole::step,
+              .traffic = kPerOutputElementPerK,
+              .deterministic = true},
+     .float32 = true,
+     .launch = &launch_warp_tiled},
+    {.info = {.name = "double-buffered",
+              .description = "two shared-memory buffers (the next tile's loads in flight "
+                             "during the products) and 8x16 outputs a thread in 128x256 tiles",
+              .seed_reference = "beyond the seeds: double buffering (siboehm's SGEMM steps)",
+              .role = VariantRole::step,
+              .traffic = kPerOutputElementPerK,
+              .deterministic = true},
+     .float32 = true,
+     .launch = &launch_double_buffered},
+    {.info = {.name = "mma-sync",
+              .description = "tensor cores, Ampere style: mma.sync m16n8 from ldmatrix, a "
+                             "4-stage cp.async pipeline, 128x128 tiles",
+              .seed_reference = "beyond the seeds: warp-level tensor-core products",
+              .role = VariantRole::step,
+              .traffic = kPerOutputElementPerK,
+              .deterministic = true},
+     .tf32 = true,
+     .bf16 = true,
+     .workspace = GemmWorkspace::k_major_operands,
+     .launch = &launch_mma_sync},
+#if GPUKIT_HAVE_SM90A
+    {.info = {.name = "wgmma-tma",
+              .description = "Hopper: wgmma on TMA-loaded 128x128 tiles, a producer warpgroup "
+                             "and two consumers on an mbarrier ring of 6 stages",
+              .seed_reference = "beyond the seeds: warpgroup products, TMA, warp specialisation",
+              .role = VariantRole::step,
+              .traffic = kPerOutputElementPerK,
+              .deterministic = true},
+     .tf32 = true,
+     .bf16 = true,
+     .workspace = GemmWorkspace::k_major_operands,
+     .needs_sm90a = true,
+     .launch = &launch_wgmma_tma},
+    {.info = {.name = "wgmma-tma-128x256",
+              .description = "128x256 tiles (m64n256 a consumer): twice the products per byte "
+                             "loaded, 4 stages",
+              .seed_reference = "beyond the seeds: larger tensor-core tiles",
+              .role = VariantRole::step,
+              .traffic = kPerOutputElementPerK,
+              .deterministic = true},
+     .tf32 = true,
+     .bf16 = true,
+     .workspace = GemmWorkspace::k_major_operands,
+     .needs_sm90a = true,
+     .launch = &launch_wgmma_tma_128x256},
+    {.info = {.name = "wgmma-persistent-l2",
+              .description = "one CTA an SM looping over tiles in bands of rows, so the tiles in "
+                             "flight share their panels of A and B in L2",
+              .seed_reference = "beyond the seeds: persistent kernel, L2-aware tile order",
+              .role = VariantRole::step,
+              .traffic = kPerOutputElementPerK,
+              .deterministic = true},
+     .tf32 = true,
+     .bf16 = true,
+     .workspace = GemmWorkspace::k_major_operands,
+     .needs_sm90a = true,
+     .launch = [](const GemmLaunch& launch) { launch_wgmma_persistent_l2(launch); }},
+    {.info = {.name = "wgmma-cluster-multicast",
+              .description = "clusters of two CTAs on adjacent tile rows: each loads half of "
+                             "their shared B tile, TMA multicasts it to both",
+              .seed_reference = "beyond the seeds: thread block clusters, TMA multicast",
+              .role = VariantRole::step,
+              .traffic = kPerOutputElementPerK,
+              .deterministic = true},
+     .tf32 = true,
+     .bf16 = true,
+     .workspace = GemmWorkspace::k_major_operands,
+     .needs_sm90a = true,
+     .launch = [](const GemmLaunch& launch) { launch_wgmma_cluster_multicast(launch); }},
+#endif
     {.info = {.name = "cublas",
               .description = "cuBLAS: cublasSgemm, cublasDgemm, cublasGemmEx in TF32 and BF16",
               .seed_reference = "vendor",
@@ -79,7 +173,7 @@ constexpr GemmVariant kVariants[] = {
      .tf32 = true,
      .bf16 = true,
      .needs_cublas = true,
-     .bf16_copies = true,
+     .workspace = GemmWorkspace::bf16_copies,
      .launch = &launch_cublas},
 };
 #endif
@@ -98,14 +192,42 @@ const GemmVariant& find_gemm_variant(std::string_view name) {
   return find_variant(gemm_variants(), name, "gemm");
 }
 
+std::string gemm_variant_device_support(const GemmVariant& variant, int device) {
+  if (!variant.needs_sm90a) return {};
+  DeviceInfo info;
+  try {
+    info = query_device(device);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  if (info.compute_major == 9 && info.compute_minor == 0) return {};
+  return fmt::format(
+      "variant '{}' is sm_90a code (Hopper: H100, H200) and device {} ({}) has "
+      "compute capability {}.{}",
+      variant.info.name, device, info.name, info.compute_major, info.compute_minor);
+}
+
 std::size_t gemm_workspace_bytes(const GemmVariant& variant, const GemmProblem& problem) {
 #if GPUKIT_HAVE_CUDA
-  if (!variant.bf16_copies || problem.precision != GemmPrecision::bf16) return 0;
-  // The canonical (row-major C) orientation the launcher sees: a column-major problem swaps M, N.
+  // The canonical (row-major C) orientation the launcher sees: a column-major problem swaps A and
+  // B, M and N (GemmPlan::run).
   const bool row_major = problem.layout == Layout::row_major;
   const std::int64_t m = row_major ? problem.m : problem.n;
   const std::int64_t n = row_major ? problem.n : problem.m;
-  return bf16_workspace_b_offset(m, problem.k) + static_cast<std::size_t>(problem.k * n) * 2;
+  switch (variant.workspace) {
+    case GemmWorkspace::none:
+      return 0;
+    case GemmWorkspace::bf16_copies:
+      if (problem.precision != GemmPrecision::bf16) return 0;
+      return bf16_workspace_b_offset(m, problem.k) + static_cast<std::size_t>(problem.k * n) * 2;
+    case GemmWorkspace::k_major_operands:
+      return k_major_workspace_bytes(problem.precision, m, n, problem.k,
+                                     row_major ? problem.transpose_a : problem.transpose_b,
+                                     row_major ? problem.transpose_b : problem.transpose_a,
+                                     row_major ? problem.effective_lda() : problem.effective_ldb(),
+                                     row_major ? problem.effective_ldb() : problem.effective_lda());
+  }
+  return 0;
 #else
   (void)variant;
   (void)problem;

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -344,6 +345,32 @@ void write_file_atomically(const std::filesystem::path& path,
     throw;
   }
   file.commit();
+}
+
+void write_file_region(const std::filesystem::path& path, std::uint64_t offset,
+                       std::span<const std::byte> bytes) {
+  const std::string name = path.string();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw IoError(fmt::format("{}: cannot open for writing: {}", name, reason(errno)));
+  // A single write() moves at most about 2 GiB on Linux; larger parts go in pieces.
+  constexpr std::size_t kMaxSyscallBytes = std::size_t{1} << 30;
+  std::size_t done = 0;
+  int error = 0;
+  while (done < bytes.size()) {
+    const ssize_t put =
+        ::pwrite(fd, bytes.data() + done, std::min(bytes.size() - done, kMaxSyscallBytes),
+                 static_cast<off_t>(offset + done));
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      error = errno;
+      break;
+    }
+    done += static_cast<std::size_t>(put);
+  }
+  // fsync where the data can reach a disk; a pipe or a terminal has nothing to flush.
+  if (error == 0 && ::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) throw IoError(fmt::format("{}: write failed: {}", name, reason(error)));
 }
 
 void install_temporary_file_cleanup() {

@@ -69,10 +69,19 @@ std::string dtype_list(std::span<const NpyDtype> dtypes) {
   return list;
 }
 
+// The header as read and checked: the dict, the element and byte counts of its shape, and the
+// offset of the first data byte.
+struct CheckedHeader {
+  NpyHeader header;
+  ShapeSize size;
+  std::size_t data_offset = 0;
+};
+
+// Reads the magic, version, length field and header from the front of `source` and checks them;
 // accepted == nullptr: every dtype of kDtypes.
 template <class Source>
-NpyArray read_npy_from(Source& source, std::string_view name,
-                       const NpyAccepted* accepted = nullptr) {
+CheckedHeader read_checked_header(Source& source, std::string_view name,
+                                  const NpyAccepted* accepted) {
   std::array<std::byte, 12> prefix{};
   std::size_t got = source.read(prefix.data(), kMagicAndVersionBytes);
   const std::string_view prefix_text(reinterpret_cast<const char*>(prefix.data()), got);
@@ -123,32 +132,54 @@ NpyArray read_npy_from(Source& source, std::string_view name,
       accepted == nullptr
           ? fmt::format("supported dtypes: {}", kSupportedDescrs)
           : fmt::format("{} takes {}", accepted->reader, dtype_list(accepted->dtypes));
-  const NpyHeader header = npy_internal::parse_npy_header(header_text, name, major < 3, supported);
+  CheckedHeader checked;
+  checked.header = npy_internal::parse_npy_header(header_text, name, major < 3, supported);
+  const NpyHeader& header = checked.header;
   if (accepted != nullptr && std::find(accepted->dtypes.begin(), accepted->dtypes.end(),
                                        header.dtype) == accepted->dtypes.end()) {
     // Refused from the header, before the data is read.
     throw InvalidInput(fmt::format("{}: {}, not {}", name, supported, dtype_name(header.dtype)));
   }
-  const std::size_t element_bytes = dtype_size(header.dtype);
-  const ShapeSize size = checked_shape_size(header.shape, element_bytes, name);
-  const std::size_t data_offset = header_offset + header_bytes;
+  checked.size = checked_shape_size(header.shape, dtype_size(header.dtype), name);
+  checked.data_offset = header_offset + header_bytes;
+  return checked;
+}
 
+// Where the size of what follows the header is known (a regular file, bytes in memory): refuses
+// truncated data and trailing bytes before anything is allocated.
+template <class Source>
+void check_data_length(const Source& source, const CheckedHeader& checked, std::string_view name) {
+  const NpyHeader& header = checked.header;
+  const std::size_t bytes = checked.size.bytes;
   if (auto remaining = source.remaining_bytes()) {
-    if (*remaining < size.bytes) {
+    if (*remaining < bytes) {
       throw InvalidInput(
           fmt::format("{}: truncated data: expected {} data bytes after the header (byte {}) for "
                       "shape {} of {}, "
                       "found {}",
-                      name, size.bytes, data_offset, shape_text(header.shape),
+                      name, bytes, checked.data_offset, shape_text(header.shape),
                       dtype_name(header.dtype), *remaining));
     }
-    if (*remaining > size.bytes) {
+    if (*remaining > bytes) {
       throw InvalidInput(fmt::format(
           "{}: {} trailing bytes after the data (shape {} of {} is {} bytes from byte {})", name,
-          *remaining - size.bytes, shape_text(header.shape), dtype_name(header.dtype), size.bytes,
-          data_offset));
+          *remaining - bytes, shape_text(header.shape), dtype_name(header.dtype), bytes,
+          checked.data_offset));
     }
   }
+}
+
+// accepted == nullptr: every dtype of kDtypes.
+template <class Source>
+NpyArray read_npy_from(Source& source, std::string_view name,
+                       const NpyAccepted* accepted = nullptr) {
+  const CheckedHeader checked = read_checked_header(source, name, accepted);
+  check_data_length(source, checked, name);
+  const NpyHeader& header = checked.header;
+  const ShapeSize& size = checked.size;
+  const std::size_t data_offset = checked.data_offset;
+  const std::size_t element_bytes = dtype_size(header.dtype);
+  std::size_t got = 0;
 
   NpyArray array;
   try {
@@ -209,6 +240,106 @@ NpyArray read_npy(const std::filesystem::path& path, const NpyAccepted& accepted
   if (file.get() < 0) throw IoError(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
   FileSource source(file.get(), name);
   return read_npy_from(source, name, &accepted);
+}
+
+namespace {
+
+// Opens `path` for the slab readers: a regular file (rows are read at their offsets, so standard
+// input and pipes are refused). Returns the descriptor (IoError when it cannot be opened).
+int open_npy_for_rows(const std::filesystem::path& path) {
+  if (path == "-") {
+    throw InvalidInput(
+        "<stdin>: an array read by rows (as each process of a distributed solve reads its own) "
+        "must be a file, not standard input");
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw IoError(fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
+  return fd;
+}
+
+// The header of the file open at `fd`, checked against the file's size.
+CheckedHeader check_npy_for_rows(int fd, const std::string& name, const NpyAccepted& accepted) {
+  FileSource source(fd, name);
+  if (!source.remaining_bytes()) {
+    throw InvalidInput(fmt::format(
+        "{}: an array read by rows must be a regular file (its rows are read at their offsets)",
+        name));
+  }
+  CheckedHeader checked = read_checked_header(source, name, &accepted);
+  check_data_length(source, checked, name);
+  return checked;
+}
+
+}  // namespace
+
+std::int64_t NpyFileInfo::size() const {
+  std::int64_t n = 1;
+  for (const std::int64_t d : shape) n *= d;
+  return n;
+}
+
+NpyFileInfo read_npy_info(const std::filesystem::path& path, const NpyAccepted& accepted) {
+  const FileDescriptor file(open_npy_for_rows(path));
+  const CheckedHeader checked = check_npy_for_rows(file.get(), path.string(), accepted);
+  const NpyHeader& header = checked.header;
+  return {header.dtype, header.shape, header.fortran_order, checked.data_offset};
+}
+
+NpyArray read_npy_rows(const std::filesystem::path& path, const NpyAccepted& accepted,
+                       std::int64_t row_begin, std::int64_t row_count) {
+  const std::string name = path.string();
+  const FileDescriptor file(open_npy_for_rows(path));
+  const CheckedHeader checked = check_npy_for_rows(file.get(), name, accepted);
+  const NpyHeader& header = checked.header;
+  if (header.shape.empty()) {
+    throw InvalidInput(fmt::format("{}: a 0-d array has no rows to read", name));
+  }
+  const std::int64_t rows = header.shape[0];
+  if (row_begin < 0 || row_count < 0 || row_begin > rows || row_count > rows - row_begin) {
+    throw InvalidInput(fmt::format("{}: rows {} to {} are outside axis 0 of shape {}", name,
+                                   row_begin, row_begin + row_count, shape_text(header.shape)));
+  }
+  if (header.fortran_order && checked.size.elements > 1) {
+    // A Fortran-order array's rows of axis 0 are strided through the whole file.
+    throw InvalidInput(fmt::format(
+        "{}: a Fortran-order array cannot be read by rows (save it in C order, for example "
+        "numpy.save(path, numpy.ascontiguousarray(a)))",
+        name));
+  }
+  std::vector<std::int64_t> slab_shape = header.shape;
+  slab_shape[0] = row_count;
+  NpyArray slab;
+  try {
+    slab = NpyArray(header.dtype, slab_shape);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(fmt::format("{}: rows {} to {}", name, row_begin, row_begin + row_count),
+                      e.bytes_requested());
+  }
+  // The byte count of one row fits: the whole array's did (checked_shape_size).
+  const std::size_t row_bytes = rows == 0 ? 0 : checked.size.bytes / static_cast<std::size_t>(rows);
+  std::uint64_t offset = checked.data_offset + static_cast<std::uint64_t>(row_begin) * row_bytes;
+  std::byte* destination = slab.bytes();
+  std::size_t left = slab.byte_size();
+  constexpr std::size_t kMaxSyscallBytes = std::size_t{1} << 30;
+  while (left > 0) {
+    const ssize_t got = ::pread(file.get(), destination, std::min(left, kMaxSyscallBytes),
+                                static_cast<off_t>(offset));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(fmt::format("{}: read failed: {}", name, std::strerror(errno)));
+    }
+    if (got == 0) {
+      // The file shrank after its size was checked.
+      throw InvalidInput(
+          fmt::format("{}: truncated data: the file ended at byte {} inside rows {} to {}", name,
+                      offset, row_begin, row_begin + row_count));
+    }
+    destination += got;
+    offset += static_cast<std::uint64_t>(got);
+    left -= static_cast<std::size_t>(got);
+  }
+  return slab;
 }
 
 NpyArray parse_npy(std::span<const std::byte> file_bytes, std::string_view name) {

@@ -128,7 +128,8 @@ std::string describe_removed_mean(const PoissonResult& r) {
 }
 
 template <class Real>
-void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int threads) {
+void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int threads,
+                       std::int64_t first_index) {
   const auto n = static_cast<std::int64_t>(f.size());
   std::int64_t first = n;
   // One read of f, in parallel; the lowest bad index wins, so the message does not depend on
@@ -139,7 +140,7 @@ void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int thr
   }
   if (first == n) return;
   std::vector<std::int64_t> index(grid.shape.size());
-  std::int64_t rest = first;
+  std::int64_t rest = first_index + first;
   for (std::size_t a = grid.shape.size(); a-- > 0;) {
     index[a] = rest % grid.shape[a];
     rest /= grid.shape[a];
@@ -257,15 +258,16 @@ std::string default_poisson_variant(const PoissonGrid& grid) {
   throw InvalidInput("poisson: no CUDA variant supports the grid " + grid.describe());
 }
 
-#define GPUKIT_POISSON_INSTANTIATE(Real)                                             \
-  template class PoissonPlan<Real>;                                                  \
-  template PoissonResult solve_poisson<Real>(const Context&, const PoissonGrid&,     \
-                                             std::span<const Real>, std::span<Real>, \
-                                             const PoissonOptions&);                 \
-  template std::string default_poisson_variant<Real>(const PoissonGrid&);            \
-  template PoissonResult classify_mean<Real>(double, double, std::int64_t);          \
-  template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double); \
-  template void refuse_non_finite<Real>(const PoissonGrid&, std::span<const Real>, int);
+#define GPUKIT_POISSON_INSTANTIATE(Real)                                                \
+  template class PoissonPlan<Real>;                                                     \
+  template PoissonResult solve_poisson<Real>(const Context&, const PoissonGrid&,        \
+                                             std::span<const Real>, std::span<Real>,    \
+                                             const PoissonOptions&);                    \
+  template std::string default_poisson_variant<Real>(const PoissonGrid&);               \
+  template PoissonResult classify_mean<Real>(double, double, std::int64_t);             \
+  template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double);    \
+  template void refuse_non_finite<Real>(const PoissonGrid&, std::span<const Real>, int, \
+                                        std::int64_t);
 GPUKIT_POISSON_INSTANTIATE(float)
 GPUKIT_POISSON_INSTANTIATE(double)
 #undef GPUKIT_POISSON_INSTANTIATE

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -42,12 +43,21 @@ template <class Real>
 detail::MeanSums host_mean_sums(std::span<const Real> f, int threads);
 
 /// InvalidInput naming the first NaN or Inf of f (host memory) by its .npy multi-index on
-/// `grid`, "poisson: f[3, 17] is nan ..."; nothing when every element is finite.
+/// `grid`, "poisson: f[3, 17] is nan ..."; nothing when every element is finite. f is the part of
+/// the grid's elements that starts at flat index `first_index` (a slab of a distributed solve;
+/// 0: the whole grid).
 template <class Real>
-void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int threads);
+void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int threads,
+                       std::int64_t first_index = 0);
 
 /// InvalidInput for a right-hand side in device memory whose sums show a NaN or an Inf.
 void refuse_non_finite_sums(double sum, double sum_abs);
+
+/// FFTW's planner is not thread-safe: every FFTW planner call and plan destruction of gpukit (the
+/// serial and the MPI CPU backends) holds this mutex.
+std::mutex& fftw_planner_mutex();
+/// fftw_init_threads() and fftwf_init_threads(), once per process.
+void init_fftw_threads_once();
 
 /// The InvalidInput `strict` throws for a non-zero mean.
 [[noreturn]] void throw_nonzero_mean(const PoissonResult& result);

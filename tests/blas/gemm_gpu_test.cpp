@@ -63,11 +63,37 @@ class GemmVariantTest : public ::testing::Test {
   void SetUp() override { GPUKIT_REQUIRE_GPU(); }
 };
 
+// The variants this device runs: every one on an H100 or H200, where the GPU check runs (the
+// sm_90a ones need compute capability 9.0; GPUKIT_REQUIRE_GPU turns their absence into a failure
+// there).
+std::vector<const GemmVariant*> runnable_variants() {
+  std::vector<const GemmVariant*> runnable;
+  for (const GemmVariant& variant : gemm_variants()) {
+    const std::string why_not = gemm_variant_device_support(variant, 0);
+    if (why_not.empty()) {
+      runnable.push_back(&variant);
+    } else if (::gpukit::testing::gpu_required()) {
+      ADD_FAILURE() << why_not;
+    }
+  }
+  return runnable;
+}
+
+// The float-stored precisions a variant computes (float32, tf32, bf16).
+std::vector<GemmPrecision> float_precisions(const GemmVariant& variant) {
+  std::vector<GemmPrecision> precisions;
+  for (const GemmPrecision q : {GemmPrecision::float32, GemmPrecision::tf32, GemmPrecision::bf16}) {
+    if (variant.computes(q)) precisions.push_back(q);
+  }
+  return precisions;
+}
+
 TEST_F(GemmVariantTest, EveryVariantMatchesTheReferenceOnRaggedShapesLayoutsAndTransposes) {
   ASSERT_FALSE(gemm_variants().empty());
   const TestSeed seed;
   std::uint64_t stream = seed.value();
-  for (const GemmVariant& variant : gemm_variants()) {
+  for (const GemmVariant* v : runnable_variants()) {
+    const GemmVariant& variant = *v;
     for (const GemmPrecision precision : testing::kPrecisions) {
       if (!variant.computes(precision)) continue;
       testing::with_storage_type(precision, [&]<class T>() {
@@ -95,7 +121,8 @@ TEST_F(GemmVariantTest, EveryVariantMatchesTheReferenceOnRaggedShapesLayoutsAndT
 TEST_F(GemmVariantTest, EveryVariantGivesExactIntegerProducts) {
   const TestSeed seed;
   std::uint64_t stream = seed.value();
-  for (const GemmVariant& variant : gemm_variants()) {
+  for (const GemmVariant* v : runnable_variants()) {
+    const GemmVariant& variant = *v;
     for (const GemmPrecision precision : testing::kPrecisions) {
       if (!variant.computes(precision)) continue;
       testing::with_storage_type(precision, [&]<class T>() {
@@ -116,28 +143,90 @@ TEST_F(GemmVariantTest, EveryVariantGivesExactIntegerProducts) {
 }
 
 TEST_F(GemmVariantTest, DeterministicVariantsGiveTheSameBitsRunAfterRun) {
-  GemmProblem p;
-  p.m = 257, p.n = 130, p.k = 513;
-  const auto in = testing::make_inputs<float>(p, 1.0f, 0.0f, Values::uniform, 11);
-  for (const GemmVariant& variant : gemm_variants()) {
-    if (!variant.info.deterministic) continue;
-    std::vector<float> first = in.c0, second = in.c0;
-    on_device<float>(std::string(variant.info.name))(in, first);
-    on_device<float>(std::string(variant.info.name))(in, second);
-    EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)))
-        << variant.info.name;
+  for (const GemmVariant* variant : runnable_variants()) {
+    if (!variant->info.deterministic) continue;
+    for (const GemmPrecision precision : float_precisions(*variant)) {
+      GemmProblem p;
+      p.m = 257, p.n = 130, p.k = 513, p.precision = precision;
+      const auto in = testing::make_inputs<float>(p, 1.0f, 0.0f, Values::uniform, 11);
+      std::vector<float> first = in.c0, second = in.c0;
+      on_device<float>(std::string(variant->info.name))(in, first);
+      on_device<float>(std::string(variant->info.name))(in, second);
+      EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)))
+          << variant->info.name << " " << gemm_precision_name(precision);
+    }
   }
 }
 
 TEST_F(GemmVariantTest, RowsBeyondTheGridLimitAreComputed) {
   // 65535 blocks of 16 or 32 rows: one more block of rows needs the seed kernels' second launch.
+  for (const GemmVariant* variant : runnable_variants()) {
+    for (const GemmPrecision precision : float_precisions(*variant)) {
+      GemmProblem p;
+      p.m = 65535 * 32 + 33, p.n = 3, p.k = 2, p.precision = precision;
+      const auto in = testing::make_inputs<float>(p, 1.0f, 0.0f, Values::small_integers, 13);
+      testing::expect_gemm_matches_reference<float>(
+          in, Values::small_integers, on_device<float>(std::string(variant->info.name)),
+          std::string(variant->info.name));
+    }
+  }
+}
+
+TEST_F(GemmVariantTest, TensorCoreVariantsCoverMoreTilesThanTheGridHolds) {
+  // 17 x 9 tiles of 128 x 256 (more than an H100's 132 SMs, and 81 pairs for the clusters' 66):
+  // the persistent kernels loop over tiles, so the ring's stages and phases carry from one tile
+  // to the next; K spans several k-blocks and ends mid-block. Every element is checked.
+  const TestSeed seed;
+  std::uint64_t stream = seed.value();
+  for (const GemmVariant* variant : runnable_variants()) {
+    if (variant->workspace != GemmWorkspace::k_major_operands) continue;
+    for (const GemmPrecision precision : float_precisions(*variant)) {
+      for (const bool tb : {false, true}) {
+        const GemmProblem p = testing::make_problem(GemmCase{2100, 2100, 150}, Layout::row_major,
+                                                    false, tb, precision, 0);
+        const auto in = testing::make_inputs<float>(p, 1.0f, 0.0f, Values::uniform, ++stream);
+        testing::expect_gemm_matches_reference<float>(
+            in, Values::uniform, on_device<float>(std::string(variant->info.name)),
+            std::string(variant->info.name));
+      }
+    }
+  }
+}
+
+TEST_F(GemmVariantTest, TensorCoreVariantsRefuseAMisalignedInPlaceOperand) {
+  // tf32 reads a K-major float A in place; one element past a 16-byte boundary is refused with
+  // a message, not read wrongly.
   GemmProblem p;
-  p.m = 65535 * 32 + 33, p.n = 3, p.k = 2;
-  const auto in = testing::make_inputs<float>(p, 1.0f, 0.0f, Values::small_integers, 13);
-  for (const GemmVariant& variant : gemm_variants()) {
-    testing::expect_gemm_matches_reference<float>(in, Values::small_integers,
-                                                  on_device<float>(std::string(variant.info.name)),
-                                                  std::string(variant.info.name));
+  p.m = 40, p.n = 24, p.k = 32, p.precision = GemmPrecision::tf32;
+  cuda::DeviceBuffer<float> a(static_cast<std::size_t>(p.m * p.k) + 1), b(p.k * p.n), c(p.m * p.n);
+  for (const GemmVariant* variant : runnable_variants()) {
+    if (variant->workspace != GemmWorkspace::k_major_operands) continue;
+    GemmPlan plan(Context::cuda(), p, variant->info.name);
+    try {
+      plan.run(1.0f, a.data() + 1, b.data(), 0.0f, c.data());
+      ADD_FAILURE() << variant->info.name << " ran on a misaligned A";
+    } catch (const InvalidInput& e) {
+      EXPECT_NE(std::string(e.what()).find("16-byte aligned"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(GemmVariantTest, ImpossibleAllocationOfAPlanIsOutOfMemoryWithTheBytes) {
+  // A bf16 plan's K-major copies of a 2^20 x 2^16 A and a 2^20 x 2^16 B: 2^38 bytes (256 GiB),
+  // more than any GPU has. The plan names the bytes and allocates nothing.
+  GemmProblem p;
+  p.m = p.n = std::int64_t{1} << 20, p.k = std::int64_t{1} << 16;
+  p.precision = GemmPrecision::bf16;
+  for (const char* variant : {"cublas", "mma-sync"}) {
+    const std::size_t bytes = gemm_workspace_bytes(find_gemm_variant(variant), p);
+    EXPECT_GE(bytes, std::size_t{1} << 38) << variant;
+    try {
+      GemmPlan plan(Context::cuda(), p, variant);
+      ADD_FAILURE() << variant << ": a plan of " << bytes << " bytes was made";
+    } catch (const OutOfMemory& e) {
+      EXPECT_EQ(e.bytes_requested(), bytes) << variant;
+      EXPECT_NE(std::string(e.what()).find(std::to_string(bytes)), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -279,6 +279,23 @@ TEST(GemmCheckTest, CatchesOneElementJustOutsideItsBound) {
   EXPECT_FALSE(check_gemm<float>(p, 1.0f, in.a, in.b, 0.0f, {}, c).passed());
 }
 
+TEST(GemmCheckTest, SampledCheckLooksAtTheCornersAndCatchesAWrongOne) {
+  // 8 samples of a 37 x 29 C: the four corners are always among them, so a wrong last element
+  // (a ragged edge's) fails; the correct C passes.
+  GemmProblem p;
+  p.m = 37, p.n = 29, p.k = 11;
+  const auto in = testing::make_inputs<float>(p, 1.0f, 0.0f, Values::uniform, 9);
+  const std::vector<long double> reference = gemm_reference<float>(p, 1.0f, in.a, in.b, 0.0f, {});
+  std::vector<float> c(reference.size());
+  for (std::size_t e = 0; e < c.size(); ++e) c[e] = static_cast<float>(reference[e]);
+  EXPECT_TRUE(check_gemm_sampled<float>(p, 1.0f, in.a, in.b, 0.0f, {}, c, 8).passed());
+  c.back() += 1.0f;
+  const GemmCheck check = check_gemm_sampled<float>(p, 1.0f, in.a, in.b, 0.0f, {}, c, 8);
+  EXPECT_FALSE(check.passed());
+  EXPECT_EQ(check.first_failure_row, 36);
+  EXPECT_EQ(check.first_failure_column, 28);
+}
+
 TEST(GemmReference, HandCheckedProductWithTransposesAndColumnMajor) {
   // A = [[1, 2], [3, 4]], B = [[5, 6], [7, 8]]: A B = [[19, 22], [43, 50]],
   // A^T B = [[26, 30], [38, 44]], both as row-major results.

@@ -94,8 +94,9 @@ TEST(Cli, DemoRunsAndPasses) {
   const Result r = run("demo --device cpu");
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("check: PASS"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("demo: 6 case studies run, 0 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("demo: 7 case studies run, 0 failed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("== SAXPY"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("== Matrix multiplication"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Linf 2.404194e-05"), std::string::npos) << r.out;  // the seed's Poisson
 }
 

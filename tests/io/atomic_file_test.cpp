@@ -16,8 +16,10 @@
 #include <fstream>
 #include <iterator>
 #include <ostream>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -254,6 +256,28 @@ TEST_F(AtomicFiles, SignalsRemoveTheTemporaryFiles) {
     EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"first.npy"}));
     EXPECT_EQ(read_text(dir_ / "first.npy"), "old");
   }
+}
+
+// write_file_region: positioned writes into an existing file, as the processes of a distributed
+// solve fill one AtomicFile's temporary: each part lands at its offset, nothing else changes, and
+// a missing file is an I/O error (the function never creates one).
+TEST_F(AtomicFiles, RegionsLandAtTheirOffsetsAndNeverCreateAFile) {
+  const fs::path path = dir_ / "parts.bin";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "HEAD";
+  }
+  const std::string tail = "6789", middle = "45";
+  gpukit::io::write_file_region(path, 6, std::as_bytes(std::span(tail)));
+  gpukit::io::write_file_region(path, 4, std::as_bytes(std::span(middle)));
+  gpukit::io::write_file_region(path, 2, std::as_bytes(std::span(std::string_view("ad"))));
+  std::ifstream in(path, std::ios::binary);
+  const std::string text(std::istreambuf_iterator<char>(in), {});
+  EXPECT_EQ(text, "HEad456789");
+  EXPECT_THROW(
+      gpukit::io::write_file_region(dir_ / "missing.bin", 0, std::as_bytes(std::span(tail))),
+      IoError);
+  EXPECT_FALSE(fs::exists(dir_ / "missing.bin"));
 }
 
 }  // namespace

@@ -557,6 +557,115 @@ TEST_F(NpyFiles, WriteReplacesAnExistingFile) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator{}), 1);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Reading by rows (read_npy_info, read_npy_rows): every split of awkward shapes into contiguous
+// row ranges gives exactly the rows of the whole array read by read_npy (an independent reader:
+// it reads the file front to back), and the header is checked as read_npy checks it.
+
+TEST_F(NpyFiles, RowsOfEverySplitEqualTheWholeArrayRows) {
+  const std::vector<std::vector<std::int64_t>> shapes = {{1}, {7}, {5, 3}, {4, 1, 3}, {3, 2, 5}};
+  for (const std::vector<std::int64_t>& shape : shapes) {
+    std::int64_t count = 1;
+    for (std::int64_t dim : shape) count *= dim;
+    std::vector<float> values(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f - 3;
+    const fs::path path = dir_ / "rows.npy";
+    write_npy<float>(path, shape, values);
+    const NpyArray whole = read_npy(path);
+    const std::int64_t row_elements = count / shape[0];
+    constexpr NpyDtype kFloat[] = {NpyDtype::float32};
+
+    const NpyFileInfo info = read_npy_info(path, {kFloat, "test"});
+    EXPECT_EQ(info.dtype, NpyDtype::float32);
+    EXPECT_EQ(info.shape, shape);
+    EXPECT_FALSE(info.fortran_order);
+    EXPECT_EQ(info.size(), count);
+    EXPECT_EQ(info.data_offset, detail::npy_header_bytes(NpyDtype::float32, shape).size());
+
+    for (std::int64_t begin = 0; begin <= shape[0]; ++begin) {
+      for (std::int64_t rows = 0; begin + rows <= shape[0]; ++rows) {
+        const NpyArray slab = read_npy_rows(path, {kFloat, "test"}, begin, rows);
+        std::vector<std::int64_t> slab_shape = shape;
+        slab_shape[0] = rows;
+        ASSERT_EQ(slab.shape, slab_shape);
+        const std::span<const float> got = slab.values<float>();
+        ASSERT_EQ(static_cast<std::int64_t>(got.size()), rows * row_elements);
+        const std::span<const float> expected = whole.values<float>();
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(got[i], expected[static_cast<std::size_t>(begin * row_elements) + i])
+              << "rows " << begin << "+" << rows << ", element " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(NpyFiles, RowsAreRefusedWhereTheWholeArrayIsAndWhereTheyCannotBeRead) {
+  constexpr NpyDtype kFloat[] = {NpyDtype::float32};
+  const std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  const std::int64_t shape[] = {3, 2};
+  const fs::path path = dir_ / "a.npy";
+  write_npy<float>(path, shape, values);
+  auto message_of = [&](const auto& call) -> std::string {
+    try {
+      call();
+    } catch (const InvalidInput& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no InvalidInput thrown";
+    return {};
+  };
+  // Rows outside axis 0.
+  EXPECT_NE(message_of([&] {
+              read_npy_rows(path, {kFloat, "test"}, 2, 2);
+            }).find("outside axis 0"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              read_npy_rows(path, {kFloat, "test"}, -1, 1);
+            }).find("outside axis 0"),
+            std::string::npos);
+  // A dtype the caller does not take, refused from the header as read_npy refuses it.
+  constexpr NpyDtype kDouble[] = {NpyDtype::float64};
+  EXPECT_NE(message_of([&] {
+              read_npy_rows(path, {kDouble, "poisson"}, 0, 1);
+            }).find("poisson takes float64 ('<f8'), not float32"),
+            std::string::npos);
+  // Truncated data and trailing bytes: the same messages as read_npy, even for rows that are there.
+  const std::string file = read_file(path);
+  write_file(dir_ / "short.npy", file.substr(0, file.size() - 4));
+  const std::string truncated = message_of([&] {
+    read_npy_rows(dir_ / "short.npy", {kFloat, "test"}, 0, 1);
+  });
+  EXPECT_NE(truncated.find("truncated data: expected 24 data bytes"), std::string::npos)
+      << truncated;
+  EXPECT_NE(truncated.find("found 20"), std::string::npos) << truncated;
+  write_file(dir_ / "long.npy", file + "xy");
+  EXPECT_NE(message_of([&] {
+              read_npy_info(dir_ / "long.npy", {kFloat, "test"});
+            }).find("2 trailing bytes after the data"),
+            std::string::npos);
+  // Fortran order: the rows are not contiguous.
+  const std::string fortran = make_npy(1, header_with("<f4", "True", "(3, 2)"), bytes_of(values));
+  write_file(dir_ / "f.npy", fortran);
+  EXPECT_NE(message_of([&] {
+              read_npy_rows(dir_ / "f.npy", {kFloat, "test"}, 0, 1);
+            }).find("Fortran-order array cannot be read by rows"),
+            std::string::npos);
+  // Standard input cannot be read at offsets; a missing file is an I/O error.
+  EXPECT_NE(message_of([&] {
+              read_npy_rows("-", {kFloat, "test"}, 0, 1);
+            }).find("standard input"),
+            std::string::npos);
+  EXPECT_THROW(read_npy_info(dir_ / "missing.npy", {kFloat, "test"}), IoError);
+  // A 0-d array has no rows.
+  write_npy<float>(dir_ / "scalar.npy", std::span<const std::int64_t>(),
+                   std::span(values).first(1));
+  EXPECT_NE(message_of([&] {
+              read_npy_rows(dir_ / "scalar.npy", {kFloat, "test"}, 0, 0);
+            }).find("0-d array"),
+            std::string::npos);
+}
+
 TEST(NpyArrayType, ConstructionCopyAndMove) {
   NpyArray array(NpyDtype::int32, {2, 3});
   EXPECT_EQ(array.size(), 6);

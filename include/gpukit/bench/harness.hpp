@@ -73,6 +73,10 @@ struct Table {
   std::string element_name = "elem";  // unit of elements/s, e.g. "options"
   double limit_gbps = 0;              // the measured limit the "% limit" column divides by
   std::string limit_name;             // e.g. "D2D copy"
+  /// For arithmetic-bound tables (GEMM): the peak the "% peak" column divides TFLOP/s by, and
+  /// what it is. A table with a peak prints TFLOP/s and % peak instead of GB/s and % limit.
+  double peak_tflops = 0;
+  std::string peak_name;
   std::vector<Row> rows;
 };
 

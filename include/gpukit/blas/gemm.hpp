@@ -210,4 +210,13 @@ GemmCheck check_gemm(const GemmProblem& problem, T alpha, std::span<const T> a,
                      std::span<const T> b, T beta, std::span<const T> c0, std::span<const T> c,
                      int threads = 0);
 
+/// check_gemm on `samples` elements of C: its four corners, then positions spread over C by a
+/// hash of the sample's index (the same positions on every call). For products too large for a
+/// full long-double reference (the benchmarks' 16384^3): each sampled element is still a full
+/// K-long sum, so a wrong tile, transpose or edge shows. first_failure_* name the element.
+template <class T>
+GemmCheck check_gemm_sampled(const GemmProblem& problem, T alpha, std::span<const T> a,
+                             std::span<const T> b, T beta, std::span<const T> c0,
+                             std::span<const T> c, int samples, int threads = 0);
+
 }  // namespace gpukit::blas

@@ -1,7 +1,9 @@
 #pragma once
 // The registry of CUDA matrix multiplications: the seed's three kernels (seed 003, "Matrix
 // Multiplication Performance Engineering": MatrixMult0, MatrixMult1, MatrixMult2 at 16 and 32),
-// the steps beyond them (2D register blocking), then cuBLAS as the vendor row. Tests and `gpukit
+// the SIMT steps beyond them (1D and 2D register blocking, warp tiling, double buffering), the
+// tensor-core steps (mma.sync, then Hopper's wgmma with TMA, larger tiles, a persistent L2-aware
+// schedule, clusters with multicast), then cuBLAS as the vendor row. Tests and `gpukit
 // bench gemm` iterate over it, so a new entry is tested and measured with no new test or bench
 // code. Run a variant through GemmPlan (gemm.hpp), which checks the problem, handles the special
 // values (K = 0, alpha = 0) and the column-major layout, and holds the variant's workspace.
@@ -14,6 +16,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "gpukit/blas/gemm.hpp"
@@ -44,16 +47,27 @@ struct GemmLaunch {
   StreamHandle stream = nullptr;
 };
 
+/// What a variant's plan holds in device memory besides the caller's matrices.
+enum class GemmWorkspace {
+  none,
+  /// cuBLAS in bf16: A and B rounded to bf16 copies in their stored layout.
+  bf16_copies,
+  /// Our tensor-core kernels: K-major copies of the operands that are not already K-major
+  /// float (tf32) or that need rounding (bf16, always both).
+  k_major_operands,
+};
+
 struct GemmVariant {
   using Launcher = void (*)(const GemmLaunch& launch);
   VariantInfo info;
   /// The precisions the variant computes (the seed's kernels: float32 and float64 on the SIMT
-  /// cores; cuBLAS: all four).
+  /// cores; the tensor-core kernels tf32 and bf16; cuBLAS all four).
   bool float32 = false, float64 = false, tf32 = false, bf16 = false;
   /// Whether the plan makes a cuBLAS handle for it.
   bool needs_cublas = false;
-  /// Whether it rounds A and B to bf16 copies in the plan's workspace (in bf16 precision).
-  bool bf16_copies = false;
+  GemmWorkspace workspace = GemmWorkspace::none;
+  /// Built as sm_90a machine code (wgmma, setmaxnreg): runs on compute capability 9.0 only.
+  bool needs_sm90a = false;
   Launcher launch = nullptr;
 
   bool computes(GemmPrecision precision) const {
@@ -79,9 +93,15 @@ std::span<const GemmVariant> gemm_variants();
 /// DeviceUnavailable in a build without CUDA.
 const GemmVariant& find_gemm_variant(std::string_view name);
 
-/// Device workspace a variant needs for a problem: the bf16 copies of A and B (2 bytes an
-/// element of each) for cuBLAS in bf16, 0 otherwise.
+/// Device workspace a variant needs for a problem (its GemmWorkspace): the bf16 copies of A and B
+/// (2 bytes an element of each) for cuBLAS in bf16; the K-major copies of our tensor-core
+/// kernels (2 bytes an element in bf16, 4 in tf32 for each operand not already K-major); 0
+/// otherwise.
 std::size_t gemm_workspace_bytes(const GemmVariant& variant, const GemmProblem& problem);
+
+/// Whether the variant runs on CUDA device `device` ("" when it does, else the reason: the sm_90a
+/// variants need compute capability 9.0). DeviceUnavailable without CUDA.
+std::string gemm_variant_device_support(const GemmVariant& variant, int device);
 
 /// Floating-point operations of a run: 2 M N K (the seed's count).
 double gemm_flops(const GemmProblem& problem);

@@ -23,6 +23,7 @@
 // Hard links to a replaced file keep the old data (the rename makes a new inode).
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
@@ -76,6 +77,15 @@ class AtomicFile {
 /// IoError "<path>: write failed: <reason>".
 void write_file_atomically(const std::filesystem::path& path,
                            const std::function<void(std::ostream&)>& fill);
+
+/// Writes `bytes` at byte `offset` of the existing file `path` (positioned writes: nothing before
+/// or after is touched, the file is not truncated and grows as needed), then flushes them to disk
+/// (fsync). For outputs written by several processes: one creates an AtomicFile and writes what
+/// leads, each writes its own part into the AtomicFile's temporary_path() with this function, and
+/// the creator commits only once every part was written (nothing is ever opened with O_CREAT
+/// here: the file must exist). IoError "<path>: ..." naming the failure.
+void write_file_region(const std::filesystem::path& path, std::uint64_t offset,
+                       std::span<const std::byte> bytes);
 
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP that remove the temporary files of the
 /// AtomicFiles alive at that moment, then end the process by the same signal with its default

@@ -161,6 +161,33 @@ struct NpyAccepted {
 /// only those ("x.npy: reduce takes int32 ('<i4'), ... or float64 ('<f8'), not uint64").
 NpyArray read_npy(const std::filesystem::path& path, const NpyAccepted& accepted);
 
+/// What the header of a .npy file says, and where its data starts.
+struct NpyFileInfo {
+  NpyDtype dtype = NpyDtype::float64;
+  std::vector<std::int64_t> shape;
+  bool fortran_order = false;
+  std::uint64_t data_offset = 0;  // bytes before the first element (magic, length, header)
+  /// Elements: the product of shape (1 for a 0-d array).
+  std::int64_t size() const;
+};
+
+/// The header of the .npy file `path`, read and checked as read_npy(path, accepted) checks it
+/// (the same messages), and the file's size checked against it (truncated data and trailing bytes
+/// refused), without reading the data. `path` must be a regular file: "-" and pipes are refused
+/// (InvalidInput), since the readers by rows below read at offsets. IoError when the file cannot
+/// be opened or read.
+NpyFileInfo read_npy_info(const std::filesystem::path& path, const NpyAccepted& accepted);
+
+/// Rows [row_begin, row_begin + row_count) of axis 0 of a C-order .npy file: an array of shape
+/// (row_count, shape[1], ...) holding exactly those elements. The file is checked as
+/// read_npy_info checks it; InvalidInput for a 0-d array, rows outside axis 0 (row_count may be
+/// 0), and a Fortran-order array (its rows are strided through the whole file: the message says
+/// how to save it in C order). Only the rows' bytes are read (positioned reads), so the processes
+/// of a distributed solve each read their own slab and none holds the whole array.
+/// Tested in tests/io/npy_test.cpp (every split of awkward shapes against read_npy, refusals).
+NpyArray read_npy_rows(const std::filesystem::path& path, const NpyAccepted& accepted,
+                       std::int64_t row_begin, std::int64_t row_count);
+
 /// The same as read_npy, from the complete file contents in memory; `name` stands for the file in
 /// messages. Never allocates more than file_bytes.size() bytes of element storage (sizes are
 /// checked against the input first). The result does not alias file_bytes.

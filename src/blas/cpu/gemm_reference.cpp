@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -115,27 +116,30 @@ std::vector<long double> gemm_reference(const GemmProblem& p, T alpha, std::span
   return result;
 }
 
+namespace {
+
+// Checks the elements (rows[e], columns[e]) of C against the reference, each within its bound.
 template <class T>
-GemmCheck check_gemm(const GemmProblem& p, T alpha, std::span<const T> a, std::span<const T> b,
-                     T beta, std::span<const T> c0, std::span<const T> c, int threads) {
+GemmCheck check_elements(const GemmProblem& p, T alpha, std::span<const T> a, std::span<const T> b,
+                         T beta, std::span<const T> c0, std::span<const T> c,
+                         const std::vector<std::int64_t>& rows,
+                         const std::vector<std::int64_t>& columns, int threads) {
   check_sizes(p, a, b, alpha, beta, c0);
   if (c.size() < static_cast<std::size_t>(p.c_elements())) {
     throw InvalidInput("gemm check: C holds fewer elements than " + p.describe() + " needs");
   }
-  const std::size_t count = static_cast<std::size_t>(p.m * p.n);
+  const std::size_t count = rows.size();
   std::vector<long double> reference(count);
   std::vector<double> got(count), bound(count);
   const std::int64_t ldc = p.effective_ldc();
 #pragma omp parallel for schedule(static) num_threads(thread_count(threads))
-  for (std::int64_t i = 0; i < p.m; ++i) {
-    for (std::int64_t j = 0; j < p.n; ++j) {
-      const ReferenceTerms t = reference_terms(p, alpha, a.data(), b.data(), beta, c0.data(), i, j);
-      reference[i * p.n + j] = t.value;
-      got[i * p.n + j] =
-          static_cast<double>(p.layout == Layout::row_major ? c[i * ldc + j] : c[i + j * ldc]);
-      bound[i * p.n + j] = gemm_error_bound(p.precision, p.k, static_cast<double>(t.abs_product),
-                                            static_cast<double>(t.abs_c_term));
-    }
+  for (std::size_t e = 0; e < count; ++e) {
+    const std::int64_t i = rows[e], j = columns[e];
+    const ReferenceTerms t = reference_terms(p, alpha, a.data(), b.data(), beta, c0.data(), i, j);
+    reference[e] = t.value;
+    got[e] = static_cast<double>(p.layout == Layout::row_major ? c[i * ldc + j] : c[i + j * ldc]);
+    bound[e] = gemm_error_bound(p.precision, p.k, static_cast<double>(t.abs_product),
+                                static_cast<double>(t.abs_c_term));
   }
   GemmCheck check;
   check.metrics = compare(std::span<const long double>(reference), std::span<const double>(got));
@@ -158,8 +162,8 @@ GemmCheck check_gemm(const GemmProblem& p, T alpha, std::span<const T> a, std::s
     }
     if (!ok) {
       if (check.failures == 0) {
-        check.first_failure_row = static_cast<std::int64_t>(e) / p.n;
-        check.first_failure_column = static_cast<std::int64_t>(e) % p.n;
+        check.first_failure_row = rows[e];
+        check.first_failure_column = columns[e];
       }
       ++check.failures;
     }
@@ -167,11 +171,52 @@ GemmCheck check_gemm(const GemmProblem& p, T alpha, std::span<const T> a, std::s
   return check;
 }
 
+}  // namespace
+
+template <class T>
+GemmCheck check_gemm(const GemmProblem& p, T alpha, std::span<const T> a, std::span<const T> b,
+                     T beta, std::span<const T> c0, std::span<const T> c, int threads) {
+  validate_gemm_problem(p);
+  std::vector<std::int64_t> rows, columns;
+  rows.reserve(static_cast<std::size_t>(p.m * p.n));
+  columns.reserve(static_cast<std::size_t>(p.m * p.n));
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    for (std::int64_t j = 0; j < p.n; ++j) rows.push_back(i), columns.push_back(j);
+  }
+  return check_elements(p, alpha, a, b, beta, c0, c, rows, columns, threads);
+}
+
+template <class T>
+GemmCheck check_gemm_sampled(const GemmProblem& p, T alpha, std::span<const T> a,
+                             std::span<const T> b, T beta, std::span<const T> c0,
+                             std::span<const T> c, int samples, int threads) {
+  validate_gemm_problem(p);
+  std::vector<std::int64_t> rows, columns;
+  if (p.m > 0 && p.n > 0) {
+    for (int s = 0; s < samples; ++s) {
+      // The four corners first (ragged edges live there), then positions spread by a hash of
+      // the sample's index (splitmix64).
+      std::uint64_t z = 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(s + 1);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      z ^= z >> 31;
+      const std::int64_t i = s < 4 ? (s < 2 ? 0 : p.m - 1) : static_cast<std::int64_t>(z % p.m);
+      const std::int64_t j =
+          s < 4 ? (s % 2 == 0 ? 0 : p.n - 1) : static_cast<std::int64_t>((z >> 32) % p.n);
+      rows.push_back(i), columns.push_back(j);
+    }
+  }
+  return check_elements(p, alpha, a, b, beta, c0, c, rows, columns, threads);
+}
+
 #define GPUKIT_GEMM_REFERENCE(T)                                                                  \
   template std::vector<long double> gemm_reference<T>(                                            \
       const GemmProblem&, T, std::span<const T>, std::span<const T>, T, std::span<const T>, int); \
   template GemmCheck check_gemm<T>(const GemmProblem&, T, std::span<const T>, std::span<const T>, \
-                                   T, std::span<const T>, std::span<const T>, int);
+                                   T, std::span<const T>, std::span<const T>, int);               \
+  template GemmCheck check_gemm_sampled<T>(const GemmProblem&, T, std::span<const T>,             \
+                                           std::span<const T>, T, std::span<const T>,             \
+                                           std::span<const T>, int, int);
 GPUKIT_GEMM_REFERENCE(float)
 GPUKIT_GEMM_REFERENCE(double)
 #undef GPUKIT_GEMM_REFERENCE

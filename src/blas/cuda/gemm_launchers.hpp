@@ -16,8 +16,33 @@ void launch_seed_register_accumulator(const GemmLaunch& launch);
 void launch_seed_shared_tiles_16(const GemmLaunch& launch);
 void launch_seed_shared_tiles_32(const GemmLaunch& launch);
 
-// Beyond the seeds (gemm_register_blocked.cu): float32.
+// Beyond the seeds, SIMT float32: gemm_simt.cu and gemm_register_blocked.cu.
+void launch_register_blocked_1d(const GemmLaunch& launch);
 void launch_register_blocked_2d(const GemmLaunch& launch);
+void launch_warp_tiled(const GemmLaunch& launch);
+void launch_double_buffered(const GemmLaunch& launch);
+
+// Tensor cores, tf32 and bf16 on the K-major operands of gemm_tensor_operands.hpp: Ampere's
+// mma.sync (gemm_mma_sync.cu), then Hopper's wgmma with TMA (gemm_wgmma.cu, built for sm_90a
+// only: GPUKIT_HAVE_SM90A).
+void launch_mma_sync(const GemmLaunch& launch);
+#if GPUKIT_HAVE_SM90A
+/// The persistent kernels' knobs, for gpukit_tune_gemm: the band height of the tile raster in
+/// tile rows (cluster units) and a cap on the clusters launched (0: the tuned default, and as
+/// many as can be resident); `launched_clusters`, when set, receives the grid's cluster count.
+struct WgmmaKnobs {
+  int group_rows = 0;
+  int max_clusters = 0;
+  int* launched_clusters = nullptr;
+};
+void launch_wgmma_tma(const GemmLaunch& launch);
+void launch_wgmma_tma_128x256(const GemmLaunch& launch);
+void launch_wgmma_persistent_l2(const GemmLaunch& launch, const WgmmaKnobs& knobs = {});
+void launch_wgmma_cluster_multicast(const GemmLaunch& launch, const WgmmaKnobs& knobs = {});
+/// The cluster step's launch without its multicast (each CTA loads its own B tile; the clusters
+/// only launch together): gpukit_tune_gemm's measure of what the multicast itself costs.
+void launch_wgmma_cluster_without_multicast(const GemmLaunch& launch, const WgmmaKnobs& knobs = {});
+#endif
 
 // cuBLAS (gemm_cublas.cu): cublasSgemm, cublasDgemm, cublasGemmEx in TF32 and BF16.
 void launch_cublas(const GemmLaunch& launch);

@@ -20,10 +20,7 @@
 
 namespace gpukit::pde {
 
-namespace {
-
-// FFTW's planner is not thread-safe: every planner call (and plan destruction) holds this.
-std::mutex& planner_mutex() {
+std::mutex& fftw_planner_mutex() {
   static std::mutex m;
   return m;
 }
@@ -35,6 +32,10 @@ void init_fftw_threads_once() {
     fftwf_init_threads();
   });
 }
+
+namespace {
+
+std::mutex& planner_mutex() { return fftw_planner_mutex(); }
 
 template <class Real>
 struct Fftw;

@@ -1,0 +1,127 @@
+// SGEMM tile shapes: the warp-tiled SIMT kernel (gemm_simt.cu) under several block tiles, K
+// steps, thread tiles and warp arrangements, single- and double-buffered, against cublasSgemm on
+// the same data (C = A B, row-major, float32). Every shape's C is checked first: sampled elements
+// against a long-double dot product, each within gemm_error_bound. The library's WarpTiledPolicy
+// (the warp-tiled and double-buffered variants) is the shape this driver measured fastest.
+//
+//   gpukit_tune_sgemm --size=8192
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gpukit/blas/gemm.hpp"
+#include "gpukit/core/context.hpp"
+#include "tuning_common.hpp"
+
+// The kernels' source, compiled into this driver so that every tile shape can be instantiated;
+// its launchers then come from this translation unit instead of the library's copy (the same
+// source).
+#include "blas/cuda/gemm_simt.cu"
+
+namespace {
+
+namespace blas = gpukit::blas;
+namespace detail = gpukit::blas::cuda_detail;
+using gpukit::tuning::Timing;
+
+template <class Shape, bool kDoubleBuffer>
+struct Entry {
+  static void run(const blas::GemmLaunch& launch) {
+    detail::launch_warp_tiled_kernel<Shape, kDoubleBuffer>(launch, "tuning");
+  }
+  static std::string name() {
+    return std::to_string(Shape::block_m) + "x" + std::to_string(Shape::block_n) + "x" +
+           std::to_string(Shape::block_k) + " t" + std::to_string(Shape::thread_m) + "x" +
+           std::to_string(Shape::thread_n) + " w" + std::to_string(Shape::block_m / Shape::warp_m) +
+           "x" + std::to_string(Shape::block_n / Shape::warp_n) + (kDoubleBuffer ? " db" : "");
+  }
+};
+
+// <block_k, thread_m, thread_n, warps_m, warps_n, min blocks an SM>
+using S128x128x8 = detail::WarpTiledShape<8, 8, 8, 2, 4, 2>;
+using S128x128x16 = detail::WarpTiledShape<16, 8, 8, 2, 4, 2>;
+using S128x256x8 = detail::WarpTiledShape<8, 8, 16, 2, 4, 1>;
+using S256x128x8 = detail::WarpTiledShape<8, 16, 8, 2, 4, 1>;
+using S128x128x8Uncapped = detail::WarpTiledShape<8, 8, 8, 2, 4, 1>;
+using S256x64x16 = detail::WarpTiledShape<16, 8, 8, 4, 2, 2>;
+using S64x128x16 = detail::WarpTiledShape<16, 8, 8, 1, 4, 3>;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return gpukit::tuning::run_driver([&] {
+    const gpukit::tuning::Knobs knobs(
+        argc, argv, "gpukit_tune_sgemm",
+        {{"size", "8192|M = N = K"}, {"warmup", "2|untimed calls"}, {"repeat", "7|timed samples"}});
+    gpukit::tuning::print_device(knobs.summary());
+    const std::int64_t size = knobs.integer("size");
+    const std::size_t elements = static_cast<std::size_t>(size * size);
+    std::vector<float> a(elements), b(elements), c(elements);
+    for (std::size_t i = 0; i < elements; ++i) {
+      a[i] = float(2 * gpukit::tuning::uniform01(1, i) - 1);
+      b[i] = float(2 * gpukit::tuning::uniform01(2, i) - 1);
+    }
+    float *d_a = nullptr, *d_b = nullptr, *d_c = nullptr;
+    GPUKIT_TUNING_CHECK(cudaMalloc(&d_a, elements * sizeof(float)));
+    GPUKIT_TUNING_CHECK(cudaMalloc(&d_b, elements * sizeof(float)));
+    GPUKIT_TUNING_CHECK(cudaMalloc(&d_c, elements * sizeof(float)));
+    GPUKIT_TUNING_CHECK(
+        cudaMemcpy(d_a, a.data(), elements * sizeof(float), cudaMemcpyHostToDevice));
+    GPUKIT_TUNING_CHECK(
+        cudaMemcpy(d_b, b.data(), elements * sizeof(float), cudaMemcpyHostToDevice));
+    cudaStream_t stream = nullptr;
+    GPUKIT_TUNING_CHECK(cudaStreamCreate(&stream));
+    blas::GemmLaunch launch;
+    launch.m = launch.n = launch.k = size;
+    launch.a = d_a, launch.lda = size;
+    launch.b = d_b, launch.ldb = size;
+    launch.c = d_c, launch.ldc = size;
+    launch.stream = stream;
+    const double flops = 2.0 * double(size) * double(size) * double(size);
+    std::printf("%-26s %10s %9s %9s %11s\n", "shape", "median ms", "TFLOP/s", "vs cuBLAS",
+                "err/bound");
+    blas::GemmProblem problem;
+    problem.m = problem.n = problem.k = size;
+    double vendor_ms = 0;
+    auto measure = [&](const std::string& name, auto&& run) {
+      GPUKIT_TUNING_CHECK(cudaMemsetAsync(d_c, 0xFF, elements * sizeof(float), stream));
+      run();
+      GPUKIT_TUNING_CHECK(cudaStreamSynchronize(stream));
+      GPUKIT_TUNING_CHECK(
+          cudaMemcpy(c.data(), d_c, elements * sizeof(float), cudaMemcpyDeviceToHost));
+      const blas::GemmCheck check =
+          blas::check_gemm_sampled<float>(problem, 1.0f, a, b, 0.0f, {}, c, 64);
+      // A NaN or an unwritten element fails the check without a finite error.
+      const double worst =
+          check.passed() ? check.worst_error_over_bound : std::numeric_limits<double>::infinity();
+      const Timing t = gpukit::tuning::time_calls(stream, int(knobs.integer("warmup")),
+                                                  int(knobs.integer("repeat")), run);
+      std::printf("%-26s %10.4f %9.1f %9.3f %11.3g%s\n", name.c_str(), t.median_ms,
+                  flops / t.median_ms * 1e-9, vendor_ms > 0 ? vendor_ms / t.median_ms : 1.0, worst,
+                  worst <= 1 ? "" : "  MISMATCH");
+      return t.median_ms;
+    };
+    blas::GemmPlan cublas(gpukit::Context::cuda(), problem, "cublas");
+    vendor_ms = measure("cublasSgemm", [&] { cublas.run(1.0f, d_a, d_b, 0.0f, d_c, stream); });
+    auto both = [&]<class Shape>() {
+      measure(Entry<Shape, false>::name(), [&] { Entry<Shape, false>::run(launch); });
+      measure(Entry<Shape, true>::name(), [&] { Entry<Shape, true>::run(launch); });
+    };
+    both.template operator()<S128x128x8>();
+    both.template operator()<S128x128x16>();
+    both.template operator()<S128x256x8>();
+    both.template operator()<S256x128x8>();
+    both.template operator()<S128x128x8Uncapped>();
+    both.template operator()<S256x64x16>();
+    both.template operator()<S64x128x16>();
+    GPUKIT_TUNING_CHECK(cudaStreamDestroy(stream));
+    GPUKIT_TUNING_CHECK(cudaFree(d_a));
+    GPUKIT_TUNING_CHECK(cudaFree(d_b));
+    GPUKIT_TUNING_CHECK(cudaFree(d_c));
+  });
+}
