@@ -19,6 +19,8 @@
 #include <fmt/ranges.h>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/dist/communicator.hpp"
+#include "gpukit/dist/devices.hpp"
 #include "gpukit/io/atomic_file.hpp"
 #include "gpukit/io/csv.hpp"
 
@@ -159,17 +161,30 @@ int max_cpu_threads() {
   return std::max(1024, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-void add_device_options(CLI::App& command, DeviceOptions& options) {
+void add_device_options(CLI::App& command, DeviceOptions& options, DeviceLists lists) {
+  const bool accepted = lists == DeviceLists::accepted;
+  const std::string name = command.get_name();
   command
       .add_option("--device", options.device,
-                  "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N")
+                  accepted ? "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N | "
+                             "cuda:all | cuda:N,M,... (the work split over those GPUs, the same "
+                             "bits as one)"
+                           : "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N")
       ->check(CLI::Validator(
-          [](std::string& spec) -> std::string {
-            if (spec == "auto" || spec == "cpu" || spec == "cuda") return {};
-            if (spec.starts_with("cuda:") && spec.size() > 5 &&
-                spec.find_first_not_of("0123456789", 5) == std::string::npos)
-              return {};
-            return fmt::format("must be auto, cpu, cuda or cuda:N, got '{}'", spec);
+          [accepted, name](std::string& spec) -> std::string {
+            dist::DeviceSpec parsed;
+            try {
+              parsed = dist::parse_device_spec(spec);
+            } catch (const Error& e) {
+              return e.what();
+            }
+            if (parsed.is_list() && !accepted) {
+              return fmt::format(
+                  "'{}' lists several devices, but gpukit {} runs on one; device lists are "
+                  "for mc, bs and reduce",
+                  spec, name);
+            }
+            return {};
           },
           "", "device"))
       ->capture_default_str();
@@ -178,6 +193,17 @@ void add_device_options(CLI::App& command, DeviceOptions& options) {
           "--threads", options.threads,
           fmt::format("CPU threads, 1 to {} (0, the default: all cores)", max_cpu_threads()))
       ->transform(integer_in(0, static_cast<std::uint64_t>(max_cpu_threads())));
+}
+
+void refuse_device_list_and_ranks(const std::string& mode, const DeviceOptions& options) {
+  if (dist::parse_device_spec(options.device).is_list()) {
+    throw UsageError(
+        fmt::format("{} runs on one device, but --device {} lists several", mode, options.device));
+  }
+  if (dist::Communicator::world().distributed()) {
+    throw UsageError(fmt::format("{} runs in one process, not across {} MPI ranks", mode,
+                                 dist::Communicator::world().size()));
+  }
 }
 
 Context resolve_context(const DeviceOptions& options) {

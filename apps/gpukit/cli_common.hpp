@@ -57,8 +57,18 @@ struct DeviceOptions {
   int threads = 0;
 };
 
-/// Adds --device and --threads to a subcommand (both checked while parsing: exit 2).
-void add_device_options(CLI::App& command, DeviceOptions& options);
+/// Whether a command takes a list of devices (--device cuda:all, cuda:0,2,3): the commands that
+/// split their work into fixed blocks (mc, bs, reduce; docs/scale-out.md).
+enum class DeviceLists { refused, accepted };
+
+/// Adds --device and --threads to a subcommand (both checked while parsing: exit 2; a list where
+/// the command refuses one is a usage error that says which commands take lists).
+void add_device_options(CLI::App& command, DeviceOptions& options,
+                        DeviceLists lists = DeviceLists::refused);
+
+/// For the one-device modes of a list-taking command (`mc --demo`): a usage error for a device
+/// list, or for a job of several MPI ranks.
+void refuse_device_list_and_ranks(const std::string& mode, const DeviceOptions& options);
 
 /// Resolves the device and prints `auto`'s one-line notice on stderr (not with --quiet).
 Context resolve_context(const DeviceOptions& options);

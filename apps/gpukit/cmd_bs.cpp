@@ -2,7 +2,10 @@
 // study (slides 3-15).
 
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <memory>
+#include <optional>
 
 #include <cstdlib>
 #include <span>
@@ -11,12 +14,15 @@
 #include <fmt/format.h>
 
 #include "cli_common.hpp"
+#include "cli_dist.hpp"
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
+#include "gpukit/dist/workers.hpp"
 #include "gpukit/finance/black_scholes_reference.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
 #include "gpukit/finance/european_book.hpp"
+#include "gpukit/finance/option_book_bytes.hpp"
 #include "gpukit/io/csv.hpp"
 #include "gpukit/io/option_book.hpp"
 #include "gpukit/io/option_book_from_view.hpp"
@@ -58,17 +64,17 @@ void inject_test_fault(const finance::OptionBookView& view, std::vector<double>&
 /// --check: every price against the long double reference (erfc on long double), which shares
 /// no code with any backend, within its own bound for the precision and CDF; exit 8 otherwise.
 /// Runs after the output is written.
-void check_prices(const Context& context, const BsArgs& args, const finance::OptionBookView& view,
-                  finance::Precision precision, finance::NormalCdf cdf,
-                  std::span<const double> price) {
+void check_prices(const std::string& device, const BsArgs& args,
+                  const finance::OptionBookView& view, finance::Precision precision,
+                  finance::NormalCdf cdf, std::span<const double> price) {
   const finance::BlackScholesCheck check = finance::check_european_book_prices(
-      view, precision, cdf, price, context.effective_cpu_threads());
+      view, precision, cdf, price, Context::cpu(args.device.threads).effective_cpu_threads());
   fmt::print(stderr,
              "gpukit: bs: check: {} {} --cdf {} prices against the long double reference: L1 norm "
              "{:E}, max "
              "abs error {:E}, worst error {:.3g} of its bound{}: {}\n",
-             context.describe(), args.precision, args.cdf, check.metrics.relative_l1,
-             check.metrics.max_abs, check.worst_ratio,
+             device, args.precision, args.cdf, check.metrics.relative_l1, check.metrics.max_abs,
+             check.worst_ratio,
              check.worst_index >= 0 ? fmt::format(" (data row {})", check.worst_index + 1) : "",
              check.passed ? "ok" : "FAILED");
   if (!check.passed) {
@@ -78,20 +84,24 @@ void check_prices(const Context& context, const BsArgs& args, const finance::Opt
   }
 }
 
-/// Prices `book`, writes it with its price (and Greek) columns, and with --check checks every
-/// price after writing: a failed check keeps the priced book (the user paid for it) and exits 8
-/// after saying so.
-void price_write_and_check(const BsArgs& args, const Context& context, const io::OptionBook& book) {
-  const finance::Precision precision =
-      args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
+finance::BlackScholesOptions pricing_options(const BsArgs& args) {
   finance::BlackScholesOptions options;
   options.cdf = parse_cdf(args.cdf);
   options.variant = args.variant;
-  const finance::OptionBookView view = io::instrument_view(book);
-  finance::EuropeanBookResult result =
-      finance::price_european_book(context, view, precision, args.greeks, options);
-  inject_test_fault(view, result.price);
+  return options;
+}
 
+finance::Precision precision_of(const BsArgs& args) {
+  return args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
+}
+
+/// Writes `book` with its price (and Greek) columns, and with --check checks every price after
+/// writing: a failed check keeps the priced book (the user paid for it) and exits 8 after saying
+/// so.
+void write_and_check(const BsArgs& args, const std::string& device, const io::OptionBook& book,
+                     const finance::OptionBookView& view, finance::EuropeanBookResult& result) {
+  const finance::Precision precision = precision_of(args);
+  inject_test_fault(view, result.price);
   const bool as_float = precision == finance::Precision::float32;
   std::vector<io::OutputColumn> columns = {{"price", result.price, as_float}};
   if (args.greeks) {
@@ -104,39 +114,124 @@ void price_write_and_check(const BsArgs& args, const Context& context, const io:
   note_replaced_columns("bs", book, columns);
   write_output_atomically(args.output,
                           [&](std::ostream& out) { io::write_priced_book(out, book, columns); });
-  if (args.check) check_prices(context, args, view, precision, options.cdf, result.price);
+  if (args.check) check_prices(device, args, view, precision, parse_cdf(args.cdf), result.price);
 }
 
-void price_file(const BsArgs& args, const Context& context) {
-  price_write_and_check(
-      args, context,
-      read_book_with_progress("bs", args.input, {args.rate, args.volatility, args.dividend},
-                              io::BookColumns::european, args.delimiter));
-}
-
-void generate(const BsArgs& args, const Context& context) {
-  if (args.output.empty()) {
-    // No output: the demo, which checks its float prices against the same reference.
-    if (!print_black_scholes_demo(
-            bench::run_black_scholes_seed_demo(context, args.generate, args.seed)))
-      throw Error(ErrorKind::check_failed,
-                  "bs: the demo's check failed (a price outside its error bound)");
+/// Prices the book `load` makes on rank 0, writes it and checks it. On one device, one call of
+/// the pricer. Across the job's workers (several GPUs, several ranks): the rows, the fixed blocks
+/// of Black-Scholes (each row priced alone, so the same bits wherever it is priced), are shared
+/// out; rank 0 sends each rank its rows' terms, each worker prices its rows, and rank 0 gathers
+/// every column in row order before writing.
+void price_write_and_check(const BsArgs& args, const Job& job,
+                           const std::function<io::OptionBook()>& load) {
+  const finance::Precision precision = precision_of(args);
+  const finance::BlackScholesOptions options = pricing_options(args);
+  if (!job.spread) {
+    const io::OptionBook book = load();
+    const finance::OptionBookView view = io::instrument_view(book);
+    const Context& context = job.workers.contexts.front();
+    finance::EuropeanBookResult result =
+        finance::price_european_book(context, view, precision, args.greeks, options);
+    write_and_check(args, context.describe(), book, view, result);
     return;
   }
-  // The case study's random book (its ranges, calls and puts alternating) as a CSV book, then
-  // priced, written and checked as a book read from a file is.
-  const bench::GeneratedBook g = bench::generate_seed_book(args.generate, args.seed);
-  std::vector<std::uint8_t> is_put(g.spot.size());
-  for (std::size_t i = 0; i < is_put.size(); ++i) is_put[i] = static_cast<std::uint8_t>(i % 2);
-  const finance::OptionBookView view{static_cast<std::int64_t>(is_put.size()),
-                                     is_put.data(),
-                                     g.spot.data(),
-                                     g.strike.data(),
-                                     g.maturity.data(),
-                                     {nullptr, args.rate.value_or(g.rate)},
-                                     {nullptr, args.volatility.value_or(g.volatility)},
-                                     {nullptr, args.dividend.value_or(0.0)}};
-  price_write_and_check(args, context, io::option_book_from_view(view, "the generated book"));
+  dist::Communicator& comm = *job.comm;
+  std::optional<io::OptionBook> book;  // rank 0's
+  std::vector<std::byte> rows = dist::agree(comm, [&] {
+    if (!comm.is_root()) return std::vector<std::byte>{};
+    book.emplace(load());
+    const std::vector<std::int64_t> count_of_rows = {static_cast<std::int64_t>(book->size())};
+    const std::span<const std::byte> bytes = dist::as_bytes(count_of_rows);
+    return std::vector<std::byte>(bytes.begin(), bytes.end());
+  });
+  comm.broadcast(rows);
+  const std::int64_t count = dist::from_bytes<std::int64_t>(rows).front();
+  const auto workers = static_cast<int>(job.workers.contexts.size());
+  const dist::WorkPlan plan = dist::plan_work(comm, workers, count);
+  const dist::BlockRange mine = plan.rank_ranges[static_cast<std::size_t>(comm.rank())];
+  warn_if_mixed(job, "bs");
+
+  // This rank's rows: rank 0's book itself in a job of one process, else what rank 0 sent.
+  std::unique_ptr<finance::PackedOptionBook> received;
+  if (comm.distributed()) {
+    std::vector<std::byte> all;
+    std::vector<std::int64_t> sizes;
+    dist::agree(comm, [&] {
+      if (!comm.is_root()) return;
+      const finance::OptionBookView whole = io::instrument_view(*book);
+      for (const dist::BlockRange& r : plan.rank_ranges) {
+        const std::vector<std::byte> piece = finance::pack_option_book(whole, r.first, r.count);
+        all.insert(all.end(), piece.begin(), piece.end());
+        sizes.push_back(static_cast<std::int64_t>(piece.size()));
+      }
+    });
+    const std::vector<std::byte> piece = comm.scatter(all, sizes);
+    std::vector<std::byte>().swap(all);
+    dist::agree(comm, [&] { received = std::make_unique<finance::PackedOptionBook>(piece); });
+  }
+  const finance::OptionBookView local = received ? received->view() : io::instrument_view(*book);
+
+  // Each worker prices its rows into this rank's columns.
+  finance::EuropeanBookResult result;
+  const auto n = static_cast<std::size_t>(mine.count);
+  result.price.resize(n);
+  std::vector<std::vector<double>*> columns = {&result.price};
+  if (args.greeks) {
+    for (auto* c : {&result.delta, &result.gamma, &result.vega, &result.theta, &result.rho}) {
+      c->resize(n);
+      columns.push_back(c);
+    }
+  }
+  dist::agree(comm, [&] {
+    dist::run_workers(workers, [&](int w, const dist::ReportProgress&) {
+      inject_rank_fault(job);
+      const dist::BlockRange range = plan.local_ranges[static_cast<std::size_t>(w)];
+      const std::int64_t at = range.first - mine.first;
+      const finance::EuropeanBookResult part = finance::price_european_book(
+          job.workers.contexts[static_cast<std::size_t>(w)],
+          finance::book_rows(local, at, range.count), precision, args.greeks, options);
+      const std::vector<const std::vector<double>*> from = {&part.price, &part.delta, &part.gamma,
+                                                            &part.vega,  &part.theta, &part.rho};
+      for (std::size_t c = 0; c < columns.size(); ++c) {
+        std::copy(from[c]->begin(), from[c]->end(), columns[c]->begin() + at);
+      }
+    });
+  });
+  if (comm.distributed()) {
+    for (std::vector<double>* c : columns) {
+      *c = dist::from_bytes<double>(comm.gather(dist::as_bytes(*c)));
+    }
+  }
+  dist::agree(comm, [&] {
+    if (!comm.is_root()) return;
+    write_and_check(args, job.description, *book, io::instrument_view(*book), result);
+  });
+}
+
+void price_file(const BsArgs& args, const Job& job) {
+  price_write_and_check(args, job, [&args] {
+    return read_book_with_progress("bs", args.input, {args.rate, args.volatility, args.dividend},
+                                   io::BookColumns::european, args.delimiter);
+  });
+}
+
+// The case study's random book (its ranges, calls and puts alternating) as a CSV book, then
+// priced, written and checked as a book read from a file is.
+void generate(const BsArgs& args, const Job& job) {
+  price_write_and_check(args, job, [&args] {
+    const bench::GeneratedBook g = bench::generate_seed_book(args.generate, args.seed);
+    std::vector<std::uint8_t> is_put(g.spot.size());
+    for (std::size_t i = 0; i < is_put.size(); ++i) is_put[i] = static_cast<std::uint8_t>(i % 2);
+    const finance::OptionBookView view{static_cast<std::int64_t>(is_put.size()),
+                                       is_put.data(),
+                                       g.spot.data(),
+                                       g.strike.data(),
+                                       g.maturity.data(),
+                                       {nullptr, args.rate.value_or(g.rate)},
+                                       {nullptr, args.volatility.value_or(g.volatility)},
+                                       {nullptr, args.dividend.value_or(0.0)}};
+    return io::option_book_from_view(view, "the generated book");
+  });
 }
 
 // The help screen's footer: what the book holds and what comes out.
@@ -206,19 +301,29 @@ void register_bs(CLI::App& app) {
   command->add_option("--volatility", args->volatility, "Volatility for the whole book");
   command->add_option("--dividend", args->dividend, "Dividend yield for the whole book");
   add_delimiter_option(*command, args->delimiter);
-  add_device_options(*command, args->device);
+  add_device_options(*command, args->device, DeviceLists::accepted);
   command->callback([args, input, gen, demo] {
     if (input->count() == 0 && gen->count() == 0 && demo->count() == 0)
       throw UsageError("bs: give --input FILE --output FILE, --demo [N] or --generate N");
-    const Context context = resolve_context(args->device);
-    if (demo->count() > 0) {
-      if (!print_black_scholes_demo(
-              bench::run_black_scholes_seed_demo(context, args->demo, args->seed)))
-        throw Error(ErrorKind::check_failed, "bs --demo: results differ from the CPU reference");
-    } else if (gen->count() > 0) {
-      generate(*args, context);
+    const bool demo_run = demo->count() > 0 || (gen->count() > 0 && args->output.empty());
+    if (demo_run) {
+      refuse_device_list_and_ranks(
+          demo->count() > 0 ? "bs --demo" : "bs --generate without --output", args->device);
+      const Context context = resolve_context(args->device);
+      const std::int64_t n = demo->count() > 0 ? args->demo : args->generate;
+      if (!print_black_scholes_demo(bench::run_black_scholes_seed_demo(context, n, args->seed))) {
+        throw Error(ErrorKind::check_failed,
+                    demo->count() > 0
+                        ? "bs --demo: results differ from the CPU reference"
+                        : "bs: the demo's check failed (a price outside its error bound)");
+      }
+      return;
+    }
+    const Job job = join_job(args->device, "bs");
+    if (gen->count() > 0) {
+      generate(*args, job);
     } else {
-      price_file(*args, context);
+      price_file(*args, job);
     }
   });
 }

@@ -3,14 +3,19 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "cli_common.hpp"
+#include "cli_dist.hpp"
 #include "gpukit/bench/monte_carlo_demo.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/dist/workers.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/finance/monte_carlo_blocks.hpp"
+#include "gpukit/finance/option_book_bytes.hpp"
 #include "gpukit/io/csv.hpp"
 #include "gpukit/io/option_book.hpp"
 
@@ -50,18 +55,18 @@ finance::MonteCarloOptions options_of(const McArgs& args) {
 // same random numbers, path by path in long double, by code that shares only Philox with the
 // pricer) and its derived bound per row, on whichever backend priced the book. The verdict comes
 // after the output is written (the pricing was paid for): price_file throws check_failed then.
-std::optional<std::string> check_against_reference(const Context& context,
+std::optional<std::string> check_against_reference(const std::string& device, int threads,
                                                    const finance::MonteCarloBookView& view,
                                                    const finance::MonteCarloOptions& options,
                                                    const finance::MonteCarloBookResult& result,
                                                    const std::string& precision) {
   const finance::MonteCarloAgreement a =
-      finance::check_monte_carlo_book(view, options, result, context.cpu_threads);
+      finance::check_monte_carlo_book(view, options, result, threads);
   fmt::print(stderr,
              "gpukit: mc: check: {} {} vs an independent long-double reference on the same "
              "random numbers ({} options): max abs price difference {:E} ({:.3E} standard errors, "
              "{:.3f} of the derived bound)\n",
-             context.describe(), precision, a.rows, a.max_abs_price_difference,
+             device, precision, a.rows, a.max_abs_price_difference,
              a.max_price_difference_in_std_errors, a.max_price_difference_over_bound);
   if (a.rows_over_bound == 0) return std::nullopt;
   return fmt::format(
@@ -88,31 +93,34 @@ finance::MonteCarloBookResult price_with_progress(const Context& context,
   return finance::price_monte_carlo_book(context, view, options);
 }
 
-void price_file(const McArgs& args, const Context& context) {
-  const io::OptionBook book =
-      read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
-                              io::BookColumns::with_barriers, args.delimiter);
-  finance::MonteCarloBookView view = io::instrument_view(book);
-  // A trade's random numbers follow its id (the FNV-1a 64 hash of the field's bytes), so its price
-  // does not depend on where it sits in which book; without an id column, on the row number.
+// The stream keys of a book with an `id` column (its rows' random numbers follow their ids), with
+// a note on stderr about ids found on several rows; none (row numbers) without one.
+finance::MonteCarloStreamKeys stream_keys_of(const io::OptionBook& book) {
   finance::MonteCarloStreamKeys streams;
   if (const std::optional<std::size_t> id = book.column_index("id")) {
-    streams = finance::monte_carlo_stream_keys(view.count, [&](std::int64_t row) {
-      return book.field(static_cast<std::size_t>(row), *id);
-    });
+    streams = finance::monte_carlo_stream_keys(
+        static_cast<std::int64_t>(book.size()),
+        [&](std::int64_t row) { return book.field(static_cast<std::size_t>(row), *id); });
     if (streams.repeated_ids > 0) {
       fmt::print(stderr,
                  "gpukit: mc: {} ids appear on more than one row ({} rows); rows with the same id "
                  "get the same random numbers\n",
                  streams.repeated_ids, streams.rows_with_repeated_ids);
     }
-    view.stream = streams.keys.data();
   }
-  const finance::MonteCarloOptions options = options_of(args);
-  const finance::MonteCarloBookResult r = price_with_progress(context, view, options);
+  return streams;
+}
+
+// Writes the priced book, then with --check checks it (the verdict after the output: the pricing
+// was paid for).
+void write_and_check(const McArgs& args, const io::OptionBook& book,
+                     const finance::MonteCarloBookView& view,
+                     const finance::MonteCarloOptions& options,
+                     const finance::MonteCarloBookResult& r, const std::string& device) {
   std::optional<std::string> check_failure;
   if (args.check)
-    check_failure = check_against_reference(context, view, options, r, args.precision);
+    check_failure =
+        check_against_reference(device, args.device.threads, view, options, r, args.precision);
 
   const bool as_float = options.precision == finance::Precision::float32;
   std::vector<io::OutputColumn> columns = {{"price", r.price, as_float},
@@ -130,6 +138,73 @@ void price_file(const McArgs& args, const Context& context) {
   write_output_atomically(args.output,
                           [&](std::ostream& out) { io::write_priced_book(out, book, columns); });
   if (check_failure) throw Error(ErrorKind::check_failed, *check_failure);
+}
+
+void price_file(const McArgs& args, const Context& context) {
+  const io::OptionBook book =
+      read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
+                              io::BookColumns::with_barriers, args.delimiter);
+  finance::MonteCarloBookView view = io::instrument_view(book);
+  // A trade's random numbers follow its id (the FNV-1a 64 hash of the field's bytes), so its price
+  // does not depend on where it sits in which book; without an id column, on the row number.
+  const finance::MonteCarloStreamKeys streams = stream_keys_of(book);
+  if (!streams.keys.empty()) view.stream = streams.keys.data();
+  const finance::MonteCarloOptions options = options_of(args);
+  const finance::MonteCarloBookResult r = price_with_progress(context, view, options);
+  write_and_check(args, book, view, options, r, context.describe());
+}
+
+// The book across every worker of the job (several GPUs, several ranks): rank 0 reads it and
+// keys its rows, every rank receives its terms, each worker prices its share of the fixed blocks
+// (finance/monte_carlo_blocks.hpp), and rank 0 merges the blocks' moments in block order, which
+// gives the bits of the book priced on one device (of the job's backend), then checks and writes.
+void price_file_across(const McArgs& args, const Job& job) {
+  dist::Communicator& comm = *job.comm;
+  const finance::MonteCarloOptions options = options_of(args);
+  std::optional<io::OptionBook> book;  // rank 0's
+  std::vector<std::byte> packed = dist::agree(comm, [&] {
+    if (!comm.is_root()) return std::vector<std::byte>{};
+    book.emplace(read_book_with_progress("mc", args.input,
+                                         {args.rate, args.volatility, args.dividend},
+                                         io::BookColumns::with_barriers, args.delimiter));
+    finance::MonteCarloBookView view = io::instrument_view(*book);
+    const finance::MonteCarloStreamKeys streams = stream_keys_of(*book);
+    if (!streams.keys.empty()) view.stream = streams.keys.data();
+    return finance::pack_option_book(view, 0, view.count);
+  });
+  comm.broadcast(packed);
+  std::unique_ptr<finance::PackedOptionBook> terms;
+  const finance::MonteCarloBlocks blocks = dist::agree(comm, [&] {
+    terms = std::make_unique<finance::PackedOptionBook>(packed);
+    return finance::monte_carlo_blocks(terms->view(), options);
+  });
+  std::vector<std::byte>().swap(packed);
+  const finance::MonteCarloBookView& view = terms->view();
+  warn_if_mixed(job, "mc");
+  inject_lone_failure(job);
+  const dist::WorkPlan plan =
+      dist::plan_work(comm, static_cast<int>(job.workers.contexts.size()), blocks.weight);
+  const std::vector<finance::MonteCarloBlockMoments> moments =
+      dist::compute_blocks<finance::MonteCarloBlockMoments>(
+          comm, job.workers.contexts, plan, finance::monte_carlo_scenarios(options),
+          [&](const Context& context, dist::BlockRange range, const dist::ReportProgress& report) {
+            inject_rank_fault(job);
+            finance::MonteCarloOptions mine = options;
+            mine.progress = report;
+            return finance::price_monte_carlo_blocks(context, view, mine, range.first, range.count);
+          },
+          progress_lines(
+              job,
+              [count = view.count](int percent) {
+                return fmt::format("gpukit: mc: pricing {}% ({} options)", percent, count);
+              },
+              finance::monte_carlo_path_steps(view, options) >= 0x1p33));
+  dist::agree(comm, [&] {
+    if (!comm.is_root()) return;
+    const finance::MonteCarloBookResult r =
+        finance::monte_carlo_result_from_blocks(view, options, moments, job.arithmetic());
+    write_and_check(args, *book, view, options, r, job.description);
+  });
 }
 
 void run_demo(const McArgs& args, const Context& context, bool paths_given) {
@@ -227,15 +302,20 @@ void register_mc(CLI::App& app) {
   command->add_option("--volatility", args->volatility, "Volatility for the whole book");
   command->add_option("--dividend", args->dividend, "Dividend yield for the whole book");
   add_delimiter_option(*command, args->delimiter);
-  add_device_options(*command, args->device);
+  add_device_options(*command, args->device, DeviceLists::accepted);
   command->callback([args, input, demo, paths] {
     if (input->count() == 0 && demo->count() == 0)
       throw UsageError("mc: give --input FILE --output FILE, or --demo [N]");
-    const Context context = resolve_context(args->device);
     if (demo->count() > 0) {
-      run_demo(*args, context, paths->count() > 0);
+      refuse_device_list_and_ranks("mc --demo", args->device);
+      run_demo(*args, resolve_context(args->device), paths->count() > 0);
+      return;
+    }
+    const Job job = join_job(args->device, "mc");
+    if (job.spread) {
+      price_file_across(*args, job);
     } else {
-      price_file(*args, context);
+      price_file(*args, job.workers.contexts.front());
     }
   });
 }

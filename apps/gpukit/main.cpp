@@ -5,8 +5,12 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <new>
+#include <ostream>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,9 +18,11 @@
 #include <fmt/format.h>
 
 #include "cli_common.hpp"
+#include "cli_dist.hpp"
 #include "gpukit/bench/harness.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/dist/communicator.hpp"
 #include "gpukit/io/atomic_file.hpp"
 #include "gpukit/io/standard_output.hpp"
 
@@ -71,7 +77,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 // CLI11 reads an unknown first word as "a subcommand is required"; say what was wrong instead,
 // with the nearest command when one is close. Returns false after printing the message.
-bool first_word_is_a_command(const CLI::App& app, int argc, char** argv) {
+bool first_word_is_a_command(const CLI::App& app, int argc, char** argv, std::ostream& err) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view word = argv[i];
     if (word.starts_with('-')) continue;  // the top-level flags take no values
@@ -84,13 +90,67 @@ bool first_word_is_a_command(const CLI::App& app, int argc, char** argv) {
         best = std::min(d, best), nearest = command->get_name();
       }
     }
-    std::cerr << fmt::format("gpukit: usage error: unknown command '{}'{} (see 'gpukit --help')\n",
-                             word,
-                             nearest.empty() ? "" : fmt::format("; did you mean '{}'?", nearest));
+    err << fmt::format("gpukit: usage error: unknown command '{}'{} (see 'gpukit --help')\n", word,
+                       nearest.empty() ? "" : fmt::format("; did you mean '{}'?", nearest));
     return false;
   }
   return true;
 }
+
+// The command word of the command line (the first word that is not an option), or "".
+std::string_view command_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (!word.starts_with('-')) return word;
+  }
+  return {};
+}
+
+// FNV-1a 64 of the arguments but --device and --threads, which may differ between ranks (MPMD
+// jobs: `mpirun -np 2 gpukit ... --device cuda : -np 1 gpukit ... --device cpu`).
+std::uint64_t arguments_hash(int argc, char** argv) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--device" || word == "--threads") {
+      ++i;
+      continue;
+    }
+    if (word.starts_with("--device=") || word.starts_with("--threads=")) continue;
+    for (const char c : word) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    hash = (hash ^ 0xFFu) * 0x100000001b3ull;  // a separator no argument holds
+  }
+  return hash;
+}
+
+// Under an MPI launcher: every rank must run the same command, and only the commands that run
+// across ranks may have several. The message, or "" when the job may start. Collective.
+std::string job_problem(gpukit::dist::Communicator& comm, int argc, char** argv) {
+  if (!comm.distributed()) return {};
+  const std::vector<std::int64_t> hashes =
+      comm.all_gather(static_cast<std::int64_t>(arguments_hash(argc, argv)));
+  for (std::size_t r = 1; r < hashes.size(); ++r) {
+    if (hashes[r] != hashes[0]) {
+      return fmt::format(
+          "every rank must run the same command (only --device and --threads may differ), but "
+          "rank {}'s arguments differ from rank 0's",
+          r);
+    }
+  }
+  const std::string_view command = command_word(argc, argv);
+  if (!command.empty() && !gpukit::cli::runs_across_ranks(command)) {
+    return fmt::format(
+        "gpukit {} runs in one process, and this MPI job has {} ranks (mc, bs, reduce and "
+        "poisson run across ranks)",
+        command, comm.size());
+  }
+  return {};
+}
+
+// A stream that drops what it is given: CLI11's messages on the ranks other than 0.
+struct NullBuffer : std::streambuf {
+  int overflow(int c) override { return c; }
+};
 
 constexpr const char* kExitCodes =
     "Exit codes: 0 success, 1 unexpected error, 2 usage error (an unknown or bad option, a\n"
@@ -105,6 +165,25 @@ void register_saxpy(CLI::App& app);  // cmd_saxpy.cpp
 
 int main(int argc, char** argv) {
   gpukit::cli::guard_standard_streams();
+  // An MPI job's ranks start MPI here (a process started alone does not); it ends when main does.
+  gpukit::dist::Environment mpi(argc, argv);
+  if (!mpi.problem().empty()) {
+    if (gpukit::dist::launcher_rank() == 0) {
+      std::cerr << "gpukit: usage error: " << mpi.problem() << '\n';
+    }
+    return 2;
+  }
+  gpukit::dist::Communicator& comm = gpukit::dist::Communicator::world();
+  // Only rank 0 speaks for a job of several ranks: the others keep their messages to themselves
+  // unless a failure was theirs alone (below).
+  NullBuffer null_buffer;
+  std::ostream null_stream(&null_buffer);
+  std::ostream& err = comm.is_root() ? std::cerr : null_stream;
+  std::ostream& out = comm.is_root() ? std::cout : null_stream;
+  if (const std::string problem = job_problem(comm, argc, argv); !problem.empty()) {
+    err << "gpukit: usage error: " << problem << '\n';
+    return 2;
+  }
   // Ctrl-C, SIGTERM or a closed terminal while an output is written leaves no temporary file.
   gpukit::io::install_temporary_file_cleanup();
   gpukit::cli::set_command_line(argc, argv);
@@ -130,23 +209,38 @@ int main(int argc, char** argv) {
   gpukit::cli::register_saxpy(app);
   gpukit::cli::register_gemm(app);
   gpukit::cli::register_bench(app);
-  if (!first_word_is_a_command(app, argc, argv)) return 2;
+  if (!first_word_is_a_command(app, argc, argv, err)) return 2;
+  // An error that every rank throws alike (agreed by gpukit/dist, or by a module's own
+  // agreement, or found before any rank could differ: the arguments) is reported once, by rank 0,
+  // and every rank exits with its code. One that a rank met alone ends the whole job: the other
+  // ranks never reach this point, so after a grace period the rank prints it and aborts the job.
+  const auto report = [&](const std::exception& e, const std::string& line, int code) {
+    if (!comm.distributed() || dynamic_cast<const gpukit::dist::Agreed*>(&e) != nullptr ||
+        comm.all_reach_exit(std::chrono::seconds(20))) {
+      err << line;
+      return code;
+    }
+    std::cerr << fmt::format("gpukit: rank {} of {}: ", comm.rank(), comm.size())
+              << line.substr(line.find(": ") + 2);
+    std::cerr.flush();
+    gpukit::dist::abort_job(code);
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
-    return finish_stdout(app.exit(e));
+    return finish_stdout(app.exit(e, out, err));
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // The same on every rank: the arguments agree and usage errors come before any collective.
+    app.exit(e, out, err);
     return 2;
   } catch (const gpukit::Error& e) {
-    std::cerr << "gpukit: " << gpukit::kind_name(e.kind()) << ": " << e.what() << '\n';
-    return gpukit::exit_code(e.kind());
-  } catch (const std::bad_alloc&) {
-    std::cerr << "gpukit: out of memory: a host allocation failed\n";
-    return gpukit::exit_code(gpukit::ErrorKind::out_of_memory);
+    return report(e, std::string("gpukit: ") + gpukit::kind_name(e.kind()) + ": " + e.what() + '\n',
+                  gpukit::exit_code(e.kind()));
+  } catch (const std::bad_alloc& e) {
+    return report(e, "gpukit: out of memory: a host allocation failed\n",
+                  gpukit::exit_code(gpukit::ErrorKind::out_of_memory));
   } catch (const std::exception& e) {
-    std::cerr << "gpukit: internal error: " << e.what() << '\n';
-    return 1;
+    return report(e, std::string("gpukit: internal error: ") + e.what() + '\n', 1);
   }
   return finish_stdout(0);
 }

@@ -24,12 +24,15 @@ struct StagingArea {
   std::array<StagingSlot, 2> slots;
 };
 
-/// Held by a caller for as long as it uses the staging area: concurrent callers take turns.
-std::unique_lock<std::mutex> lock_staging_area();
+/// Held by a caller for as long as it uses `device`'s staging area: concurrent callers on one
+/// device take turns; callers on different devices (the threads of a multi-GPU run, gpukit/dist)
+/// run side by side, each through its own device's buffers and PCIe link.
+std::unique_lock<std::mutex> lock_staging_area(int device);
 
-/// The process's staging area on `device` (reallocated when the device changes), every slot with
-/// at least `in_bytes` / `out_bytes` of pinned and device memory per direction. Call with the
-/// lock held. Work left in flight by a call that failed part-way is waited for first.
+/// The process's staging area on `device` (one per device, made on first use while `device` is
+/// the current device), every slot with at least `in_bytes` / `out_bytes` of pinned and device
+/// memory per direction. Call with that device's lock held. Work left in flight by a call that
+/// failed part-way is waited for first.
 StagingArea& staging_area(int device, std::size_t in_bytes, std::size_t out_bytes);
 
 }  // namespace gpukit::detail

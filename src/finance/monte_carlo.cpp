@@ -202,6 +202,59 @@ MonteCarloBookResult book_result(const std::vector<Estimate>& base,
   return r;
 }
 
+Scenarios scenarios(const std::vector<OptionInputs>& inputs, bool greeks) {
+  Scenarios s;
+  s.rows.push_back(inputs);
+  if (!greeks) return s;
+  // Central differences with common random numbers: each bumped book reuses option i's Philox
+  // numbers, so the difference of two prices carries little of their sampling noise.
+  const std::size_t n = inputs.size();
+  std::vector<OptionInputs> up = inputs, down = inputs;
+  s.spot_step.resize(n), s.vol_up.resize(n), s.vol_down.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    s.spot_step[i] = 0.01 * inputs[i].spot;
+    up[i].spot = inputs[i].spot + s.spot_step[i];
+    down[i].spot = inputs[i].spot - s.spot_step[i];
+  }
+  s.rows.push_back(up), s.rows.push_back(down);
+  up = inputs, down = inputs;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double h = std::max(0.01 * inputs[i].volatility, 1e-4);
+    up[i].volatility = inputs[i].volatility + h;
+    down[i].volatility = std::max(0.0, inputs[i].volatility - h);
+    s.vol_up[i] = up[i].volatility;
+    s.vol_down[i] = down[i].volatility;
+  }
+  s.rows.push_back(up), s.rows.push_back(down);
+  return s;
+}
+
+MonteCarloBookResult result_from_moments(const Scenarios& scenarios,
+                                         const std::vector<std::vector<Moments<double>>>& moments,
+                                         const MonteCarloOptions& options) {
+  auto estimates_of = [&](std::size_t s) {
+    const std::vector<OptionInputs>& rows = scenarios.rows[s];
+    std::vector<Estimate> e(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      e[i] = estimate(moments[s][i], rows[i], options.antithetic, options.control_variate);
+    }
+    return e;
+  };
+  MonteCarloBookResult r = book_result(estimates_of(0), options);
+  if (scenarios.rows.size() == 5) {
+    const std::size_t n = scenarios.rows[0].size();
+    const std::vector<Estimate> spot_up = estimates_of(1), spot_down = estimates_of(2),
+                                sigma_up = estimates_of(3), sigma_down = estimates_of(4);
+    r.delta.resize(n), r.vega.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      r.delta[i] = (spot_up[i].price - spot_down[i].price) / (2 * scenarios.spot_step[i]);
+      r.vega[i] =
+          (sigma_up[i].price - sigma_down[i].price) / (scenarios.vol_up[i] - scenarios.vol_down[i]);
+    }
+  }
+  return r;
+}
+
 #define GPUKIT_MC_INSTANTIATE(Real)                                                           \
   template OptionInputs option_inputs<Real>(const MonteCarloBookView&, std::int64_t);         \
   template std::vector<OptionInputs> book_inputs<Real>(const MonteCarloBookView&);            \
@@ -323,48 +376,13 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
     };
   }
 
-  auto price_scenario = [&](const std::vector<OptionInputs>& scenario) {
-    const std::vector<PathParams<Real>> params =
-        mc::book_path_params<Real>(book, scenario, options);
-    const std::vector<Moments<double>> moments =
-        moments_on(context, params, samples, options, work_done, queue);
-    std::vector<mc::Estimate> estimates(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      estimates[i] =
-          mc::estimate(moments[i], scenario[i], options.antithetic, options.control_variate);
-    }
-    return estimates;
-  };
-
-  MonteCarloBookResult r = mc::book_result(price_scenario(inputs), options);
-  if (options.greeks) {
-    // Central differences with common random numbers: each bumped book reuses option i's Philox
-    // numbers, so the difference of two prices carries little of their sampling noise.
-    std::vector<OptionInputs> up = inputs, down = inputs;
-    std::vector<double> spot_step(n), vol_up(n), vol_down(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      spot_step[i] = 0.01 * inputs[i].spot;
-      up[i].spot = inputs[i].spot + spot_step[i];
-      down[i].spot = inputs[i].spot - spot_step[i];
-    }
-    const std::vector<mc::Estimate> spot_up = price_scenario(up), spot_down = price_scenario(down);
-    up = inputs, down = inputs;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double h = std::max(0.01 * inputs[i].volatility, 1e-4);
-      up[i].volatility = inputs[i].volatility + h;
-      down[i].volatility = std::max(0.0, inputs[i].volatility - h);
-      vol_up[i] = up[i].volatility;
-      vol_down[i] = down[i].volatility;
-    }
-    const std::vector<mc::Estimate> sigma_up = price_scenario(up),
-                                    sigma_down = price_scenario(down);
-    r.delta.resize(n), r.vega.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      r.delta[i] = (spot_up[i].price - spot_down[i].price) / (2 * spot_step[i]);
-      r.vega[i] = (sigma_up[i].price - sigma_down[i].price) / (vol_up[i] - vol_down[i]);
-    }
+  const mc::Scenarios scenarios = mc::scenarios(inputs, options.greeks);
+  std::vector<std::vector<Moments<double>>> moments;
+  for (const std::vector<OptionInputs>& rows : scenarios.rows) {
+    const std::vector<PathParams<Real>> params = mc::book_path_params<Real>(book, rows, options);
+    moments.push_back(moments_on(context, params, samples, options, work_done, queue));
   }
-  return r;
+  return mc::result_from_moments(scenarios, moments, options);
 }
 
 }  // namespace

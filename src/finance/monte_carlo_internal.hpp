@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "finance/monte_carlo_path_params.hpp"
 #include "finance/monte_carlo_statistics.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/finance/monte_carlo_blocks.hpp"
 
 namespace gpukit::finance::mc {
 
@@ -66,5 +68,37 @@ namespace gpukit::finance::mc {
 /// factors options asks for) from each row's estimate; Greeks are the caller's.
 MonteCarloBookResult book_result(const std::vector<Estimate>& estimates,
                                  const MonteCarloOptions& options);
+
+/// The books a pricing simulates: the rows as given, and with Greeks the four bumped copies
+/// (spot up, spot down, volatility up, volatility down) of the bump-and-reprice with common
+/// random numbers, with the bumps the differences divide by.
+struct Scenarios {
+  std::vector<std::vector<OptionInputs>> rows;  // 1 or 5 books
+  std::vector<double> spot_step, vol_up, vol_down;
+};
+Scenarios scenarios(const std::vector<OptionInputs>& inputs, bool greeks);
+
+/// The book's result from each scenario's per-row moments (moments[s][i]: scenario s, row i).
+MonteCarloBookResult result_from_moments(const Scenarios& scenarios,
+                                         const std::vector<std::vector<Moments<double>>>& moments,
+                                         const MonteCarloOptions& options);
+
+/// Blocks of a row with `block_tiles` tiles a block.
+std::int64_t blocks_per_row(const MonteCarloOptions& options, std::int64_t block_tiles);
+/// InvalidInput unless `block_tiles` is a power of two up to kMonteCarloDeviceWorkspaceTiles.
+void check_block_tiles(std::int64_t block_tiles);
+
+/// price_monte_carlo_blocks and monte_carlo_result_from_blocks with blocks of `block_tiles` tiles
+/// (a power of two, at most kMonteCarloDeviceWorkspaceTiles) in place of kMonteCarloBlockTiles:
+/// the tests cut small books into many blocks; the bits do not depend on the block size.
+std::vector<MonteCarloBlockMoments> price_blocks(const Context& context,
+                                                 const MonteCarloBookView& book,
+                                                 const MonteCarloOptions& options,
+                                                 std::int64_t first_block, std::int64_t block_count,
+                                                 std::int64_t block_tiles);
+MonteCarloBookResult result_from_blocks(const MonteCarloBookView& book,
+                                        const MonteCarloOptions& options,
+                                        std::span<const MonteCarloBlockMoments> moments,
+                                        Backend computed_on, std::int64_t block_tiles);
 
 }  // namespace gpukit::finance::mc

@@ -11,7 +11,11 @@
 // Every floating-point operation is written out with gpukit/core/rounded_arithmetic.hpp, so no
 // compiler contracts it differently in different kernels. Its mul_add is fused on the device and
 // rounds twice on the CPU: the backends agree within a rounding bound, each is deterministic.
+// The merges take the mul_add as a policy (BackendMulAdd by default): FusedMulAdd is the device's
+// rounding on the host (std::fma), so that the host can continue a GPU's tree with the GPU's bits
+// (the blocks of a book priced across GPUs, monte_carlo_blocks.hpp).
 
+#include <cmath>
 #include <cstdint>
 
 #include "gpukit/core/host_device.hpp"
@@ -30,25 +34,43 @@ struct Moments {
   T mean_d = 0, m2_d = 0;
 };
 
+/// a * b + c as the compiling backend rounds it (rounded::mul_add: fused on the device, a
+/// rounded product and a rounded sum on the CPU).
+struct BackendMulAdd {
+  template <class T>
+  GPUKIT_HD_INLINE static T apply(T a, T b, T c) {
+    return rounded::mul_add(a, b, c);
+  }
+};
+
+/// a * b + c rounded once, as the device's fused multiply-add, on the host (std::fma is correctly
+/// rounded with or without an FMA instruction): host merges with it give a GPU's bits.
+struct FusedMulAdd {
+  template <class T>
+  static T apply(T a, T b, T c) {
+    return std::fma(a, b, c);
+  }
+};
+
 /// Chan, Golub and LeVeque's pairwise update with b's weight nb / (na + nb) given.
-template <class M, class T>
+template <class M, class MulAdd = BackendMulAdd, class T>
 GPUKIT_HD_INLINE Moments<T> merge_weighted(const Moments<T>& a, const Moments<T>& b, T weight_b) {
   Moments<T> r;
   r.count = rounded::add(a.count, b.count);
   const T cross = rounded::mul(a.count, weight_b);  // na nb / n
   const T dx = rounded::sub(b.mean_x, a.mean_x);
-  r.mean_x = rounded::mul_add(dx, weight_b, a.mean_x);
-  r.m2_x = rounded::mul_add(rounded::mul(dx, dx), cross, rounded::add(a.m2_x, b.m2_x));
+  r.mean_x = MulAdd::apply(dx, weight_b, a.mean_x);
+  r.m2_x = MulAdd::apply(rounded::mul(dx, dx), cross, rounded::add(a.m2_x, b.m2_x));
   if constexpr (M::control) {
     const T dc = rounded::sub(b.mean_c, a.mean_c);
-    r.mean_c = rounded::mul_add(dc, weight_b, a.mean_c);
-    r.m2_c = rounded::mul_add(rounded::mul(dc, dc), cross, rounded::add(a.m2_c, b.m2_c));
-    r.co_xc = rounded::mul_add(rounded::mul(dx, dc), cross, rounded::add(a.co_xc, b.co_xc));
+    r.mean_c = MulAdd::apply(dc, weight_b, a.mean_c);
+    r.m2_c = MulAdd::apply(rounded::mul(dc, dc), cross, rounded::add(a.m2_c, b.m2_c));
+    r.co_xc = MulAdd::apply(rounded::mul(dx, dc), cross, rounded::add(a.co_xc, b.co_xc));
   }
   if constexpr (M::antithetic) {
     const T dd = rounded::sub(b.mean_d, a.mean_d);
-    r.mean_d = rounded::mul_add(dd, weight_b, a.mean_d);
-    r.m2_d = rounded::mul_add(rounded::mul(dd, dd), cross, rounded::add(a.m2_d, b.m2_d));
+    r.mean_d = MulAdd::apply(dd, weight_b, a.mean_d);
+    r.m2_d = MulAdd::apply(rounded::mul(dd, dd), cross, rounded::add(a.m2_d, b.m2_d));
   }
   return r;
 }
@@ -56,12 +78,12 @@ GPUKIT_HD_INLINE Moments<T> merge_weighted(const Moments<T>& a, const Moments<T>
 /// Chan, Golub and LeVeque's pairwise update. Empty sides return the other unchanged. Equal
 /// counts (every merge of full tiles) take the weight 1/2 without dividing: the same bits, as
 /// n / 2n is exact.
-template <class M, class T>
+template <class M, class MulAdd = BackendMulAdd, class T>
 GPUKIT_HD_INLINE Moments<T> merge(const Moments<T>& a, const Moments<T>& b) {
   if (b.count == T(0)) return a;
   if (a.count == T(0)) return b;
-  return merge_weighted<M>(a, b,
-                           a.count == b.count ? T(0.5) : b.count / rounded::add(a.count, b.count));
+  return merge_weighted<M, MulAdd>(
+      a, b, a.count == b.count ? T(0.5) : b.count / rounded::add(a.count, b.count));
 }
 
 /// merge() of two sides known to hold the same, nonzero count (lanes of a full tile).
@@ -130,8 +152,8 @@ struct LaneSums {
 /// summation's stack): a complete subtree of 2^L tiles is merged as soon as its right half is, and
 /// finish() merges the incomplete right edge from the right, as the fixed tree does when the count
 /// is not a power of two. The same merges with the same operands, so the same bits, in
-/// O(log tiles) memory.
-template <class M>
+/// O(log tiles) memory. With MulAdd = FusedMulAdd it merges as the device does.
+template <class M, class MulAdd = BackendMulAdd>
 struct TileTree {
   Moments<double> node[64];
   int level[64];
@@ -139,14 +161,14 @@ struct TileTree {
 
   void push(Moments<double> m) {
     int l = 0;
-    while (size > 0 && level[size - 1] == l) m = merge<M>(node[--size], m), ++l;
+    while (size > 0 && level[size - 1] == l) m = merge<M, MulAdd>(node[--size], m), ++l;
     node[size] = m, level[size] = l, ++size;
   }
   /// The root of the tiles pushed since the last finish(), and an empty tree.
   Moments<double> finish() {
     if (size == 0) return {};
     Moments<double> m = node[--size];
-    while (size > 0) m = merge<M>(node[--size], m);
+    while (size > 0) m = merge<M, MulAdd>(node[--size], m);
     return m;
   }
 };

@@ -39,4 +39,27 @@ struct OptionBookView {
   const std::uint64_t* stream = nullptr;
 };
 
+/// Rows [first, first + count) of `book` as a book of their own: every per-row array offset by
+/// `first`, book-wide parameters kept. Precondition: 0 <= first, count >= 0, first + count <=
+/// book.count. Monte Carlo keys a row without `stream` by its row number: price such rows with
+/// MonteCarloOptions::first_option_index increased by `first` to keep their numbers.
+inline OptionBookView book_rows(const OptionBookView& book, std::int64_t first,
+                                std::int64_t count) {
+  const auto at = [first](const auto* p) { return p != nullptr ? p + first : p; };
+  OptionBookView rows = book;
+  rows.count = count;
+  rows.is_put = at(book.is_put);
+  rows.spot = at(book.spot);
+  rows.strike = at(book.strike);
+  rows.maturity = at(book.maturity);
+  rows.rate.values = at(book.rate.values);
+  rows.volatility.values = at(book.volatility.values);
+  rows.dividend.values = at(book.dividend.values);
+  rows.barrier_type = at(book.barrier_type);
+  rows.barrier = at(book.barrier);
+  rows.steps = at(book.steps);
+  rows.stream = at(book.stream);
+  return rows;
+}
+
 }  // namespace gpukit::finance

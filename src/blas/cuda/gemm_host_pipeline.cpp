@@ -79,7 +79,7 @@ void gemm_through_device(const Context& context, GemmPlan& plan, T alpha, std::s
   const bool c_in = beta != T(0) || p.effective_ldc() != packed_ldc;
   const int threads = context.effective_cpu_threads();
   {
-    const auto lock = gpukit::detail::lock_staging_area();
+    const auto lock = gpukit::detail::lock_staging_area(context.cuda_device);
     auto& slots = gpukit::detail::staging_area(context.cuda_device, kChunkBytes, kChunkBytes).slots;
     if (reads_operands) {
       stage_to_device(d_a.data(), a.data(), a_bytes, threads, slots);
@@ -90,7 +90,7 @@ void gemm_through_device(const Context& context, GemmPlan& plan, T alpha, std::s
   cuda::Stream stream;
   plan.run(alpha, d_a.data(), d_b.data(), beta, d_c.data(), stream.handle());
   stream.synchronize();
-  const auto lock = gpukit::detail::lock_staging_area();
+  const auto lock = gpukit::detail::lock_staging_area(context.cuda_device);
   auto& slots = gpukit::detail::staging_area(context.cuda_device, kChunkBytes, kChunkBytes).slots;
   stage_to_host(c.data(), d_c.data(), c_bytes, threads, slots);
 }

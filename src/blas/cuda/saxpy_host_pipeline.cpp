@@ -36,7 +36,7 @@ void axpy_through_device(const Context& context, T alpha, std::span<const T> x,
   // x's and y's regions of a slot's input buffer; y's starts on a 256-byte boundary so that both
   // stay 16-byte aligned for the vector kernels.
   const std::int64_t stride = (plan.chunk_size() + 63) / 64 * 64;
-  const auto lock = gpukit::detail::lock_staging_area();
+  const auto lock = gpukit::detail::lock_staging_area(context.cuda_device);
   auto& slots = gpukit::detail::staging_area(context.cuda_device, 2 * stride * sizeof(T),
                                              plan.chunk_size() * sizeof(T))
                     .slots;

@@ -62,7 +62,7 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   // Each array's region starts on a 256-byte boundary so the vector kernels stay vectorized.
   const std::int64_t stride = (chunk + 63) / 64 * 64;
 
-  const auto lock = gpukit::detail::lock_staging_area();
+  const auto lock = gpukit::detail::lock_staging_area(context.cuda_device);
   gpukit::detail::StagingArea& area =
       gpukit::detail::staging_area(context.cuda_device, inputs.size() * stride * sizeof(Real),
                                    outputs.size() * stride * sizeof(Real));

@@ -210,21 +210,44 @@ __global__ void __launch_bounds__(kStagedThreads)
   }
 }
 
+// Where the tree's segments lie in the tile workspace: segment o is `length(o)` consecutive tile
+// moments from `base(o)`, its root goes to moments[o]. WholeOptions: one segment per option
+// (`tiles` each). Blocks: `per_row` segments per option of `row_tiles` tiles, each
+// `block_tiles` long but the option's last (kMonteCarloBlockTiles blocks, monte_carlo_blocks.hpp).
+struct WholeOptions {
+  std::int64_t tiles;
+  __device__ std::int64_t base(std::int64_t o) const { return o * tiles; }
+  __device__ std::int64_t length(std::int64_t) const { return tiles; }
+};
+
+struct Blocks {
+  std::int64_t row_tiles, per_row, block_tiles;
+  __device__ std::int64_t base(std::int64_t o) const {
+    return (o / per_row) * row_tiles + (o % per_row) * block_tiles;
+  }
+  __device__ std::int64_t length(std::int64_t o) const {
+    const std::int64_t left = row_tiles - (o % per_row) * block_tiles;
+    return left < block_tiles ? left : block_tiles;
+  }
+};
+
 // One pass of the stride-doubling tree for strides spacing .. spacing * kMergeGroup / 2: block b
-// merges the aligned group of kMergeGroup tiles (taken every `spacing` tiles) of one option in
+// merges the aligned group of kMergeGroup tiles (taken every `spacing` tiles) of one segment in
 // shared memory. The merges and their order are those of merge_tiles_in_block, so the bits are
 // the same; only the work is spread over many blocks.
 constexpr int kMergeGroup = 256;
 
-template <class M>
+template <class M, class Segments>
 __global__ void __launch_bounds__(kMergeGroup)
-    merge_pass_kernel(std::int64_t tiles, std::int64_t spacing, std::int64_t groups,
+    merge_pass_kernel(Segments segments, std::int64_t spacing, std::int64_t groups,
                       Moments<double>* __restrict__ workspace,
                       Moments<double>* __restrict__ moments) {
   __shared__ Moments<double> group[kMergeGroup];
   const std::int64_t option = blockIdx.x / groups;
   const std::int64_t first = (blockIdx.x % groups) * kMergeGroup * spacing;
-  Moments<double>* tiles_of = workspace + option * tiles;
+  Moments<double>* tiles_of = workspace + segments.base(option);
+  const std::int64_t tiles = segments.length(option);
+  if (first >= tiles) return;  // a short segment (Blocks' last) has fewer groups
   const std::int64_t count =
       std::min<std::int64_t>(kMergeGroup, (tiles - first + spacing - 1) / spacing);
   if (threadIdx.x < count) group[threadIdx.x] = tiles_of[first + threadIdx.x * spacing];
@@ -236,7 +259,7 @@ __global__ void __launch_bounds__(kMergeGroup)
   }
   if (threadIdx.x == 0) {
     tiles_of[first] = group[0];
-    if (groups == 1) moments[option] = group[0];
+    if (spacing * kMergeGroup >= tiles) moments[option] = group[0];
   }
 }
 
@@ -293,39 +316,41 @@ void check_block_size(Kernel kernel, int threads) {
   }
 }
 
+// The fixed tree over each segment of the workspace (`longest`: the longest segment's tiles),
+// roots to moments[segment].
+template <class M, class Segments>
+void merge_segments(std::int64_t segments, std::int64_t longest, const Segments& map,
+                    Moments<double>* tile_moments, Moments<double>* moments, cudaStream_t stream) {
+  std::int64_t spacing = 1;
+  do {
+    const std::int64_t groups = (longest + spacing * kMergeGroup - 1) / (spacing * kMergeGroup);
+    merge_pass_kernel<M><<<static_cast<unsigned>(segments * groups), kMergeGroup, 0, stream>>>(
+        map, spacing, groups, tile_moments, moments);
+    GPUKIT_CUDA_CHECK_LAUNCH("monte carlo merge_pass_kernel");
+    spacing *= kMergeGroup;
+  } while (spacing < longest);
+}
+
 template <class M>
 void merge_tiles(std::int64_t options, std::int64_t tiles, Moments<double>* tile_moments,
                  Moments<double>* moments, cudaStream_t stream) {
-  std::int64_t spacing = 1;
-  do {
-    const std::int64_t groups = (tiles + spacing * kMergeGroup - 1) / (spacing * kMergeGroup);
-    merge_pass_kernel<M><<<static_cast<unsigned>(options * groups), kMergeGroup, 0, stream>>>(
-        tiles, spacing, groups, tile_moments, moments);
-    GPUKIT_CUDA_CHECK_LAUNCH("monte carlo merge_pass_kernel");
-    spacing *= kMergeGroup;
-  } while (spacing < tiles);
+  merge_segments<M>(options, tiles, WholeOptions{tiles}, tile_moments, moments, stream);
 }
 
-// Tiles first_tile .. first_tile + tiles - 1 of each of run.options options (all of them, or one
-// option's aligned chunk), merged by the fixed tree into moments[option].
+// The launch shape for tiles first_tile .. first_tile + tiles - 1 of each of run.options options.
 template <class M, class Real>
-void launch_tiles(const PathParams<Real>* params, const DeviceRun& run, std::int64_t first_tile,
-                  std::int64_t tiles, Moments<double>* moments, void* workspace,
-                  cudaStream_t stream, const LaunchConfig& config) {
+LaunchShape choose_shape(const DeviceRun& run, std::int64_t first_tile, std::int64_t tiles,
+                         const LaunchConfig& config) {
   const int threads = config.threads_per_block;
   const std::int64_t all_tiles = run.options * tiles;
-  // The round keys travel as kernel parameters: each round reads its key from the constant bank.
-  const PhiloxSchedule keys = philox_schedule(rng::philox_key(run.seed));
-  auto* tile_moments = static_cast<Moments<double>*>(workspace);
   const std::int64_t warps_per_block = threads / kLanes;
-  const std::int64_t sms = multiprocessors();
-  const auto lane_kernel = tile_kernel_for<M, Real>(run.kind);
-  const auto staged_kernel = staged_tile_kernel_for<M, Real>(run.kind);
   LaunchShape shape = config.shape;
   if (shape == LaunchShape::automatic) {
     const bool long_paths = run.kind == PathKind::european ||
                             run.kind == PathKind::discrete_barrier ||
                             run.kind == PathKind::continuous_barrier;
+    const std::int64_t sms = multiprocessors();
+    const auto lane_kernel = tile_kernel_for<M, Real>(run.kind);
     if (long_paths && all_tiles < sms * resident_blocks(lane_kernel, threads) * warps_per_block) {
       // A warp per tile would leave the device short of warps; quads are costly enough to
       // spread a tile over a block.
@@ -340,14 +365,25 @@ void launch_tiles(const PathParams<Real>* params, const DeviceRun& run, std::int
     // A chunk of an option: per_option computes whole options only.
     if (shape == LaunchShape::per_option) shape = LaunchShape::multi_block;
   }
-  if (shape == LaunchShape::per_option) {
-    check_block_size(per_option_kernel<M, Real>, threads);
-    per_option_kernel<M, Real><<<static_cast<unsigned>(run.options), threads, 0, stream>>>(
-        params, run.samples, tiles, keys, tile_moments, moments);
-    GPUKIT_CUDA_CHECK_LAUNCH("monte carlo per_option_kernel");
-    return;
-  }
+  return shape;
+}
+
+// Computes the moments of tiles first_tile .. first_tile + tiles - 1 of each of run.options
+// options into the workspace, option-major (`tiles` a row), with the staged or the multi_block
+// kernel (`shape`, never per_option).
+template <class M, class Real>
+void compute_tiles(const PathParams<Real>* params, const DeviceRun& run, std::int64_t first_tile,
+                   std::int64_t tiles, LaunchShape shape, void* workspace, cudaStream_t stream,
+                   const LaunchConfig& config) {
+  const int threads = config.threads_per_block;
+  const std::int64_t all_tiles = run.options * tiles;
+  // The round keys travel as kernel parameters: each round reads its key from the constant bank.
+  const PhiloxSchedule keys = philox_schedule(rng::philox_key(run.seed));
+  auto* tile_moments = static_cast<Moments<double>*>(workspace);
+  const std::int64_t warps_per_block = threads / kLanes;
+  const std::int64_t sms = multiprocessors();
   if (shape == LaunchShape::staged) {
+    const auto staged_kernel = staged_tile_kernel_for<M, Real>(run.kind);
     // Always kQuadsPerLane warps per block (config.threads_per_block does not apply).
     const std::int64_t cap = config.max_blocks > 0
                                  ? config.max_blocks
@@ -357,6 +393,7 @@ void launch_tiles(const PathParams<Real>* params, const DeviceRun& run, std::int
                                                          first_tile, tiles, keys, tile_moments);
     GPUKIT_CUDA_CHECK_LAUNCH("monte carlo staged_tile_kernel");
   } else {
+    const auto lane_kernel = tile_kernel_for<M, Real>(run.kind);
     check_block_size(lane_kernel, threads);
     // One wave of resident blocks, each warp striding over the tiles: no block waits for a slot.
     const std::int64_t wanted = (all_tiles + warps_per_block - 1) / warps_per_block;
@@ -367,7 +404,45 @@ void launch_tiles(const PathParams<Real>* params, const DeviceRun& run, std::int
                                                 keys, tile_moments);
     GPUKIT_CUDA_CHECK_LAUNCH("monte carlo tile_kernel");
   }
+}
+
+// Tiles first_tile .. first_tile + tiles - 1 of each of run.options options (all of them, or one
+// option's aligned chunk), merged by the fixed tree into moments[option].
+template <class M, class Real>
+void launch_tiles(const PathParams<Real>* params, const DeviceRun& run, std::int64_t first_tile,
+                  std::int64_t tiles, Moments<double>* moments, void* workspace,
+                  cudaStream_t stream, const LaunchConfig& config) {
+  const LaunchShape shape = choose_shape<M, Real>(run, first_tile, tiles, config);
+  auto* tile_moments = static_cast<Moments<double>*>(workspace);
+  if (shape == LaunchShape::per_option) {
+    const int threads = config.threads_per_block;
+    const PhiloxSchedule keys = philox_schedule(rng::philox_key(run.seed));
+    check_block_size(per_option_kernel<M, Real>, threads);
+    per_option_kernel<M, Real><<<static_cast<unsigned>(run.options), threads, 0, stream>>>(
+        params, run.samples, tiles, keys, tile_moments, moments);
+    GPUKIT_CUDA_CHECK_LAUNCH("monte carlo per_option_kernel");
+    return;
+  }
+  compute_tiles<M>(params, run, first_tile, tiles, shape, workspace, stream, config);
   merge_tiles<M>(run.options, tiles, tile_moments, moments, stream);
+}
+
+// The blocks of block_tiles tiles (a power of two) that cover tiles first_tile .. first_tile +
+// tiles - 1 (first_tile a multiple of block_tiles) of each of run.options options, each merged by
+// the fixed tree to its node of the option's tree: ceil(tiles / block_tiles) roots an option, in
+// order, to block_moments.
+template <class M, class Real>
+void launch_block_tiles(const PathParams<Real>* params, const DeviceRun& run,
+                        std::int64_t first_tile, std::int64_t tiles, std::int64_t block_tiles,
+                        Moments<double>* block_moments, void* workspace, cudaStream_t stream,
+                        const LaunchConfig& config) {
+  LaunchShape shape = choose_shape<M, Real>(run, first_tile, tiles, config);
+  if (shape == LaunchShape::per_option) shape = LaunchShape::multi_block;
+  compute_tiles<M>(params, run, first_tile, tiles, shape, workspace, stream, config);
+  const std::int64_t per_row = (tiles + block_tiles - 1) / block_tiles;
+  merge_segments<M>(run.options * per_row, std::min(tiles, block_tiles),
+                    Blocks{tiles, per_row, block_tiles}, static_cast<Moments<double>*>(workspace),
+                    block_moments, stream);
 }
 
 // The workspace holds at most kMonteCarloDeviceWorkspaceTiles tile moments: whole options in
@@ -418,6 +493,61 @@ void launch(const PathParams<Real>* params, const DeviceRun& run, Moments<double
   }
 }
 
+// Blocks first_block .. first_block + block_count - 1 of the options at `params` (block b is
+// block b % per_row of option b / per_row, per_row = ceil(tiles / block_tiles)): whole options
+// grouped as `launch` groups them where an option is one block, else whole options in groups
+// whose tiles fit the workspace, or runs of one option's blocks that fit it. Each block's root is
+// its node of the option's fixed tree, so the bits do not depend on how the blocks are grouped.
+template <class M, class Real>
+void launch_blocks(const PathParams<Real>* params, const DeviceRun& run, std::int64_t first_block,
+                   std::int64_t block_count, std::int64_t block_tiles,
+                   Moments<double>* block_moments, void* workspace, cudaStream_t stream,
+                   const LaunchConfig& config, const TilesDone& tiles_done) {
+  const std::int64_t held = config.workspace_tiles;
+  if (block_tiles < 1 || (block_tiles & (block_tiles - 1)) != 0 || block_tiles > held) {
+    throw InvalidInput(
+        "monte carlo: a block's tiles must be a power of two no larger than the workspace");
+  }
+  if (block_count <= 0) return;
+  const std::int64_t tiles = tiles_for(run.samples);
+  const std::int64_t per_row = (tiles + block_tiles - 1) / block_tiles;
+  if (first_block < 0 || first_block + block_count > run.options * per_row) {
+    throw InvalidInput("monte carlo: blocks outside the options given");
+  }
+  if (per_row == 1) {
+    DeviceRun whole = run;
+    whole.options = block_count;
+    launch<M>(params + first_block, whole, block_moments, workspace, stream, config, tiles_done);
+    return;
+  }
+  auto report = [&](std::int64_t done) {
+    if (!tiles_done) return;
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    tiles_done(done);
+  };
+  const std::int64_t end = first_block + block_count;
+  for (std::int64_t b = first_block; b < end;) {
+    const std::int64_t row = b / per_row, k = b % per_row;
+    DeviceRun part = run;
+    if (k == 0 && end - b >= per_row && tiles <= held) {
+      part.options = std::min((end - b) / per_row, held / tiles);
+      launch_block_tiles<M>(params + row, part, 0, tiles, block_tiles,
+                            block_moments + (b - first_block), workspace, stream, config);
+      report(part.options * tiles);
+      b += part.options * per_row;
+    } else {
+      const std::int64_t n = std::min({per_row - k, end - b, held / block_tiles});
+      const std::int64_t first_tile = k * block_tiles;
+      const std::int64_t count = std::min(tiles, (k + n) * block_tiles) - first_tile;
+      part.options = 1;
+      launch_block_tiles<M>(params + row, part, first_tile, count, block_tiles,
+                            block_moments + (b - first_block), workspace, stream, config);
+      report(count);
+      b += n;
+    }
+  }
+}
+
 }  // namespace
 
 std::int64_t workspace_bytes(const DeviceRun& run, std::int64_t workspace_tiles) {
@@ -443,11 +573,41 @@ void launch_monte_carlo(const PathParams<Real>* params, const DeviceRun& run,
   }
 }
 
+template <class Real>
+void launch_monte_carlo_blocks(const PathParams<Real>* params, const DeviceRun& run,
+                               std::int64_t first_block, std::int64_t block_count,
+                               std::int64_t block_tiles, Moments<double>* block_moments,
+                               void* workspace, StreamHandle stream, const LaunchConfig& config,
+                               const TilesDone& tiles_done) {
+  const auto go = [&]<class M>(M) {
+    launch_blocks<M>(params, run, first_block, block_count, block_tiles, block_moments, workspace,
+                     stream, config, tiles_done);
+  };
+  if (run.antithetic && run.control) {
+    go(Mode<true, true>{});
+  } else if (run.antithetic) {
+    go(Mode<true, false>{});
+  } else if (run.control) {
+    go(Mode<false, true>{});
+  } else {
+    go(Mode<false, false>{});
+  }
+}
+
 template void launch_monte_carlo<float>(const PathParams<float>*, const DeviceRun&,
                                         Moments<double>*, void*, StreamHandle, const LaunchConfig&,
                                         const TilesDone&);
 template void launch_monte_carlo<double>(const PathParams<double>*, const DeviceRun&,
                                          Moments<double>*, void*, StreamHandle, const LaunchConfig&,
                                          const TilesDone&);
+
+template void launch_monte_carlo_blocks<float>(const PathParams<float>*, const DeviceRun&,
+                                               std::int64_t, std::int64_t, std::int64_t,
+                                               Moments<double>*, void*, StreamHandle,
+                                               const LaunchConfig&, const TilesDone&);
+template void launch_monte_carlo_blocks<double>(const PathParams<double>*, const DeviceRun&,
+                                                std::int64_t, std::int64_t, std::int64_t,
+                                                Moments<double>*, void*, StreamHandle,
+                                                const LaunchConfig&, const TilesDone&);
 
 }  // namespace gpukit::finance::mc

@@ -60,4 +60,18 @@ void launch_monte_carlo(const PathParams<Real>* params, const DeviceRun& run,
                         Moments<double>* moments, void* workspace, StreamHandle stream,
                         const LaunchConfig& config = {}, const TilesDone& tiles_done = {});
 
+/// The moments of fixed blocks of `block_tiles` tiles (a power of two, at most
+/// config.workspace_tiles): block b of the options at `params` is tiles [k block_tiles, (k + 1)
+/// block_tiles) of option b / per_row, k = b % per_row, per_row = ceil(tiles / block_tiles) (the
+/// last block of an option is short). Blocks first_block .. first_block + block_count - 1 go to
+/// `block_moments` (device, block_count entries), each its node of the option's fixed tree, so
+/// that merging an option's block moments in the same tree gives launch_monte_carlo's bits.
+/// `workspace` as for launch_monte_carlo with `run` (workspace_bytes).
+template <class Real>
+void launch_monte_carlo_blocks(const PathParams<Real>* params, const DeviceRun& run,
+                               std::int64_t first_block, std::int64_t block_count,
+                               std::int64_t block_tiles, Moments<double>* block_moments,
+                               void* workspace, StreamHandle stream,
+                               const LaunchConfig& config = {}, const TilesDone& tiles_done = {});
+
 }  // namespace gpukit::finance::mc

@@ -34,7 +34,7 @@ std::int64_t compact_through_device(const Context& context, std::span<const T> i
   const gpukit::detail::ChunkPlan plan(count, kChunkElementsTarget);
   const std::size_t chunk_bytes = static_cast<std::size_t>(plan.chunk_size()) * sizeof(T);
 
-  const auto lock = gpukit::detail::lock_staging_area();
+  const auto lock = gpukit::detail::lock_staging_area(context.cuda_device);
   auto& slots = gpukit::detail::staging_area(context.cuda_device, chunk_bytes, chunk_bytes).slots;
   std::array<ScanWorkspace, 2> workspaces;
   cuda::DeviceBuffer<std::int64_t> device_kept(2);

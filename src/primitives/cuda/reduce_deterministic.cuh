@@ -58,6 +58,25 @@ void with_block_threads(int threads, ReduceOp op, const F& f) {
 
 bool aligned_16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
+// The level above the tiles, one of its tiles a block: block g reduces tile sums [g kTile,
+// min((g + 1) kTile, tiles)) as that tile (its lanes from the identity, then the adjacent-pair
+// tree: the same block_reduce_lanes block_reduce_levels runs) and writes the accumulator to
+// out[g]. A level-1 value even for a group of one sum (op(identity, sum)), as the tree has it.
+template <int kThreads, class Op>
+__global__ void __launch_bounds__(kThreads)
+    reduce_groups_kernel(typename Op::Acc* sums, std::int64_t tiles, typename Op::Acc* out, Op op) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc warp_values[kThreads / 32];
+  const std::int64_t begin = std::int64_t{blockIdx.x} * canonical::kTile;
+  const std::int64_t size = reduce_agent::tile_size(tiles - begin);
+  const Acc* group = sums + begin;
+  const Acc value = reduce_agent::block_reduce_lanes<kThreads, canonical::kLanes / kThreads, true>(
+      group, size, 0, op,
+      [group](std::int64_t i) { return device::detail::load_through_l2(group + i); },
+      [](const Acc& a) { return a; }, size == canonical::kTile, warp_values);
+  if (threadIdx.x == 0) out[blockIdx.x] = value;
+}
+
 }  // namespace
 
 template <class T>
@@ -145,6 +164,22 @@ void launch_deterministic_levels(void* tile_sums, std::int64_t total_tiles, Redu
   });
 }
 
+template <class T>
+void launch_deterministic_groups(void* tile_sums, std::int64_t total_tiles, ReduceOp op,
+                                 bool accurate_sum, std::int64_t total_count, void* group_values,
+                                 StreamHandle stream) {
+  if (total_tiles == 0) return;
+  detail::with_canonical_op<T>(op, accurate_sum, total_count, [&](auto op_functor) {
+    using Op = decltype(op_functor);
+    using Acc = typename Op::Acc;
+    const std::int64_t groups = canonical::tile_count(total_tiles);
+    reduce_groups_kernel<kChunkThreads, Op>
+        <<<static_cast<unsigned>(groups), kChunkThreads, 0, stream>>>(
+            static_cast<Acc*>(tile_sums), total_tiles, static_cast<Acc*>(group_values), Op{});
+    GPUKIT_CUDA_CHECK_LAUNCH("reduce_groups_kernel");
+  });
+}
+
 }  // namespace gpukit::primitives::cuda_detail
 
 #define GPUKIT_INSTANTIATE_DETERMINISTIC(T)                                                       \
@@ -155,4 +190,6 @@ void launch_deterministic_levels(void* tile_sums, std::int64_t total_tiles, Redu
   template void launch_deterministic_chunk<T>(const T*, std::int64_t, ReduceOp, bool,             \
                                               std::int64_t, void*, std::int64_t, StreamHandle);   \
   template void launch_deterministic_levels<T>(void*, std::int64_t, ReduceOp, bool, std::int64_t, \
-                                               reduce_result_t<T>*, int*, StreamHandle);
+                                               reduce_result_t<T>*, int*, StreamHandle);          \
+  template void launch_deterministic_groups<T>(void*, std::int64_t, ReduceOp, bool, std::int64_t, \
+                                               void*, StreamHandle);

@@ -42,7 +42,7 @@ reduce_result_t<T> reduce_through_device(const Context& context, std::span<const
   const std::size_t acc_bytes =
       cuda_detail::deterministic_accumulator_size<T>(op, options.accurate_sum, count);
 
-  const auto lock = gpukit::detail::lock_staging_area();
+  const auto lock = gpukit::detail::lock_staging_area(context.cuda_device);
   auto& slots = gpukit::detail::staging_area(
                     context.cuda_device, static_cast<std::size_t>(chunk_capacity) * sizeof(T), 0)
                     .slots;
@@ -82,6 +82,65 @@ reduce_result_t<T> reduce_through_device(const Context& context, std::span<const
   overflow = overflow_value != 0;
   return value;
 }
+
+template <class T>
+void partials_through_device(const Context& context, std::span<const T> part, ReduceOp op,
+                             const ReduceOptions& options, const ReduceSplit& split,
+                             std::span<std::byte> host_partials) {
+  cuda::set_device(context.cuda_device);
+  const int threads = context.effective_cpu_threads();
+  const auto count = static_cast<std::int64_t>(part.size());
+  if (count == 0) return;
+  const std::int64_t chunk_capacity =
+      std::min(kChunkElementsTarget, canonical::tile_count(count) * canonical::kTile);
+  const std::int64_t tiles = canonical::tile_count(count);
+  const std::size_t acc_bytes = split.partial_bytes;
+
+  const auto lock = gpukit::detail::lock_staging_area(context.cuda_device);
+  auto& slots = gpukit::detail::staging_area(
+                    context.cuda_device, static_cast<std::size_t>(chunk_capacity) * sizeof(T), 0)
+                    .slots;
+  cuda::DeviceBuffer<unsigned char> tile_sums(static_cast<std::size_t>(tiles) * acc_bytes);
+  const gpukit::detail::ChunkPlan plan(count, kChunkElementsTarget);
+  auto start = [&](gpukit::detail::StagingSlot& slot, const gpukit::detail::HostChunk& c) {
+    T* pinned = reinterpret_cast<T*>(slot.pinned_in.data());
+    T* device = reinterpret_cast<T*>(slot.device_in.data());
+    gpukit::detail::parallel_copy(pinned, part.data() + c.begin,
+                                  static_cast<std::size_t>(c.size) * sizeof(T), threads);
+    cuda::copy_to_device_async(device, pinned, static_cast<std::size_t>(c.size) * sizeof(T),
+                               slot.stream.handle());
+    // The whole array's size picks the accumulator, as every block's must agree.
+    cuda_detail::launch_deterministic_chunk(device, c.size, op, options.accurate_sum, split.count,
+                                            tile_sums.data(), c.begin / canonical::kTile,
+                                            slot.stream.handle());
+  };
+  auto finish = [](gpukit::detail::StagingSlot&, const gpukit::detail::HostChunk&) {};
+  gpukit::detail::run_chunked_host_pipeline(plan, slots, start, finish,
+                                            gpukit::detail::LastChunks::leave_in_flight);
+  slots[1].stream.synchronize();
+  const StreamHandle stream = slots[0].stream.handle();
+  if (split.level == 0) {
+    cuda::copy_to_host_async(host_partials.data(), tile_sums.data(), host_partials.size(), stream);
+  } else {
+    cuda::DeviceBuffer<unsigned char> groups(host_partials.size());
+    cuda_detail::launch_deterministic_groups<T>(tile_sums.data(), tiles, op, options.accurate_sum,
+                                                split.count, groups.data(), stream);
+    cuda::copy_to_host_async(host_partials.data(), groups.data(), host_partials.size(), stream);
+    slots[0].stream.synchronize();  // before `groups` is freed
+  }
+  slots[0].stream.synchronize();
+}
+
+#define GPUKIT_INSTANTIATE_PARTIALS_THROUGH_DEVICE(T)                                    \
+  template void partials_through_device<T>(const Context&, std::span<const T>, ReduceOp, \
+                                           const ReduceOptions&, const ReduceSplit&,     \
+                                           std::span<std::byte>);
+GPUKIT_INSTANTIATE_PARTIALS_THROUGH_DEVICE(std::int32_t)
+GPUKIT_INSTANTIATE_PARTIALS_THROUGH_DEVICE(std::int64_t)
+GPUKIT_INSTANTIATE_PARTIALS_THROUGH_DEVICE(std::uint32_t)
+GPUKIT_INSTANTIATE_PARTIALS_THROUGH_DEVICE(float)
+GPUKIT_INSTANTIATE_PARTIALS_THROUGH_DEVICE(double)
+#undef GPUKIT_INSTANTIATE_PARTIALS_THROUGH_DEVICE
 
 template reduce_result_t<std::int32_t> reduce_through_device(const Context&,
                                                              std::span<const std::int32_t>,

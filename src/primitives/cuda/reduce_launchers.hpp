@@ -65,5 +65,13 @@ void launch_deterministic_levels(void* tile_sums, std::int64_t total_tiles, Redu
                                  bool accurate_sum, std::int64_t total_count,
                                  reduce_result_t<T>* result, int* overflow_flag,
                                  StreamHandle stream);
+/// The level above the tiles only: the value of each group of canonical::kTile consecutive tile
+/// sums (the last group short) as one tile of that level, an accumulator each, to
+/// `group_values` (device memory, ceil(total_tiles / kTile) accumulators). The partials of a
+/// reduction split at level 1 (gpukit/primitives/reduce_partials.hpp).
+template <class T>
+void launch_deterministic_groups(void* tile_sums, std::int64_t total_tiles, ReduceOp op,
+                                 bool accurate_sum, std::int64_t total_count, void* group_values,
+                                 StreamHandle stream);
 
 }  // namespace gpukit::primitives::cuda_detail

@@ -40,7 +40,7 @@ std::int64_t scan_through_device(const Context& context, std::span<const T> inpu
   const gpukit::detail::ChunkPlan plan(count, kChunkElementsTarget);
   const std::size_t chunk_bytes = static_cast<std::size_t>(plan.chunk_size()) * sizeof(T);
 
-  const auto lock = gpukit::detail::lock_staging_area();
+  const auto lock = gpukit::detail::lock_staging_area(context.cuda_device);
   auto& slots = gpukit::detail::staging_area(context.cuda_device, chunk_bytes, chunk_bytes).slots;
   // Each chunk's total, ping-ponged: chunk k reads carry[(k+1)%2] and writes carry[k%2].
   const std::size_t carry_bytes = cuda_detail::decoupled_carry_bytes<T>(op);

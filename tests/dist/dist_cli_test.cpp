@@ -1,0 +1,53 @@
+// The gpukit tool's device lists in one process, on the CPU: what a list may not be (bad syntax,
+// a command that runs on one device, a demo) and what a machine without the GPUs listed says.
+// On GPUs: dist_cli_gpu_test.cpp.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "dist_cli_test_support.hpp"
+#include "gpukit/core/device.hpp"
+#include "gpukit/io/npy.hpp"
+
+namespace gpukit::dist_testing {
+namespace {
+
+TEST(DistCli, ListsWhereTheCommandRunsOnOneDeviceAreUsageErrors) {
+  const std::string array = path("a.npy");
+  const std::vector<double> values = {1, 2, 3};
+  io::write_npy<double>(array, std::span<const double>(values));
+  for (const std::string& args : std::vector<std::string>{
+           "scan -i " + array + " -o " + path("b.npy") + " --device cuda:0,1",
+           "scan -i " + array + " -o " + path("b.npy") + " --device cuda:all",
+           "reduce -i " + array + " --device cuda:0,,1", "reduce -i " + array + " --device cuda:",
+           "mc --demo 2 --device cuda:0,0", "bs --demo 10 --device cuda:all"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("--device"), std::string::npos) << args << ": " << r.err;
+  }
+  const Result scan = run("scan -i " + array + " -o " + path("b.npy") + " --device cuda:0,1");
+  EXPECT_NE(scan.err.find("device lists are for mc, bs and reduce"), std::string::npos) << scan.err;
+  const Result demo = run("mc --demo 2 --device cuda:0,0");
+  EXPECT_NE(demo.err.find("mc --demo runs on one device"), std::string::npos) << demo.err;
+}
+
+TEST(DistCli, GpuListsWithoutTheGpusSayHowManyThereAre) {
+  const std::string array = path("a.npy");
+  const std::vector<double> values = {1, 2, 3};
+  io::write_npy<double>(array, std::span<const double>(values));
+  const int gpus = cuda_device_count();
+  const Result past = run("reduce -i " + array + " --device cuda:0," + std::to_string(gpus));
+  EXPECT_EQ(past.exit_code, 7) << past.err;
+  if (gpus == 0) {
+    EXPECT_NE(past.err.find("device unavailable"), std::string::npos) << past.err;
+    EXPECT_EQ(run("reduce -i " + array + " --device cuda:all").exit_code, 7);
+  } else {
+    EXPECT_NE(past.err.find("cuda:" + std::to_string(gpus) + " does not exist"), std::string::npos)
+        << past.err;
+  }
+}
+
+}  // namespace
+}  // namespace gpukit::dist_testing

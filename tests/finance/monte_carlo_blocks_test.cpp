@@ -1,0 +1,282 @@
+// Monte Carlo in fixed blocks (finance/monte_carlo_blocks.hpp), each scenario written once and run
+// on the CPU and on CUDA: a book's blocks priced in any split into ranges, on any number of
+// "workers", and merged by monte_carlo_result_from_blocks give price_monte_carlo_book's bits on
+// that backend, for every statistic, precision, path kind and Greeks. Small blocks (2 or 4
+// tiles, through the internal block size) cut small books into many blocks; the public block
+// size is checked on a row of several blocks where a GPU makes it quick. Plain tests: the tree
+// identity the GPU's bits rest on, checked on the host with the device's fused rounding, and the
+// packed book that travels between processes.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "every_backend_test_support.hpp"
+#include "finance/cpu/monte_carlo_launchers.hpp"
+#include "finance/monte_carlo_internal.hpp"
+#include "finance/monte_carlo_statistics.hpp"
+#include "finance/monte_carlo_tiles.hpp"
+#include "gpukit/core/error.hpp"
+#include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/finance/monte_carlo_blocks.hpp"
+#include "gpukit/finance/option_book_bytes.hpp"
+#include "monte_carlo_test_support.hpp"
+#include "test_seed.hpp"
+
+namespace gpukit::finance {
+namespace {
+
+using testing::barrier_rows;
+using testing::McBook;
+using testing::McRow;
+using testing::random_european_rows;
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+void expect_same_result(const MonteCarloBookResult& a, const MonteCarloBookResult& b,
+                        const std::string& what) {
+  EXPECT_TRUE(same_bits(a.price, b.price)) << what << ": price";
+  EXPECT_TRUE(same_bits(a.std_error, b.std_error)) << what << ": std_error";
+  EXPECT_TRUE(same_bits(a.ci_low, b.ci_low)) << what << ": ci_low";
+  EXPECT_TRUE(same_bits(a.ci_high, b.ci_high)) << what << ": ci_high";
+  EXPECT_TRUE(same_bits(a.paths, b.paths)) << what << ": paths";
+  EXPECT_TRUE(same_bits(a.delta, b.delta)) << what << ": delta";
+  EXPECT_TRUE(same_bits(a.vega, b.vega)) << what << ": vega";
+  EXPECT_TRUE(same_bits(a.vrf_antithetic, b.vrf_antithetic)) << what << ": vrf_antithetic";
+  EXPECT_TRUE(same_bits(a.vrf_control, b.vrf_control)) << what << ": vrf_control";
+}
+
+// `count` blocks cut into `parts` random consecutive ranges (some empty).
+std::vector<std::pair<std::int64_t, std::int64_t>> random_ranges(std::int64_t count, int parts,
+                                                                 std::mt19937_64& gen) {
+  std::vector<std::int64_t> cuts = {0, count};
+  std::uniform_int_distribution<std::int64_t> at(0, count);
+  for (int k = 1; k < parts; ++k) cuts.push_back(at(gen));
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+  for (std::size_t k = 1; k < cuts.size(); ++k)
+    ranges.emplace_back(cuts[k - 1], cuts[k] - cuts[k - 1]);
+  return ranges;
+}
+
+class MonteCarloBlocksTest : public gpukit::testing::EveryBackendTest {
+ protected:
+  // The book priced whole, then in blocks of `block_tiles` tiles split into random ranges: the
+  // same bits.
+  void expect_blocks_match_whole(const std::vector<McRow>& rows, const MonteCarloOptions& options,
+                                 std::int64_t block_tiles, const std::string& what) {
+    const McBook book(rows);
+    const MonteCarloBookResult whole = price_monte_carlo_book(context(), book.view(), options);
+    const std::int64_t per_row = mc::blocks_per_row(options, block_tiles);
+    const std::int64_t count = book.view().count * per_row;
+    const int scenarios = monte_carlo_scenarios(options);
+    std::mt19937_64 gen(gpukit::testing::test_seed() + static_cast<std::uint64_t>(block_tiles));
+    for (const int parts : {1, 3, 7}) {
+      std::vector<MonteCarloBlockMoments> all;
+      for (const auto& [first, n] : random_ranges(count, parts, gen)) {
+        const std::vector<MonteCarloBlockMoments> part =
+            mc::price_blocks(context(), book.view(), options, first, n, block_tiles);
+        ASSERT_EQ(static_cast<std::int64_t>(part.size()), n * scenarios) << what;
+        all.insert(all.end(), part.begin(), part.end());
+      }
+      const MonteCarloBookResult merged =
+          mc::result_from_blocks(book.view(), options, all, GetParam(), block_tiles);
+      expect_same_result(merged, whole,
+                         what + ", " + std::to_string(block_tiles) + " tiles a block, " +
+                             std::to_string(parts) + " parts, seed " +
+                             std::to_string(gpukit::testing::test_seed()));
+    }
+  }
+};
+
+TEST_P(MonteCarloBlocksTest, AnySplitOfTheBlocksGivesTheBitsOfTheWholeBook) {
+  MonteCarloOptions options;
+  // 5 tiles and a ragged one: blocks of 1, 2 and 4 tiles, the last of a row short.
+  options.paths = 5 * kMonteCarloTileSamples + 777;
+  options.seed = 19;
+  const std::vector<McRow> europeans = random_european_rows(9, 5);
+  for (const std::int64_t block_tiles : {1, 2, 4}) {
+    for (const Precision precision : {Precision::float64, Precision::float32}) {
+      options.precision = precision;
+      expect_blocks_match_whole(
+          europeans, options, block_tiles,
+          precision == Precision::float32 ? "european float" : "european double");
+    }
+  }
+  // Barriers, discrete and continuous, with every statistic and the Greeks.
+  std::vector<McRow> rows = barrier_rows(6);
+  rows.resize(10);
+  rows.push_back(europeans[0]);
+  options.paths = 3 * kMonteCarloTileSamples + 10;  // even, for the antithetic pairs
+  options.antithetic = true;
+  options.control_variate = true;
+  options.variance_reduction_factors = true;
+  options.greeks = true;
+  options.monitoring = BarrierMonitoring::continuous;
+  for (const Precision precision : {Precision::float64, Precision::float32}) {
+    options.precision = precision;
+    expect_blocks_match_whole(rows, options, 2, "barriers, every statistic, Greeks");
+  }
+  options.greeks = false;
+  options.control_variate = false;
+  options.monitoring = BarrierMonitoring::discrete;
+  expect_blocks_match_whole(rows, options, 1, "discrete barriers, antithetic");
+}
+
+TEST_P(MonteCarloBlocksTest, RowsKeyedByIdKeepTheirNumbersInEveryRange) {
+  std::vector<McRow> rows = random_european_rows(6, 8);
+  McBook book(rows);
+  std::vector<std::uint64_t> keys = {monte_carlo_stream_key("a"), 7, 1ull << 40, 3, 99, 0};
+  MonteCarloBookView view = book.view();
+  view.stream = keys.data();
+  MonteCarloOptions options;
+  options.paths = 2 * kMonteCarloTileSamples + 1;
+  options.first_option_index = 1000;
+  const MonteCarloBookResult whole = price_monte_carlo_book(context(), view, options);
+  const std::vector<MonteCarloBlockMoments> a = mc::price_blocks(context(), view, options, 0, 7, 1);
+  const std::vector<MonteCarloBlockMoments> b =
+      mc::price_blocks(context(), view, options, 7, 11, 1);
+  std::vector<MonteCarloBlockMoments> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  expect_same_result(mc::result_from_blocks(view, options, all, GetParam(), 1), whole,
+                     "stream keys");
+  // Without keys, rows follow first_option_index + row wherever their blocks are priced.
+  expect_blocks_match_whole(rows, options, 2, "row numbers from first_option_index");
+}
+
+TEST_P(MonteCarloBlocksTest, ThePublicBlocksOfALongRow) {
+  // Several blocks of the public size in a row: quick on a GPU, a few seconds on 2 CPU cores.
+  MonteCarloOptions options;
+  options.paths =
+      (GetParam() == Backend::cuda ? 5 : 2) * kMonteCarloBlockTiles * kMonteCarloTileSamples +
+      12345;
+  options.precision = Precision::float32;
+  const std::vector<McRow> rows = random_european_rows(2, 3);
+  const McBook book(rows);
+  const MonteCarloBlocks blocks = monte_carlo_blocks(book.view(), options);
+  EXPECT_EQ(blocks.rows, 2);
+  EXPECT_EQ(blocks.blocks_per_row, GetParam() == Backend::cuda ? 6 : 3);
+  ASSERT_EQ(static_cast<std::int64_t>(blocks.weight.size()), blocks.count());
+  EXPECT_LT(blocks.weight[static_cast<std::size_t>(blocks.blocks_per_row - 1)], blocks.weight[0]);
+  const MonteCarloBookResult whole = price_monte_carlo_book(context(), book.view(), options);
+  std::vector<MonteCarloBlockMoments> all;
+  for (const auto& [first, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {0, 1}, {1, blocks.count() - 2}, {blocks.count() - 1, 1}}) {
+    const auto part = price_monte_carlo_blocks(context(), book.view(), options, first, n);
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  expect_same_result(monte_carlo_result_from_blocks(book.view(), options, all, GetParam()), whole,
+                     "public block size");
+}
+
+TEST_P(MonteCarloBlocksTest, BadRangesAndCountsAreRefused) {
+  const McBook book(random_european_rows(3, 1));
+  MonteCarloOptions options;
+  options.paths = 1000;
+  EXPECT_THROW(price_monte_carlo_blocks(context(), book.view(), options, 2, 2), InvalidInput);
+  EXPECT_THROW(price_monte_carlo_blocks(context(), book.view(), options, -1, 1), InvalidInput);
+  EXPECT_TRUE(price_monte_carlo_blocks(context(), book.view(), options, 3, 0).empty());
+  const std::vector<MonteCarloBlockMoments> two(2);
+  EXPECT_THROW(monte_carlo_result_from_blocks(book.view(), options, two, GetParam()), InvalidInput);
+  EXPECT_THROW(mc::price_blocks(context(), book.view(), options, 0, 1, 3), InvalidInput);
+  // A bad row is found by whoever prices its blocks.
+  std::vector<McRow> rows = random_european_rows(3, 1);
+  rows[2].type = BarrierType::down_out;
+  rows[2].barrier = 0;
+  const McBook bad(rows);
+  EXPECT_NO_THROW(price_monte_carlo_blocks(context(), bad.view(), options, 0, 2));
+  EXPECT_THROW(price_monte_carlo_blocks(context(), bad.view(), options, 2, 1), InvalidInput);
+}
+
+GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(MonteCarloBlocksTest);
+
+// The identity the GPU's bits rest on, on the host with the device's rounding (FusedMulAdd):
+// the stride-doubling tree over all tiles equals the same tree within aligned blocks of 2^k
+// tiles, then over the blocks' roots, for every tile count; and TileTree builds that tree.
+TEST(MonteCarloBlockTree, BlocksOfTheStrideDoublingTreeGiveItsRootWithFusedRounding) {
+  using M = mc::Mode<false, true>;
+  const std::vector<McRow> rows = random_european_rows(1, 77);
+  const McBook book(rows);
+  MonteCarloOptions options;
+  options.control_variate = true;
+  for (const std::int64_t tiles : {1, 2, 3, 5, 8, 13, 33}) {
+    options.paths = tiles * kMonteCarloTileSamples - 3;
+    const std::vector<mc::PathParams<double>> params =
+        mc::book_path_params<double>(book.view(), mc::book_inputs<double>(book.view()), options);
+    // One block a tile: each tile's own moments.
+    const std::vector<mc::Moments<double>> tile =
+        mc::cpu_block_moments(params, options.paths, options.seed, false, true, 0, 0, tiles, 1);
+    ASSERT_EQ(static_cast<std::int64_t>(tile.size()), tiles);
+    // The device's tree, level by level (merge_tiles_in_block), fused.
+    std::vector<mc::Moments<double>> level = tile;
+    for (std::int64_t stride = 1; stride < tiles; stride *= 2) {
+      for (std::int64_t i = 0; i + stride < tiles; i += 2 * stride) {
+        level[static_cast<std::size_t>(i)] = mc::merge<M, mc::FusedMulAdd>(
+            level[static_cast<std::size_t>(i)], level[static_cast<std::size_t>(i + stride)]);
+      }
+    }
+    const mc::Moments<double> root = level[0];
+    for (const std::int64_t block : {1, 2, 4, 8, 64}) {
+      mc::TileTree<M, mc::FusedMulAdd> over_blocks;
+      for (std::int64_t b = 0; b < tiles; b += block) {
+        mc::TileTree<M, mc::FusedMulAdd> in_block;
+        for (std::int64_t t = b; t < std::min(tiles, b + block); ++t) {
+          in_block.push(tile[static_cast<std::size_t>(t)]);
+        }
+        over_blocks.push(in_block.finish());
+      }
+      const mc::Moments<double> folded = over_blocks.finish();
+      EXPECT_EQ(std::memcmp(&folded, &root, sizeof root), 0)
+          << tiles << " tiles, blocks of " << block;
+    }
+  }
+}
+
+TEST(PackedOptionBook, RowsTravelWithEveryArrayAndTheBookWideValues) {
+  std::vector<McRow> rows = barrier_rows(3);
+  const McBook book(rows);
+  MonteCarloBookView view = book.view();
+  view.volatility = {nullptr, 0.31};  // book-wide
+  std::vector<std::uint64_t> keys(rows.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = 1000 + i;
+  view.stream = keys.data();
+  for (const auto& [first, count] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {0, view.count}, {5, 7}, {view.count, 0}}) {
+    const std::vector<std::byte> bytes = pack_option_book(view, first, count);
+    const PackedOptionBook packed(bytes);
+    const OptionBookView& v = packed.view();
+    ASSERT_EQ(v.count, count);
+    EXPECT_EQ(v.volatility.values, nullptr);
+    EXPECT_EQ(v.volatility.scalar, 0.31);
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::int64_t r = first + i;
+      EXPECT_EQ(v.is_put[i], view.is_put[r]);
+      EXPECT_EQ(v.spot[i], view.spot[r]);
+      EXPECT_EQ(v.strike[i], view.strike[r]);
+      EXPECT_EQ(v.maturity[i], view.maturity[r]);
+      EXPECT_EQ(v.rate.values[i], view.rate.values[r]);
+      EXPECT_EQ(v.dividend.values[i], view.dividend.values[r]);
+      EXPECT_EQ(v.barrier_type[i], view.barrier_type[r]);
+      EXPECT_EQ(v.barrier[i], view.barrier[r]);
+      EXPECT_EQ(v.steps[i], view.steps[r]);
+      EXPECT_EQ(v.stream[i], view.stream[r]);
+    }
+    std::vector<std::byte> cut(bytes.begin(), bytes.end() - 1);
+    if (count > 0) {
+      EXPECT_THROW(PackedOptionBook{cut}, InvalidInput);
+    }
+    std::vector<std::byte> longer = bytes;
+    longer.push_back(std::byte{0});
+    EXPECT_THROW(PackedOptionBook{longer}, InvalidInput);
+  }
+  const std::vector<std::byte> junk(100, std::byte{7});
+  EXPECT_THROW(PackedOptionBook{junk}, InvalidInput);
+}
+
+}  // namespace
+}  // namespace gpukit::finance
