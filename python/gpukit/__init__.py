@@ -104,7 +104,7 @@ def reduce(
     framework = _arrays.framework_of(x)
     x = _arrays.contiguous(x, framework)
     handle = _arrays.resolve_stream(x, framework, stream)
-    return _core.reduce(x, op, accurate, device, handle)
+    return _core.reduce(_arrays.exported(x, framework, handle), op, accurate, device, handle)
 
 
 def scan(
@@ -129,7 +129,8 @@ def scan(
     x = _arrays.contiguous(x, framework)
     handle = _arrays.resolve_stream(x, framework, stream)
     out = _arrays.empty_like(x, framework)
-    _core.scan(x, out, op, exclusive, device, handle)
+    _core.scan(_arrays.exported(x, framework, handle), _arrays.exported(out, framework, handle),
+               op, exclusive, device, handle)
     return out
 
 
@@ -152,7 +153,8 @@ def compact(
     handle = _arrays.resolve_stream(x, framework, stream)
     out = _arrays.empty(framework, x, (int(np.prod(x.shape, dtype=np.int64)),),
                         _dtype_of(x, framework))
-    count = _core.compact(x, out, keep, device, handle)
+    count = _core.compact(_arrays.exported(x, framework, handle),
+                          _arrays.exported(out, framework, handle), keep, device, handle)
     return out[:count]
 
 
@@ -228,6 +230,12 @@ class _Book:
 
     def empty(self, dtype: Any) -> Any:
         return _arrays.empty(self.framework, self.like, (self.count,), dtype)
+
+    def exported(self, values: list[Any], stream: int) -> list[Any]:
+        """The arrays among `values` as the module takes them (CUDA arrays: DLPack capsules for
+        `stream`); floats and None as they are."""
+        return [_arrays.exported(v, _arrays.framework_of(v), stream) if _arrays.is_array(v)
+                else v for v in values]
 
     def shaped(self, flat: Any) -> Any:
         return flat.reshape(self.shape)
@@ -308,7 +316,9 @@ def black_scholes(
         names += ["call_delta", "put_delta", "gamma", "vega", "call_theta", "put_theta",
                   "call_rho", "put_rho"]
     outputs = {name: book.empty(dtype) for name in names}
-    _core.black_scholes(*columns, *parameters, outputs, cdf, variant, device, handle)
+    _core.black_scholes(*book.exported(columns + parameters, handle),
+                        {k: book.exported([v], handle)[0] for k, v in outputs.items()}, cdf,
+                        variant, device, handle)
 
     def side(call_name: str, put_name: str) -> Any:
         if per_option_side:
@@ -423,10 +433,12 @@ def monte_carlo(
     if control_variate:
         names.append("vrf_control")
     outputs = {name: book.empty(f64) for name in names} if book.on_cuda else {}
-    result = _core.monte_carlo(book.count, is_put, spot_c, strike_c, maturity_c, rate_p,
-                               volatility_p, dividend_p, type_c, barrier_c, steps_c, keys,
-                               outputs, paths, seed, monitoring, antithetic, control_variate,
-                               greeks, precision, device, handle)
+    terms = book.exported([is_put, spot_c, strike_c, maturity_c, rate_p, volatility_p,
+                           dividend_p, type_c, barrier_c, steps_c, keys], handle)
+    result = _core.monte_carlo(book.count, *terms,
+                               {k: book.exported([v], handle)[0] for k, v in outputs.items()},
+                               paths, seed, monitoring, antithetic, control_variate, greeks,
+                               precision, device, handle)
     columns = outputs if book.on_cuda else result
     return {name: book.shaped(columns[name]) for name in names}
 
@@ -490,7 +502,9 @@ def poisson(
     handle = _arrays.resolve_stream(f, framework, stream, "f")
     f_solve = f if solve_dtype == dtype else _arrays.as_dtype(f, framework, solve_dtype)
     u = _arrays.empty_like(f_solve, framework)
-    info = _core.poisson(f_solve, u, length_list, gauge, strict, variant, device, handle)
+    info = _core.poisson(_arrays.exported(f_solve, framework, handle),
+                         _arrays.exported(u, framework, handle), length_list, gauge, strict,
+                         variant, device, handle)
     if info["warning"]:
         warnings.warn(info["warning"], RuntimeWarning, stacklevel=2)
     return u if solve_dtype == dtype else _arrays.as_dtype(u, framework, dtype)
@@ -564,8 +578,8 @@ def gemm(
             raise ValueError(f"gemm: c is {_dtype_of(c, framework).name} but the inputs are "
                              f"{dtype.name}")
         out[...] = c
-    _core.gemm(a, b, out, transpose_a, transpose_b, precision or "", float(alpha), float(beta),
-               variant, device, handle)
+    _core.gemm(*(_arrays.exported(v, framework, handle) for v in (a, b, out)), transpose_a,
+               transpose_b, precision or "", float(alpha), float(beta), variant, device, handle)
     return out
 
 
@@ -595,7 +609,8 @@ def saxpy(
     handle = _arrays.resolve_stream(x, framework, stream)
     if out is None:
         out = _arrays.empty_like(y, _arrays.framework_of(y))
-    _core.axpy(float(alpha), x, y, out, device, handle)
+    _core.axpy(float(alpha), *(_arrays.exported(v, _arrays.framework_of(v), handle)
+                               for v in (x, y, out)), device, handle)
     return out
 
 

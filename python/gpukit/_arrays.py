@@ -77,7 +77,8 @@ def dtype_name(x: Any, framework: str) -> str:
 
 def contiguous(x: Any, framework: str | None = None) -> Any:
     """x itself when it is a C-contiguous array in native byte order; else a C-contiguous copy in
-    its framework and on its device (lists and scalars become NumPy arrays)."""
+    its framework and on its device (lists and scalars become NumPy arrays; a PyTorch tensor that
+    requires grad is detached, as DLPack cannot export it)."""
     framework = framework or framework_of(x)
     if framework == NUMPY:
         x = np.asarray(x)
@@ -86,7 +87,20 @@ def contiguous(x: Any, framework: str | None = None) -> Any:
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)
     if framework == CUPY:
         return x if x.flags.c_contiguous else _cupy().ascontiguousarray(x)
+    if x.requires_grad:
+        x = x.detach()
     return x if x.is_contiguous() else x.contiguous()
+
+
+def exported(x: Any, framework: str, stream: int) -> Any:
+    """What the compiled module is handed for x: host arrays themselves; a CUDA array as the
+    DLPack capsule its library exports for the call's stream. The exporter then orders the work
+    it has queued on its current stream before that stream (nothing to do when they are the same
+    stream, the common case), as the DLPack protocol has it; DLPack spells the legacy default
+    stream 1, where CUDA spells it 0."""
+    if not on_cuda(x, framework):
+        return x
+    return x.__dlpack__(stream=stream if stream else 1)
 
 
 def as_dtype(x: Any, framework: str, dtype: Any) -> Any:

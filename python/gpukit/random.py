@@ -34,7 +34,8 @@ def _fill(distribution: str, n: Shape, seed: int, generator: str, dtype: Any, of
         framework = _arrays.framework_of(like)
         handle = _arrays.resolve_stream(like, framework, stream, "like")
     out = _arrays.empty(framework, like, shape, dtype)
-    _core.generate(distribution, out, seed, offset, transform, device, handle)
+    _core.generate(distribution, _arrays.exported(out, framework, handle), seed, offset,
+                   transform, device, handle)
     return out
 
 
