@@ -112,13 +112,16 @@ NB_MODULE(_gpukit, m) {
       "gpukit's compiled core: thin bindings over the C++ library (use the gpukit package, whose "
       "functions check and prepare the arguments these take).";
 
+  // Named after the module as it was imported (gpukit._gpukit, or _gpukit for stubgen), so that
+  // stubgen writes them as this module's classes; gpukit/__init__.py shows them as gpukit's.
+  const std::string module_name = nb::cast<std::string>(m.attr("__name__"));
   nb::object cuda_error = nb::steal(PyErr_NewExceptionWithDoc(
-      "gpukit.CudaError",
+      (module_name + ".CudaError").c_str(),
       "A CUDA runtime call failed (the message names the call, the file and the line); the "
       "device may need a reset after a sticky error such as an illegal address.",
       PyExc_RuntimeError, nullptr));
   nb::object device_unavailable = nb::steal(PyErr_NewExceptionWithDoc(
-      "gpukit.DeviceUnavailable",
+      (module_name + ".DeviceUnavailable").c_str(),
       "A CUDA device was asked for (device='cuda', 'cuda:N', or a CUDA array) but none is usable: "
       "no GPU, no driver, or a gpukit built without CUDA.",
       PyExc_RuntimeError, nullptr));

@@ -40,6 +40,8 @@ def test_type_stubs_are_installed_beside_the_module():
                  "def monte_carlo(", "def poisson(", "def gemm(", "def axpy(", "def generate("):
         assert name in stub, name
     assert "reduce_on_device" in stub
+    assert "class CudaError(RuntimeError)" in stub
+    assert "class DeviceUnavailable(RuntimeError)" in stub
     assert (package / "py.typed").exists()
 
 
