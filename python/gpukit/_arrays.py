@@ -173,5 +173,11 @@ def resolve_stream(x: Any, framework: str, stream: Any, name: str = "x") -> int:
     if stream is not None:
         return stream_handle(stream)
     if framework == CUPY:
-        return _cupy().cuda.get_current_stream().ptr
+        # The current stream of x's device (CuPy keeps one per device).
+        cupy = _cupy()
+        try:
+            return cupy.cuda.get_current_stream(x.device.id).ptr
+        except TypeError:  # CuPy before 12 takes no device
+            with x.device:
+                return cupy.cuda.get_current_stream().ptr
     return _torch().cuda.current_stream(x.device).cuda_stream
