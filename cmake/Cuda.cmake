@@ -11,8 +11,9 @@ if(NOT GPUKIT_CUDA STREQUAL "OFF")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     # Default: sm_90 machine code plus compute_90 PTX (the H200); override with
-    # -DCMAKE_CUDA_ARCHITECTURES=... for other GPUs.
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    # -DCMAKE_CUDA_ARCHITECTURES=... for other GPUs, or CMake's CUDAARCHS environment variable
+    # (what `CUDAARCHS=80 pip install .` sets).
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
       set(CMAKE_CUDA_ARCHITECTURES 90)
     endif()
     enable_language(CUDA)

@@ -1,7 +1,9 @@
 # Third-party libraries, all from Debian packages (see README.md) or the CUDA toolkit.
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(fmt REQUIRED)
-find_package(CLI11 CONFIG REQUIRED)
+if(GPUKIT_BUILD_PROGRAMS OR GPUKIT_BUILD_TESTS)
+  find_package(CLI11 CONFIG REQUIRED)  # the gpukit tool's command line
+endif()
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)
 

@@ -117,6 +117,32 @@ NumberStatus parse_number(std::string_view text, double& value) {
   return NumberStatus::ok;
 }
 
+// The sign rule of a known numeric column (spot and barrier > 0; strike, maturity and volatility
+// >= 0), as the messages word it, or nullptr when `value` keeps it (or the column has none). Shared
+// by the CSV reader and find_book_term_problem, so that both books obey one set of rules.
+const char* broken_sign_rule(ColumnRole role, double value) {
+  switch (role) {
+    case ColumnRole::spot:
+    case ColumnRole::barrier:
+      return value > 0 ? nullptr : "must be > 0";
+    case ColumnRole::strike:
+    case ColumnRole::maturity:
+    case ColumnRole::volatility:
+      return value >= 0 ? nullptr : "must be >= 0";
+    default:
+      return nullptr;
+  }
+}
+
+constexpr double kMaxSteps = double(1u << 20);
+constexpr const char* kStepsRule = "expected an integer in [1, 1048576]";
+constexpr const char* kTypeRule = "expected call, put, c or p";
+constexpr const char* kBarrierTypeRule = "expected none, down-out, down-in, up-out or up-in";
+
+bool steps_in_range(double value) {
+  return value == std::floor(value) && value >= 1 && value <= kMaxSteps;
+}
+
 // Parses option rows; keeps what every error message needs.
 class BookParser {
  public:
@@ -337,31 +363,20 @@ void BookParser::add_row(const CsvRecord& record) {
     book_.field_offsets.push_back(book_.field_text.size());
     switch (roles_[col]) {
       case ColumnRole::type: {
-        std::string_view type = trim_blanks(text);
-        if (equals_ignoring_case(type, "call") || equals_ignoring_case(type, "c")) {
-          book_.is_put.push_back(0);
-        } else if (equals_ignoring_case(type, "put") || equals_ignoring_case(type, "p")) {
-          book_.is_put.push_back(1);
-        } else {
-          throw_field_error(record.line, col,
-                            fmt::format("expected call, put, c or p, got {}", quoted(text)));
+        const std::optional<bool> is_put = parse_option_type(text);
+        if (!is_put) {
+          throw_field_error(record.line, col, fmt::format("{}, got {}", kTypeRule, quoted(text)));
         }
+        book_.is_put.push_back(*is_put ? 1 : 0);
         break;
       }
-      case ColumnRole::spot: {
-        double spot = parse_value(text, record.line, col);
-        if (!(spot > 0)) {
-          throw_field_error(record.line, col, fmt::format("must be > 0, got {}", quoted(text)));
-        }
-        book_.spot.push_back(spot);
-        break;
-      }
+      case ColumnRole::spot:
       case ColumnRole::strike:
       case ColumnRole::maturity:
       case ColumnRole::volatility: {
         double value = parse_value(text, record.line, col);
-        if (value < 0) {
-          throw_field_error(record.line, col, fmt::format("must be >= 0, got {}", quoted(text)));
+        if (const char* rule = broken_sign_rule(roles_[col], value)) {
+          throw_field_error(record.line, col, fmt::format("{}, got {}", rule, quoted(text)));
         }
         values_of(roles_[col]).push_back(value);
         break;
@@ -379,28 +394,20 @@ void BookParser::add_row(const CsvRecord& record) {
           break;
         }
         double value = parse_value(text, record.line, col);
-        if (!(value > 0)) {
-          throw_field_error(record.line, col, fmt::format("must be > 0, got {}", quoted(text)));
+        if (const char* rule = broken_sign_rule(ColumnRole::barrier, value)) {
+          throw_field_error(record.line, col, fmt::format("{}, got {}", rule, quoted(text)));
         }
         barrier_given = true;
         book_.barrier.push_back(value);
         break;
       }
       case ColumnRole::barrier_type: {
-        std::string_view type = trim_blanks(text);
-        constexpr std::array<std::string_view, 5> kNames = {"none", "down-out", "down-in", "up-out",
-                                                            "up-in"};
-        std::size_t code = kNames.size();
-        for (std::size_t k = 0; k < kNames.size(); ++k) {
-          if (equals_ignoring_case(type, kNames[k])) code = k;
-        }
-        if (type.empty()) code = 0;
-        if (code == kNames.size()) {
+        const std::optional<finance::BarrierType> type = parse_barrier_type(text);
+        if (!type) {
           throw_field_error(record.line, col,
-                            fmt::format("expected none, down-out, down-in, up-out or up-in, got {}",
-                                        quoted(text)));
+                            fmt::format("{}, got {}", kBarrierTypeRule, quoted(text)));
         }
-        book_.barrier_type.push_back(static_cast<finance::BarrierType>(code));
+        book_.barrier_type.push_back(*type);
         break;
       }
       case ColumnRole::steps: {
@@ -410,10 +417,8 @@ void BookParser::add_row(const CsvRecord& record) {
           break;
         }
         double value = parse_value(text, record.line, col);
-        if (value != std::floor(value) || value < 1 || value > double(1u << 20)) {
-          throw_field_error(
-              record.line, col,
-              fmt::format("expected an integer in [1, 1048576], got {}", quoted(text)));
+        if (!steps_in_range(value)) {
+          throw_field_error(record.line, col, fmt::format("{}, got {}", kStepsRule, quoted(text)));
         }
         steps_given = true;
         book_.steps.push_back(static_cast<std::uint32_t>(value));
@@ -544,6 +549,81 @@ finance::OptionBookView instrument_view(const OptionBook& book) {
   view.barrier = optional_column(book.barrier);
   view.steps = optional_column(book.steps);
   return view;
+}
+
+std::optional<bool> parse_option_type(std::string_view text) {
+  const std::string_view type = trim_blanks(text);
+  if (equals_ignoring_case(type, "call") || equals_ignoring_case(type, "c")) return false;
+  if (equals_ignoring_case(type, "put") || equals_ignoring_case(type, "p")) return true;
+  return std::nullopt;
+}
+
+std::optional<finance::BarrierType> parse_barrier_type(std::string_view text) {
+  const std::string_view type = trim_blanks(text);
+  if (type.empty()) return finance::BarrierType::none;
+  // In the order of finance::BarrierType.
+  constexpr std::array<std::string_view, 5> kNames = {"none", "down-out", "down-in", "up-out",
+                                                      "up-in"};
+  for (std::size_t k = 0; k < kNames.size(); ++k) {
+    if (equals_ignoring_case(type, kNames[k])) return static_cast<finance::BarrierType>(k);
+  }
+  return std::nullopt;
+}
+
+std::optional<BookTermProblem> find_book_term_problem(const finance::OptionBookView& view) {
+  auto name = [](ColumnRole role) {
+    return std::string(kKnownColumnNames[static_cast<std::size_t>(role)]);
+  };
+  // A number's problem under its column's rules, in the CSV reader's words ("" when none).
+  auto number_problem = [](ColumnRole role, double value) -> std::string {
+    if (!std::isfinite(value)) return fmt::format("must be finite, got {}", value);
+    if (const char* rule = broken_sign_rule(role, value)) {
+      return fmt::format("{}, got {}", rule, value);
+    }
+    return {};
+  };
+  // Book-wide values first, as the CSV reader checks its defaults before any row.
+  for (const auto& [role, parameter] :
+       {std::pair{ColumnRole::rate, view.rate}, std::pair{ColumnRole::volatility, view.volatility},
+        std::pair{ColumnRole::dividend, view.dividend}}) {
+    if (parameter.values != nullptr) continue;
+    std::string what = number_problem(role, parameter.scalar);
+    if (!what.empty()) return BookTermProblem{-1, name(role), std::move(what)};
+  }
+  auto per_option = [](const finance::PerOption<double>& parameter, std::int64_t row) {
+    return parameter.values != nullptr ? std::optional<double>(parameter.values[row])
+                                       : std::nullopt;
+  };
+  for (std::int64_t row = 0; row < view.count; ++row) {
+    const std::pair<ColumnRole, std::optional<double>> numbers[] = {
+        {ColumnRole::spot, view.spot[row]},
+        {ColumnRole::strike, view.strike[row]},
+        {ColumnRole::maturity, view.maturity[row]},
+        {ColumnRole::rate, per_option(view.rate, row)},
+        {ColumnRole::volatility, per_option(view.volatility, row)},
+        {ColumnRole::dividend, per_option(view.dividend, row)}};
+    for (const auto& [role, value] : numbers) {
+      if (!value) continue;
+      std::string what = number_problem(role, *value);
+      if (!what.empty()) return BookTermProblem{row, name(role), std::move(what)};
+    }
+    const finance::BarrierType type =
+        view.barrier_type != nullptr ? view.barrier_type[row] : finance::BarrierType::none;
+    if (static_cast<unsigned>(type) > static_cast<unsigned>(finance::BarrierType::up_in)) {
+      return BookTermProblem{
+          row, name(ColumnRole::barrier_type),
+          fmt::format("{}, got {}", kBarrierTypeRule, static_cast<unsigned>(type))};
+    }
+    if (type != finance::BarrierType::none && view.barrier != nullptr) {
+      std::string what = number_problem(ColumnRole::barrier, view.barrier[row]);
+      if (!what.empty()) return BookTermProblem{row, name(ColumnRole::barrier), std::move(what)};
+    }
+    if (view.steps != nullptr && !steps_in_range(view.steps[row])) {
+      return BookTermProblem{row, name(ColumnRole::steps),
+                             fmt::format("{}, got {}", kStepsRule, view.steps[row])};
+    }
+  }
+  return std::nullopt;
 }
 
 OptionBook read_option_book(std::istream& in, const std::string& source_name,

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <locale>
 #include <numeric>
@@ -824,6 +825,120 @@ TEST(OptionBook, BarrierColumnsThatAreMissingAreNamed) {
                                "c,1,1,1,0.5,down-in\n"),
             "book.csv:3: steps: required column is missing (a barrier option needs its number of "
             "monitoring dates)");
+}
+
+// Terms that arrive parsed (the Python module's arrays and DataFrames) obey the CSV book's rules,
+// worded as read_option_book words them, with the value instead of the field's text.
+struct TermColumns {
+  std::vector<std::uint8_t> is_put = {0, 1, 0};
+  std::vector<double> spot = {100, 101, 102}, strike = {95, 96, 97}, maturity = {1, 2, 0};
+  std::vector<double> rate = {0.01, 0.02, -0.01}, volatility = {0.2, 0, 0.3}, dividend = {0, 0, 0};
+  std::vector<BarrierType> barrier_type = {BarrierType::none, BarrierType::up_in,
+                                           BarrierType::none};
+  std::vector<double> barrier = {0, 120, 0};
+  std::vector<std::uint32_t> steps = {1, 252, 1};
+
+  finance::OptionBookView view() const {
+    finance::OptionBookView v;
+    v.count = static_cast<std::int64_t>(is_put.size());
+    v.is_put = is_put.data();
+    v.spot = spot.data(), v.strike = strike.data(), v.maturity = maturity.data();
+    v.rate = {rate.data(), 0}, v.volatility = {volatility.data(), 0};
+    v.dividend = {dividend.data(), 0};
+    v.barrier_type = barrier_type.data(), v.barrier = barrier.data(), v.steps = steps.data();
+    return v;
+  }
+};
+
+std::string term_problem(const finance::OptionBookView& view) {
+  const std::optional<BookTermProblem> problem = find_book_term_problem(view);
+  if (!problem) return "none";
+  return std::to_string(problem->row) + ": " + problem->column + ": " + problem->what;
+}
+
+TEST(OptionBookTerms, AValidBookHasNoProblem) {
+  const TermColumns columns;
+  EXPECT_EQ(term_problem(columns.view()), "none");
+  // Barrier levels and steps are not read where the view has no barrier columns.
+  finance::OptionBookView european = columns.view();
+  european.barrier_type = nullptr, european.barrier = nullptr, european.steps = nullptr;
+  EXPECT_EQ(term_problem(european), "none");
+  // An empty book has none either.
+  european.count = 0;
+  EXPECT_EQ(term_problem(european), "none");
+}
+
+TEST(OptionBookTerms, EachRuleOfTheCsvReaderIsWordedAsItWordsIt) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    std::function<void(TermColumns&)> spoil;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {[](TermColumns& c) { c.spot[1] = 0; }, "1: spot: must be > 0, got 0"},
+      {[](TermColumns& c) { c.spot[2] = -2.5; }, "2: spot: must be > 0, got -2.5"},
+      {[](TermColumns& c) { c.spot[0] = -0.0; }, "0: spot: must be > 0, got -0"},
+      {[&](TermColumns& c) { c.spot[1] = nan; }, "1: spot: must be finite, got nan"},
+      {[](TermColumns& c) { c.strike[1] = -1; }, "1: strike: must be >= 0, got -1"},
+      {[&](TermColumns& c) { c.strike[0] = inf; }, "0: strike: must be finite, got inf"},
+      {[](TermColumns& c) { c.maturity[2] = -0.5; }, "2: maturity: must be >= 0, got -0.5"},
+      {[&](TermColumns& c) { c.rate[1] = -inf; }, "1: rate: must be finite, got -inf"},
+      {[](TermColumns& c) { c.volatility[0] = -0.2; }, "0: volatility: must be >= 0, got -0.2"},
+      {[&](TermColumns& c) { c.dividend[2] = nan; }, "2: dividend: must be finite, got nan"},
+      {[](TermColumns& c) { c.barrier[1] = 0; }, "1: barrier: must be > 0, got 0"},
+      {[&](TermColumns& c) { c.barrier[1] = inf; }, "1: barrier: must be finite, got inf"},
+      {[](TermColumns& c) { c.barrier_type[2] = static_cast<BarrierType>(7); },
+       "2: barrier_type: expected none, down-out, down-in, up-out or up-in, got 7"},
+      {[](TermColumns& c) { c.steps[1] = 0; },
+       "1: steps: expected an integer in [1, 1048576], got 0"},
+      {[](TermColumns& c) { c.steps[0] = 1048577; },
+       "0: steps: expected an integer in [1, 1048576], got 1048577"},
+      // The first problem in row order, then column order, is the one named.
+      {[](TermColumns& c) { c.volatility[1] = -1, c.spot[2] = 0, c.strike[1] = -3; },
+       "1: strike: must be >= 0, got -3"},
+  };
+  for (const Case& bad : cases) {
+    TermColumns columns;
+    bad.spoil(columns);
+    SCOPED_TRACE(bad.expected);
+    EXPECT_EQ(term_problem(columns.view()), bad.expected);
+  }
+  // A European row's barrier level is not read (the CSV reader stores 0 there).
+  TermColumns european_row;
+  european_row.barrier[0] = -5;
+  EXPECT_EQ(term_problem(european_row.view()), "none");
+}
+
+TEST(OptionBookTerms, BookWideValuesAreCheckedAsTheCommandLineDefaults) {
+  TermColumns columns;
+  finance::OptionBookView view = columns.view();
+  view.volatility = {nullptr, -0.25};
+  EXPECT_EQ(term_problem(view), "-1: volatility: must be >= 0, got -0.25");
+  view.volatility = {nullptr, 0.25};
+  view.rate = {nullptr, std::numeric_limits<double>::infinity()};
+  EXPECT_EQ(term_problem(view), "-1: rate: must be finite, got inf");
+  view.rate = {nullptr, -0.5};  // a negative rate is a rate
+  EXPECT_EQ(term_problem(view), "none");
+}
+
+TEST(OptionBookTerms, TypeAndBarrierTypeWordsAreTheCsvReaders) {
+  for (const char* put : {"put", "PUT", "p", "P", " put "}) EXPECT_EQ(parse_option_type(put), true);
+  for (const char* call : {"call", "Call", "c", "C", "\tcall "}) {
+    EXPECT_EQ(parse_option_type(call), false) << call;
+  }
+  for (const char* bad : {"", "cal", "puts", "1", "call put"}) {
+    EXPECT_EQ(parse_option_type(bad), std::nullopt) << bad;
+  }
+  EXPECT_EQ(parse_barrier_type(""), BarrierType::none);
+  EXPECT_EQ(parse_barrier_type(" None"), BarrierType::none);
+  EXPECT_EQ(parse_barrier_type("down-out"), BarrierType::down_out);
+  EXPECT_EQ(parse_barrier_type("DOWN-IN"), BarrierType::down_in);
+  EXPECT_EQ(parse_barrier_type("up-out "), BarrierType::up_out);
+  EXPECT_EQ(parse_barrier_type("Up-In"), BarrierType::up_in);
+  for (const char* bad : {"down_out", "sideways", "up", "-"}) {
+    EXPECT_EQ(parse_barrier_type(bad), std::nullopt) << bad;
+  }
 }
 
 }  // namespace

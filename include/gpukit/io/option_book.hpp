@@ -88,6 +88,33 @@ struct OptionBook {
 /// Tested in tests/io/option_book_test.cpp.
 finance::OptionBookView instrument_view(const OptionBook& book);
 
+/// One value of a book of parsed terms (a finance::OptionBookView made from arrays, not read from
+/// CSV) that read_option_book would refuse as a CSV field.
+struct BookTermProblem {
+  std::int64_t row = -1;  // 0-based row; -1 for a book-wide value (a PerOption scalar)
+  std::string column;     // the known column's name: "spot", "strike", ...
+  std::string what;       // read_option_book's words with the value: "must be > 0, got -1"
+};
+
+/// The first value of `view` (host memory; rows in order, each row's columns in the order type,
+/// spot, strike, maturity, rate, volatility, dividend, barrier, barrier_type, steps; book-wide
+/// values first) that breaks a rule read_option_book applies to a CSV book: every number finite;
+/// spot > 0; strike, maturity and volatility >= 0; barrier_type a known kind; a barrier row's
+/// barrier > 0 (a European row's is not read); steps in [1, 2^20]. nullopt when there is none.
+/// `what` is worded as the CSV reader's message, the value written as the shortest text that reads
+/// back to it ("must be >= 0, got -0.5"), so that terms that arrive parsed (the Python module's
+/// arrays and pandas frames) are held to the CSV book's rules in its words. Cost: one pass.
+/// Tested in tests/io/option_book_test.cpp.
+std::optional<BookTermProblem> find_book_term_problem(const finance::OptionBookView& view);
+
+/// A `type` field as read_option_book reads it (call, put, c or p in any case, blanks around it
+/// ignored): true for a put, false for a call, nullopt for anything else.
+std::optional<bool> parse_option_type(std::string_view text);
+
+/// A `barrier_type` field as read_option_book reads it (none, down-out, down-in, up-out or up-in
+/// in any case, blanks around it ignored; empty is none); nullopt for anything else.
+std::optional<finance::BarrierType> parse_barrier_type(std::string_view text);
+
 /// Called with the bytes read so far and the options parsed so far.
 using ProgressCallback = std::function<void(std::int64_t bytes_read, std::int64_t rows)>;
 

@@ -1,0 +1,662 @@
+"""gpukit: GPU case studies as verified, benchmarked software, from Python.
+
+Every function calls the C++ library function the matching ``gpukit`` command calls, with the same
+contract (exact integer sums, deterministic floating-point reductions and scans, the same Monte
+Carlo bits for the same book and seed), on NumPy arrays (host memory) or on CuPy and PyTorch CUDA
+arrays without a copy:
+
+- host arrays run where ``device`` says: ``"auto"`` (a GPU when one is usable, as the CLI does),
+  ``"cpu"``, ``"cuda"`` or ``"cuda:N"``; results are NumPy arrays;
+- CUDA arrays run on their GPU (``device`` may only confirm it) on the caller's current stream or
+  ``stream=``; results are arrays of the same library on that GPU.
+
+The GIL is released while the library computes. Errors: invalid input raises ValueError (the
+CLI's message), running out of memory MemoryError (``bytes_requested`` says how much was asked),
+I/O OSError, a failing CUDA call :class:`CudaError`, no usable GPU where one was asked for
+:class:`DeviceUnavailable`. See docs/python.md.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any, Literal, Sequence, Union
+
+import numpy as np
+
+from . import _arrays
+from ._gpukit import CudaError, DeviceUnavailable
+from ._gpukit import __version__ as _library_version
+from . import _gpukit as _core
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+__version__: str = _library_version
+
+__all__ = [
+    "CudaError",
+    "DeviceUnavailable",
+    "__version__",
+    "black_scholes",
+    "built_with_cuda",
+    "compact",
+    "devices",
+    "gemm",
+    "monte_carlo",
+    "poisson",
+    "price_book",
+    "random",
+    "reduce",
+    "saxpy",
+    "scan",
+]
+
+CudaError.__module__ = "gpukit"
+DeviceUnavailable.__module__ = "gpukit"
+
+Device = str  # "auto" | "cpu" | "cuda" | "cuda:N"
+ArrayLike = Any  # a NumPy, CuPy or PyTorch array, or what numpy.asarray takes
+
+
+def built_with_cuda() -> bool:
+    """True when this gpukit was built with its CUDA backend (nvcc was found at build time)."""
+    return _core.built_with_cuda()
+
+
+def devices() -> list[dict[str, Any]]:
+    """The usable CUDA devices, one dict each: ``device`` ("cuda:0"), ``name``, ``pci_bus_id``,
+    ``compute_capability`` (major, minor), ``sm_count``, ``total_memory_bytes``,
+    ``l2_cache_bytes``. Empty without a GPU, without a driver, or in a CPU-only build (then
+    ``device="cuda"`` raises DeviceUnavailable and ``"auto"`` computes on the CPU)."""
+    return _core.devices()
+
+
+# --------------------------------------------------------------------------------------------
+# Reduction, scan, compaction
+
+
+def reduce(
+    x: ArrayLike,
+    op: Literal["sum", "product", "min", "max", "and", "or", "xor"] = "sum",
+    *,
+    accurate: bool = False,
+    device: Device = "auto",
+    stream: Any = None,
+) -> Union[int, float]:
+    """Reduces every element of ``x`` (any shape, taken in C order) with ``op``, as
+    ``gpukit reduce`` does.
+
+    ``x``: int32, int64, uint32, float32 or float64. Integer results are Python ints, exact:
+    int32 and uint32 sums cannot overflow, an int64 sum that does not fit int64 raises
+    ValueError ("sum overflows int64"); integer products wrap modulo 2**64 (as numpy.prod);
+    and/or/xor need integers. Floating results are Python floats of the input's precision.
+
+    Floating sums and products follow one fixed reduction tree (16384-element tiles of 1024
+    lanes), so the result has the same bits on every run, thread count, GPU launch shape, and on
+    the CPU and GPU; it is not numpy.sum's pairwise order, so the two differ by rounding.
+    ``accurate=True`` accumulates floating sums in double (float32 input) or double-double
+    (float64 input) along the same tree: within a few ulps of the exact sum. Any NaN gives NaN;
+    min and max order -0.0 below +0.0; the empty sum is 0, the empty product 1, and min or max
+    of an empty array is a ValueError.
+
+    On a CUDA array the call waits for ``stream`` (it returns a host value).
+    """
+    framework = _arrays.framework_of(x)
+    x = _arrays.contiguous(x, framework)
+    handle = _arrays.resolve_stream(x, framework, stream)
+    return _core.reduce(_arrays.exported(x, framework, handle), op, accurate, device, handle)
+
+
+def scan(
+    x: ArrayLike,
+    op: Literal["sum", "product", "min", "max"] = "sum",
+    exclusive: bool = False,
+    *,
+    device: Device = "auto",
+    stream: Any = None,
+) -> Any:
+    """The inclusive (or ``exclusive``) prefix scan of ``x`` in C order, as ``gpukit scan``: an
+    array of x's shape and dtype (int32, int64, uint32, float32 or float64).
+
+    ``y[i] = x[0] op ... op x[i]``; exclusive: ``y[0]`` is the identity (sums start at +0), then
+    ``y[i] = x[0] op ... op x[i-1]``. Integer sums are exact: an output that does not fit the
+    dtype raises ValueError naming the element; integer products wrap. Floating scans follow one
+    fixed bracketing (4096-element tiles combined by a fixed tree), so they have the same bits on
+    every run and on the CPU and GPU, within a few ulps of the partial sums of numpy.cumsum. On a
+    CUDA array the call waits for ``stream``.
+    """
+    framework = _arrays.framework_of(x)
+    x = _arrays.contiguous(x, framework)
+    handle = _arrays.resolve_stream(x, framework, stream)
+    out = _arrays.empty_like(x, framework)
+    _core.scan(_arrays.exported(x, framework, handle), _arrays.exported(out, framework, handle),
+               op, exclusive, device, handle)
+    return out
+
+
+def compact(
+    x: ArrayLike,
+    keep: Literal["nonzero", "positive", "negative", "finite"] = "nonzero",
+    *,
+    device: Device = "auto",
+    stream: Any = None,
+) -> Any:
+    """The elements of ``x`` (C order) that satisfy ``keep``, in order, as a 1-D array of x's
+    dtype, as ``gpukit compact``.
+
+    nonzero drops 0 and -0.0 and keeps NaN; positive and negative keep neither NaN nor a zero;
+    finite drops NaN and infinities (every integer is finite). The result is a view of the first
+    elements of an array of x.size elements. On a CUDA array the call waits for ``stream``.
+    """
+    framework = _arrays.framework_of(x)
+    x = _arrays.contiguous(x, framework)
+    handle = _arrays.resolve_stream(x, framework, stream)
+    out = _arrays.empty(framework, x, (int(np.prod(x.shape, dtype=np.int64)),),
+                        _dtype_of(x, framework))
+    count = _core.compact(_arrays.exported(x, framework, handle),
+                          _arrays.exported(out, framework, handle), keep, device, handle)
+    return out[:count]
+
+
+def _dtype_of(x: Any, framework: str) -> Any:
+    return np.dtype(_arrays.dtype_name(x, framework))
+
+
+# --------------------------------------------------------------------------------------------
+# Option pricing
+
+
+_PRECISIONS = {"double": np.float64, "float": np.float32}
+
+
+def _precision_dtype(precision: str) -> Any:
+    try:
+        return _PRECISIONS[precision]
+    except KeyError:
+        raise ValueError(f"precision must be double or float, got '{precision}'") from None
+
+
+class _Book:
+    """The per-option arguments of a pricing call, broadcast against each other and made flat,
+    C-contiguous arrays in the framework and on the device of the first array among them."""
+
+    def __init__(self, what: str, arguments: dict[str, Any]):
+        self.what = what
+        arrays = [v for v in arguments.values() if _arrays.is_array(v)]
+        first = arrays[0] if arrays else None
+        self.framework = _arrays.framework_of(first) if first is not None else _arrays.NUMPY
+        self.like = first
+        self.xp = _arrays.module_of(self.framework)
+        shapes = [tuple(v.shape) for v in arrays] + [
+            np.shape(v) for v in arguments.values() if not _arrays.is_array(v)
+        ]
+        try:
+            self.shape = np.broadcast_shapes(*shapes) if shapes else ()
+        except ValueError:
+            described = ", ".join(
+                f"{name} {tuple(np.shape(v)) if not _arrays.is_array(v) else tuple(v.shape)}"
+                for name, v in arguments.items()
+            )
+            raise ValueError(f"{what}: the arguments do not broadcast together: {described}") from None
+        self.count = int(np.prod(self.shape, dtype=np.int64))
+        self.on_cuda = first is not None and _arrays.on_cuda(first, self.framework)
+
+    def column(self, value: Any, dtype: Any) -> Any:
+        """A flat, C-contiguous array of `count` elements of `dtype`."""
+        xp, framework = self.xp, self.framework
+        if framework == _arrays.TORCH:
+            torch = xp
+            if _arrays.framework_of(value) != _arrays.TORCH:
+                value = torch.as_tensor(np.asarray(value), device=self.like.device)
+            value = value.to(_arrays.torch_dtype(dtype))
+            return torch.broadcast_to(value, self.shape).reshape(-1).contiguous()
+        if framework == _arrays.CUPY:
+            with xp.cuda.Device(self.like.device.id):
+                value = xp.asarray(value, dtype=dtype)
+                return xp.ascontiguousarray(xp.broadcast_to(value, self.shape)).reshape(-1)
+        if _arrays.framework_of(value) != _arrays.NUMPY:
+            raise ValueError(
+                f"{self.what}: the arguments are in different places (a "
+                f"{_arrays.framework_of(value)} array beside host arrays)"
+            )
+        value = np.asarray(value, dtype=dtype)
+        return np.ascontiguousarray(np.broadcast_to(value, self.shape)).reshape(-1)
+
+    def parameter(self, value: Any, dtype: Any) -> Any:
+        """A float for a scalar (the book-wide value), else a column."""
+        if not _arrays.is_array(value) and np.ndim(value) == 0:
+            return float(value)
+        return self.column(value, dtype)
+
+    def empty(self, dtype: Any) -> Any:
+        return _arrays.empty(self.framework, self.like, (self.count,), dtype)
+
+    def exported(self, values: list[Any], stream: int) -> list[Any]:
+        """The arrays among `values` as the module takes them (CUDA arrays: DLPack capsules for
+        `stream`); floats and None as they are."""
+        return [_arrays.exported(v, _arrays.framework_of(v), stream) if _arrays.is_array(v)
+                else v for v in values]
+
+    def shaped(self, flat: Any) -> Any:
+        return flat.reshape(self.shape)
+
+    def check_terms(self, is_put, spot, strike, maturity, rate, volatility, dividend,
+                    barrier_type=None, barrier=None, steps=None) -> None:
+        """ValueError for the first term a CSV book may not hold (the library's
+        io::find_book_term_problem), named by its argument and index. Host arrays only: CUDA
+        arrays are priced as the C++ device API prices them, unchecked (a NaN gives NaN)."""
+        if self.on_cuda:
+            return
+        problem = _core.book_term_problem(
+            self.count, is_put, spot, strike, maturity, rate, volatility, dividend,
+            barrier_type, barrier, steps)
+        if problem is None:
+            return
+        row, column, what = problem
+        if row < 0:
+            raise ValueError(f"{self.what}: {column}: {what}")
+        index = np.unravel_index(row, self.shape) if self.shape else ()
+        where = ", ".join(str(int(i)) for i in index)
+        raise ValueError(f"{self.what}: {column}[{where}]: {what}")
+
+
+def black_scholes(
+    spot: ArrayLike,
+    strike: ArrayLike,
+    maturity: ArrayLike,
+    rate: ArrayLike,
+    volatility: ArrayLike,
+    dividend: ArrayLike = 0.0,
+    put: ArrayLike = False,
+    greeks: bool = False,
+    precision: Literal["double", "float"] = "double",
+    *,
+    cdf: Literal["erfc", "hull", "hull-fast"] = "erfc",
+    variant: str = "",
+    device: Device = "auto",
+    stream: Any = None,
+) -> Any:
+    """Black-Scholes-Merton prices (and Greeks) of European options, as ``gpukit bs`` prices a
+    book: every argument per option, scalars broadcasting against arrays (NumPy's rules).
+
+    ``spot`` > 0, ``strike`` >= 0, ``maturity`` >= 0 in years, ``rate`` and ``dividend``
+    continuously compounded, ``volatility`` >= 0 annualized, ``put`` True for a put (bools).
+    With F = S e^{-qT}, K = X e^{-rT}, s = sigma sqrt(T): call = F N(d1) - K N(d2), put =
+    K N(-d2) - F N(-d1); sigma sqrt(T) == 0 or X == 0 gives the discounted intrinsic value. N is
+    taken from erfc (``cdf="hull"``: the 2008 case study's polynomial, error 7.5e-8). Double
+    prices are within 1e-9 of an exact closed form.
+
+    Returns an array of the broadcast shape in ``precision`` (float64 or float32), or with
+    ``greeks=True`` a dict of such arrays: price, delta, gamma, vega, theta (per year), rho
+    (each option's own side). Each option gets the bits ``gpukit bs`` gives it on the same
+    device and precision.
+
+    Host arrays are checked as a CSV book is (ValueError naming the argument and index, e.g.
+    "black_scholes: strike[3]: must be >= 0, got -1"); CUDA arrays are not (the device API's
+    contract: a NaN gives NaN for that option), and are priced on ``stream`` without waiting.
+    """
+    dtype = _precision_dtype(precision)
+    book = _Book("black_scholes", dict(spot=spot, strike=strike, maturity=maturity, rate=rate,
+                                       volatility=volatility, dividend=dividend, put=put))
+    columns = [book.column(v, dtype) for v in (spot, strike, maturity)]
+    parameters = [book.parameter(v, dtype) for v in (rate, volatility, dividend)]
+    per_option_side = _arrays.is_array(put) or np.ndim(put) > 0
+    is_put = book.column(put, np.bool_) if per_option_side else bool(put)
+    if not book.on_cuda:
+        if dtype is np.float64:
+            checked_columns, checked_parameters = columns, parameters
+        else:  # checked before the rounding to float, as the CLI checks its book
+            checked_columns = [book.column(v, np.float64) for v in (spot, strike, maturity)]
+            checked_parameters = [book.parameter(v, np.float64) for v in (rate, volatility, dividend)]
+        book.check_terms(np.zeros(book.count, np.uint8), *checked_columns, *checked_parameters)
+    handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
+        else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
+    names = ["call", "put"]
+    if greeks:
+        names += ["call_delta", "put_delta", "gamma", "vega", "call_theta", "put_theta",
+                  "call_rho", "put_rho"]
+    outputs = {name: book.empty(dtype) for name in names}
+    _core.black_scholes(*book.exported(columns + parameters, handle),
+                        {k: book.exported([v], handle)[0] for k, v in outputs.items()}, cdf,
+                        variant, device, handle)
+
+    def side(call_name: str, put_name: str) -> Any:
+        if per_option_side:
+            return book.shaped(book.xp.where(is_put, outputs[put_name], outputs[call_name]))
+        return book.shaped(outputs[put_name if is_put else call_name])
+
+    price = side("call", "put")
+    if not greeks:
+        return price
+    return {
+        "price": price,
+        "delta": side("call_delta", "put_delta"),
+        "gamma": book.shaped(outputs["gamma"]),
+        "vega": book.shaped(outputs["vega"]),
+        "theta": side("call_theta", "put_theta"),
+        "rho": side("call_rho", "put_rho"),
+    }
+
+
+_BARRIER_TYPES = ("none", "down-out", "down-in", "up-out", "up-in")
+
+
+def _barrier_codes(value: Any, what: str, name: str = "barrier_type") -> Any:
+    """barrier_type words (one, or one per option) as finance::BarrierType codes (uint8), read by
+    the library's reader of the CSV column."""
+    words = np.asarray(value, dtype=object)
+    flat = words.reshape(-1)
+    uniques, inverse = np.unique(flat.astype(str), return_inverse=True)
+    codes = []
+    for position, word in enumerate(uniques):
+        code = _core.barrier_type(word)
+        if code is None:
+            row = int(np.argmax(inverse == position))
+            where = f"[{row}]" if words.ndim else ""
+            raise ValueError(f"{what}: {name}{where}: expected none, down-out, down-in, up-out or "
+                             f"up-in, got \"{word}\"")
+        codes.append(code)
+    return np.asarray(codes, dtype=np.uint8)[inverse].reshape(words.shape)
+
+
+def monte_carlo(
+    spot: ArrayLike,
+    strike: ArrayLike,
+    maturity: ArrayLike,
+    rate: ArrayLike,
+    volatility: ArrayLike,
+    dividend: ArrayLike = 0.0,
+    put: ArrayLike = False,
+    *,
+    barrier: ArrayLike = None,
+    barrier_type: Any = "none",
+    steps: ArrayLike = 1,
+    paths: int = 1 << 20,
+    seed: int = 2008,
+    monitoring: Literal["discrete", "continuous"] = "discrete",
+    antithetic: bool = False,
+    control_variate: bool = False,
+    greeks: bool = False,
+    precision: Literal["double", "float"] = "double",
+    ids: Sequence[Any] | None = None,
+    device: Device = "auto",
+    stream: Any = None,
+) -> dict[str, Any]:
+    """Monte Carlo prices of European and barrier options under geometric Brownian motion, as
+    ``gpukit mc`` prices a book (the same bits for the same book, options and seed).
+
+    Per option, broadcasting: the terms of :func:`black_scholes`, ``barrier`` (> 0 where
+    ``barrier_type`` is not none), ``barrier_type`` ("none", "down-out", "down-in", "up-out",
+    "up-in") and ``steps`` (monitoring dates, 1 to 2**20). ``paths`` per option (2 to 2**34;
+    even with ``antithetic``), ``seed`` the Philox key. Option i's random numbers follow its
+    stream key: its flat index, or with ``ids`` (one per option) the FNV-1a 64 hash of
+    ``str(id)``'s UTF-8 bytes, as ``gpukit mc`` keys a book with an ``id`` column, so a trade
+    keeps its price wherever it sits.
+
+    Returns a dict of float64 arrays of the broadcast shape: price, std_error, ci_low, ci_high
+    (95%), paths; delta and vega with ``greeks``; vrf_antithetic / vrf_control with the variance
+    reductions. Host terms are checked as a CSV book is (ValueError); CUDA terms are priced on
+    their device (the call waits for ``stream``).
+    """
+    book = _Book("monte_carlo", dict(spot=spot, strike=strike, maturity=maturity, rate=rate,
+                                     volatility=volatility, dividend=dividend, put=put,
+                                     barrier=0.0 if barrier is None else barrier,
+                                     barrier_type=barrier_type, steps=steps))
+    f64 = np.float64
+    spot_c, strike_c, maturity_c = (book.column(v, f64) for v in (spot, strike, maturity))
+    rate_p, volatility_p, dividend_p = (book.parameter(v, f64) for v in (rate, volatility, dividend))
+    is_put = book.column(put, np.uint8)
+    codes = _barrier_codes(barrier_type, "monte_carlo")
+    if barrier is None:
+        if np.any(codes != 0):
+            raise ValueError("monte_carlo: barrier: a barrier option needs a barrier level")
+        barrier = 0.0
+    barrier_c = book.column(barrier, f64)
+    steps_c = _steps_column(book, steps)
+    type_c = book.column(codes, np.uint8)
+    keys = None
+    if ids is not None:
+        id_list = [str(i) for i in np.asarray(ids, dtype=object).reshape(-1)]
+        if len(id_list) != book.count:
+            raise ValueError(f"monte_carlo: ids has {len(id_list)} entries, the book has "
+                             f"{book.count} options")
+        keys = book.column(_core.stream_keys(id_list)[0].reshape(book.shape), np.uint64)
+    book.check_terms(is_put, spot_c, strike_c, maturity_c, rate_p, volatility_p, dividend_p,
+                     type_c, barrier_c, steps_c)
+    handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
+        else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
+    names = ["price", "std_error", "ci_low", "ci_high", "paths"]
+    if greeks:
+        names += ["delta", "vega"]
+    if antithetic:
+        names.append("vrf_antithetic")
+    if control_variate:
+        names.append("vrf_control")
+    outputs = {name: book.empty(f64) for name in names} if book.on_cuda else {}
+    terms = book.exported([is_put, spot_c, strike_c, maturity_c, rate_p, volatility_p,
+                           dividend_p, type_c, barrier_c, steps_c, keys], handle)
+    result = _core.monte_carlo(book.count, *terms,
+                               {k: book.exported([v], handle)[0] for k, v in outputs.items()},
+                               paths, seed, monitoring, antithetic, control_variate, greeks,
+                               precision, device, handle)
+    columns = outputs if book.on_cuda else result
+    return {name: book.shaped(columns[name]) for name in names}
+
+
+def _steps_column(book: _Book, steps: Any) -> Any:
+    """steps as uint32, refusing what the cast would change (2.5, -3, 2**40)."""
+    values = np.asarray(steps) if not _arrays.is_array(steps) else steps
+    if book.framework == _arrays.NUMPY:
+        as_float = np.asarray(values, dtype=np.float64)
+        bad = (as_float != np.floor(as_float)) | (as_float < 1) | (as_float > 1 << 20)
+        if np.any(bad):
+            index = int(np.argmax(bad.reshape(-1)))
+            raise ValueError(f"monte_carlo: steps[{index}]: expected an integer in "
+                             f"[1, 1048576], got {as_float.reshape(-1)[index]:g}")
+    return book.column(values, np.uint32)
+
+
+# --------------------------------------------------------------------------------------------
+# Poisson
+
+
+def poisson(
+    f: ArrayLike,
+    lengths: Union[float, Sequence[float], None] = None,
+    gauge: Literal["mean", "corner"] = "mean",
+    strict: bool = False,
+    *,
+    precision: Literal["double", "float", None] = None,
+    variant: str = "",
+    device: Device = "auto",
+    stream: Any = None,
+) -> Any:
+    """Solves lap(u) = f with periodic boundaries on a 2-D or 3-D grid by the Fourier-spectral
+    method, as ``gpukit poisson``: u of f's shape and dtype (float32 or float64).
+
+    Axes in C order, axis a of period ``lengths[a]`` (one number for all; default 1). A periodic
+    problem needs a mean-zero f: an f whose mean is not zero to rounding (|mean| > 64 eps
+    mean|f|) is solved as f - mean with a RuntimeWarning, or refused (ValueError) with
+    ``strict``. ``gauge="mean"`` returns the mean-zero solution, ``"corner"`` the one with
+    u[0, ..., 0] = 0. A NaN or an Inf in f is a ValueError naming it. The solve runs in f's
+    precision unless ``precision`` says otherwise; a CUDA f uses the best CUDA variant for the
+    grid (``variant`` picks another). The plan (FFT plans, tables, buffers) is kept per thread
+    for the next solve of the same grid. On a CUDA array the call waits for the sums of f, then
+    queues the solve on ``stream``.
+    """
+    framework = _arrays.framework_of(f)
+    f = _arrays.contiguous(f, framework)
+    dtype = _dtype_of(f, framework)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"poisson takes float32 or float64, not {dtype.name}")
+    solve_dtype = dtype if precision is None else np.dtype(_precision_dtype(precision))
+    if lengths is None:
+        length_list: list[float] = []
+    elif np.ndim(lengths) == 0:
+        length_list = [float(lengths)] * len(f.shape)
+    else:
+        length_list = [float(v) for v in lengths]
+        if len(length_list) != len(f.shape):
+            raise ValueError(f"poisson: lengths gives {len(length_list)} lengths for an array of "
+                             f"{len(f.shape)} axes")
+    handle = _arrays.resolve_stream(f, framework, stream, "f")
+    f_solve = f if solve_dtype == dtype else _arrays.as_dtype(f, framework, solve_dtype)
+    u = _arrays.empty_like(f_solve, framework)
+    info = _core.poisson(_arrays.exported(f_solve, framework, handle),
+                         _arrays.exported(u, framework, handle), length_list, gauge, strict,
+                         variant, device, handle)
+    if info["warning"]:
+        warnings.warn(info["warning"], RuntimeWarning, stacklevel=2)
+    return u if solve_dtype == dtype else _arrays.as_dtype(u, framework, dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# GEMM and SAXPY
+
+
+def _c_order_operand(x: Any, framework: str, transpose: bool) -> tuple[Any, bool]:
+    """A C-contiguous operand: x itself, or for an F-contiguous x its transpose (a C-contiguous
+    view) with the transpose flag flipped, so that neither layout is copied."""
+    if framework == _arrays.NUMPY:
+        x = np.asarray(x)
+        f_contiguous = x.ndim == 2 and x.flags.f_contiguous and not x.flags.c_contiguous
+    elif framework == _arrays.CUPY:
+        f_contiguous = x.ndim == 2 and x.flags.f_contiguous and not x.flags.c_contiguous
+    else:
+        f_contiguous = x.dim() == 2 and not x.is_contiguous() and x.t().is_contiguous()
+    if f_contiguous:
+        return x.T, not transpose
+    return _arrays.contiguous(x, framework), transpose
+
+
+def gemm(
+    a: ArrayLike,
+    b: ArrayLike,
+    precision: Literal["float", "double", "tf32", "bf16", None] = None,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    c: ArrayLike = None,
+    *,
+    variant: str = "",
+    device: Device = "auto",
+    stream: Any = None,
+) -> Any:
+    """C = alpha op(a) @ op(b) + beta c for 2-D float32 or float64 matrices of one dtype, as
+    ``gpukit gemm`` (numpy.matmul's result for 2-D arrays): a new M x N array of their dtype.
+
+    op(x) is x, or x.T with ``transpose_a`` / ``transpose_b``. ``c`` (M x N) is read only when
+    ``beta`` != 0, and is not changed. ``precision``: the inputs' dtype by default; "tf32" or
+    "bf16" round float32 inputs to the tensor-core format and accumulate in float32. BLAS's
+    rules: K = 0 or alpha = 0 gives beta c; NaN and Inf propagate. A given variant gives the same
+    bits run after run; CPU (OpenBLAS) and GPU (cuBLAS) results agree within the bound of
+    ``gemm --check``, not bitwise. F-contiguous inputs are used without a copy (as the transposes
+    of C-contiguous ones). On CUDA arrays the product is queued on ``stream``; the plan (a cuBLAS
+    handle) is kept per thread for the next product of the same shape.
+    """
+    framework = _arrays.framework_of(a)
+    a, transpose_a = _c_order_operand(a, framework, transpose_a)
+    b, transpose_b = _c_order_operand(b, framework, transpose_b)
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        bad, name = (a, "a") if len(a.shape) != 2 else (b, "b")
+        raise ValueError(f"gemm takes 2-D arrays, not {len(bad.shape)}-D ({name} has shape "
+                         f"{tuple(bad.shape)})")
+    m = a.shape[1] if transpose_a else a.shape[0]
+    n = b.shape[0] if transpose_b else b.shape[1]
+    dtype = _dtype_of(a, framework)
+    handle = _arrays.resolve_stream(a, framework, stream, "a")
+    out = _arrays.empty(framework, a, (m, n), dtype)
+    if beta != 0:
+        if c is None:
+            raise ValueError("gemm: beta != 0 needs c (the M x N matrix beta scales)")
+        c = _arrays.contiguous(c, framework)
+        if tuple(c.shape) != (m, n):
+            raise ValueError(f"gemm: c has shape {tuple(c.shape)}, but the product has shape "
+                             f"({m}, {n})")
+        if _dtype_of(c, framework) != dtype:
+            raise ValueError(f"gemm: c is {_dtype_of(c, framework).name} but the inputs are "
+                             f"{dtype.name}")
+        out[...] = c
+    _core.gemm(*(_arrays.exported(v, framework, handle) for v in (a, b, out)), transpose_a,
+               transpose_b, precision or "", float(alpha), float(beta), variant, device, handle)
+    return out
+
+
+def saxpy(
+    alpha: float,
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    out: ArrayLike = None,
+    device: Device = "auto",
+    stream: Any = None,
+) -> Any:
+    """out = alpha x + y, element by element, for x and y of one shape and dtype (float32 or
+    float64, no broadcasting), as ``gpukit saxpy``: a new array, or ``out`` (which may be y).
+
+    alpha is rounded once to the arrays' dtype. On the GPU each element is round(alpha*x + y)
+    (one fused multiply-add); on the CPU (OpenBLAS) it may be round(round(alpha*x) + y).
+    alpha = 0 gives y exactly (x is not read, BLAS's rule); otherwise NaN and infinities
+    propagate. On CUDA arrays the work is queued on ``stream``.
+    """
+    framework = _arrays.framework_of(x)
+    x = _arrays.contiguous(x, framework)
+    y = _arrays.contiguous(y, _arrays.framework_of(y))
+    if tuple(x.shape) != tuple(y.shape):
+        raise ValueError(f"saxpy: the shapes differ: x is {tuple(x.shape)} and y is "
+                         f"{tuple(y.shape)}")
+    handle = _arrays.resolve_stream(x, framework, stream)
+    if out is None:
+        out = _arrays.empty_like(y, _arrays.framework_of(y))
+    _core.axpy(float(alpha), *(_arrays.exported(v, _arrays.framework_of(v), handle)
+                               for v in (x, y, out)), device, handle)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# pandas
+
+
+def price_book(
+    df: "pandas.DataFrame",
+    method: Literal["black_scholes", "monte_carlo"] = "black_scholes",
+    *,
+    rate: float | None = None,
+    volatility: float | None = None,
+    dividend: float | None = None,
+    greeks: bool = False,
+    precision: Literal["double", "float"] = "double",
+    cdf: Literal["erfc", "hull", "hull-fast"] = "erfc",
+    variant: str = "",
+    paths: int = 1 << 20,
+    seed: int = 2008,
+    monitoring: Literal["discrete", "continuous"] = "discrete",
+    antithetic: bool = False,
+    control_variate: bool = False,
+    device: Device = "auto",
+) -> "pandas.DataFrame":
+    """Prices an option book held in a pandas DataFrame, as ``gpukit bs`` (``method=
+    "black_scholes"``) or ``gpukit mc`` (``"monte_carlo"``) prices the same book as CSV: a copy
+    of ``df`` with the output columns appended (a column already named like one is replaced in
+    place, so pricing a priced book again gives the same columns).
+
+    Columns as in the CSV book, matched ignoring case and blanks: type (call, put, c, p), spot,
+    strike, maturity, rate and volatility (or ``rate=`` / ``volatility=``), dividend (a column,
+    ``dividend=``, or 0); for Monte Carlo also barrier, barrier_type and steps, and an id column
+    keys each trade's random numbers (the FNV-1a hash of ``str(id)``; read ids from CSV as
+    strings, ``dtype={"id": str}``, to get ``gpukit mc``'s numbers). Every value is checked by
+    the CSV reader's rules, and an error names the row: "price_book: row 3 (index 'T4'):
+    strike: must be >= 0, got -1". Outputs: price (+ delta, gamma, vega, theta, rho with
+    ``greeks``) for Black-Scholes; price, std_error, ci_low, ci_high, paths (+ delta, vega;
+    vrf_antithetic, vrf_control) for Monte Carlo.
+    """
+    from ._pandas import price_book as _price_book
+
+    return _price_book(df, method, rate=rate, volatility=volatility, dividend=dividend,
+                       greeks=greeks, precision=precision, cdf=cdf, variant=variant, paths=paths,
+                       seed=seed, monitoring=monitoring, antithetic=antithetic,
+                       control_variate=control_variate, device=device)
+
+
+from . import random  # noqa: E402  (the submodule needs the names above)

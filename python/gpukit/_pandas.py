@@ -1,0 +1,212 @@
+"""gpukit.price_book: a pandas DataFrame read as ``gpukit bs`` and ``gpukit mc`` read a CSV book.
+
+The columns are matched as the CSV reader matches its header (ignoring case and the blanks around
+a name), the words of the type and barrier_type columns are read by the library's own readers,
+and every value is checked by the CSV reader's rules (io::find_book_term_problem), so that a
+DataFrame and the CSV it was read from are priced alike or refused alike. Only the location in
+the messages differs: a row (its position and index label) instead of file:line:column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _gpukit as _core
+
+_EUROPEAN = ("type", "spot", "strike", "maturity", "rate", "volatility", "dividend")
+_BARRIERS = ("barrier", "barrier_type", "steps")
+_METHODS = ("black_scholes", "monte_carlo")
+
+
+def _key(name: Any) -> str:
+    return str(name).strip(" \t").lower()
+
+
+class _Frame:
+    """The DataFrame's known columns and the messages that name its rows."""
+
+    def __init__(self, df, known: tuple[str, ...]):
+        self.df = df
+        self.count = len(df)
+        self.column_of: dict[str, int] = {}
+        for position, name in enumerate(df.columns):
+            key = _key(name)
+            if key not in known:
+                continue
+            if key in self.column_of:
+                raise ValueError(f"price_book: {name}: duplicate column (also column "
+                                 f"{self.column_of[key] + 1})")
+            self.column_of[key] = position
+
+    def has(self, key: str) -> bool:
+        return key in self.column_of
+
+    def name(self, key: str) -> str:
+        return str(self.df.columns[self.column_of[key]]) if key in self.column_of else key
+
+    def series(self, key: str):
+        return self.df.iloc[:, self.column_of[key]]
+
+    def error(self, row: int, key: str, what: str) -> ValueError:
+        label = self.df.index[row]
+        return ValueError(f"price_book: row {row} (index {label!r}): {self.name(key)}: {what}")
+
+    def numbers(self, key: str, missing_allowed: bool = False) -> np.ndarray:
+        """The column as float64; a value that is no number, or a missing one (unless allowed:
+        then NaN), is an error naming its row."""
+        import pandas as pd
+
+        series = self.series(key)
+        if not pd.api.types.is_numeric_dtype(series):
+            # A blank text field is an empty CSV field: missing (pd.read_csv with
+            # keep_default_na=False keeps it as "").
+            blank = series.astype(str).str.strip(" \t") == ""
+            series = series.mask(blank & series.notna())
+        try:
+            values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            coerced = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+            bad = np.isnan(coerced) & series.notna().to_numpy()
+            row = int(np.argmax(bad))
+            raise self.error(row, key, f"expected a number, got {series.iloc[row]!r}") from None
+        if not missing_allowed:
+            missing = np.isnan(values) & series.isna().to_numpy()
+            if missing.any():
+                raise self.error(int(np.argmax(missing)), key, "empty field, expected a number")
+        return np.ascontiguousarray(values)
+
+    def words(self, key: str, read, rule: str) -> np.ndarray:
+        """The column's words through `read` (the library's reader of that CSV column), one call
+        per distinct word; an unread word is an error naming its first row."""
+        text = self.series(key).fillna("").astype(str).to_numpy()
+        uniques, inverse = np.unique(text, return_inverse=True)
+        codes = []
+        for position, word in enumerate(uniques):
+            code = read(word)
+            if code is None:
+                row = int(np.argmax(inverse == position))
+                raise self.error(row, key, f"{rule}, got \"{word}\"")
+            codes.append(int(code))
+        return np.asarray(codes, dtype=np.uint8)[inverse.reshape(-1)]
+
+    def book_wide(self, key: str, given: float | None, fallback: float | None) -> Any:
+        """A per-option column, or the keyword's value for the whole book."""
+        if self.has(key):
+            if given is not None:
+                raise ValueError(f"price_book: {self.name(key)}: {key} is both a column and "
+                                 f"{key}=; give one")
+            return self.numbers(key)
+        if given is None and fallback is None:
+            raise ValueError(f"price_book: {key}: required column is missing (or give {key}=)")
+        return float(given if given is not None else fallback)
+
+
+def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision, cdf, variant,
+               paths, seed, monitoring, antithetic, control_variate, device):
+    if method not in _METHODS:
+        raise ValueError(f"price_book: method must be black_scholes or monte_carlo, got "
+                         f"'{method}'")
+    barriers = method == "monte_carlo"
+    frame = _Frame(df, _EUROPEAN + (_BARRIERS if barriers else ()))
+    for required in ("type", "spot", "strike", "maturity"):
+        if not frame.has(required):
+            raise ValueError(f"price_book: {required}: required column is missing")
+    if barriers and frame.has("barrier") != frame.has("barrier_type"):
+        given, missing = ("barrier", "barrier_type") if frame.has("barrier") else (
+            "barrier_type", "barrier")
+        raise ValueError(f"price_book: {missing}: required column is missing (the {given} "
+                         "column is given)")
+    rate_p = frame.book_wide("rate", rate, None)
+    volatility_p = frame.book_wide("volatility", volatility, None)
+    dividend_p = frame.book_wide("dividend", dividend, 0.0)
+    is_put = frame.words("type", _core.option_type, "expected call, put, c or p")
+    spot, strike, maturity = (frame.numbers(k) for k in ("spot", "strike", "maturity"))
+    n = frame.count
+    barrier_type = barrier = steps = None
+    if barriers:
+        barrier_type, barrier, steps = _barrier_columns(frame)
+
+    problem = _core.book_term_problem(n, is_put, spot, strike, maturity, rate_p, volatility_p,
+                                      dividend_p, barrier_type, barrier, steps)
+    if problem is not None:
+        row, column, what = problem
+        if row < 0:
+            raise ValueError(f"price_book: {column}=: {what}")
+        raise frame.error(row, column, what)
+
+    if barriers:
+        keys = None
+        id_position = next((i for i, c in enumerate(df.columns) if _key(c) == "id"), None)
+        if id_position is not None:
+            ids = [str(v) for v in df.iloc[:, id_position].to_numpy(dtype=object)]
+            keys = _core.stream_keys(ids)[0]
+        columns = _core.monte_carlo(n, is_put, spot, strike, maturity, rate_p, volatility_p,
+                                    dividend_p, barrier_type, barrier, steps, keys, {}, paths,
+                                    seed, monitoring, antithetic, control_variate, greeks,
+                                    precision, device, 0)
+        names = ["price", "std_error", "ci_low", "ci_high", "paths"]
+        if greeks:
+            names += ["delta", "vega"]
+        if antithetic:
+            names.append("vrf_antithetic")
+        if control_variate:
+            names.append("vrf_control")
+        columns["paths"] = columns["paths"].astype(np.int64)
+    else:
+        columns = _core.price_european_book(n, is_put, spot, strike, maturity, rate_p,
+                                            volatility_p, dividend_p, precision, greeks, cdf,
+                                            variant, device)
+        names = ["price"] + (["delta", "gamma", "vega", "theta", "rho"] if greeks else [])
+
+    # As write_priced_book: an output whose name an input column has takes that column's place.
+    priced = df.copy()
+    for name in names:
+        existing = [i for i, c in enumerate(priced.columns) if _key(c) == name]
+        if existing:
+            for position in existing:
+                priced.isetitem(position, columns[name])
+        else:
+            priced[name] = columns[name]
+    return priced
+
+
+def _barrier_columns(frame: _Frame):
+    """barrier_type, barrier and steps as the CSV reader of `gpukit mc` stores them: none, 0 and
+    1 where a European row leaves them empty; a barrier row needs both."""
+    n = frame.count
+    if frame.has("barrier_type"):
+        barrier_type = frame.words("barrier_type", _core.barrier_type,
+                                   "expected none, down-out, down-in, up-out or up-in")
+        barrier = frame.numbers("barrier", missing_allowed=True)
+    else:
+        barrier_type = np.zeros(n, dtype=np.uint8)
+        barrier = np.zeros(n)
+    is_barrier = barrier_type != 0
+    missing_level = is_barrier & np.isnan(barrier)
+    if missing_level.any():
+        raise frame.error(int(np.argmax(missing_level)), "barrier",
+                          "empty field, a barrier option needs a barrier level")
+    barrier = np.where(is_barrier, barrier, 0.0)
+    if frame.has("steps"):
+        values = frame.numbers("steps", missing_allowed=True)
+        missing_steps = is_barrier & np.isnan(values)
+        if missing_steps.any():
+            raise frame.error(int(np.argmax(missing_steps)), "steps",
+                              "empty field, a barrier option needs its number of monitoring dates")
+        values = np.where(np.isnan(values), 1.0, values)
+        bad = (values != np.floor(values)) | (values < 1) | (values > 1 << 20)
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise frame.error(row, "steps", "expected an integer in [1, 1048576], got "
+                              f"{frame.series('steps').iloc[row]!r}")
+        steps = values.astype(np.uint32)
+    else:
+        if is_barrier.any():
+            row = int(np.argmax(is_barrier))
+            label = frame.df.index[row]
+            raise ValueError(f"price_book: row {row} (index {label!r}): steps: required column "
+                             "is missing (a barrier option needs its number of monitoring dates)")
+        steps = np.ones(n, dtype=np.uint32)
+    return barrier_type, np.ascontiguousarray(barrier), steps

@@ -1,0 +1,374 @@
+// Option pricing: the calls of `gpukit bs` and `gpukit mc` (apps/gpukit/cmd_bs.cpp, cmd_mc.cpp)
+// on books given as arrays, and the CSV book's rules for terms that arrive parsed.
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "arrays.hpp"
+#include "gpukit/finance/black_scholes.hpp"
+#include "gpukit/finance/european_book.hpp"
+#include "gpukit/finance/instrument.hpp"
+#include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/io/option_book.hpp"
+
+namespace gpukit::python {
+
+namespace {
+
+finance::NormalCdf parse_cdf(std::string_view name) {
+  if (name == "erfc") return finance::NormalCdf::erfc;
+  if (name == "hull") return finance::NormalCdf::hull_polynomial;
+  if (name == "hull-fast") return finance::NormalCdf::hull_polynomial_fast_math;
+  throw InvalidInput(fmt::format("cdf must be erfc, hull or hull-fast, got '{}'", name));
+}
+
+finance::Precision parse_precision(std::string_view name) {
+  if (name == "double") return finance::Precision::float64;
+  if (name == "float") return finance::Precision::float32;
+  throw InvalidInput(fmt::format("precision must be double or float, got '{}'", name));
+}
+
+// The arrays of one call, checked and kept alive, with their place: every array of a call is in
+// one place (checked by place_call from the places collected here).
+class Terms {
+ public:
+  explicit Terms(std::string_view what) : what_(what) {}
+
+  /// A column of `count` elements of T (nullptr for None when `optional`).
+  template <class T>
+  const T* column(nb::handle value, std::string_view name, std::int64_t count,
+                  std::string_view expected, bool optional = false) {
+    if (value.is_none()) {
+      if (!optional) throw InvalidInput(fmt::format("{}: {} is required", what_, name));
+      return nullptr;
+    }
+    const InArray& array = keep(value, name);
+    require_dtype<T>(array, what_, name, expected);
+    if (count_of(array) != count) {
+      throw InvalidInput(
+          fmt::format("{}: {} has {} elements, the book has {}", what_, name, array.size(), count));
+    }
+    return data_of<T>(array);
+  }
+
+  /// A parameter given once (a float) or per option (an array).
+  template <class Real>
+  finance::PerOption<Real> per_option(nb::handle value, std::string_view name, std::int64_t count,
+                                      std::string_view expected) {
+    if (PyFloat_Check(value.ptr())) return {nullptr, static_cast<Real>(nb::cast<double>(value))};
+    return {column<Real>(value, name, count, expected), 0};
+  }
+
+  /// An output array of `count` elements of T.
+  template <class T>
+  T* output(nb::handle value, std::string_view name, std::int64_t count) {
+    outputs_.push_back(nb::cast<OutArray>(value));
+    const OutArray& array = outputs_.back();
+    places_.emplace_back(name, place_of(array, name));
+    require_like(array, count, nb::dtype<T>(), what_);
+    return data_of<T>(array);
+  }
+
+  /// The placement of the call on every array collected so far.
+  Placement placement(std::string_view device, std::uintptr_t stream) const {
+    std::vector<std::pair<std::string_view, ArrayPlace>> places;
+    for (const auto& [name, place] : places_) places.emplace_back(name, place);
+    return place_call(device, places, stream);
+  }
+
+ private:
+  const InArray& keep(nb::handle value, std::string_view name) {
+    inputs_.push_back(nb::cast<InArray>(value));
+    places_.emplace_back(name, place_of(inputs_.back(), name));
+    return inputs_.back();
+  }
+
+  std::string what_;
+  std::vector<InArray> inputs_;
+  std::vector<OutArray> outputs_;
+  std::vector<std::pair<std::string, ArrayPlace>> places_;
+};
+
+// Black-Scholes of arrays (host or device) in Real, calls and puts of every option in one pass
+// (as price_european_book prices a book, so each side has the bits `gpukit bs` gives it); the
+// Python layer picks each option's side.
+template <class Real>
+void black_scholes_in(Terms& terms, nb::handle spot, nb::handle strike, nb::handle maturity,
+                      nb::handle rate, nb::handle volatility, nb::handle dividend,
+                      const nb::dict& outputs, const finance::BlackScholesOptions& options,
+                      std::string_view device, std::uintptr_t stream) {
+  const std::string_view expected = sizeof(Real) == 4 ? "float32" : "float64";
+  const std::int64_t n = count_of(nb::cast<InArray>(spot));
+  finance::BlackScholesInputs<Real> in{
+      n,
+      terms.column<Real>(spot, "spot", n, expected),
+      terms.column<Real>(strike, "strike", n, expected),
+      terms.column<Real>(maturity, "maturity", n, expected),
+      terms.per_option<Real>(rate, "rate", n, expected),
+      terms.per_option<Real>(volatility, "volatility", n, expected),
+      terms.per_option<Real>(dividend, "dividend", n, expected)};
+  finance::BlackScholesOutputs<Real> out;
+  const std::pair<const char*, Real**> slots[] = {{"call", &out.call},
+                                                  {"put", &out.put},
+                                                  {"call_delta", &out.call_delta},
+                                                  {"put_delta", &out.put_delta},
+                                                  {"gamma", &out.gamma},
+                                                  {"vega", &out.vega},
+                                                  {"call_theta", &out.call_theta},
+                                                  {"put_theta", &out.put_theta},
+                                                  {"call_rho", &out.call_rho},
+                                                  {"put_rho", &out.put_rho}};
+  for (const auto& [name, slot] : slots) {
+    if (outputs.contains(name)) *slot = terms.output<Real>(outputs[name], name, n);
+  }
+  const Placement where = terms.placement(device, stream);
+  nb::gil_scoped_release released;
+  const DeviceGuard guard(where.context);
+  if (where.device_data) {
+    finance::price_black_scholes_on_device(in, out, where.stream, options);
+  } else {
+    finance::price_black_scholes(where.context, in, out, options);
+  }
+}
+
+void black_scholes(nb::handle spot, nb::handle strike, nb::handle maturity, nb::handle rate,
+                   nb::handle volatility, nb::handle dividend, const nb::dict& outputs,
+                   std::string_view cdf, const std::string& variant, std::string_view device,
+                   std::uintptr_t stream) {
+  finance::BlackScholesOptions options;
+  options.cdf = parse_cdf(cdf);
+  options.variant = variant;
+  Terms terms("black_scholes");
+  const InArray spot_array = nb::cast<InArray>(spot);
+  with_real_type(spot_array.dtype(), "black_scholes", [&](auto element) {
+    using Real = decltype(element);
+    black_scholes_in<Real>(terms, spot, strike, maturity, rate, volatility, dividend, outputs,
+                           options, device, stream);
+  });
+}
+
+// The book of a Monte Carlo or Black-Scholes call on columns (host or device).
+finance::OptionBookView book_view(Terms& terms, std::int64_t n, nb::handle is_put, nb::handle spot,
+                                  nb::handle strike, nb::handle maturity, nb::handle rate,
+                                  nb::handle volatility, nb::handle dividend,
+                                  nb::handle barrier_type, nb::handle barrier, nb::handle steps,
+                                  nb::handle stream_keys) {
+  finance::OptionBookView view;
+  view.count = n;
+  view.is_put = terms.column<std::uint8_t>(is_put, "is_put", n, "uint8");
+  view.spot = terms.column<double>(spot, "spot", n, "float64");
+  view.strike = terms.column<double>(strike, "strike", n, "float64");
+  view.maturity = terms.column<double>(maturity, "maturity", n, "float64");
+  view.rate = terms.per_option<double>(rate, "rate", n, "float64");
+  view.volatility = terms.per_option<double>(volatility, "volatility", n, "float64");
+  view.dividend = terms.per_option<double>(dividend, "dividend", n, "float64");
+  static_assert(sizeof(finance::BarrierType) == 1);
+  view.barrier_type = reinterpret_cast<const finance::BarrierType*>(
+      terms.column<std::uint8_t>(barrier_type, "barrier_type", n, "uint8", true));
+  view.barrier = terms.column<double>(barrier, "barrier", n, "float64", true);
+  view.steps = terms.column<std::uint32_t>(steps, "steps", n, "uint32", true);
+  view.stream = terms.column<std::uint64_t>(stream_keys, "stream_keys", n, "uint64", true);
+  return view;
+}
+
+nb::dict price_european_book(std::int64_t n, nb::handle is_put, nb::handle spot, nb::handle strike,
+                             nb::handle maturity, nb::handle rate, nb::handle volatility,
+                             nb::handle dividend, std::string_view precision, bool greeks,
+                             std::string_view cdf, const std::string& variant,
+                             std::string_view device) {
+  Terms terms("price_book");
+  const finance::OptionBookView view =
+      book_view(terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, nb::none(),
+                nb::none(), nb::none(), nb::none());
+  const Placement where = terms.placement(device, 0);
+  if (where.device_data) throw InvalidInput("price_book: the book's columns must be host arrays");
+  finance::BlackScholesOptions options;
+  options.cdf = parse_cdf(cdf);
+  options.variant = variant;
+  const finance::Precision p = parse_precision(precision);
+  finance::EuropeanBookResult result;
+  {
+    nb::gil_scoped_release released;
+    const DeviceGuard guard(where.context);
+    result = finance::price_european_book(where.context, view, p, greeks, options);
+  }
+  nb::dict columns;
+  columns["price"] = to_numpy(std::move(result.price));
+  if (greeks) {
+    columns["delta"] = to_numpy(std::move(result.delta));
+    columns["gamma"] = to_numpy(std::move(result.gamma));
+    columns["vega"] = to_numpy(std::move(result.vega));
+    columns["theta"] = to_numpy(std::move(result.theta));
+    columns["rho"] = to_numpy(std::move(result.rho));
+  }
+  return columns;
+}
+
+finance::MonteCarloOptions monte_carlo_options(std::int64_t paths, std::uint64_t seed,
+                                               std::string_view monitoring, bool antithetic,
+                                               bool control_variate, bool greeks,
+                                               std::string_view precision) {
+  // As `gpukit mc` sets them (cmd_mc.cpp, options_of).
+  finance::MonteCarloOptions options;
+  options.paths = paths;
+  options.seed = seed;
+  if (monitoring == "continuous") {
+    options.monitoring = finance::BarrierMonitoring::continuous;
+  } else if (monitoring != "discrete") {
+    throw InvalidInput(
+        fmt::format("monitoring must be discrete or continuous, got '{}'", monitoring));
+  }
+  options.antithetic = antithetic;
+  options.control_variate = control_variate;
+  options.greeks = greeks;
+  options.variance_reduction_factors = antithetic || control_variate;
+  options.precision = parse_precision(precision);
+  return options;
+}
+
+nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::handle strike,
+                     nb::handle maturity, nb::handle rate, nb::handle volatility,
+                     nb::handle dividend, nb::handle barrier_type, nb::handle barrier,
+                     nb::handle steps, nb::handle stream_keys, const nb::dict& outputs,
+                     std::int64_t paths, std::uint64_t seed, std::string_view monitoring,
+                     bool antithetic, bool control_variate, bool greeks, std::string_view precision,
+                     std::string_view device, std::uintptr_t stream) {
+  const finance::MonteCarloOptions options =
+      monte_carlo_options(paths, seed, monitoring, antithetic, control_variate, greeks, precision);
+  Terms terms("monte_carlo");
+  const finance::OptionBookView view =
+      book_view(terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, barrier_type,
+                barrier, steps, stream_keys);
+  finance::MonteCarloDeviceOutputs device_outputs;
+  const std::pair<const char*, double**> slots[] = {
+      {"price", &device_outputs.price},
+      {"std_error", &device_outputs.std_error},
+      {"ci_low", &device_outputs.ci_low},
+      {"ci_high", &device_outputs.ci_high},
+      {"paths", &device_outputs.paths},
+      {"delta", &device_outputs.delta},
+      {"vega", &device_outputs.vega},
+      {"vrf_antithetic", &device_outputs.vrf_antithetic},
+      {"vrf_control", &device_outputs.vrf_control}};
+  for (const auto& [name, slot] : slots) {
+    if (outputs.contains(name)) *slot = terms.output<double>(outputs[name], name, n);
+  }
+  const Placement where = terms.placement(device, stream);
+  nb::dict columns;
+  if (where.device_data) {
+    nb::gil_scoped_release released;
+    const DeviceGuard guard(where.context);
+    finance::price_monte_carlo_book_on_device(view, device_outputs, where.stream, options);
+    return columns;  // the outputs given were written
+  }
+  finance::MonteCarloBookResult result;
+  {
+    nb::gil_scoped_release released;
+    const DeviceGuard guard(where.context);
+    result = finance::price_monte_carlo_book(where.context, view, options);
+  }
+  columns["price"] = to_numpy(std::move(result.price));
+  columns["std_error"] = to_numpy(std::move(result.std_error));
+  columns["ci_low"] = to_numpy(std::move(result.ci_low));
+  columns["ci_high"] = to_numpy(std::move(result.ci_high));
+  columns["paths"] = to_numpy(std::move(result.paths));
+  if (greeks) {
+    columns["delta"] = to_numpy(std::move(result.delta));
+    columns["vega"] = to_numpy(std::move(result.vega));
+  }
+  if (antithetic) columns["vrf_antithetic"] = to_numpy(std::move(result.vrf_antithetic));
+  if (control_variate) columns["vrf_control"] = to_numpy(std::move(result.vrf_control));
+  return columns;
+}
+
+std::optional<std::tuple<std::int64_t, std::string, std::string>> book_term_problem(
+    std::int64_t n, nb::handle is_put, nb::handle spot, nb::handle strike, nb::handle maturity,
+    nb::handle rate, nb::handle volatility, nb::handle dividend, nb::handle barrier_type,
+    nb::handle barrier, nb::handle steps) {
+  Terms terms("book");
+  const finance::OptionBookView view =
+      book_view(terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, barrier_type,
+                barrier, steps, nb::none());
+  if (terms.placement("cpu", 0).device_data) {
+    throw InvalidInput("the book's terms are checked in host memory");
+  }
+  std::optional<io::BookTermProblem> problem;
+  {
+    nb::gil_scoped_release released;
+    problem = io::find_book_term_problem(view);
+  }
+  if (!problem) return std::nullopt;
+  return std::make_tuple(problem->row, problem->column, problem->what);
+}
+
+std::tuple<nb::ndarray<nb::numpy, std::uint64_t>, std::int64_t, std::int64_t> stream_keys(
+    const std::vector<std::string>& ids) {
+  finance::MonteCarloStreamKeys keys = finance::monte_carlo_stream_keys(
+      static_cast<std::int64_t>(ids.size()),
+      [&ids](std::int64_t row) { return std::string_view(ids[static_cast<std::size_t>(row)]); });
+  return {to_numpy(std::move(keys.keys)), keys.repeated_ids, keys.rows_with_repeated_ids};
+}
+
+std::optional<bool> option_type(std::string_view text) { return io::parse_option_type(text); }
+
+std::optional<int> barrier_type(std::string_view text) {
+  const std::optional<finance::BarrierType> type = io::parse_barrier_type(text);
+  if (!type) return std::nullopt;
+  return static_cast<int>(*type);
+}
+
+}  // namespace
+
+void bind_finance(nb::module_& m) {
+  m.def("black_scholes", &black_scholes, nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"),
+        nb::arg("rate"), nb::arg("volatility"), nb::arg("dividend"), nb::arg("outputs"),
+        nb::arg("cdf"), nb::arg("variant"), nb::arg("device"), nb::arg("stream"),
+        "finance::price_black_scholes (host arrays) or price_black_scholes_on_device (CUDA "
+        "arrays, queued on `stream`, not waited for) into the arrays of `outputs` (names of "
+        "BlackScholesOutputs' fields). rate, volatility and dividend: a float or an array.");
+  m.def("price_european_book", &price_european_book, nb::arg("count"), nb::arg("is_put"),
+        nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"),
+        nb::arg("volatility"), nb::arg("dividend"), nb::arg("precision"), nb::arg("greeks"),
+        nb::arg("cdf"), nb::arg("variant"), nb::arg("device"),
+        "finance::price_european_book, the call of `gpukit bs`, on host float64 columns; a dict "
+        "of the output columns (price, and delta, gamma, vega, theta, rho with greeks).");
+  m.def("monte_carlo", &monte_carlo, nb::arg("count"), nb::arg("is_put"), nb::arg("spot"),
+        nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"), nb::arg("volatility"),
+        nb::arg("dividend"), nb::arg("barrier_type").none(), nb::arg("barrier").none(),
+        nb::arg("steps").none(), nb::arg("stream_keys").none(), nb::arg("outputs"),
+        nb::arg("paths"), nb::arg("seed"), nb::arg("monitoring"), nb::arg("antithetic"),
+        nb::arg("control_variate"), nb::arg("greeks"), nb::arg("precision"), nb::arg("device"),
+        nb::arg("stream"),
+        "finance::price_monte_carlo_book (host columns: returns a dict of the output columns) or "
+        "price_monte_carlo_book_on_device (CUDA columns: writes the arrays of `outputs`, waits "
+        "for `stream`), with the options `gpukit mc` sets.");
+  m.def("book_term_problem", &book_term_problem, nb::arg("count"), nb::arg("is_put"),
+        nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"),
+        nb::arg("volatility"), nb::arg("dividend"), nb::arg("barrier_type").none(),
+        nb::arg("barrier").none(), nb::arg("steps").none(),
+        "io::find_book_term_problem of host columns: (row, column, what) of the first value a "
+        "CSV book may not hold, or None.");
+  m.def("stream_keys", &stream_keys, nb::arg("ids"),
+        "finance::monte_carlo_stream_keys of trade ids (each id's bytes): the keys, the ids "
+        "found on several rows and the rows that carry them.");
+  m.def("option_type", &option_type, nb::arg("text"),
+        "io::parse_option_type: True for a put, False for a call, None for another word.");
+  m.def("barrier_type", &barrier_type, nb::arg("text"),
+        "io::parse_barrier_type as an int (finance::BarrierType), None for another word.");
+}
+
+}  // namespace gpukit::python

@@ -1,0 +1,138 @@
+// The spectral Poisson solver: the call of `gpukit poisson` (apps/gpukit/cmd_poisson.cpp), a
+// PoissonPlan and one solve, on a grid in host memory or on a CUDA device.
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "arrays.hpp"
+#include "gpukit/core/stream.hpp"
+#include "gpukit/pde/poisson.hpp"
+
+namespace gpukit::python {
+
+namespace {
+
+// What makes two solves share a plan.
+struct PlanKey {
+  Context context;
+  std::vector<std::int64_t> shape;
+  std::vector<double> lengths;
+  pde::Gauge gauge;
+  bool strict;
+  std::string variant;
+
+  bool operator==(const PlanKey& other) const {
+    return context.backend == other.context.backend &&
+           context.cuda_device == other.context.cuda_device && shape == other.shape &&
+           lengths == other.lengths && gauge == other.gauge && strict == other.strict &&
+           variant == other.variant;
+  }
+};
+
+// The calling thread's last plan of each precision, kept so that a loop of solves on one grid
+// plans once (a plan is made of FFT plans, wave-number tables and buffers; it is not used by two
+// threads at once, hence one per thread). A device solve is queued, not waited for: before the
+// plan serves a solve on another stream, or is replaced, the stream of its last solve is waited
+// for, so that no solve in flight loses its buffers.
+template <class Real>
+struct PlanCache {
+  std::optional<PlanKey> key;
+  std::unique_ptr<pde::PoissonPlan<Real>> plan;
+  bool in_flight = false;
+  StreamHandle last_stream = {};
+
+  pde::PoissonPlan<Real>& plan_for(const PlanKey& wanted, StreamHandle stream) {
+    if (in_flight && (!(key && *key == wanted) || stream != last_stream)) {
+      cuda::synchronize_stream(last_stream);
+      in_flight = false;
+    }
+    if (!(key && *key == wanted)) {
+      plan.reset();
+      key.reset();
+      pde::PoissonGrid grid{wanted.shape, wanted.lengths};
+      pde::PoissonOptions options;
+      options.gauge = wanted.gauge;
+      options.strict = wanted.strict;
+      options.variant = wanted.variant;
+      plan = std::make_unique<pde::PoissonPlan<Real>>(wanted.context, grid, options);
+      key = wanted;
+    }
+    return *plan;
+  }
+};
+
+template <class Real>
+PlanCache<Real>& thread_plan_cache() {
+  thread_local PlanCache<Real> cache;
+  return cache;
+}
+
+nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>& lengths,
+                 std::string_view gauge, bool strict, const std::string& variant,
+                 std::string_view device, std::uintptr_t stream) {
+  std::vector<std::int64_t> shape(f.ndim());
+  for (std::size_t axis = 0; axis < f.ndim(); ++axis) {
+    shape[axis] = static_cast<std::int64_t>(f.shape(axis));
+  }
+  pde::check_poisson_array_shape(shape, "f");
+  const Placement where =
+      place_call(device, {{"f", place_of(f, "f")}, {"u", place_of(u, "u")}}, stream);
+  require_like(u, count_of(f), f.dtype(), "poisson");
+  PlanKey key{where.context, shape, lengths, pde::parse_gauge(gauge), strict, variant};
+  if (key.lengths.empty()) key.lengths.assign(shape.size(), 1.0);
+  pde::validate_grid({key.shape, key.lengths});
+
+  return with_real_type(f.dtype(), "poisson", [&](auto element) {
+    using Real = decltype(element);
+    pde::PoissonResult result;
+    std::string variant_used;
+    {
+      nb::gil_scoped_release released;
+      const DeviceGuard guard(where.context);
+      PlanCache<Real>& cache = thread_plan_cache<Real>();
+      pde::PoissonPlan<Real>& plan = cache.plan_for(key, where.stream);
+      if (where.device_data) {
+        result = plan.solve_on_device(data_of<Real>(f), data_of<Real>(u), where.stream);
+        cache.in_flight = true;
+        cache.last_stream = where.stream;
+      } else {
+        result = plan.solve(span_of<Real>(f), span_of<Real>(u));
+      }
+      variant_used = std::string(plan.variant());
+    }
+    nb::dict info;
+    info["mean"] = result.mean;
+    info["mean_abs"] = result.mean_abs;
+    info["mean_tolerance"] = result.mean_tolerance;
+    info["mean_removed"] = result.mean_removed;
+    info["variant"] = variant_used;
+    // The CLI's warning, for the Python layer to issue as a RuntimeWarning.
+    info["warning"] = result.mean_removed ? pde::describe_removed_mean(result) : std::string();
+    return info;
+  });
+}
+
+}  // namespace
+
+void bind_pde(nb::module_& m) {
+  m.def("poisson", &poisson, nb::arg("f"), nb::arg("u"), nb::arg("lengths"), nb::arg("gauge"),
+        nb::arg("strict"), nb::arg("variant"), nb::arg("device"), nb::arg("stream"),
+        "pde::PoissonPlan<Real>::solve (host f) or solve_on_device (CUDA f: waits for the sums "
+        "of f, queues the solve on `stream`) of the 2-D or 3-D C-contiguous f into u (f's shape "
+        "and dtype; f itself allowed). The plan is kept per thread for the next call on the same "
+        "grid. Returns what the solve found out about f (mean, mean_abs, mean_tolerance, "
+        "mean_removed, the CLI's warning) and the variant used.");
+}
+
+}  // namespace gpukit::python

@@ -1,0 +1,216 @@
+"""CuPy and PyTorch CUDA arrays: no copies (data pointers), the caller's stream and explicit
+streams, results on the input's device, Black-Scholes against scipy.stats.norm, Monte Carlo
+bitwise against `gpukit mc --device cuda`, the exception types and the GIL on the GPU.
+
+These skip without a GPU (or without CuPy / PyTorch), and fail instead where GPUKIT_REQUIRE_GPU=1
+(scripts/python-gpu-check.sh on the GPU machine)."""
+
+from __future__ import annotations
+
+import io
+import math
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import gpukit
+from gpukit import _gpukit
+
+from test_finance import (BOOK_CSV, number, price_scale, random_book, read_priced,
+                          scipy_black_scholes)
+
+
+def test_cupy_arrays_are_read_and_written_in_place(cupy):
+    x = cupy.arange(1, 1 << 20, dtype=cupy.float64)
+    assert _gpukit._data_pointer(x) == x.data.ptr  # DLPack hands the library CuPy's memory
+    y = cupy.ones_like(x)
+    out = gpukit.saxpy(2.0, x, y, out=y)
+    assert out is y and y.data.ptr == out.data.ptr
+    cupy.testing.assert_array_equal(y, 2 * x + 1)
+    s = gpukit.scan(x)
+    assert isinstance(s, cupy.ndarray) and s.device.id == x.device.id
+    cupy.testing.assert_allclose(s, cupy.cumsum(x), rtol=1e-12)
+    assert gpukit.reduce(cupy.arange(1 << 20, dtype=cupy.int32)) == (1 << 20) * ((1 << 20) - 1) // 2
+    kept = gpukit.compact(cupy.array([0, 3, 0, -1, 5], dtype=cupy.int32), "positive")
+    assert isinstance(kept, cupy.ndarray)
+    cupy.testing.assert_array_equal(kept, cupy.array([3, 5], dtype=cupy.int32))
+
+
+def test_torch_tensors_are_read_and_written_in_place(torch):
+    x = torch.arange(1, 1 << 20, dtype=torch.float64, device="cuda")
+    assert _gpukit._data_pointer(x) == x.data_ptr()
+    y = torch.ones_like(x)
+    out = gpukit.saxpy(2.0, x, y, out=y)
+    assert out is y
+    torch.testing.assert_close(y, 2 * x + 1)
+    s = gpukit.scan(x)
+    assert isinstance(s, torch.Tensor) and s.device == x.device
+    torch.testing.assert_close(s, torch.cumsum(x, 0), rtol=1e-12, atol=0)
+    assert gpukit.reduce(torch.arange(1 << 20, dtype=torch.int64, device="cuda")) == \
+        (1 << 20) * ((1 << 20) - 1) // 2
+    u = gpukit.random.uniform(1000, seed=4, like=x)
+    assert isinstance(u, torch.Tensor) and u.is_cuda
+    np.testing.assert_array_equal(u.cpu().numpy(),
+                                  gpukit.random.uniform(1000, seed=4, device="cpu"))
+
+
+def test_cupy_on_a_non_default_stream(cupy):
+    stream = cupy.cuda.Stream(non_blocking=True)
+    n = 1 << 24
+    with stream:
+        # Work queued on the stream just before the call: the call must run after it, on it.
+        x = cupy.empty(n, dtype=cupy.int64)
+        x.fill(3)
+        total = gpukit.reduce(x)
+        scanned = gpukit.scan(x)
+        y = gpukit.saxpy(0.5, x.astype(cupy.float64), cupy.zeros(n))
+        stream.synchronize()
+    assert total == 3 * n
+    assert int(scanned[-1]) == 3 * n
+    assert float(y[-1]) == 1.5
+    # stream= given explicitly, the current stream being the default one.
+    other = cupy.cuda.Stream(non_blocking=True)
+    with other:
+        z = cupy.full(n, 2.0)
+    assert gpukit.reduce(z, stream=other) == 2.0 * n
+    assert gpukit.reduce(z, stream=other.ptr) == 2.0 * n
+
+
+def test_torch_on_a_non_default_stream(torch):
+    stream = torch.cuda.Stream()
+    n = 1 << 24
+    with torch.cuda.stream(stream):
+        x = torch.full((n,), 3, dtype=torch.int64, device="cuda")
+        total = gpukit.reduce(x)
+        scanned = gpukit.scan(x)
+    stream.synchronize()
+    assert total == 3 * n
+    assert int(scanned[-1]) == 3 * n
+    other = torch.cuda.Stream()
+    with torch.cuda.stream(other):
+        z = torch.full((n,), 2.0, device="cuda")
+    assert gpukit.reduce(z, stream=other) == 2.0 * n
+
+
+def test_gpu_floating_sums_have_the_cpu_bits(cupy, rng):
+    for dtype in (np.float32, np.float64):
+        x = (rng.standard_normal(3_000_001) * 1e3).astype(dtype)
+        assert gpukit.reduce(cupy.asarray(x)) == gpukit.reduce(x, device="cpu")
+        np.testing.assert_array_equal(cupy.asnumpy(gpukit.scan(cupy.asarray(x))),
+                                      gpukit.scan(x, device="cpu"))
+        # A host array computed on the GPU (the host-data API) too.
+        assert gpukit.reduce(x, device="cuda") == gpukit.reduce(x, device="cpu")
+
+
+@pytest.mark.parametrize("precision", ["double", "float"])
+def test_black_scholes_on_cupy_against_scipy(cupy, rng, precision):
+    book = random_book(rng, 100_003)
+    dtype = np.float64 if precision == "double" else np.float32
+    rounded = {k: (v.astype(dtype).astype(np.float64) if k != "put" else v) for k, v in book.items()}
+    expected = scipy_black_scholes(**rounded)["price"]
+    on_gpu = {k: cupy.asarray(v) for k, v in book.items()}
+    prices = gpukit.black_scholes(**on_gpu, precision=precision)
+    assert isinstance(prices, cupy.ndarray) and prices.dtype == dtype
+    bound = (64 * np.finfo(dtype).eps + 16 * np.finfo(np.float64).eps) * price_scale(rounded)
+    assert np.all(np.abs(cupy.asnumpy(prices) - expected) <= bound)
+    # The same bits as the host-data API on the GPU (the same kernel).
+    np.testing.assert_array_equal(cupy.asnumpy(prices),
+                                  gpukit.black_scholes(**book, precision=precision,
+                                                       device="cuda"))
+
+
+def test_monte_carlo_on_the_gpu_has_the_bits_of_gpukit_mc(cupy, cli, tmp_path):
+    import pandas as pd
+
+    (tmp_path / "book.csv").write_text(BOOK_CSV)
+    subprocess.run([cli, "-q", "mc", "--paths", "100000", "--seed", "5", "--antithetic",
+                    "--greeks", "-i", str(tmp_path / "book.csv"), "-o", str(tmp_path / "out.csv"),
+                    "--device", "cuda"], check=True)
+    expected = read_priced(tmp_path / "out.csv")
+    # Every field as text, as the CLI reads it (pandas' own float parser need not round
+    # the decimals as from_chars does).
+    book = pd.read_csv(io.StringIO(BOOK_CSV), dtype=str, keep_default_na=False)
+    priced = gpukit.price_book(book, "monte_carlo", paths=100000, seed=5, antithetic=True,
+                               greeks=True, device="cuda")
+    number = lambda c: pd.to_numeric(book[c].replace("", np.nan))  # noqa: E731
+    terms = dict(
+        spot=number(book, "spot"), strike=number(book, "strike"),
+        maturity=number(book, "maturity"), rate=number(book, "rate"),
+        volatility=number(book, "volatility"), dividend=number(book, "dividend"),
+        put=book.type.str.lower().str.startswith("p").to_numpy())
+    on_gpu = gpukit.monte_carlo(
+        **{k: cupy.asarray(v) for k, v in terms.items()},
+        barrier=cupy.asarray(np.nan_to_num(number("barrier").to_numpy(), nan=0.0)),
+        barrier_type=book.barrier_type.replace("", "none").to_numpy(),
+        steps=cupy.asarray(np.nan_to_num(number("steps").to_numpy(), nan=1.0).astype(np.uint32)),
+        ids=book.id.to_list(), paths=100000, seed=5, antithetic=True, greeks=True)
+    for column in ("price", "std_error", "ci_low", "ci_high", "paths", "delta", "vega",
+                   "vrf_antithetic"):
+        want = number(expected, column)
+        np.testing.assert_array_equal(priced[column].to_numpy(float), want, err_msg=column)
+        assert isinstance(on_gpu[column], cupy.ndarray)
+        np.testing.assert_array_equal(cupy.asnumpy(on_gpu[column]), want, err_msg=column)
+
+
+def test_poisson_of_a_cupy_grid(cupy):
+    n = 256
+    x = np.arange(n) / n
+    u = np.sin(2 * np.pi * x)[:, None] * np.cos(4 * np.pi * x)[None, :]
+    f = cupy.asarray(-(4 + 16) * np.pi ** 2 * u)
+    solved = gpukit.poisson(f)
+    assert isinstance(solved, cupy.ndarray)
+    assert float(cupy.abs(solved - cupy.asarray(u)).max()) < 1e-11
+    host = gpukit.poisson(cupy.asnumpy(f), device="cpu")
+    assert np.abs(cupy.asnumpy(solved) - host).max() < 1e-11
+
+
+def test_gemm_and_random_on_cupy(cupy, rng):
+    a = cupy.asarray(rng.standard_normal((300, 200)))
+    b = cupy.asarray(rng.standard_normal((200, 100)))
+    c = gpukit.gemm(a, b)
+    assert isinstance(c, cupy.ndarray)
+    cupy.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=1e-11)
+    u = gpukit.random.uniform(10001, seed=8, like=a)
+    np.testing.assert_array_equal(cupy.asnumpy(u), gpukit.random.uniform(10001, seed=8,
+                                                                         device="cpu"))
+
+
+def test_errors_on_the_gpu(cupy):
+    x = cupy.ones(10)
+    with pytest.raises(ValueError, match="device='cpu'"):
+        gpukit.reduce(x, device="cpu")
+    with pytest.raises(gpukit.DeviceUnavailable):
+        gpukit.reduce(np.ones(10), device=f"cuda:{len(gpukit.devices())}")
+    with pytest.raises(ValueError, match="on cuda:0 but y is on the host"):
+        gpukit.saxpy(1.0, x, np.ones(10))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        gpukit.saxpy(1.0, x, cupy.ones(10), out=cupy.ones(20)[::2])
+    with pytest.raises(ValueError, match="float32 or float64, not int32"):
+        gpukit.poisson(cupy.zeros((4, 4), dtype=cupy.int32))
+
+
+def test_out_of_device_memory_is_a_memory_error_with_the_bytes(cupy):
+    # A Poisson plan checks the device's free memory before it allocates: with f holding 60% of
+    # it, the plan's own buffers (a spectrum about f's size) cannot fit.
+    cupy.get_default_memory_pool().free_all_blocks()
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    side = int(round((0.6 * free / 8) ** (1 / 3)))
+    f = cupy.zeros((side, side, side))
+    with pytest.raises(MemoryError) as raised:
+        gpukit.poisson(f)
+    assert raised.value.bytes_requested > 0
+    assert f"{raised.value.bytes_requested} bytes" in str(raised.value)
+    del f
+    cupy.get_default_memory_pool().free_all_blocks()
+
+
+def test_the_gil_is_released_during_a_gpu_call(cupy):
+    from test_package import calls_another_thread_runs_during
+
+    # One long call that waits for its stream: a Monte Carlo book of CUDA arrays.
+    books = {k: cupy.asarray(v) for k, v in random_book(np.random.default_rng(1), 256).items()}
+    assert calls_another_thread_runs_during(
+        lambda size: gpukit.monte_carlo(**books, paths=size << 16), 0.5) >= 5
