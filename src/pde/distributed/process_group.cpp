@@ -31,12 +31,13 @@ bool launched_by_mpi() noexcept {
   return false;
 }
 
-#if GPUKIT_HAVE_MPI
 namespace {
 std::atomic<bool> g_failure_agreed{false};
 }  // namespace
 
 bool failure_agreed() noexcept { return g_failure_agreed.load(); }
+
+#if GPUKIT_HAVE_MPI
 
 int launcher_rank() noexcept {
   for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
