@@ -37,8 +37,6 @@ std::atomic<bool> g_failure_agreed{false};
 
 bool failure_agreed() noexcept { return g_failure_agreed.load(); }
 
-#if GPUKIT_HAVE_MPI
-
 int launcher_rank() noexcept {
   for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
     if (const char* value = std::getenv(variable); value != nullptr && value[0] != '\0')
@@ -46,6 +44,8 @@ int launcher_rank() noexcept {
   }
   return 0;
 }
+
+#if GPUKIT_HAVE_MPI
 
 namespace {
 
