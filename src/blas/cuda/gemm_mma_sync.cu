@@ -66,12 +66,32 @@ __device__ __forceinline__ std::uint32_t shared_address(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// 16 bytes global -> shared, of which the first `valid` are read and the rest zero-filled.
+// 16 bytes global -> shared, of which the first `valid` are read and the rest
+// zero-filled. A partial chunk (the end of a row of a float operand read in place, K % 4 != 0)
+// goes word by word, and a chunk past the matrix is stored as zeros: cp.async's 16-byte form with
+// a smaller source size still touches all 16 bytes (compute-sanitizer reports the read past the
+// allocation), the 4-byte form reads only the valid words.
 __device__ __forceinline__ void copy_chunk(std::uint32_t destination, const void* source,
                                            int valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(destination), "l"(source),
-               "r"(valid)
-               : "memory");
+  if (valid == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(destination), "l"(source)
+                 : "memory");
+    return;
+  }
+  if (valid == 0) {  // past the matrix: zeros, nothing read
+    asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(destination), "r"(0u) : "memory");
+    return;
+  }
+  for (int word = 0; word < 4; ++word) {
+    const std::uint32_t to = destination + 4 * word;
+    if (4 * word < valid) {
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(to),
+                   "l"(static_cast<const char*>(source) + 4 * word)
+                   : "memory");
+    } else {
+      asm volatile("st.shared.u32 [%0], %1;" ::"r"(to), "r"(0u) : "memory");
+    }
+  }
 }
 __device__ __forceinline__ void commit_copies() {
   asm volatile("cp.async.commit_group;" ::: "memory");
