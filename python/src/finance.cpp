@@ -56,13 +56,15 @@ class Terms {
       if (!optional) throw InvalidInput(fmt::format("{}: {} is required", what_, name));
       return nullptr;
     }
-    const InArray& array = keep(value, name);
-    require_dtype<T>(array, what_, name, expected);
-    if (count_of(array) != count) {
-      throw InvalidInput(
-          fmt::format("{}: {} has {} elements, the book has {}", what_, name, array.size(), count));
-    }
-    return data_of<T>(array);
+    return checked_column<T>(keep(nb::cast<InArray>(value), name), name, count, expected);
+  }
+
+  /// The same for an array already taken from its Python object: a DLPack capsule (how CUDA
+  /// arrays arrive, made for the call's stream) can be taken only once.
+  template <class T>
+  const T* column(const InArray& array, std::string_view name, std::int64_t count,
+                  std::string_view expected) {
+    return checked_column<T>(keep(array, name), name, count, expected);
   }
 
   /// A parameter given once (a float) or per option (an array).
@@ -91,10 +93,21 @@ class Terms {
   }
 
  private:
-  const InArray& keep(nb::handle value, std::string_view name) {
-    inputs_.push_back(nb::cast<InArray>(value));
+  const InArray& keep(const InArray& array, std::string_view name) {
+    inputs_.push_back(array);
     places_.emplace_back(name, place_of(inputs_.back(), name));
     return inputs_.back();
+  }
+
+  template <class T>
+  const T* checked_column(const InArray& array, std::string_view name, std::int64_t count,
+                          std::string_view expected) {
+    require_dtype<T>(array, what_, name, expected);
+    if (count_of(array) != count) {
+      throw InvalidInput(
+          fmt::format("{}: {} has {} elements, the book has {}", what_, name, array.size(), count));
+    }
+    return data_of<T>(array);
   }
 
   std::string what_;
@@ -107,12 +120,12 @@ class Terms {
 // (as price_european_book prices a book, so each side has the bits `gpukit bs` gives it); the
 // Python layer picks each option's side.
 template <class Real>
-void black_scholes_in(Terms& terms, nb::handle spot, nb::handle strike, nb::handle maturity,
+void black_scholes_in(Terms& terms, const InArray& spot, nb::handle strike, nb::handle maturity,
                       nb::handle rate, nb::handle volatility, nb::handle dividend,
                       const nb::dict& outputs, const finance::BlackScholesOptions& options,
                       std::string_view device, std::uintptr_t stream) {
   const std::string_view expected = sizeof(Real) == 4 ? "float32" : "float64";
-  const std::int64_t n = count_of(nb::cast<InArray>(spot));
+  const std::int64_t n = count_of(spot);
   finance::BlackScholesInputs<Real> in{
       n,
       terms.column<Real>(spot, "spot", n, expected),
@@ -153,10 +166,11 @@ void black_scholes(nb::handle spot, nb::handle strike, nb::handle maturity, nb::
   options.cdf = parse_cdf(cdf);
   options.variant = variant;
   Terms terms("black_scholes");
+  // Taken once: a CUDA array arrives as a DLPack capsule, which can be consumed only once.
   const InArray spot_array = nb::cast<InArray>(spot);
   with_real_type(spot_array.dtype(), "black_scholes", [&](auto element) {
     using Real = decltype(element);
-    black_scholes_in<Real>(terms, spot, strike, maturity, rate, volatility, dividend, outputs,
+    black_scholes_in<Real>(terms, spot_array, strike, maturity, rate, volatility, dividend, outputs,
                            options, device, stream);
   });
 }

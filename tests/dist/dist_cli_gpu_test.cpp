@@ -61,9 +61,10 @@ class DistCliGpu : public ::testing::Test {
     io::write_npy<float>(path("f4.npy"), std::span<const float>(f));
     io::write_npy<double>(path("f8.npy"), std::span<const double>(d));
     const std::vector<std::string> commands = {
-        // 2^23 + 5 paths: 5 blocks a row, the last short; float and double; every statistic.
+        // 2^23 + 5 paths: 5 blocks a row, the last short; float and double; every statistic
+        // (antithetic pairs need an even count: 2^23 + 6).
         "mc -i " + book + " -o {out} --paths 8388613",
-        "mc -i " + book + " -o {out} --paths 8388613 --precision float --antithetic",
+        "mc -i " + book + " -o {out} --paths 8388614 --precision float --antithetic",
         "mc -i " + book +
             " -o {out} --paths 300000 --greeks --control-variate --monitoring "
             "continuous",
