@@ -255,6 +255,12 @@ std::string default_poisson_variant(const PoissonGrid& grid) {
   for (const std::string_view name : best_poisson_variants()) {
     if (find_poisson_variant(name).supports(shape)) return std::string(name);
   }
+  const std::int64_t elements = shape.size();
+  if (elements >= std::int64_t{std::numeric_limits<int>::max()}) {
+    throw InvalidInput("poisson: the grid " + grid.describe() + " has " + std::to_string(elements) +
+                       " elements; one device solves grids of fewer than 2^31 (mpirun -np N "
+                       "gpukit poisson splits a larger one over N GPUs)");
+  }
   throw InvalidInput("poisson: no CUDA variant supports the grid " + grid.describe());
 }
 

@@ -559,6 +559,23 @@ TEST(PoissonRegistry, FlopModelPerGrid) {
   }
 }
 
+// One device solves grids below 2^31 elements (cuFFT's 32-bit plans, 32-bit indices); a larger
+// grid's refusal says so and names the way on (needs the CUDA variants, not a GPU).
+TEST(PoissonRegistry, AGridOf2To31ElementsOrMoreNamesTheLimit) {
+  if (poisson_variant_names().empty()) GTEST_SKIP() << "built without CUDA";
+  const PoissonGrid huge{{1541, 1541, 1541}, {}};
+  try {
+    (void)default_poisson_variant<double>(huge);
+    FAIL() << "no error";
+  } catch (const InvalidInput& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "poisson: the grid 1541x1541x1541 (lengths 1x1x1) has 3659383421 elements; one "
+        "device solves grids of fewer than 2^31 (mpirun -np N gpukit poisson splits a larger "
+        "one over N GPUs)");
+  }
+}
+
 TEST(PoissonDemo, ReproducesTheSeedAtN64OnTheCpu) {
   const bench::PoissonDemo d = bench::run_poisson_demo(kCpu, 64);
   EXPECT_NEAR(d.computed, 0.975879, 5e-7);
