@@ -326,21 +326,8 @@ std::vector<Moments<double>> moments_on(const Context& context,
     const std::int64_t count = std::min(part_rows, rows - first);
     const std::span<const PathParams<Real>> part(params.data() + first,
                                                  static_cast<std::size_t>(count));
-    const mc::DeviceRun run{count,
-                            samples,
-                            options.seed,
-                            options.antithetic,
-                            options.control_variate,
-                            mc::common_path_kind(part.data(), part.size())};
-    mc::TilesDone tiles_done;
-    if (work_done) {
-      double steps = 0;  // the part's mean steps per path, to count path-steps
-      for (const PathParams<Real>& p : part) steps += p.steps;
-      steps /= double(count);
-      tiles_done = [&work_done, steps](std::int64_t tiles) {
-        work_done(double(tiles) * double(kMonteCarloTileSamples) * steps);
-      };
-    }
+    const mc::DeviceRun run = mc::part_run(part, samples, options);
+    const mc::TilesDone tiles_done = mc::tile_progress(part, work_done);
     device_params.copy_from_host(part);
     mc::launch_monte_carlo<Real>(device_params.data(), run, device_moments.data(), workspace.data(),
                                  stream, {}, tiles_done);

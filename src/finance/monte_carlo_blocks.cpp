@@ -93,21 +93,8 @@ std::vector<Moments<double>> block_moments_on(const Context& context,
     const std::int64_t row = first / per_row, rows = (first + n - 1) / per_row + 1 - row;
     const std::span<const PathParams<Real>> part(params.data() + row,
                                                  static_cast<std::size_t>(rows));
-    const mc::DeviceRun run{rows,
-                            samples,
-                            options.seed,
-                            options.antithetic,
-                            options.control_variate,
-                            mc::common_path_kind(part.data(), part.size())};
-    mc::TilesDone tiles_done;
-    if (work_done) {
-      double steps = 0;  // the piece's mean steps per path, to count path-steps
-      for (const PathParams<Real>& p : part) steps += p.steps;
-      steps /= double(rows);
-      tiles_done = [&work_done, steps](std::int64_t tiles) {
-        work_done(double(tiles) * double(kMonteCarloTileSamples) * steps);
-      };
-    }
+    const mc::DeviceRun run = mc::part_run(part, samples, options);
+    const mc::TilesDone tiles_done = mc::tile_progress(part, work_done);
     device_params.copy_from_host(part);
     mc::launch_monte_carlo_blocks<Real>(device_params.data(), run, first - row * per_row, n,
                                         block_tiles, device_moments.data(), workspace.data(),

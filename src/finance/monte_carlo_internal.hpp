@@ -53,6 +53,20 @@ std::vector<PathParams<Real>> book_path_params(const MonteCarloBookView& book,
 /// Told the path-steps just simulated (for progress reports); may be empty.
 using WorkDone = std::function<void(double path_steps)>;
 
+/// Progress of a launch over the rows `part`: each tile done is kMonteCarloTileSamples paths of
+/// the rows' mean steps a path. Empty when work_done is (the launcher then need not wait).
+template <class Real>
+std::function<void(std::int64_t tiles)> tile_progress(std::span<const PathParams<Real>> part,
+                                                      const WorkDone& work_done) {
+  if (!work_done) return {};
+  double steps = 0;
+  for (const PathParams<Real>& p : part) steps += p.steps;
+  steps /= double(part.size());
+  return [&work_done, steps](std::int64_t tiles) {
+    work_done(double(tiles) * double(kMonteCarloTileSamples) * steps);
+  };
+}
+
 struct Estimate {
   double price = 0, std_error = 0, vrf_antithetic = 0, vrf_control = 0;
 };

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 
 #include "finance/monte_carlo_path_params.hpp"
 #include "finance/monte_carlo_statistics.hpp"
 #include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/finance/monte_carlo.hpp"
 
 namespace gpukit::finance::mc {
 
@@ -40,6 +42,19 @@ struct DeviceRun {
   /// mixed always works. A wrong kind gives wrong results: it is the caller's promise.
   PathKind kind = PathKind::mixed;
 };
+
+/// The run of the book rows `part`, `samples` each, with options' seed and variance reduction,
+/// on the kernel specialized for the rows' common path kind.
+template <class Real>
+DeviceRun part_run(std::span<const PathParams<Real>> part, std::int64_t samples,
+                   const MonteCarloOptions& options) {
+  return {static_cast<std::int64_t>(part.size()),
+          samples,
+          options.seed,
+          options.antithetic,
+          options.control_variate,
+          common_path_kind(part.data(), part.size())};
+}
 
 /// Bytes of the tile workspace a run needs: one Moments<double> per tile of every option, at most
 /// kMonteCarloDeviceWorkspaceTiles of them (options are launched in groups whose tiles fit, an

@@ -184,19 +184,7 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
     }
   }
 
-  void release() {
-    {
-      std::lock_guard lock(planner_mutex());
-      if (forward_ != nullptr) F::destroy(forward_);
-      if (inverse_ != nullptr) F::destroy(inverse_);
-    }
-    forward_ = nullptr;
-    inverse_ = nullptr;
-    if (real_ != nullptr) F::free(real_);
-    if (spectrum_ != nullptr) F::free(spectrum_);
-    real_ = nullptr;
-    spectrum_ = nullptr;
-  }
+  void release() { release_fftw<F>(forward_, inverse_, real_, spectrum_); }
 
   int threads_ = 1;
   std::int64_t n_ = 0, half_ = 0;

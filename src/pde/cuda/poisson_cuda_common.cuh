@@ -12,20 +12,10 @@
 
 #include "core/cuda/check.hpp"
 #include "gpukit/core/error.hpp"
+#include "pde/cuda/cufft_traits.hpp"
 #include "pde/cuda/poisson_device_solver.hpp"
 
 namespace gpukit::pde::cuda_detail {
-
-[[noreturn]] void throw_cufft_error(cufftResult status, const char* call, const char* file,
-                                    int line);
-
-#define GPUKIT_CUFFT_CHECK(call)                                                           \
-  do {                                                                                     \
-    const cufftResult gpukit_cufft_status_ = (call);                                       \
-    if (gpukit_cufft_status_ != CUFFT_SUCCESS)                                             \
-      ::gpukit::pde::cuda_detail::throw_cufft_error(gpukit_cufft_status_, #call, __FILE__, \
-                                                    __LINE__);                             \
-  } while (0)
 
 /// The grid with its axes of size 1 dropped (they carry only the zero mode, and cuFFT need not
 /// see them), as up to three axes z, y, x (x contiguous); missing axes have size 1.
@@ -67,43 +57,6 @@ inline bool box_fits_launch(const Box& b, int block_y) {
   return b.size() < std::numeric_limits<int>::max() && (b.ny + block_y - 1) / block_y <= 65535 &&
          b.nz <= 65535;
 }
-
-template <class Real>
-struct Cufft;
-template <>
-struct Cufft<float> {
-  using Complex = cufftComplex;  // float2
-  static constexpr cufftType c2c = CUFFT_C2C, r2c = CUFFT_R2C, c2r = CUFFT_C2R;
-  static cufftResult forward(cufftHandle p, Complex* in, Complex* out) {
-    return cufftExecC2C(p, in, out, CUFFT_FORWARD);
-  }
-  static cufftResult inverse(cufftHandle p, Complex* in, Complex* out) {
-    return cufftExecC2C(p, in, out, CUFFT_INVERSE);
-  }
-  static cufftResult real_to_complex(cufftHandle p, float* in, Complex* out) {
-    return cufftExecR2C(p, in, out);
-  }
-  static cufftResult complex_to_real(cufftHandle p, Complex* in, float* out) {
-    return cufftExecC2R(p, in, out);
-  }
-};
-template <>
-struct Cufft<double> {
-  using Complex = cufftDoubleComplex;  // double2
-  static constexpr cufftType c2c = CUFFT_Z2Z, r2c = CUFFT_D2Z, c2r = CUFFT_Z2D;
-  static cufftResult forward(cufftHandle p, Complex* in, Complex* out) {
-    return cufftExecZ2Z(p, in, out, CUFFT_FORWARD);
-  }
-  static cufftResult inverse(cufftHandle p, Complex* in, Complex* out) {
-    return cufftExecZ2Z(p, in, out, CUFFT_INVERSE);
-  }
-  static cufftResult real_to_complex(cufftHandle p, double* in, Complex* out) {
-    return cufftExecD2Z(p, in, out);
-  }
-  static cufftResult complex_to_real(cufftHandle p, Complex* in, double* out) {
-    return cufftExecZ2D(p, in, out);
-  }
-};
 
 /// The work area a cuFFT plan of `type` over the box would need, asked without making the plan
 /// (so that a variant's device_bytes is known before anything is allocated).

@@ -235,19 +235,7 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     }
   }
 
-  void release() {
-    {
-      std::lock_guard lock(fftw_planner_mutex());
-      if (forward_ != nullptr) F::destroy(forward_);
-      if (inverse_ != nullptr) F::destroy(inverse_);
-    }
-    forward_ = nullptr;
-    inverse_ = nullptr;
-    if (real_ != nullptr) F::free(real_);
-    if (spectrum_ != nullptr) F::free(spectrum_);
-    real_ = nullptr;
-    spectrum_ = nullptr;
-  }
+  void release() { release_fftw<F>(forward_, inverse_, real_, spectrum_); }
 
   int threads_ = 1;
   std::vector<ptrdiff_t> dims_;

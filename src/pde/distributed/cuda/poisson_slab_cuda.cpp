@@ -30,6 +30,7 @@
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
+#include "pde/cuda/cufft_traits.hpp"
 #include "pde/distributed/cuda/poisson_slab_kernels.hpp"
 #include "pde/distributed/poisson_distributed_impl.hpp"
 #include "pde/distributed/slab_layout.hpp"
@@ -41,12 +42,6 @@
 #endif
 
 namespace gpukit::pde {
-
-namespace cuda_detail {
-// pde/cuda/poisson_device_ops.cu: a cuFFT status as CudaError (OutOfMemory for CUFFT_ALLOC_FAILED).
-[[noreturn]] void throw_cufft_error(cufftResult status, const char* call, const char* file,
-                                    int line);
-}  // namespace cuda_detail
 
 namespace {
 
@@ -67,53 +62,7 @@ constexpr ncclDataType_t nccl_type() {
 }
 #endif
 
-[[noreturn]] void throw_cufft(cufftResult status, const char* call, const char* file, int line) {
-  cuda_detail::throw_cufft_error(status, call, file, line);
-}
-
-#define GPUKIT_SLAB_CUFFT_CHECK(call)                               \
-  do {                                                              \
-    const cufftResult gpukit_cufft_status_ = (call);                \
-    if (gpukit_cufft_status_ != CUFFT_SUCCESS)                      \
-      throw_cufft(gpukit_cufft_status_, #call, __FILE__, __LINE__); \
-  } while (0)
-
-template <class Real>
-struct Cufft;
-template <>
-struct Cufft<float> {
-  using Complex = cufftComplex;
-  static constexpr cufftType c2c = CUFFT_C2C, r2c = CUFFT_R2C, c2r = CUFFT_C2R;
-  static cufftResult forward(cufftHandle p, Complex* in, Complex* out) {
-    return cufftExecC2C(p, in, out, CUFFT_FORWARD);
-  }
-  static cufftResult inverse(cufftHandle p, Complex* in, Complex* out) {
-    return cufftExecC2C(p, in, out, CUFFT_INVERSE);
-  }
-  static cufftResult real_to_complex(cufftHandle p, float* in, Complex* out) {
-    return cufftExecR2C(p, in, out);
-  }
-  static cufftResult complex_to_real(cufftHandle p, Complex* in, float* out) {
-    return cufftExecC2R(p, in, out);
-  }
-};
-template <>
-struct Cufft<double> {
-  using Complex = cufftDoubleComplex;
-  static constexpr cufftType c2c = CUFFT_Z2Z, r2c = CUFFT_D2Z, c2r = CUFFT_Z2D;
-  static cufftResult forward(cufftHandle p, Complex* in, Complex* out) {
-    return cufftExecZ2Z(p, in, out, CUFFT_FORWARD);
-  }
-  static cufftResult inverse(cufftHandle p, Complex* in, Complex* out) {
-    return cufftExecZ2Z(p, in, out, CUFFT_INVERSE);
-  }
-  static cufftResult real_to_complex(cufftHandle p, double* in, Complex* out) {
-    return cufftExecD2Z(p, in, out);
-  }
-  static cufftResult complex_to_real(cufftHandle p, Complex* in, double* out) {
-    return cufftExecZ2D(p, in, out);
-  }
-};
+using cuda_detail::Cufft;
 
 // The chunk of data one cuFFT execution covers (at least one plane or column): bounds the work
 // area cuFFT asks for, whatever the slab's size.
@@ -127,11 +76,11 @@ class BatchedFft {
   BatchedFft() = default;
   BatchedFft(int rank, long long* n, long long* embed, long long stride, long long dist,
              cufftType type, long long batch) {
-    GPUKIT_SLAB_CUFFT_CHECK(cufftCreate(&handle_));
+    GPUKIT_CUFFT_CHECK(cufftCreate(&handle_));
     valid_ = true;
-    GPUKIT_SLAB_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
-    GPUKIT_SLAB_CUFFT_CHECK(cufftMakePlanMany64(handle_, rank, n, embed, stride, dist, embed,
-                                                stride, dist, type, batch, &work_bytes_));
+    GPUKIT_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
+    GPUKIT_CUFFT_CHECK(cufftMakePlanMany64(handle_, rank, n, embed, stride, dist, embed, stride,
+                                           dist, type, batch, &work_bytes_));
   }
   BatchedFft(BatchedFft&& o) noexcept
       : handle_(o.handle_), valid_(std::exchange(o.valid_, false)), work_bytes_(o.work_bytes_) {}
@@ -153,8 +102,8 @@ class BatchedFft {
   std::size_t work_bytes() const { return valid_ ? work_bytes_ : 0; }
   void bind(void* work, cudaStream_t stream) const {
     if (!valid_) return;
-    GPUKIT_SLAB_CUFFT_CHECK(cufftSetWorkArea(handle_, work));
-    GPUKIT_SLAB_CUFFT_CHECK(cufftSetStream(handle_, stream));
+    GPUKIT_CUFFT_CHECK(cufftSetWorkArea(handle_, work));
+    GPUKIT_CUFFT_CHECK(cufftSetStream(handle_, stream));
   }
 
  private:
@@ -587,7 +536,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
         const cudaStream_t s = p.stream->handle();
         run_chunks(p.planes, p.inner_r2c, p.inner_r2c_rest,
                    [&](const BatchedFft& plan, std::int64_t first) {
-                     GPUKIT_SLAB_CUFFT_CHECK(Cufft<Real>::real_to_complex(
+                     GPUKIT_CUFFT_CHECK(Cufft<Real>::real_to_complex(
                          plan.handle(), const_cast<Real*>(f[i]) + first * L.row_real(),
                          p.work.data() + first * L.row_complex()));
                    });
@@ -606,13 +555,13 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
         cuda::set_device(p.device);
         const cudaStream_t s = p.stream->handle();
         auto axis0 = [&](bool forward) {
-          run_chunks(
-              p.columns_chunks, p.axis0, p.axis0_rest,
-              [&](const BatchedFft& plan, std::int64_t first) {
-                C* data = p.work.data() + first * L.t;
-                GPUKIT_SLAB_CUFFT_CHECK(forward ? Cufft<Real>::forward(plan.handle(), data, data)
-                                                : Cufft<Real>::inverse(plan.handle(), data, data));
-              });
+          run_chunks(p.columns_chunks, p.axis0, p.axis0_rest,
+                     [&](const BatchedFft& plan, std::int64_t first) {
+                       C* data = p.work.data() + first * L.t;
+                       GPUKIT_CUFFT_CHECK(forward
+                                              ? Cufft<Real>::forward(plan.handle(), data, data)
+                                              : Cufft<Real>::inverse(plan.handle(), data, data));
+                     });
         };
         axis0(true);
         slab_kernels::scale<Real>(p.work.data(), L.n0, p.columns.count, L.t, p.columns.begin,
@@ -632,7 +581,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
           copy_2d(p.work.data(), p.send.data(), L.unpack(p.index, q), s);
         run_chunks(p.planes, p.inner_c2r, p.inner_c2r_rest,
                    [&](const BatchedFft& plan, std::int64_t first) {
-                     GPUKIT_SLAB_CUFFT_CHECK(Cufft<Real>::complex_to_real(
+                     GPUKIT_CUFFT_CHECK(Cufft<Real>::complex_to_real(
                          plan.handle(), p.work.data() + first * L.row_complex(),
                          u[i] + first * L.row_real()));
                    });
