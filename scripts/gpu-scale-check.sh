@@ -104,7 +104,13 @@ compare() {
     if [ "$output" = file ]; then
       "$@" "$gpukit" "${args[@]}" --device "$device" -o "$work/$name.$tag" >>"$out/memcheck.log" 2>&1
     else
-      "$@" "$gpukit" "${args[@]}" --device "$device" >"$work/$name.$tag" 2>>"$out/memcheck.log"
+      # compute-sanitizer writes its own lines (its banner, its summary) to stdout: they go to
+      # the log, and only the tool's output is compared.
+      "$@" "$gpukit" "${args[@]}" --device "$device" >"$work/$name.$tag.raw" 2>>"$out/memcheck.log"
+      local rc=$?
+      grep '^=========' "$work/$name.$tag.raw" >>"$out/memcheck.log"
+      grep -v '^=========' "$work/$name.$tag.raw" >"$work/$name.$tag"
+      return $rc
     fi
   }
   local args=("$@")
