@@ -62,7 +62,10 @@ if [ "${GPUKIT_CHECK_TESTS:-1}" != 0 ]; then
   done
   # Scenarios written once for every backend (tests/every_backend_test_support.hpp) live in the
   # CPU tests' executables; their Cuda/ instances run under memcheck too.
-  for t in $(find "$build/tests" -name '*_tests' ! -name '*_gpu_tests' -type f -executable | sort); do
+  # Not mpi_cli_tests: memcheck follows its mpirun into every rank (about 90 s a test);
+  # scripts/gpu-scale-check.sh runs mc and bs under mpirun and memcheck instead.
+  for t in $(find "$build/tests" -name '*_tests' ! -name '*_gpu_tests' ! -name mpi_cli_tests -type f \
+      -executable | sort); do
     "$t" --gtest_list_tests 2>/dev/null | grep -q '^Cuda/' || continue
     echo "== memcheck $(basename "$t") (Cuda/ instances)"
     GPUKIT_QUICK_TESTS=1 compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full "$t" \
