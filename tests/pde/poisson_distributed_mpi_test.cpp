@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/dist/communicator.hpp"
 #include "gpukit/io/npy.hpp"
 #include "pde/distributed/npy_slabs.hpp"
 #include "pde/distributed/poisson_distributed.hpp"
@@ -37,7 +38,7 @@ using distributed::ProcessGroup;
 
 const ProcessGroup& group() {
   static const ProcessGroup g =
-      distributed::launched_by_mpi() ? ProcessGroup::mpi_world() : ProcessGroup::self();
+      dist::started_by_mpi_launcher() ? ProcessGroup::mpi_world() : ProcessGroup::self();
   return g;
 }
 
@@ -277,7 +278,7 @@ TEST(DistributedNpy, RowsWrittenByEveryRankMakeTheWholeFile) {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   std::optional<gpukit::pde::distributed::MpiSession> session;
-  if (gpukit::pde::distributed::launched_by_mpi()) session.emplace();
+  if (gpukit::dist::started_by_mpi_launcher()) session.emplace();
   const int result = RUN_ALL_TESTS();
   session.reset();
   return result;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <limits>
 #include <new>
 #include <stdexcept>
@@ -23,27 +22,11 @@ namespace gpukit::pde::distributed {
 
 bool built_with_mpi() noexcept { return GPUKIT_HAVE_MPI != 0; }
 
-bool launched_by_mpi() noexcept {
-  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
-    if (const char* value = std::getenv(variable); value != nullptr && value[0] != '\0')
-      return true;
-  }
-  return false;
-}
-
 namespace {
 std::atomic<bool> g_failure_agreed{false};
 }  // namespace
 
 bool failure_agreed() noexcept { return g_failure_agreed.load(); }
-
-int launcher_rank() noexcept {
-  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
-    if (const char* value = std::getenv(variable); value != nullptr && value[0] != '\0')
-      return std::atoi(value);
-  }
-  return 0;
-}
 
 #if GPUKIT_HAVE_MPI
 

@@ -21,14 +21,8 @@ namespace gpukit::pde::distributed {
 /// engine exist.
 bool built_with_mpi() noexcept;
 
-/// True when an MPI launcher started this process (mpirun or mpiexec of Open MPI or MPICH, srun):
-/// one of OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK is set. A plain `gpukit poisson` never
-/// initializes MPI.
-bool launched_by_mpi() noexcept;
-
-/// This process's rank as the MPI launcher announced it (OMPI_COMM_WORLD_RANK, PMI_RANK or
-/// PMIX_RANK), readable before MPI is initialized; 0 when none is set.
-int launcher_rank() noexcept;
+// Whether an MPI launcher started this process, and its rank before MPI is initialized:
+// dist::started_by_mpi_launcher() and dist::launcher_rank() (gpukit/dist/communicator.hpp).
 
 /// True once ProcessGroup::settle() has thrown a failure that every process of its group threw
 /// alike: a program may then let one rank report it (the CLI: rank 0).
