@@ -480,7 +480,8 @@ def poisson(
     ``strict``. ``gauge="mean"`` returns the mean-zero solution, ``"corner"`` the one with
     u[0, ..., 0] = 0. A NaN or an Inf in f is a ValueError naming it. The solve runs in f's
     precision unless ``precision`` says otherwise; a CUDA f uses the best CUDA variant for the
-    grid (``variant`` picks another). The plan (FFT plans, tables, buffers) is kept per thread
+    grid (``variant`` picks another); one device takes grids of fewer than 2^31 elements (a
+    larger one is a ValueError saying so). The plan (FFT plans, tables, buffers) is kept per thread
     for the next solve of the same grid. On a CUDA array the call waits for the sums of f, then
     queues the solve on ``stream``.
     """
