@@ -56,25 +56,6 @@ void refuse_non_finite_sums(double sum, double sum_abs);
 /// FFTW's planner is not thread-safe: every FFTW planner call and plan destruction of gpukit (the
 /// serial and the MPI CPU backends) holds this mutex.
 std::mutex& fftw_planner_mutex();
-/// Destroys an FFTW plan pair (holding fftw_planner_mutex) and frees the buffers of a solver
-/// whose FFTW traits F give destroy and free (the serial and the MPI CPU backends); every pointer
-/// comes back null, so that a second call does nothing.
-template <class F, class Real>
-void release_fftw(typename F::Plan& forward, typename F::Plan& inverse, Real*& real,
-                  typename F::Complex*& spectrum) {
-  {
-    std::lock_guard lock(fftw_planner_mutex());
-    if (forward != nullptr) F::destroy(forward);
-    if (inverse != nullptr) F::destroy(inverse);
-  }
-  forward = nullptr;
-  inverse = nullptr;
-  if (real != nullptr) F::free(real);
-  if (spectrum != nullptr) F::free(spectrum);
-  real = nullptr;
-  spectrum = nullptr;
-}
-
 /// fftw_init_threads() and fftwf_init_threads(), once per process.
 void init_fftw_threads_once();
 

@@ -16,6 +16,7 @@
 
 #include "gpukit/core/error.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
+#include "pde/cpu/fftw_traits.hpp"
 #include "pde/poisson_impl.hpp"
 
 namespace gpukit::pde {
@@ -37,39 +38,26 @@ namespace {
 
 std::mutex& planner_mutex() { return fftw_planner_mutex(); }
 
+// Planning for one process; the rest is FftwCommon.
 template <class Real>
 struct Fftw;
 template <>
-struct Fftw<double> {
-  using Plan = fftw_plan;
-  using Complex = fftw_complex;
-  static void* malloc(std::size_t b) { return fftw_malloc(b); }
-  static void free(void* p) { fftw_free(p); }
-  static void threads(int n) { fftw_plan_with_nthreads(n); }
+struct Fftw<double> : FftwCommon<double> {
   static Plan r2c(int rank, const int* n, double* in, Complex* out) {
     return fftw_plan_dft_r2c(rank, n, in, out, FFTW_ESTIMATE);
   }
   static Plan c2r(int rank, const int* n, Complex* in, double* out) {
     return fftw_plan_dft_c2r(rank, n, in, out, FFTW_ESTIMATE);
   }
-  static void execute(Plan p) { fftw_execute(p); }
-  static void destroy(Plan p) { fftw_destroy_plan(p); }
 };
 template <>
-struct Fftw<float> {
-  using Plan = fftwf_plan;
-  using Complex = fftwf_complex;
-  static void* malloc(std::size_t b) { return fftwf_malloc(b); }
-  static void free(void* p) { fftwf_free(p); }
-  static void threads(int n) { fftwf_plan_with_nthreads(n); }
+struct Fftw<float> : FftwCommon<float> {
   static Plan r2c(int rank, const int* n, float* in, Complex* out) {
     return fftwf_plan_dft_r2c(rank, n, in, out, FFTW_ESTIMATE);
   }
   static Plan c2r(int rank, const int* n, Complex* in, float* out) {
     return fftwf_plan_dft_c2r(rank, n, in, out, FFTW_ESTIMATE);
   }
-  static void execute(Plan p) { fftwf_execute(p); }
-  static void destroy(Plan p) { fftwf_destroy_plan(p); }
 };
 
 template <class Real>

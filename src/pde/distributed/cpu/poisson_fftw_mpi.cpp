@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "gpukit/core/error.hpp"
+#include "pde/cpu/fftw_traits.hpp"
 #include "pde/distributed/poisson_distributed_impl.hpp"
 #include "pde/poisson_impl.hpp"
 
@@ -27,15 +28,11 @@ namespace gpukit::pde {
 
 namespace {
 
+// Planning across the ranks of a communicator; the rest is FftwCommon.
 template <class Real>
 struct FftwMpi;
 template <>
-struct FftwMpi<double> {
-  using Plan = fftw_plan;
-  using Complex = fftw_complex;
-  static void* malloc(std::size_t b) { return fftw_malloc(b); }
-  static void free(void* p) { fftw_free(p); }
-  static void threads(int n) { fftw_plan_with_nthreads(n); }
+struct FftwMpi<double> : FftwCommon<double> {
   static ptrdiff_t local_size(int rank, const ptrdiff_t* n, MPI_Comm comm, ptrdiff_t* ln0,
                               ptrdiff_t* l0s, ptrdiff_t* ln1, ptrdiff_t* l1s) {
     return fftw_mpi_local_size_transposed(rank, n, comm, ln0, l0s, ln1, l1s);
@@ -46,16 +43,9 @@ struct FftwMpi<double> {
   static Plan c2r(int rank, const ptrdiff_t* n, Complex* in, double* out, MPI_Comm comm) {
     return fftw_mpi_plan_dft_c2r(rank, n, in, out, comm, FFTW_ESTIMATE | FFTW_MPI_TRANSPOSED_IN);
   }
-  static void execute(Plan p) { fftw_execute(p); }
-  static void destroy(Plan p) { fftw_destroy_plan(p); }
 };
 template <>
-struct FftwMpi<float> {
-  using Plan = fftwf_plan;
-  using Complex = fftwf_complex;
-  static void* malloc(std::size_t b) { return fftwf_malloc(b); }
-  static void free(void* p) { fftwf_free(p); }
-  static void threads(int n) { fftwf_plan_with_nthreads(n); }
+struct FftwMpi<float> : FftwCommon<float> {
   static ptrdiff_t local_size(int rank, const ptrdiff_t* n, MPI_Comm comm, ptrdiff_t* ln0,
                               ptrdiff_t* l0s, ptrdiff_t* ln1, ptrdiff_t* l1s) {
     return fftwf_mpi_local_size_transposed(rank, n, comm, ln0, l0s, ln1, l1s);
@@ -66,8 +56,6 @@ struct FftwMpi<float> {
   static Plan c2r(int rank, const ptrdiff_t* n, Complex* in, float* out, MPI_Comm comm) {
     return fftwf_mpi_plan_dft_c2r(rank, n, in, out, comm, FFTW_ESTIMATE | FFTW_MPI_TRANSPOSED_IN);
   }
-  static void execute(Plan p) { fftwf_execute(p); }
-  static void destroy(Plan p) { fftwf_destroy_plan(p); }
 };
 
 // fftw(f)_mpi_init after the threads' init (FFTW's order), once per process.
