@@ -54,7 +54,8 @@ std::vector<PathParams<Real>> book_path_params(const MonteCarloBookView& book,
 using WorkDone = std::function<void(double path_steps)>;
 
 /// Progress of a launch over the rows `part`: each tile done is kMonteCarloTileSamples paths of
-/// the rows' mean steps a path. Empty when work_done is (the launcher then need not wait).
+/// the rows' mean steps a path. Empty when work_done is (the launcher then need not wait). Holds
+/// its own copy of work_done.
 template <class Real>
 std::function<void(std::int64_t tiles)> tile_progress(std::span<const PathParams<Real>> part,
                                                       const WorkDone& work_done) {
@@ -62,7 +63,7 @@ std::function<void(std::int64_t tiles)> tile_progress(std::span<const PathParams
   double steps = 0;
   for (const PathParams<Real>& p : part) steps += p.steps;
   steps /= double(part.size());
-  return [&work_done, steps](std::int64_t tiles) {
+  return [work_done, steps](std::int64_t tiles) {
     work_done(double(tiles) * double(kMonteCarloTileSamples) * steps);
   };
 }

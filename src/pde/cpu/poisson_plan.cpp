@@ -36,8 +36,6 @@ void init_fftw_threads_once() {
 
 namespace {
 
-std::mutex& planner_mutex() { return fftw_planner_mutex(); }
-
 // Planning for one process; the rest is FftwCommon.
 template <class Real>
 struct Fftw;
@@ -98,7 +96,7 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
     }
     init_fftw_threads_once();
     {
-      std::lock_guard lock(planner_mutex());
+      std::lock_guard lock(fftw_planner_mutex());
       F::threads(threads_);
       forward_ = F::r2c(rank, dims_.data(), real_, spectrum_);
       inverse_ = F::c2r(rank, dims_.data(), spectrum_, real_);
