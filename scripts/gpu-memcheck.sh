@@ -4,11 +4,13 @@
 # starting binaries after BUDGET seconds (the device tool allows 600 s a call), stops one that
 # runs past BUDGET + 60 s (it is run again whole by the next call), and a second call on the same
 # warm machine continues where it stopped (build/gpu/memcheck-done lists what ran).
-# Usage: scripts/gpu-memcheck.sh [BUDGET]   Logs: $OUT/memcheck-summary.txt, memcheck-logs.tgz
+# Usage: scripts/gpu-memcheck.sh [BUDGET] [REGEX]   Logs: $OUT/memcheck-summary.txt, memcheck-logs.tgz
+# (REGEX: only the binaries whose name matches it, e.g. 'gemm|blas'; the rest on a later call.)
 # (three files in $OUT however many binaries: the device tool brings back at most 8, and a call
 # cut by its limit still brings back the logs of every binary that finished).
 set -uo pipefail
 budget=${1:-520}
+only=${2:-.}
 out=${OUT:-/tmp/out}; mkdir -p $out
 b=build/gpu
 t0=$SECONDS
@@ -22,6 +24,7 @@ logs=$b/memcheck-logs; mkdir -p $logs
 export GPUKIT_REQUIRE_GPU=1 GPUKIT_QUICK_TESTS=1
 run() {  # run BINARY FILTER
   local t=$1 f=$2 key="$(basename $1) $2" log=$logs/mc-$(basename $1).log
+  [[ $(basename $t) =~ $only ]] || return
   grep -qxF "$key" $b/memcheck-done && return
   [ $((SECONDS-t0)) -gt $budget ] && { echo "not started: $key"; return; }
   local s=$SECONDS

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
          {"groups", "1,2,4,8,16,32|band heights of the raster, in tile rows (cluster units)"},
          {"precision", "bf16,tf32|precisions to time"},
          {"cluster-caps", "0|caps on the clusters of wgmma-cluster-multicast (0: resident)"},
+         {"n-major", "1|also time row-major C = A B (B N-major, copied K-major by the plan)"},
          {"warmup", "3|untimed calls"},
          {"repeat", "15|timed samples"}});
     gpukit::tuning::print_device(knobs.summary());
@@ -133,6 +134,37 @@ int main(int argc, char** argv) {
         }
       }
       GPUKIT_TUNING_CHECK(cudaFree(d.workspace));
+      if (knobs.integer("n-major")) {
+        // Row-major C = A B with B as given (N-major): the plans copy B K-major first (a
+        // transposed copy for both precisions); the copy alone, and a plain copy of as many
+        // bytes, say what that costs.
+        problem.transpose_b = false;
+        blas::GemmPlan vendor(gpukit::Context::cuda(), problem, "cublas");
+        blas::GemmPlan ours(gpukit::Context::cuda(), problem, "wgmma-persistent-l2");
+        const double n_major_vendor_ms = measure(
+            "cublas, B N-major", 0, [&] { vendor.run(1.0f, d.a, d.b, 0.0f, d.c, stream); }, 0);
+        measure(
+            "persistent, B N-major", 0, [&] { ours.run(1.0f, d.a, d.b, 0.0f, d.c, stream); },
+            n_major_vendor_ms);
+        blas::GemmLaunch copy_only = launch;
+        copy_only.transpose_b = false;
+        const std::size_t bytes = blas::cuda_detail::k_major_workspace_bytes(
+            precision, size, size, size, false, false, size, size);
+        GPUKIT_TUNING_CHECK(cudaMalloc(&d.workspace, bytes));
+        copy_only.workspace = d.workspace;
+        const Timing pack = gpukit::tuning::time_calls(
+            stream, int(knobs.integer("warmup")), int(knobs.integer("repeat")),
+            [&] { blas::cuda_detail::prepare_k_major_operands(copy_only); });
+        const Timing copy = gpukit::tuning::time_calls(
+            stream, int(knobs.integer("warmup")), int(knobs.integer("repeat")), [&] {
+              GPUKIT_TUNING_CHECK(cudaMemcpyAsync(d.workspace, d.b, elements * sizeof(float),
+                                                  cudaMemcpyDeviceToDevice, stream));
+            });
+        std::printf("%-6s operand copies (A, B) %.4f ms; a float copy of B %.4f ms (%.0f GB/s)\n",
+                    name.c_str(), pack.median_ms, copy.median_ms,
+                    2.0 * double(elements * sizeof(float)) / copy.median_ms * 1e-6);
+        GPUKIT_TUNING_CHECK(cudaFree(d.workspace));
+      }
     }
     GPUKIT_TUNING_CHECK(cudaStreamDestroy(stream));
     GPUKIT_TUNING_CHECK(cudaFree(d.a));

@@ -2,7 +2,8 @@
 // device data, in every precision it computes: ragged shapes x both layouts x transposes x padded
 // leading dimensions against the long-double reference within gemm_error_bound (the derivation
 // is in gemm_test.cpp's header and gemm.hpp), exact integer products, beta = 0 over a C poisoned
-// with NaN (0xFF bytes), a plan run twice giving the same bits, and rows past gridDim.y's limit.
+// with NaN (0xFF bytes), a plan run twice giving the same bits, rows past gridDim.y's limit, and
+// double-buffered's large tiles (the ragged shapes take its small ones).
 // A new registry entry is tested here with no new test code.
 
 #include <gtest/gtest.h>
@@ -12,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "blas/cuda/gemm_launchers.hpp"
 #include "gemm_test_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpukit/blas/gemm.hpp"
 #include "gpukit/blas/gemm_variants.hpp"
+#include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
@@ -154,6 +157,35 @@ TEST_F(GemmVariantTest, DeterministicVariantsGiveTheSameBitsRunAfterRun) {
       on_device<float>(std::string(variant->info.name))(in, second);
       EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)))
           << variant->info.name << " " << gemm_precision_name(precision);
+    }
+  }
+}
+
+TEST_F(GemmVariantTest, DoubleBufferedLargeTilesMatchTheReferenceAtRaggedEdges) {
+  // double-buffered runs 64 x 128 tiles on the ragged cases above (a few tiles) and 128 x 256
+  // tiles where those fill the SMs' waves: here an edge of 256 s - 3 (partial tiles on both
+  // edges, both layouts, every transpose) with s the first that fills this GPU's SMs, and K = 9
+  // (a partial k-tile).
+  const int sm_count = query_device(0).sm_count;
+  EXPECT_FALSE(cuda_detail::double_buffered_takes_large_tiles(1000, 3000, sm_count));
+  std::int64_t edge = 0;
+  for (std::int64_t s = 1; edge == 0; ++s) {
+    if (cuda_detail::double_buffered_takes_large_tiles(256 * s - 3, 256 * s - 3, sm_count)) {
+      edge = 256 * s - 3;
+    }
+  }
+  const TestSeed seed;
+  std::uint64_t stream = seed.value();
+  for (const Layout layout : testing::kLayouts) {
+    for (const bool ta : {false, true}) {
+      for (const bool tb : {false, true}) {
+        const GemmProblem p = testing::make_problem(GemmCase{edge, edge, 9}, layout, ta, tb,
+                                                    GemmPrecision::float32, 0);
+        const auto in = testing::make_inputs<float>(p, 1.5f, 0.0f, Values::uniform, ++stream);
+        testing::expect_gemm_matches_reference<float>(in, Values::uniform,
+                                                      on_device<float>("double-buffered"),
+                                                      "double-buffered, large tiles");
+      }
     }
   }
 }

@@ -22,6 +22,19 @@ void launch_register_blocked_2d(const GemmLaunch& launch);
 void launch_warp_tiled(const GemmLaunch& launch);
 void launch_double_buffered(const GemmLaunch& launch);
 
+// double-buffered's tile choice: its 128 x 256 tiles (one block an SM) when their waves over
+// `sm_count` SMs are at least 90% busy, else 64 x 128 (three blocks an SM), whose finer grain
+// fills the last wave. Measured on an H100 (docs/journal/gemm-notebook.md, run 4): 4096^3 and
+// 8192^3 fill 97% and stay on the large tiles; 4097^3 (561 tiles, 85%) and 1000 x 3000 x 700
+// (96 tiles, 73%) run faster on the small ones.
+inline constexpr std::int64_t kDoubleBufferedLargeTileM = 128, kDoubleBufferedLargeTileN = 256;
+constexpr bool double_buffered_takes_large_tiles(std::int64_t m, std::int64_t n, int sm_count) {
+  const std::int64_t tiles = (m + kDoubleBufferedLargeTileM - 1) / kDoubleBufferedLargeTileM *
+                             ((n + kDoubleBufferedLargeTileN - 1) / kDoubleBufferedLargeTileN);
+  const std::int64_t slots = (tiles + sm_count - 1) / sm_count * sm_count;
+  return tiles * 10 >= slots * 9;
+}
+
 // Tensor cores, tf32 and bf16 on the K-major operands of gemm_tensor_operands.hpp: Ampere's
 // mma.sync (gemm_mma_sync.cu), then Hopper's wgmma with TMA (gemm_wgmma.cu, built for sm_90a
 // only: GPUKIT_HAVE_SM90A).

@@ -1,6 +1,6 @@
-// The K-major operand copies of the tensor-core GEMM kernels (gemm_tensor_operands.hpp): one
-// kernel over 32 x 32 tiles of the output, through shared memory where the source is stored
-// transposed so that both the reads and the writes are coalesced.
+// The K-major operand copies of the tensor-core GEMM kernels (gemm_tensor_operands.hpp): a plain
+// converting copy where the source is K-major already, and a transpose through shared memory
+// where it is stored the other way, so that both the reads and the writes are coalesced.
 
 #include "blas/cuda/gemm_tensor_operands.hpp"
 
@@ -19,8 +19,6 @@ namespace gpukit::blas::cuda_detail {
 namespace {
 
 constexpr std::size_t kWorkspaceAlignment = 256;
-constexpr int kTile = 32;     // output rows and K columns a block tile covers
-constexpr int kTileRows = 8;  // threads along rows: a block is 32 x 8, four rows a thread
 constexpr std::int64_t kMaxBlocks = 1 << 16;
 
 struct Operand {
@@ -52,55 +50,108 @@ __device__ __forceinline__ __nv_bfloat16 convert(float x, __nv_bfloat16*) {
   return __float2bfloat16_rn(x);
 }
 
-// out[r * k_padded + q] = op(X)(r, q) converted for q < k, 0 for k <= q < k_padded, where
-// op(X)(r, q) is x[r * ld + q], or x[q * ld + r] when kTransposed.
-template <class Out, bool kTransposed>
-__global__ void pack_k_major_kernel(const float* x, std::int64_t ld, std::int64_t rows,
+// Four converted values to out + offset (16-byte aligned for float, 8 for bf16).
+__device__ __forceinline__ void store4(float* out, std::int64_t offset, float4 v) {
+  *reinterpret_cast<float4*>(out + offset) = v;
+}
+__device__ __forceinline__ void store4(__nv_bfloat16* out, std::int64_t offset, float4 v) {
+  const __nv_bfloat162 low = __floats2bfloat162_rn(v.x, v.y),
+                       high = __floats2bfloat162_rn(v.z, v.w);
+  uint2 bits;
+  bits.x = *reinterpret_cast<const unsigned*>(&low);
+  bits.y = *reinterpret_cast<const unsigned*>(&high);
+  *reinterpret_cast<uint2*>(out + offset) = bits;
+}
+
+// op(X) stored K-major already (x[r * ld + q]): out[r * k_padded + q] = convert(x[r * ld + q]) for
+// q < k, 0 for k <= q < k_padded; a 32 x 8 block a 32 x 32 tile, consecutive threads along q.
+template <class Out>
+__global__ void copy_k_major_kernel(const float* x, std::int64_t ld, std::int64_t rows,
                                     std::int64_t k, std::int64_t k_padded, Out* out) {
-  __shared__ float tile[kTile][kTile + 1];  // (q, r): +1 keeps the column reads conflict-free
+  constexpr int kTile = 32, kTileRows = 8;
   const std::int64_t tiles_q = (k_padded + kTile - 1) / kTile;
   const std::int64_t tiles = (rows + kTile - 1) / kTile * tiles_q;
   for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const std::int64_t r0 = t / tiles_q * kTile, q0 = t % tiles_q * kTile;
-    if constexpr (kTransposed) {
-      // Read rows q of X (contiguous in r), write rows r of the copy (contiguous in q).
-      for (int i = threadIdx.y; i < kTile; i += kTileRows) {
-        const std::int64_t q = q0 + i, r = r0 + threadIdx.x;
-        tile[i][threadIdx.x] = q < k && r < rows ? x[q * ld + r] : 0.0f;
-      }
-      __syncthreads();
-      for (int i = threadIdx.y; i < kTile; i += kTileRows) {
-        const std::int64_t r = r0 + i, q = q0 + threadIdx.x;
-        if (r < rows && q < k_padded) {
-          out[r * k_padded + q] = convert(tile[threadIdx.x][i], static_cast<Out*>(nullptr));
-        }
-      }
-      __syncthreads();
-    } else {
-      for (int i = threadIdx.y; i < kTile; i += kTileRows) {
-        const std::int64_t r = r0 + i, q = q0 + threadIdx.x;
-        if (r < rows && q < k_padded) {
-          out[r * k_padded + q] = convert(q < k ? x[r * ld + q] : 0.0f, static_cast<Out*>(nullptr));
-        }
+    for (int i = threadIdx.y; i < kTile; i += kTileRows) {
+      const std::int64_t r = r0 + i, q = q0 + threadIdx.x;
+      if (r < rows && q < k_padded) {
+        out[r * k_padded + q] = convert(q < k ? x[r * ld + q] : 0.0f, static_cast<Out*>(nullptr));
       }
     }
+  }
+}
+
+// op(X) stored transposed (x[q * ld + r], rows contiguous): out[r * k_padded + q] as above,
+// through a 32 (q) x 64 (r) tile in shared memory so that both sides move 16-byte vectors:
+// 256 threads read two float4s of rows of X each (16 a row of the tile), then write two float4s
+// of rows of the copy (8 a row). The tile's rows are 65 floats: a warp's column reads
+// tile[4 i + e][r] (i = lane % 8, r = lane / 8) then fall in 32 distinct banks.
+template <class Out>
+__global__ void __launch_bounds__(256)
+    transpose_k_major_kernel(const float* x, std::int64_t ld, bool vectors, std::int64_t rows,
+                             std::int64_t k, std::int64_t k_padded, Out* out) {
+  constexpr int kTileQ = 32, kTileR = 64;
+  __shared__ float tile[kTileQ][kTileR + 1];
+  const std::int64_t tiles_q = (k_padded + kTileQ - 1) / kTileQ;
+  const std::int64_t tiles = (rows + kTileR - 1) / kTileR * tiles_q;
+  const int read_r = threadIdx.x % 16 * 4, read_q = threadIdx.x / 16;  // + 16 j
+  const int write_q = threadIdx.x % 8 * 4, write_r = threadIdx.x / 8;  // + 32 j
+  for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const std::int64_t r0 = t / tiles_q * kTileR, q0 = t % tiles_q * kTileQ;
+    float4 v[2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const std::int64_t q = q0 + read_q + 16 * j, r = r0 + read_r;
+      const float* p = x + q * ld + r;
+      if (q >= k) {
+        v[j] = make_float4(0, 0, 0, 0);
+      } else if (vectors && r + 3 < rows) {
+        v[j] = *reinterpret_cast<const float4*>(p);
+      } else {
+        v[j] = make_float4(r < rows ? p[0] : 0.0f, r + 1 < rows ? p[1] : 0.0f,
+                           r + 2 < rows ? p[2] : 0.0f, r + 3 < rows ? p[3] : 0.0f);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      float* row = &tile[read_q + 16 * j][read_r];
+      row[0] = v[j].x, row[1] = v[j].y, row[2] = v[j].z, row[3] = v[j].w;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int tile_r = write_r + 32 * j;
+      const std::int64_t r = r0 + tile_r, q = q0 + write_q;
+      // k_padded is a multiple of 4: a group of four is wholly inside or wholly past it.
+      if (r < rows && q < k_padded) {
+        store4(out, r * k_padded + q,
+               make_float4(tile[write_q][tile_r], tile[write_q + 1][tile_r],
+                           tile[write_q + 2][tile_r], tile[write_q + 3][tile_r]));
+      }
+    }
+    __syncthreads();  // the next tile overwrites what slower warps still read
   }
 }
 
 template <class Out>
 void pack(const float* x, bool transposed, std::int64_t ld, std::int64_t rows, std::int64_t k,
           std::int64_t k_padded, void* out, cudaStream_t stream) {
-  const std::int64_t tiles = (rows + kTile - 1) / kTile * ((k_padded + kTile - 1) / kTile);
-  const dim3 grid(static_cast<unsigned>(std::clamp<std::int64_t>(tiles, 1, kMaxBlocks)));
-  const dim3 block(kTile, kTileRows);
+  auto grid_of = [](std::int64_t tiles) {
+    return dim3(static_cast<unsigned>(std::clamp<std::int64_t>(tiles, 1, kMaxBlocks)));
+  };
   if (transposed) {
-    pack_k_major_kernel<Out, true>
-        <<<grid, block, 0, stream>>>(x, ld, rows, k, k_padded, static_cast<Out*>(out));
+    const std::int64_t tiles = (rows + 63) / 64 * ((k_padded + 31) / 32);
+    const bool vectors = reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && ld % 4 == 0;
+    transpose_k_major_kernel<Out><<<grid_of(tiles), 256, 0, stream>>>(
+        x, ld, vectors, rows, k, k_padded, static_cast<Out*>(out));
+    GPUKIT_CUDA_CHECK_LAUNCH("transpose_k_major_kernel");
   } else {
-    pack_k_major_kernel<Out, false>
-        <<<grid, block, 0, stream>>>(x, ld, rows, k, k_padded, static_cast<Out*>(out));
+    const std::int64_t tiles = (rows + 31) / 32 * ((k_padded + 31) / 32);
+    copy_k_major_kernel<Out><<<grid_of(tiles), dim3(32, 8), 0, stream>>>(x, ld, rows, k, k_padded,
+                                                                         static_cast<Out*>(out));
+    GPUKIT_CUDA_CHECK_LAUNCH("copy_k_major_kernel");
   }
-  GPUKIT_CUDA_CHECK_LAUNCH("pack_k_major_kernel");
 }
 
 }  // namespace
