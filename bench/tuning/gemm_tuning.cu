@@ -12,12 +12,12 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "blas/cuda/gemm_launchers.hpp"
 #include "blas/cuda/gemm_tensor_operands.hpp"
+#include "gemm_tuning_check.hpp"
 #include "gpukit/blas/gemm.hpp"
 #include "gpukit/core/context.hpp"
 #include "tuning_common.hpp"
@@ -90,17 +90,7 @@ int main(int argc, char** argv) {
       int clusters = 0;
       auto measure = [&](const char* kernel, int group, auto&& run, double vendor_ms) {
         clusters = 0;
-        GPUKIT_TUNING_CHECK(cudaMemsetAsync(d.c, 0xFF, elements * sizeof(float), stream));
-        run();
-        GPUKIT_TUNING_CHECK(cudaStreamSynchronize(stream));
-        std::vector<float> c(elements);
-        GPUKIT_TUNING_CHECK(
-            cudaMemcpy(c.data(), d.c, elements * sizeof(float), cudaMemcpyDeviceToHost));
-        const blas::GemmCheck check =
-            blas::check_gemm_sampled<float>(problem, 1.0f, a, b, 0.0f, {}, c, 64);
-        // A NaN or an unwritten element fails the check without a finite error.
-        const double worst =
-            check.passed() ? check.worst_error_over_bound : std::numeric_limits<double>::infinity();
+        const double worst = gpukit::tuning::worst_sampled_error(problem, a, b, d.c, stream, run);
         const Timing t = gpukit::tuning::time_calls(stream, int(knobs.integer("warmup")),
                                                     int(knobs.integer("repeat")), run);
         std::printf("%-6s %-26s %6d %8d %10.4f %9.1f %9.3f %11.3g%s\n", name.c_str(), kernel, group,
@@ -155,11 +145,9 @@ int main(int argc, char** argv) {
         const Timing pack = gpukit::tuning::time_calls(
             stream, int(knobs.integer("warmup")), int(knobs.integer("repeat")),
             [&] { blas::cuda_detail::prepare_k_major_operands(copy_only); });
-        const Timing copy = gpukit::tuning::time_calls(
-            stream, int(knobs.integer("warmup")), int(knobs.integer("repeat")), [&] {
-              GPUKIT_TUNING_CHECK(cudaMemcpyAsync(d.workspace, d.b, elements * sizeof(float),
-                                                  cudaMemcpyDeviceToDevice, stream));
-            });
+        const Timing copy =
+            gpukit::tuning::time_copy(stream, elements * sizeof(float),
+                                      int(knobs.integer("warmup")), int(knobs.integer("repeat")));
         std::printf("%-6s operand copies (A, B) %.4f ms; a float copy of B %.4f ms (%.0f GB/s)\n",
                     name.c_str(), pack.median_ms, copy.median_ms,
                     2.0 * double(elements * sizeof(float)) / copy.median_ms * 1e-6);

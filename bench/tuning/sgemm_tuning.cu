@@ -11,11 +11,11 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "gemm_tuning_check.hpp"
 #include "gpukit/blas/gemm.hpp"
 #include "gpukit/core/context.hpp"
 #include "tuning_common.hpp"
@@ -57,18 +57,23 @@ using S64x128x16 = detail::WarpTiledShape<16, 8, 8, 1, 4, 3>;
 using S128x128x8W2x2 = detail::WarpTiledShape<8, 8, 16, 2, 2, 2>;
 using S128x128x16W2x2 = detail::WarpTiledShape<16, 8, 16, 2, 2, 2>;
 using S64x128x8W1x2 = detail::WarpTiledShape<8, 8, 16, 1, 2, 4>;
+// Smaller tiles for problems of a few waves: 64 x 128 x 8 (four blocks an SM), 128 x 64 x 16,
+// 64 x 64 x 16 (two warps, six blocks an SM), 64 x 128 x 16 with two warps of 64 x 64.
+using S64x128x8 = detail::WarpTiledShape<8, 8, 8, 1, 4, 4>;
+using S128x64x16 = detail::WarpTiledShape<16, 8, 8, 2, 2, 3>;
+using S64x64x16 = detail::WarpTiledShape<16, 8, 8, 1, 2, 6>;
+using S64x128x16W1x2 = detail::WarpTiledShape<16, 8, 16, 1, 2, 4>;
 
 // Every shape, single- and double-buffered, against cublasSgemm on one M x N x K problem.
 void time_problem(const gpukit::tuning::Knobs& knobs, std::int64_t m, std::int64_t n,
                   std::int64_t k) {
-  std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n)),
-      c(static_cast<std::size_t>(m * n));
+  std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(2 * gpukit::tuning::uniform01(1, i) - 1);
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(2 * gpukit::tuning::uniform01(2, i) - 1);
   float *d_a = nullptr, *d_b = nullptr, *d_c = nullptr;
   GPUKIT_TUNING_CHECK(cudaMalloc(&d_a, a.size() * sizeof(float)));
   GPUKIT_TUNING_CHECK(cudaMalloc(&d_b, b.size() * sizeof(float)));
-  GPUKIT_TUNING_CHECK(cudaMalloc(&d_c, c.size() * sizeof(float)));
+  GPUKIT_TUNING_CHECK(cudaMalloc(&d_c, static_cast<std::size_t>(m * n) * sizeof(float)));
   GPUKIT_TUNING_CHECK(cudaMemcpy(d_a, a.data(), a.size() * sizeof(float), cudaMemcpyHostToDevice));
   GPUKIT_TUNING_CHECK(cudaMemcpy(d_b, b.data(), b.size() * sizeof(float), cudaMemcpyHostToDevice));
   cudaStream_t stream = nullptr;
@@ -86,16 +91,7 @@ void time_problem(const gpukit::tuning::Knobs& knobs, std::int64_t m, std::int64
   problem.m = m, problem.n = n, problem.k = k;
   double vendor_ms = 0;
   auto measure = [&](const std::string& name, auto&& run) {
-    GPUKIT_TUNING_CHECK(cudaMemsetAsync(d_c, 0xFF, c.size() * sizeof(float), stream));
-    run();
-    GPUKIT_TUNING_CHECK(cudaStreamSynchronize(stream));
-    GPUKIT_TUNING_CHECK(
-        cudaMemcpy(c.data(), d_c, c.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    const blas::GemmCheck check =
-        blas::check_gemm_sampled<float>(problem, 1.0f, a, b, 0.0f, {}, c, 64);
-    // A NaN or an unwritten element fails the check without a finite error.
-    const double worst =
-        check.passed() ? check.worst_error_over_bound : std::numeric_limits<double>::infinity();
+    const double worst = gpukit::tuning::worst_sampled_error(problem, a, b, d_c, stream, run);
     const Timing t = gpukit::tuning::time_calls(stream, int(knobs.integer("warmup")),
                                                 int(knobs.integer("repeat")), run);
     std::printf("%-26s %10.4f %9.1f %9.3f %11.3g%s\n", name.c_str(), t.median_ms,
@@ -119,6 +115,10 @@ void time_problem(const gpukit::tuning::Knobs& knobs, std::int64_t m, std::int64
   both.template operator()<S128x128x8W2x2>();
   both.template operator()<S128x128x16W2x2>();
   both.template operator()<S64x128x8W1x2>();
+  both.template operator()<S64x128x8>();
+  both.template operator()<S128x64x16>();
+  both.template operator()<S64x64x16>();
+  both.template operator()<S64x128x16W1x2>();
   GPUKIT_TUNING_CHECK(cudaStreamDestroy(stream));
   GPUKIT_TUNING_CHECK(cudaFree(d_a));
   GPUKIT_TUNING_CHECK(cudaFree(d_b));

@@ -94,7 +94,7 @@ constexpr GemmVariant kVariants[] = {
     {.info = {.name = "double-buffered",
               .description = "two shared-memory buffers (the next tile's loads in flight "
                              "during the products) and 8x16 outputs a thread in 128x256 tiles "
-                             "(64x128 where those would leave the last wave mostly idle)",
+                             "(128x64 where those would leave the last wave mostly idle)",
               .seed_reference = "beyond the seeds: double buffering (siboehm's SGEMM steps)",
               .role = VariantRole::step,
               .traffic = kPerOutputElementPerK,

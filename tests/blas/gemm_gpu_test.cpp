@@ -162,7 +162,7 @@ TEST_F(GemmVariantTest, DeterministicVariantsGiveTheSameBitsRunAfterRun) {
 }
 
 TEST_F(GemmVariantTest, DoubleBufferedLargeTilesMatchTheReferenceAtRaggedEdges) {
-  // double-buffered runs 64 x 128 tiles on the ragged cases above (a few tiles) and 128 x 256
+  // double-buffered runs 128 x 64 tiles on the ragged cases above (a few tiles) and 128 x 256
   // tiles where those fill the SMs' waves: here an edge of 256 s - 3 (partial tiles on both
   // edges, both layouts, every transpose) with s the first that fills this GPU's SMs, and K = 9
   // (a partial k-tile).

@@ -23,9 +23,9 @@ void launch_warp_tiled(const GemmLaunch& launch);
 void launch_double_buffered(const GemmLaunch& launch);
 
 // double-buffered's tile choice: its 128 x 256 tiles (one block an SM) when their waves over
-// `sm_count` SMs are at least 90% busy, else 64 x 128 (three blocks an SM), whose finer grain
-// fills the last wave. Measured on an H100 (docs/journal/gemm-notebook.md, run 4): 4096^3 and
-// 8192^3 fill 97% and stay on the large tiles; 4097^3 (561 tiles, 85%) and 1000 x 3000 x 700
+// `sm_count` SMs are at least 90% busy, else 128 x 64 (three blocks an SM), whose finer grain
+// fills the last wave. Measured on an H100 (docs/journal/gemm-notebook.md, runs 4 and 6): 4096^3
+// and 8192^3 fill 97% and stay on the large tiles; 4097^3 (561 tiles, 85%) and 1000 x 3000 x 700
 // (96 tiles, 73%) run faster on the small ones.
 inline constexpr std::int64_t kDoubleBufferedLargeTileM = 128, kDoubleBufferedLargeTileN = 256;
 constexpr bool double_buffered_takes_large_tiles(std::int64_t m, std::int64_t n, int sm_count) {

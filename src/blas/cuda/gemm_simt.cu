@@ -10,7 +10,7 @@
 //   double-buffered      the same with two shared-memory buffers (the next tile's global loads
 //                        in flight in registers while the current tile is multiplied, one
 //                        barrier a tile instead of two) and 8 x 16 outputs a thread in 128 x 256
-//                        tiles, which pays only once the loads overlap the products; 64 x 128
+//                        tiles, which pays only once the loads overlap the products; 128 x 64
 //                        tiles where 128 x 256 would leave most of the last wave of SMs idle.
 // Ragged sizes and leading dimensions: loads outside op(A) or op(B) give 0 (a partial tile adds
 // nothing), a vector load only where all four elements are inside and 16-byte aligned; stores
@@ -144,14 +144,14 @@ struct WarpTiledShape {
 // seven shapes single-buffered, 128 x 128 x 8 was the fastest (0.71x cublasSgemm; 8 x 16 a
 // thread 0.67x); double-buffered, 128 x 256 x 8 (0.82x; 128 x 128 x 8 0.76x): the larger thread
 // tile pays once the next tile's loads overlap the products.
-// double-buffered takes 64 x 128 x 16 tiles (8 x 8 a thread, 4 warps, three blocks an SM)
+// double-buffered takes 128 x 64 x 16 tiles (8 x 8 a thread, 2 x 2 warps, three blocks an SM)
 // where the large tiles would leave much of their last wave idle (see
-// double_buffered_takes_large_tiles): at 4097^3 0.78x cuBLAS against 0.74x, at 1000 x 3000 x 700
-// 0.83x against 0.70x; at 4096^3 and 8192^3 the large tiles stay ahead (0.81x against 0.72x and
-// 0.74x).
+// double_buffered_takes_large_tiles): at 4097^3 0.82x cuBLAS against 0.74x, at 1000 x 3000 x 700
+// 0.86x against 0.69x (of the small shapes tried, 64 x 128 x 16 came next at 0.78x and 0.82x); at
+// 4096^3 and 8192^3 the large tiles stay ahead (0.80x against 0.71x).
 using WarpTiledPolicy = WarpTiledShape<8, 8, 8, 2, 4, 2>;
 using DoubleBufferedPolicy = WarpTiledShape<8, 8, 16, 2, 4, 1>;
-using DoubleBufferedSmallPolicy = WarpTiledShape<16, 8, 8, 1, 4, 3>;
+using DoubleBufferedSmallPolicy = WarpTiledShape<16, 8, 8, 2, 2, 3>;
 static_assert(DoubleBufferedPolicy::block_m == kDoubleBufferedLargeTileM &&
                   DoubleBufferedPolicy::block_n == kDoubleBufferedLargeTileN,
               "the tile choice counts the large tiles");
