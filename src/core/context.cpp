@@ -20,6 +20,8 @@ std::string Context::describe() const {
   return fmt::format("cuda:{} ({})", cuda_device, query_device(cuda_device).name);
 }
 
+// The messages name the spec "device", the word of every front door (the CLI's --device,
+// Python's device=), not one of them.
 DeviceSelection select_device(std::string_view spec, int threads) {
   if (threads < 0) throw InvalidInput(fmt::format("--threads must be >= 0, got {}", threads));
   if (spec == "cpu") return {Context::cpu(threads), ""};
@@ -36,16 +38,16 @@ DeviceSelection select_device(std::string_view spec, int threads) {
     const std::string_view digits = spec.substr(5);
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
     if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() || ordinal < 0)
-      throw InvalidInput(fmt::format("--device: bad CUDA ordinal in '{}'", spec));
+      throw InvalidInput(fmt::format("device: bad CUDA ordinal in '{}'", spec));
   } else if (spec != "cuda") {
-    throw InvalidInput(fmt::format("--device must be auto, cpu, cuda or cuda:N, got '{}'", spec));
+    throw InvalidInput(fmt::format("device must be auto, cpu, cuda or cuda:N, got '{}'", spec));
   }
   const int count = cuda_device_count();
   if (count == 0)
-    throw DeviceUnavailable(fmt::format("--device {}: {}", spec, cuda_unavailable_reason()));
+    throw DeviceUnavailable(fmt::format("device {}: {}", spec, cuda_unavailable_reason()));
   if (ordinal >= count)
-    throw DeviceUnavailable(fmt::format("--device {}: only {} CUDA device{} found", spec, count,
-                                        count == 1 ? "" : "s"));
+    throw DeviceUnavailable(
+        fmt::format("device {}: only {} CUDA device{} found", spec, count, count == 1 ? "" : "s"));
   return {Context::cuda(ordinal, threads), ""};
 }
 

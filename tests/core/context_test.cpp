@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
 
@@ -44,6 +46,22 @@ TEST(SelectDevice, MalformedSpecsAreInvalidInput) {
     EXPECT_THROW(select_device(spec), InvalidInput) << spec;
   }
   EXPECT_THROW(select_device("cpu", -1), InvalidInput);
+}
+
+// One message for every front door: it names the device, not the CLI's --device (Python's
+// keyword is device=), and each front door adds its own context.
+TEST(SelectDevice, MessagesNameTheDeviceNotACommandLineFlag) {
+  for (const char* spec : {"gpu", "cuda:x", "cuda:4096"}) {
+    try {
+      select_device(spec);
+      ADD_FAILURE() << spec << " was accepted";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind("device", 0), 0u) << message;
+      EXPECT_EQ(message.find("--device"), std::string::npos) << message;
+      EXPECT_NE(message.find(spec), std::string::npos) << message;
+    }
+  }
 }
 
 TEST(Device, QueryOfAMissingDeviceThrows) {
