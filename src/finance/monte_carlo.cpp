@@ -287,19 +287,9 @@ std::vector<Moments<double>> moments_on(const Context& context,
                                         std::int64_t samples, const MonteCarloOptions& options,
                                         const mc::WorkDone& work_done, const DeviceQueue& queue) {
   if (context.backend == Backend::cpu || params.empty()) {
-    std::int64_t chunk = kMonteCarloCpuChunkTiles;
-    if (work_done) {
-      // A report about every 2^28 path-steps (a second or less on 16 cores), so that one row of
-      // many steps shows progress too; never fewer than 4 tiles a thread (the bits do not depend
-      // on it).
-      std::uint32_t most_steps = 1;
-      for (const PathParams<Real>& p : params) most_steps = std::max(most_steps, p.steps);
-      const int threads =
-          context.cpu_threads > 0 ? context.cpu_threads : Context::cpu().effective_cpu_threads();
-      chunk = std::clamp<std::int64_t>(
-          (std::int64_t{1} << 28) / (kMonteCarloTileSamples * std::int64_t{most_steps}),
-          4 * std::int64_t{threads}, kMonteCarloCpuChunkTiles);
-    }
+    const std::int64_t chunk =
+        work_done ? mc::cpu_progress_chunk_tiles<Real>(params, context.effective_cpu_threads())
+                  : kMonteCarloCpuChunkTiles;
     return mc::cpu_moments(params, samples, options.seed, options.antithetic,
                            options.control_variate, context.cpu_threads, chunk, work_done);
   }

@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the steps of price_monte_carlo_book that the GPU tests and the benchmark reuse.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -52,6 +53,25 @@ std::vector<PathParams<Real>> book_path_params(const MonteCarloBookView& book,
 
 /// Told the path-steps just simulated (for progress reports); may be empty.
 using WorkDone = std::function<void(double path_steps)>;
+
+/// Path-steps of one chunk of the CPU backend when progress is reported, so about how often
+/// MonteCarloOptions::progress is called, and so how soon a callback that throws (Python's
+/// Ctrl-C) stops a call: about 0.05 s on 16 cores, one or two seconds on two busy ones. A chunk
+/// is a parallel region and an in-order merge, cheap beside this much work. The bits do not
+/// depend on it.
+inline constexpr std::int64_t kMonteCarloCpuProgressPathSteps = std::int64_t{1} << 24;
+
+/// Tiles per chunk of the CPU backend on `params` when progress is reported: about
+/// kMonteCarloCpuProgressPathSteps path-steps of the longest rows (so that one row of many steps
+/// reports too), never fewer than 4 tiles a thread, never more than kMonteCarloCpuChunkTiles.
+template <class Real>
+std::int64_t cpu_progress_chunk_tiles(std::span<const PathParams<Real>> params, int threads) {
+  std::uint32_t most_steps = 1;
+  for (const PathParams<Real>& p : params) most_steps = std::max(most_steps, p.steps);
+  return std::clamp<std::int64_t>(
+      kMonteCarloCpuProgressPathSteps / (kMonteCarloTileSamples * std::int64_t{most_steps}),
+      4 * std::int64_t{threads}, kMonteCarloCpuChunkTiles);
+}
 
 /// Progress of a launch over the rows `part`: each tile done is kMonteCarloTileSamples paths of
 /// the rows' mean steps a path. Empty when work_done is (the launcher then need not wait). Holds

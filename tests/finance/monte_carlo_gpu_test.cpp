@@ -3,6 +3,7 @@
 // every launch shape, block size and grid size and for every registry variant, the vendor
 // reference, and prices within 4 standard errors of the closed forms at large path counts.
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -634,6 +635,58 @@ TEST(MonteCarloGpu, DeviceDataApiRefusesWhatTheHostApiRefuses) {
   EXPECT_THROW(
       price_monte_carlo_book_on_device(device_book.view(), every_output, stream.handle(), no_vrf),
       InvalidInput);
+}
+
+// MonteCarloOptions::progress may stop the call by throwing (Python's Ctrl-C): on the caller's
+// stream, the device-data API then leaves no work in flight on it, writes no output (they keep
+// their poison), frees what it allocated, and the next call gives the host API's bits.
+TEST(MonteCarloGpu, DeviceDataApiStoppedByItsProgressLeavesNothingBehind) {
+  GPUKIT_REQUIRE_GPU();
+  struct Stopped {};
+  const std::vector<McRow> rows = mixed_rows();
+  const McBook book(rows);
+  const DeviceMcBook device_book(book.view());
+  const DeviceMcOutputs out(static_cast<std::int64_t>(rows.size()));
+  cuda::Stream stream;
+  MonteCarloOptions options;
+  options.paths = 3 * kMonteCarloTileSamples + 6;
+  options.greeks = true;  // five books, one after the other: five calls of progress at least
+  const MonteCarloBookResult api = price_monte_carlo_book(Context::cuda(0), book.view(), options);
+  int calls = 0;
+  MonteCarloOptions counted = options;
+  counted.progress = [&calls](double) { ++calls; };
+  price_monte_carlo_book_on_device(device_book.view(), out.outputs(options), stream.handle(),
+                                   counted);
+  ASSERT_GE(calls, 5);
+  cuda::synchronize_device();
+  std::size_t free_before = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+
+  for (const int stop_at : {1, calls / 2, calls}) {
+    const std::string what = "stopped at call " + std::to_string(stop_at);
+    int seen = 0;
+    MonteCarloOptions stopped = options;
+    stopped.progress = [&seen, stop_at](double) {
+      if (++seen == stop_at) throw Stopped{};
+    };
+    out.poison(stream.handle());
+    EXPECT_THROW(price_monte_carlo_book_on_device(device_book.view(), out.outputs(options),
+                                                  stream.handle(), stopped),
+                 Stopped)
+        << what;
+    EXPECT_EQ(seen, stop_at) << what;
+    EXPECT_EQ(cudaStreamQuery(stream.handle()), cudaSuccess) << what << ": work left in flight";
+    for (int k = 0; k < DeviceMcOutputs::kArrays; ++k) {
+      EXPECT_TRUE(all_poison(out.read(k))) << what << ": array " << k << " written";
+    }
+    std::size_t free_after = 0;
+    ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+    EXPECT_EQ(free_after, free_before) << what << ": device memory not released";
+    out.poison(stream.handle());
+    price_monte_carlo_book_on_device(device_book.view(), out.outputs(options), stream.handle(),
+                                     options);
+    expect_outputs_are_the_host_apis(out, api, what + ", then priced again");
+  }
 }
 
 }  // namespace

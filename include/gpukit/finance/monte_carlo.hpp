@@ -110,7 +110,16 @@ struct MonteCarloOptions {
   /// index of its first row here, gets the numbers (and the bits) of the whole book.
   std::uint32_t first_option_index = 0;
   /// Called now and then from the calling thread with the fraction of the work done, in [0, 1]
-  /// (path-steps, the bumped books of the Greeks included); may be empty.
+  /// (path-steps, the bumped books of the Greeks included); may be empty. It is called between
+  /// blocks of work, never while work is in flight: on the CPU between chunks of tiles, outside
+  /// any parallel region; on a GPU after each launch has been waited for.
+  ///
+  /// It may stop the call by throwing (a caller's cancellation: Python's Ctrl-C is one): the
+  /// exception propagates out of price_monte_carlo_book, price_monte_carlo_book_on_device and
+  /// price_monte_carlo_blocks unchanged, on every backend, with nothing left behind: no work in
+  /// flight on any stream (the caller's included), every buffer and stream the call made
+  /// released, and no result (the on-device outputs are not written). Tested in
+  /// tests/finance/monte_carlo_interrupt_test.cpp and monte_carlo_gpu_test.cpp.
   std::function<void(double fraction_done)> progress;
 };
 
