@@ -1,5 +1,7 @@
 #include "arrays.hpp"
 
+#include <chrono>
+#include <memory>
 #include <string>
 
 #if GPUKIT_HAVE_CUDA
@@ -14,6 +16,9 @@
 namespace gpukit::python {
 
 namespace {
+
+// threading.main_thread().ident: the thread Python runs signal handlers on.
+unsigned long main_thread_ident = 0;
 
 std::string place_name(const ArrayPlace& place) {
   return place.on_device ? fmt::format("cuda:{}", place.device_id) : std::string("the host");
@@ -156,6 +161,24 @@ void require_like(const nb::ndarray<>& output, std::int64_t count, nb::dlpack::d
                                    output.size(), dtype_name(output.dtype()), count,
                                    dtype_name(dtype)));
   }
+}
+
+void remember_main_thread() {
+  main_thread_ident = nb::cast<unsigned long>(
+      nb::module_::import_("threading").attr("main_thread")().attr("ident"));
+}
+
+std::function<void(double)> signal_check() {
+  if (PyThread_get_thread_ident() != main_thread_ident) return {};
+  using Clock = std::chrono::steady_clock;
+  auto last_check = std::make_shared<Clock::time_point>(Clock::now());
+  return [last_check](double) {
+    const Clock::time_point now = Clock::now();
+    if (std::chrono::duration<double>(now - *last_check).count() < kSignalCheckSeconds) return;
+    *last_check = now;
+    const nb::gil_scoped_acquire held;
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  };
 }
 
 }  // namespace gpukit::python

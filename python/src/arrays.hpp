@@ -14,6 +14,7 @@
 #include <nanobind/ndarray.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -178,6 +179,19 @@ nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& values) {
   const std::size_t shape[1] = {owned->size()};
   return nb::ndarray<nb::numpy, T>(owned->data(), 1, shape, owner);
 }
+
+/// A progress callback (MonteCarloOptions::progress) that lets Ctrl-C stop a long call made with
+/// the GIL released. Python's SIGINT handler only sets a flag, which the interpreter reads when it
+/// runs: this callback, called by the library between blocks of work on the calling thread, takes
+/// the GIL and runs the pending signal handlers (PyErr_CheckSignals); when one raises
+/// (KeyboardInterrupt), it throws nb::python_error, which stops the call (the library's contract:
+/// nothing left in flight, no result) and reaches the caller as that exception. Throttled to one
+/// check per kSignalCheckSeconds, so that taking the GIL costs nothing measurable. Empty on a
+/// thread other than the main one, where Python runs no signal handler.
+inline constexpr double kSignalCheckSeconds = 0.1;
+std::function<void(double)> signal_check();
+/// Records the main thread (threading.main_thread()), for signal_check; called at import.
+void remember_main_thread();
 
 /// The binding functions of each file, added to the module in module.cpp.
 void bind_primitives(nb::module_& m);

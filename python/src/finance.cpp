@@ -261,8 +261,10 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
                      std::int64_t paths, std::uint64_t seed, std::string_view monitoring,
                      bool antithetic, bool control_variate, bool greeks, std::string_view precision,
                      std::string_view device, std::uintptr_t stream) {
-  const finance::MonteCarloOptions options =
+  finance::MonteCarloOptions options =
       monte_carlo_options(paths, seed, monitoring, antithetic, control_variate, greeks, precision);
+  // A long pricing stops on Ctrl-C between blocks, with KeyboardInterrupt.
+  options.progress = signal_check();
   Terms terms("monte_carlo");
   const finance::OptionBookView view =
       book_view(terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, barrier_type,

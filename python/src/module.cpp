@@ -130,6 +130,7 @@ NB_MODULE(_gpukit, m) {
   m.attr("CudaError") = cuda_error;
   m.attr("DeviceUnavailable") = device_unavailable;
   nb::register_exception_translator(translate);
+  gpukit::python::remember_main_thread();
 
   m.attr("__version__") = GPUKIT_VERSION;
   m.def("built_with_cuda", &gpukit::built_with_cuda,

@@ -225,3 +225,36 @@ def test_the_gil_is_released_during_a_gpu_call(gpu):
     book = random_book(np.random.default_rng(1), 256)
     assert calls_another_thread_runs_during(
         lambda size: gpukit.monte_carlo(**book, paths=size << 16, device="cuda"), 0.5) >= 5
+
+
+def test_monte_carlo_on_the_gpu_stops_on_ctrl_c(gpu):
+    # Host arrays priced on the GPU: the library checks for signals between launches.
+    from test_interrupt import WITHIN_SECONDS, interrupted_after, lasting, long_book
+
+    before = gpukit.monte_carlo(100.0, [90.0, 110.0], 1.0, 0.02, 0.3, paths=1 << 16, seed=3,
+                                device="cuda")
+    seconds = interrupted_after(lasting(40.0, lambda paths: gpukit.monte_carlo(
+        **long_book(256), barrier=70.0, barrier_type="down-out", steps=64, paths=paths,
+        greeks=True, device="cuda")))
+    assert seconds < WITHIN_SECONDS, seconds
+    after = gpukit.monte_carlo(100.0, [90.0, 110.0], 1.0, 0.02, 0.3, paths=1 << 16, seed=3,
+                               device="cuda")
+    for column in before:
+        np.testing.assert_array_equal(after[column], before[column], err_msg=column)
+
+
+def test_monte_carlo_on_cupy_arrays_stops_on_ctrl_c(cupy):
+    # The device-data API on the caller's stream: stopped between launches, nothing left queued.
+    from test_interrupt import WITHIN_SECONDS, interrupted_after, lasting
+
+    spot = cupy.full(256, 100.0)
+    strike = cupy.linspace(80.0, 120.0, 256)
+    seconds = interrupted_after(lasting(40.0, lambda paths: gpukit.monte_carlo(
+        spot, strike, 1.0, 0.02, 0.25, barrier=70.0, barrier_type="down-out", steps=64,
+        paths=paths)))
+    assert seconds < WITHIN_SECONDS, seconds
+    assert cupy.cuda.get_current_stream().done  # nothing left in flight on the caller's stream
+    short = gpukit.monte_carlo(spot[:2], strike[:2], 1.0, 0.02, 0.25, paths=1 << 16)
+    expected = gpukit.monte_carlo(cupy.asnumpy(spot[:2]), cupy.asnumpy(strike[:2]), 1.0, 0.02,
+                                  0.25, paths=1 << 16, device="cuda")
+    np.testing.assert_array_equal(cupy.asnumpy(short["price"]), expected["price"])
