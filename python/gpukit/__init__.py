@@ -10,10 +10,12 @@ arrays without a copy:
 - CUDA arrays run on their GPU (``device`` may only confirm it) on the caller's current stream or
   ``stream=``; results are arrays of the same library on that GPU.
 
-The GIL is released while the library computes. Errors: invalid input raises ValueError (the
-CLI's message), running out of memory MemoryError (``bytes_requested`` says how much was asked),
-I/O OSError, a failing CUDA call :class:`CudaError`, no usable GPU where one was asked for
-:class:`DeviceUnavailable`. See docs/python.md.
+The GIL is released while the library computes; a long Monte Carlo pricing stops on Ctrl-C
+with KeyboardInterrupt. Errors: an argument of the wrong type raises TypeError and invalid input
+ValueError (the CLI's message, naming the Python argument), running out of memory MemoryError
+(``bytes_requested`` says how much was asked), I/O OSError, a failing CUDA call
+:class:`CudaError`, no usable GPU where one was asked for :class:`DeviceUnavailable`. See
+docs/python.md ("Arguments", "Errors").
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence, Union
 
 import numpy as np
 
-from . import _arrays
+from . import _arrays, _checks
 from ._gpukit import CudaError, DeviceUnavailable
 from ._gpukit import __version__ as _library_version
 from . import _gpukit as _core
@@ -101,8 +103,9 @@ def reduce(
 
     On a CUDA array the call waits for ``stream`` (it returns a host value).
     """
-    framework = _arrays.framework_of(x)
-    x = _arrays.contiguous(x, framework)
+    op, accurate = _checks.text(op, "op"), _checks.flag(accurate, "accurate")
+    device = _checks.device(device)
+    x, framework = _checks.input_array(x, "x")
     handle = _arrays.resolve_stream(x, framework, stream)
     return _core.reduce(_arrays.exported(x, framework, handle), op, accurate, device, handle)
 
@@ -125,8 +128,9 @@ def scan(
     every run and on the CPU and GPU, within a few ulps of the partial sums of numpy.cumsum. On a
     CUDA array the call waits for ``stream``.
     """
-    framework = _arrays.framework_of(x)
-    x = _arrays.contiguous(x, framework)
+    op, exclusive = _checks.text(op, "op"), _checks.flag(exclusive, "exclusive")
+    device = _checks.device(device)
+    x, framework = _checks.input_array(x, "x")
     handle = _arrays.resolve_stream(x, framework, stream)
     out = _arrays.empty_like(x, framework)
     _core.scan(_arrays.exported(x, framework, handle), _arrays.exported(out, framework, handle),
@@ -148,8 +152,8 @@ def compact(
     finite drops NaN and infinities (every integer is finite). The result is a view of the first
     elements of an array of x.size elements. On a CUDA array the call waits for ``stream``.
     """
-    framework = _arrays.framework_of(x)
-    x = _arrays.contiguous(x, framework)
+    keep, device = _checks.text(keep, "keep"), _checks.device(device)
+    x, framework = _checks.input_array(x, "x")
     handle = _arrays.resolve_stream(x, framework, stream)
     out = _arrays.empty(framework, x, (int(np.prod(x.shape, dtype=np.int64)),),
                         _dtype_of(x, framework))
@@ -170,6 +174,7 @@ _PRECISIONS = {"double": np.float64, "float": np.float32}
 
 
 def _precision_dtype(precision: str) -> Any:
+    _checks.text(precision, "precision", "double or float")
     try:
         return _PRECISIONS[precision]
     except KeyError:
@@ -178,25 +183,33 @@ def _precision_dtype(precision: str) -> Any:
 
 class _Book:
     """The per-option arguments of a pricing call, broadcast against each other and made flat,
-    C-contiguous arrays in the framework and on the device of the first array among them."""
+    C-contiguous arrays in the framework and on the device of the first array among them.
 
-    def __init__(self, what: str, arguments: dict[str, Any]):
+    Each argument is checked to be a number or an array of numbers (TypeError naming it), but
+    those the caller has read already and gives in `checked` (put's sides, barrier_type's
+    codes); ``terms`` holds them as they are priced (host arrays as NumPy arrays)."""
+
+    def __init__(self, what: str, arguments: dict[str, Any],
+                 checked: dict[str, Any] | None = None):
         self.what = what
-        arrays = [v for v in arguments.values() if _arrays.is_array(v)]
+        checked = checked or {}
+        given_as_array = [name for name, value in arguments.items() if _arrays.is_array(value)]
+        arguments = {name: checked[name] if name in checked else _checks.numbers(value, name)
+                     for name, value in arguments.items()}
+        self.terms = arguments
+        # Each argument's own shape, for naming an element in it ("spot[1, 0]", or "spot").
+        self.shapes = {name: tuple(v.shape) if _arrays.is_array(v) else np.shape(v)
+                       for name, v in arguments.items()}
+        arrays = [arguments[name] for name in given_as_array]
         first = arrays[0] if arrays else None
         self.framework = _arrays.framework_of(first) if first is not None else _arrays.NUMPY
         self.like = first
         self.xp = _arrays.module_of(self.framework)
-        shapes = [tuple(v.shape) for v in arrays] + [
-            np.shape(v) for v in arguments.values() if not _arrays.is_array(v)
-        ]
+        shapes = list(self.shapes.values())
         try:
             self.shape = np.broadcast_shapes(*shapes) if shapes else ()
         except ValueError:
-            described = ", ".join(
-                f"{name} {tuple(np.shape(v)) if not _arrays.is_array(v) else tuple(v.shape)}"
-                for name, v in arguments.items()
-            )
+            described = ", ".join(f"{name} {shape}" for name, shape in self.shapes.items())
             raise ValueError(f"{what}: the arguments do not broadcast together: {described}") from None
         self.count = int(np.prod(self.shape, dtype=np.int64))
         self.on_cuda = first is not None and _arrays.on_cuda(first, self.framework)
@@ -253,11 +266,18 @@ class _Book:
         if problem is None:
             return
         row, column, what = problem
-        if row < 0:
-            raise ValueError(f"{self.what}: {column}: {what}")
-        index = np.unravel_index(row, self.shape) if self.shape else ()
-        where = ", ".join(str(int(i)) for i in index)
-        raise ValueError(f"{self.what}: {column}[{where}]: {what}")
+        where = self.index_in(column, row) if row >= 0 else ""
+        raise ValueError(f"{self.what}: {column}{where}: {what}")
+
+    def index_in(self, name: str, row: int) -> str:
+        """Where option `row` (a flat index of the broadcast shape) is in argument `name`: "[i, j]"
+        in the argument's own shape, or "" for a scalar argument."""
+        shape = self.shapes.get(name, self.shape)
+        if not shape:
+            return ""
+        index = np.unravel_index(row, self.shape)[len(self.shape) - len(shape):]
+        own = (0 if n == 1 else int(i) for i, n in zip(index, shape))
+        return "[" + ", ".join(str(i) for i in own) + "]"
 
 
 def black_scholes(
@@ -280,7 +300,10 @@ def black_scholes(
     book: every argument per option, scalars broadcasting against arrays (NumPy's rules).
 
     ``spot`` > 0, ``strike`` >= 0, ``maturity`` >= 0 in years, ``rate`` and ``dividend``
-    continuously compounded, ``volatility`` >= 0 annualized, ``put`` True for a put (bools).
+    continuously compounded, ``volatility`` >= 0 annualized. ``put``: each option's side as the
+    CSV book's type column says it, True or 1 for a put and False or 0 for a call, or the words
+    call, put, c, p in any case (a pandas type column works as it is); anything else is a
+    ValueError naming put.
     With F = S e^{-qT}, K = X e^{-rT}, s = sigma sqrt(T): call = F N(d1) - K N(d2), put =
     K N(-d2) - F N(-d1); sigma sqrt(T) == 0 or X == 0 gives the discounted intrinsic value. N is
     taken from erfc (``cdf="hull"``: the 2008 case study's polynomial, error 7.5e-8). Double
@@ -291,17 +314,27 @@ def black_scholes(
     (each option's own side). Each option gets the bits ``gpukit bs`` gives it on the same
     device and precision.
 
-    Host arrays are checked as a CSV book is (ValueError naming the argument and index, e.g.
-    "black_scholes: strike[3]: must be >= 0, got -1"); CUDA arrays are not (the device API's
-    contract: a NaN gives NaN for that option), and are priced on ``stream`` without waiting.
+    Host arrays are checked as a CSV book is (ValueError naming the argument and, in its own
+    shape, the index, e.g. "black_scholes: strike[3]: must be >= 0, got -1"; a scalar without
+    one); CUDA arrays are not (the device API's contract: a NaN gives NaN for that option), and
+    are priced on ``stream`` without waiting. ``variant`` must be a name of the CUDA registry (as
+    ``gpukit bs --variant``) on every backend.
     """
     dtype = _precision_dtype(precision)
+    greeks = _checks.flag(greeks, "greeks")
+    cdf, variant = _checks.text(cdf, "cdf"), _checks.text(variant, "variant")
+    device = _checks.device(device)
+    is_put = _checks.put_sides(put, "black_scholes", _core.option_type)
     book = _Book("black_scholes", dict(spot=spot, strike=strike, maturity=maturity, rate=rate,
-                                       volatility=volatility, dividend=dividend, put=put))
+                                       volatility=volatility, dividend=dividend, put=put),
+                 checked=dict(put=is_put))
+    spot, strike, maturity, rate, volatility, dividend = (
+        book.terms[k] for k in ("spot", "strike", "maturity", "rate", "volatility", "dividend"))
     columns = [book.column(v, dtype) for v in (spot, strike, maturity)]
     parameters = [book.parameter(v, dtype) for v in (rate, volatility, dividend)]
-    per_option_side = _arrays.is_array(put) or np.ndim(put) > 0
-    is_put = book.column(put, np.bool_) if per_option_side else bool(put)
+    per_option_side = not isinstance(is_put, bool)
+    if per_option_side:
+        is_put = book.column(is_put, np.bool_)
     if not book.on_cuda:
         if dtype is np.float64:
             checked_columns, checked_parameters = columns, parameters
@@ -344,6 +377,7 @@ _BARRIER_TYPES = ("none", "down-out", "down-in", "up-out", "up-in")
 def _barrier_codes(value: Any, what: str, name: str = "barrier_type") -> Any:
     """barrier_type words (one, or one per option) as finance::BarrierType codes (uint8), read by
     the library's reader of the CSV column."""
+    _checks.not_masked(value, name)
     words = np.asarray(value, dtype=object)
     flat = words.reshape(-1)
     uniques, inverse = np.unique(flat.astype(str), return_inverse=True)
@@ -352,9 +386,8 @@ def _barrier_codes(value: Any, what: str, name: str = "barrier_type") -> Any:
         code = _core.barrier_type(word)
         if code is None:
             row = int(np.argmax(inverse == position))
-            where = f"[{row}]" if words.ndim else ""
-            raise ValueError(f"{what}: {name}{where}: expected none, down-out, down-in, up-out or "
-                             f"up-in, got \"{word}\"")
+            raise ValueError(f"{what}: {name}{_checks.where(row, words.shape)}: expected none, "
+                             f"down-out, down-in, up-out or up-in, got \"{word}\"")
         codes.append(code)
     return np.asarray(codes, dtype=np.uint8)[inverse].reshape(words.shape)
 
@@ -391,36 +424,53 @@ def monte_carlo(
     even with ``antithetic``), ``seed`` the Philox key. Option i's random numbers follow its
     stream key: its flat index, or with ``ids`` (one per option) the FNV-1a 64 hash of
     ``str(id)``'s UTF-8 bytes, as ``gpukit mc`` keys a book with an ``id`` column, so a trade
-    keeps its price wherever it sits.
+    keeps its price wherever it sits; ids found on several rows give a RuntimeWarning with the
+    counts (their rows get the same numbers). ``put`` as for :func:`black_scholes`; ``paths`` and
+    ``seed`` take integers or floats that are exact integers (``paths=1e6``).
 
     Returns a dict of float64 arrays of the broadcast shape: price, std_error, ci_low, ci_high
     (95%), paths; delta and vega with ``greeks``; vrf_antithetic / vrf_control with the variance
     reductions. Host terms are checked as a CSV book is (ValueError); CUDA terms are priced on
-    their device (the call waits for ``stream``).
+    their device (the call waits for ``stream``). Ctrl-C stops a long pricing between blocks of
+    work (a chunk of paths on the CPU, a kernel launch on a GPU) with KeyboardInterrupt, leaving
+    nothing queued and no result.
     """
+    settings = _monte_carlo_settings(paths, seed, monitoring, antithetic, control_variate, greeks,
+                                     precision, device)
+    greeks, antithetic, control_variate = (settings[k] for k in
+                                           ("greeks", "antithetic", "control_variate"))
+    sides = _checks.put_sides(put, "monte_carlo", _core.option_type)
+    codes = _barrier_codes(barrier_type, "monte_carlo")
     book = _Book("monte_carlo", dict(spot=spot, strike=strike, maturity=maturity, rate=rate,
                                      volatility=volatility, dividend=dividend, put=put,
                                      barrier=0.0 if barrier is None else barrier,
-                                     barrier_type=barrier_type, steps=steps))
+                                     barrier_type=barrier_type, steps=steps),
+                 checked=dict(put=sides, barrier_type=codes))
+    spot, strike, maturity, rate, volatility, dividend, steps = (
+        book.terms[k] for k in ("spot", "strike", "maturity", "rate", "volatility", "dividend",
+                                "steps"))
     f64 = np.float64
     spot_c, strike_c, maturity_c = (book.column(v, f64) for v in (spot, strike, maturity))
     rate_p, volatility_p, dividend_p = (book.parameter(v, f64) for v in (rate, volatility, dividend))
-    is_put = book.column(put, np.uint8)
-    codes = _barrier_codes(barrier_type, "monte_carlo")
+    is_put = book.column(sides, np.uint8)
     if barrier is None:
         if np.any(codes != 0):
             raise ValueError("monte_carlo: barrier: a barrier option needs a barrier level")
-        barrier = 0.0
-    barrier_c = book.column(barrier, f64)
+    barrier_c = book.column(book.terms["barrier"], f64)
     steps_c = _steps_column(book, steps)
     type_c = book.column(codes, np.uint8)
     keys = None
     if ids is not None:
+        if isinstance(ids, (str, bytes)) or np.ndim(ids) == 0:
+            raise TypeError(f"ids must be a sequence of trade ids (one per option), not "
+                            f"{type(ids).__name__}")
+        _checks.not_masked(ids, "ids")
         id_list = [str(i) for i in np.asarray(ids, dtype=object).reshape(-1)]
         if len(id_list) != book.count:
             raise ValueError(f"monte_carlo: ids has {len(id_list)} entries, the book has "
                              f"{book.count} options")
-        keys = book.column(_core.stream_keys(id_list)[0].reshape(book.shape), np.uint64)
+        keys = book.column(_checks.stream_keys(id_list, "monte_carlo", 2).reshape(book.shape),
+                           np.uint64)
     book.check_terms(is_put, spot_c, strike_c, maturity_c, rate_p, volatility_p, dividend_p,
                      type_c, barrier_c, steps_c)
     handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
@@ -437,10 +487,25 @@ def monte_carlo(
                            dividend_p, type_c, barrier_c, steps_c, keys], handle)
     result = _core.monte_carlo(book.count, *terms,
                                {k: book.exported([v], handle)[0] for k, v in outputs.items()},
-                               paths, seed, monitoring, antithetic, control_variate, greeks,
-                               precision, device, handle)
+                               *settings.values(), handle)
     columns = outputs if book.on_cuda else result
     return {name: book.shaped(columns[name]) for name in names}
+
+
+def _monte_carlo_settings(paths: Any, seed: Any, monitoring: Any, antithetic: Any,
+                          control_variate: Any, greeks: Any, precision: Any,
+                          device: Any) -> dict[str, Any]:
+    """The book-wide options of a Monte Carlo pricing (monte_carlo, price_book), checked, in the
+    order the compiled module takes them."""
+    return dict(
+        paths=_checks.integer(paths, "paths", 2, _core.monte_carlo_max_paths),
+        seed=_checks.integer(seed, "seed", 0, _checks.UINT64_MAX),
+        monitoring=_checks.text(monitoring, "monitoring", "discrete or continuous"),
+        antithetic=_checks.flag(antithetic, "antithetic"),
+        control_variate=_checks.flag(control_variate, "control_variate"),
+        greeks=_checks.flag(greeks, "greeks"),
+        precision=_checks.text(precision, "precision", "double or float"),
+        device=_checks.device(device))
 
 
 def _steps_column(book: _Book, steps: Any) -> Any:
@@ -450,9 +515,10 @@ def _steps_column(book: _Book, steps: Any) -> Any:
         as_float = np.asarray(values, dtype=np.float64)
         bad = (as_float != np.floor(as_float)) | (as_float < 1) | (as_float > 1 << 20)
         if np.any(bad):
-            index = int(np.argmax(bad.reshape(-1)))
-            raise ValueError(f"monte_carlo: steps[{index}]: expected an integer in "
-                             f"[1, 1048576], got {as_float.reshape(-1)[index]:g}")
+            row = int(np.argmax(np.broadcast_to(bad, book.shape).reshape(-1)))
+            value = np.broadcast_to(as_float, book.shape).reshape(-1)[row]
+            raise ValueError(f"monte_carlo: steps{book.index_in('steps', row)}: expected an "
+                             f"integer in [1, 1048576], got {value:g}")
     return book.column(values, np.uint32)
 
 
@@ -485,18 +551,20 @@ def poisson(
     for the next solve of the same grid. On a CUDA array the call waits for the sums of f, then
     queues the solve on ``stream``.
     """
-    framework = _arrays.framework_of(f)
-    f = _arrays.contiguous(f, framework)
+    gauge, strict = _checks.text(gauge, "gauge"), _checks.flag(strict, "strict")
+    variant, device = _checks.text(variant, "variant"), _checks.device(device)
+    f, framework = _checks.input_array(f, "f")
     dtype = _dtype_of(f, framework)
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"poisson takes float32 or float64, not {dtype.name}")
     solve_dtype = dtype if precision is None else np.dtype(_precision_dtype(precision))
+    _checks.not_masked(lengths, "lengths")
     if lengths is None:
         length_list: list[float] = []
     elif np.ndim(lengths) == 0:
-        length_list = [float(lengths)] * len(f.shape)
+        length_list = [_checks.number(lengths, "lengths")] * len(f.shape)
     else:
-        length_list = [float(v) for v in lengths]
+        length_list = [_checks.number(v, f"lengths[{axis}]") for axis, v in enumerate(lengths)]
         if len(length_list) != len(f.shape):
             raise ValueError(f"poisson: lengths gives {len(length_list)} lengths for an array of "
                              f"{len(f.shape)} axes")
@@ -556,6 +624,12 @@ def gemm(
     of C-contiguous ones). On CUDA arrays the product is queued on ``stream``; the plan (a cuBLAS
     handle) is kept per thread for the next product of the same shape.
     """
+    transpose_a = _checks.flag(transpose_a, "transpose_a")
+    transpose_b = _checks.flag(transpose_b, "transpose_b")
+    if precision is not None:
+        _checks.text(precision, "precision", "float, double, tf32 or bf16, or None")
+    variant, device = _checks.text(variant, "variant"), _checks.device(device)
+    a, b = _checks.array(a, "a"), _checks.array(b, "b")
     framework = _arrays.framework_of(a)
     a, transpose_a = _c_order_operand(a, framework, transpose_a)
     b, transpose_b = _c_order_operand(b, framework, transpose_b)
@@ -571,7 +645,7 @@ def gemm(
     if beta != 0:
         if c is None:
             raise ValueError("gemm: beta != 0 needs c (the M x N matrix beta scales)")
-        c = _arrays.contiguous(c, framework)
+        c = _arrays.contiguous(_checks.array(c, "c"), framework)
         if tuple(c.shape) != (m, n):
             raise ValueError(f"gemm: c has shape {tuple(c.shape)}, but the product has shape "
                              f"({m}, {n})")
@@ -594,16 +668,19 @@ def saxpy(
     stream: Any = None,
 ) -> Any:
     """out = alpha x + y, element by element, for x and y of one shape and dtype (float32 or
-    float64, no broadcasting), as ``gpukit saxpy``: a new array, or ``out`` (which may be y).
+    float64, no broadcasting), as ``gpukit saxpy``: a new array, or ``out`` (which may be y; a
+    writable array of their shape and dtype: a read-only one is a ValueError).
 
     alpha is rounded once to the arrays' dtype. On the GPU each element is round(alpha*x + y)
     (one fused multiply-add); on the CPU (OpenBLAS) it may be round(round(alpha*x) + y).
     alpha = 0 gives y exactly (x is not read, BLAS's rule); otherwise NaN and infinities
     propagate. On CUDA arrays the work is queued on ``stream``.
     """
-    framework = _arrays.framework_of(x)
-    x = _arrays.contiguous(x, framework)
-    y = _arrays.contiguous(y, _arrays.framework_of(y))
+    device = _checks.device(device)
+    x, framework = _checks.input_array(x, "x")
+    y = _checks.input_array(y, "y")[0]
+    if out is not None:
+        _checks.output_array(out, "out")
     if tuple(x.shape) != tuple(y.shape):
         raise ValueError(f"saxpy: the shapes differ: x is {tuple(x.shape)} and y is "
                          f"{tuple(y.shape)}")
@@ -651,13 +728,47 @@ def price_book(
     strike: must be >= 0, got -1". Outputs: price (+ delta, gamma, vega, theta, rho with
     ``greeks``) for Black-Scholes; price, std_error, ci_low, ci_high, paths (+ delta, vega;
     vrf_antithetic, vrf_control) for Monte Carlo.
+
+    ``df`` must be a DataFrame (TypeError otherwise). Every keyword is checked as the matching
+    function and command check it; ``cdf`` and ``variant`` belong to Black-Scholes, ``paths``,
+    ``seed``, ``monitoring``, ``antithetic`` and ``control_variate`` to Monte Carlo, and a value
+    other than the default for the other method is a ValueError (``gpukit bs`` has no
+    ``--paths``). Repeated ids give a RuntimeWarning; Ctrl-C stops a Monte Carlo pricing with
+    KeyboardInterrupt, as in :func:`monte_carlo`.
     """
     from ._pandas import price_book as _price_book
 
-    return _price_book(df, method, rate=rate, volatility=volatility, dividend=dividend,
-                       greeks=greeks, precision=precision, cdf=cdf, variant=variant, paths=paths,
-                       seed=seed, monitoring=monitoring, antithetic=antithetic,
-                       control_variate=control_variate, device=device)
+    method = _checks.text(method, "method", "black_scholes or monte_carlo")
+    if method not in ("black_scholes", "monte_carlo"):
+        raise ValueError(f"price_book: method must be black_scholes or monte_carlo, got "
+                         f"'{method}'")
+    if method == "monte_carlo":
+        # What gpukit mc does not take (its own options are checked as monte_carlo checks them).
+        _refuse_other_methods_keywords(method, cdf=(cdf, "erfc"), variant=(variant, ""))
+        settings = _monte_carlo_settings(paths, seed, monitoring, antithetic, control_variate,
+                                         greeks, precision, device)
+    else:
+        _refuse_other_methods_keywords(
+            method, paths=(paths, 1 << 20), seed=(seed, 2008), monitoring=(monitoring, "discrete"),
+            antithetic=(antithetic, False), control_variate=(control_variate, False))
+        settings = dict(greeks=_checks.flag(greeks, "greeks"),
+                        precision=_checks.text(precision, "precision", "double or float"),
+                        cdf=_checks.text(cdf, "cdf"), variant=_checks.text(variant, "variant"),
+                        device=_checks.device(device))
+    book_wide = {name: None if value is None else _checks.number(value, name)
+                 for name, value in (("rate", rate), ("volatility", volatility),
+                                     ("dividend", dividend))}
+    return _price_book(df, method, **book_wide, **settings)
+
+
+def _refuse_other_methods_keywords(method: str, **given: tuple[Any, Any]) -> None:
+    """ValueError for a keyword of price_book given a value (other than its default) that only the
+    other method takes, as `gpukit bs` has no --paths and `gpukit mc` no --cdf."""
+    other = "black_scholes" if method == "monte_carlo" else "monte_carlo"
+    for name, (value, default) in given.items():
+        if not (isinstance(value, (str, int, float, np.generic)) and value == default):
+            raise ValueError(f"price_book: {name}= applies to method=\"{other}\", not "
+                             f"\"{method}\" (got {name}={value!r})")
 
 
 from . import random  # noqa: E402  (the submodule needs the names above)

@@ -145,7 +145,10 @@ def module_of(framework: str):
 def stream_handle(stream: Any) -> int:
     """A cudaStream_t as an int, from an int, a CuPy stream (.ptr), a PyTorch stream
     (.cuda_stream) or an object with __cuda_stream__."""
-    if isinstance(stream, int):
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        if not 0 <= stream < 1 << 64:
+            raise ValueError(f"stream must be a cudaStream_t (an address, 0 to 2**64 - 1), got "
+                             f"{stream}")
         return stream
     for attribute in ("ptr", "cuda_stream"):
         handle = getattr(stream, attribute, None)
@@ -181,3 +184,12 @@ def resolve_stream(x: Any, framework: str, stream: Any, name: str = "x") -> int:
             with x.device:
                 return cupy.cuda.get_current_stream().ptr
     return _torch().cuda.current_stream(x.device).cuda_stream
+
+
+def to_host(x: Any, framework: str) -> np.ndarray:
+    """A NumPy copy of a CUDA array (for a message about one of its elements)."""
+    if framework == CUPY:
+        return _cupy().asnumpy(x)
+    if framework == TORCH:
+        return x.detach().cpu().numpy()
+    return np.asarray(x)

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from . import _checks
 from . import _gpukit as _core
 
 _EUROPEAN = ("type", "spot", "strike", "maturity", "rate", "volatility", "dividend")
 _BARRIERS = ("barrier", "barrier_type", "steps")
-_METHODS = ("black_scholes", "monte_carlo")
 
 
 def _key(name: Any) -> str:
@@ -103,11 +103,15 @@ class _Frame:
         return float(given if given is not None else fallback)
 
 
-def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision, cdf, variant,
-               paths, seed, monitoring, antithetic, control_variate, device):
-    if method not in _METHODS:
-        raise ValueError(f"price_book: method must be black_scholes or monte_carlo, got "
-                         f"'{method}'")
+def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision, device,
+               cdf="erfc", variant="", paths=1 << 20, seed=2008, monitoring="discrete",
+               antithetic=False, control_variate=False):
+    """gpukit.price_book on keywords gpukit/__init__.py has checked (the method's own ones)."""
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"price_book: df must be a pandas DataFrame, not {type(df).__name__} "
+                        "(pandas.DataFrame(...) makes one of a dict of columns)")
     barriers = method == "monte_carlo"
     frame = _Frame(df, _EUROPEAN + (_BARRIERS if barriers else ()))
     for required in ("type", "spot", "strike", "maturity"):
@@ -141,7 +145,7 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
         id_position = next((i for i, c in enumerate(df.columns) if _key(c) == "id"), None)
         if id_position is not None:
             ids = [str(v) for v in df.iloc[:, id_position].to_numpy(dtype=object)]
-            keys = _core.stream_keys(ids)[0]
+            keys = _checks.stream_keys(ids, "price_book", 3)
         columns = _core.monte_carlo(n, is_put, spot, strike, maturity, rate_p, volatility_p,
                                     dividend_p, barrier_type, barrier, steps, keys, {}, paths,
                                     seed, monitoring, antithetic, control_variate, greeks,

@@ -20,6 +20,7 @@
 
 #include "arrays.hpp"
 #include "gpukit/finance/black_scholes.hpp"
+#include "gpukit/finance/black_scholes_variants.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/finance/instrument.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
@@ -34,6 +35,17 @@ finance::NormalCdf parse_cdf(std::string_view name) {
   if (name == "hull") return finance::NormalCdf::hull_polynomial;
   if (name == "hull-fast") return finance::NormalCdf::hull_polynomial_fast_math;
   throw InvalidInput(fmt::format("cdf must be erfc, hull or hull-fast, got '{}'", name));
+}
+
+// Black-Scholes options as `gpukit bs` takes them: a variant must be one of the registry's (the
+// CLI's --variant rule), on every backend, although only a GPU runs one.
+finance::BlackScholesOptions black_scholes_options(std::string_view cdf,
+                                                   const std::string& variant) {
+  finance::BlackScholesOptions options;
+  options.cdf = parse_cdf(cdf);
+  if (!variant.empty()) finance::find_black_scholes_variant(variant);
+  options.variant = variant;
+  return options;
 }
 
 finance::Precision parse_precision(std::string_view name) {
@@ -162,9 +174,7 @@ void black_scholes(nb::handle spot, nb::handle strike, nb::handle maturity, nb::
                    nb::handle volatility, nb::handle dividend, const nb::dict& outputs,
                    std::string_view cdf, const std::string& variant, std::string_view device,
                    std::uintptr_t stream) {
-  finance::BlackScholesOptions options;
-  options.cdf = parse_cdf(cdf);
-  options.variant = variant;
+  const finance::BlackScholesOptions options = black_scholes_options(cdf, variant);
   Terms terms("black_scholes");
   // Taken once: a CUDA array arrives as a DLPack capsule, which can be consumed only once.
   const InArray spot_array = nb::cast<InArray>(spot);
@@ -210,9 +220,7 @@ nb::dict price_european_book(std::int64_t n, nb::handle is_put, nb::handle spot,
                 nb::none(), nb::none(), nb::none());
   const Placement where = terms.placement(device, 0);
   if (where.device_data) throw InvalidInput("price_book: the book's columns must be host arrays");
-  finance::BlackScholesOptions options;
-  options.cdf = parse_cdf(cdf);
-  options.variant = variant;
+  const finance::BlackScholesOptions options = black_scholes_options(cdf, variant);
   const finance::Precision p = parse_precision(precision);
   finance::EuropeanBookResult result;
   {
@@ -350,6 +358,7 @@ std::optional<int> barrier_type(std::string_view text) {
 }  // namespace
 
 void bind_finance(nb::module_& m) {
+  m.attr("monte_carlo_max_paths") = finance::kMonteCarloMaxPaths;
   m.def("black_scholes", &black_scholes, nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"),
         nb::arg("rate"), nb::arg("volatility"), nb::arg("dividend"), nb::arg("outputs"),
         nb::arg("cdf"), nb::arg("variant"), nb::arg("device"), nb::arg("stream"),
