@@ -29,27 +29,11 @@ namespace gpukit::finance {
 namespace {
 
 using testing::barrier_rows;
+using testing::expect_same_result;
 using testing::McBook;
 using testing::McRow;
 using testing::random_european_rows;
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
-}
-
-void expect_same_result(const MonteCarloBookResult& a, const MonteCarloBookResult& b,
-                        const std::string& what) {
-  EXPECT_TRUE(same_bits(a.price, b.price)) << what << ": price";
-  EXPECT_TRUE(same_bits(a.std_error, b.std_error)) << what << ": std_error";
-  EXPECT_TRUE(same_bits(a.ci_low, b.ci_low)) << what << ": ci_low";
-  EXPECT_TRUE(same_bits(a.ci_high, b.ci_high)) << what << ": ci_high";
-  EXPECT_TRUE(same_bits(a.paths, b.paths)) << what << ": paths";
-  EXPECT_TRUE(same_bits(a.delta, b.delta)) << what << ": delta";
-  EXPECT_TRUE(same_bits(a.vega, b.vega)) << what << ": vega";
-  EXPECT_TRUE(same_bits(a.vrf_antithetic, b.vrf_antithetic)) << what << ": vrf_antithetic";
-  EXPECT_TRUE(same_bits(a.vrf_control, b.vrf_control)) << what << ": vrf_control";
-}
+using testing::same_bits;
 
 // `count` blocks cut into `parts` random consecutive ranges (some empty).
 std::vector<std::pair<std::int64_t, std::int64_t>> random_ranges(std::int64_t count, int parts,

@@ -35,6 +35,7 @@ using testing::McBook;
 using testing::McRow;
 using testing::mixed_rows;
 using testing::random_european_rows;
+using testing::same_bits;
 
 // CPU vs GPU on the same numbers. Double: the paths differ only by the last bits of exp, log,
 // sin and cos, so prices agree to about 1e-13 relative (bound 1e-10 of price + 1e-12). Float: the
@@ -286,10 +287,6 @@ TEST(MonteCarloGpu, ManyPathsWithinFourStandardErrorsOfTheClosedForms) {
   }
 }
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-
 // Every registry variant that prices any book gives price_monte_carlo_book's bits on a CUDA
 // context (the launch shape never changes a bit), each result poisoned before its launch, on a
 // mixed book keyed by ids, in both precisions, plain and with both variance reductions.
@@ -325,13 +322,7 @@ TEST(MonteCarloGpu, EveryVariantGivesTheBitsOfTheApi) {
                                  (precision == Precision::float64 ? " double" : " float") +
                                  (reduced ? " antithetic+control" : "");
         ASSERT_EQ(r.price.size(), rows.size()) << what;
-        EXPECT_TRUE(same_bits(r.price, api.price)) << what;
-        EXPECT_TRUE(same_bits(r.std_error, api.std_error)) << what;
-        EXPECT_TRUE(same_bits(r.ci_low, api.ci_low)) << what;
-        EXPECT_TRUE(same_bits(r.ci_high, api.ci_high)) << what;
-        EXPECT_TRUE(same_bits(r.paths, api.paths)) << what;
-        EXPECT_TRUE(same_bits(r.vrf_antithetic, api.vrf_antithetic)) << what;
-        EXPECT_TRUE(same_bits(r.vrf_control, api.vrf_control)) << what;
+        testing::expect_same_result(r, api, what);
       }
     }
   }

@@ -23,6 +23,7 @@ namespace gpukit::finance {
 namespace {
 
 using testing::barrier_rows;
+using testing::expect_same_result;
 using testing::McBook;
 using testing::McRow;
 using testing::random_european_rows;
@@ -46,24 +47,6 @@ struct StoppingProgress {
   int stop_at = 0;
   int calls = 0;
 };
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-
-// Every field of a result, bitwise.
-void expect_same_result(const MonteCarloBookResult& got, const MonteCarloBookResult& expected,
-                        const std::string& what) {
-  EXPECT_TRUE(same_bits(got.price, expected.price)) << what;
-  EXPECT_TRUE(same_bits(got.std_error, expected.std_error)) << what;
-  EXPECT_TRUE(same_bits(got.ci_low, expected.ci_low)) << what;
-  EXPECT_TRUE(same_bits(got.ci_high, expected.ci_high)) << what;
-  EXPECT_TRUE(same_bits(got.paths, expected.paths)) << what;
-  EXPECT_TRUE(same_bits(got.delta, expected.delta)) << what;
-  EXPECT_TRUE(same_bits(got.vega, expected.vega)) << what;
-  EXPECT_TRUE(same_bits(got.vrf_antithetic, expected.vrf_antithetic)) << what;
-  EXPECT_TRUE(same_bits(got.vrf_control, expected.vrf_control)) << what;
-}
 
 class MonteCarloInterruptTest : public gpukit::testing::EveryBackendTest {
  protected:

@@ -31,6 +31,7 @@ using testing::barrier_rows;
 using testing::McBook;
 using testing::McRow;
 using testing::random_european_rows;
+using testing::same_bits;
 
 // Scenarios written once, run on the CPU and on CUDA (the `Cuda/` instances skip without a GPU);
 // price() prices on the scenario's backend.
@@ -46,10 +47,6 @@ class MonteCarloTest : public gpukit::testing::EveryBackendTest {
 double analytic(const McRow& r, double barrier) {
   return barrier_price_analytic(r.type, r.put, r.spot, r.strike, barrier, r.maturity, r.rate,
                                 r.dividend, r.volatility);
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
 TEST_P(MonteCarloTest, EuropeanBookWithinFourStandardErrorsOfBlackScholes) {

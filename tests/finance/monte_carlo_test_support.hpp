@@ -1,8 +1,13 @@
 #pragma once
-// Shared by the Monte Carlo CPU and GPU tests: a small owning option book.
+// Shared by the Monte Carlo CPU and GPU tests: a small owning option book, and bitwise comparison
+// of results.
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpukit/finance/monte_carlo.hpp"
@@ -89,6 +94,26 @@ inline std::vector<McRow> mixed_rows() {
   breached.type = BarrierType::down_in, breached.barrier = 100, breached.steps = 3;
   rows.push_back(breached);
   return rows;
+}
+
+/// True when `a` and `b` hold the same doubles, bit for bit.
+inline bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+/// Every field of `a` has the bits of `b`'s (fields neither computes are both empty).
+inline void expect_same_result(const MonteCarloBookResult& a, const MonteCarloBookResult& b,
+                               const std::string& what) {
+  EXPECT_TRUE(same_bits(a.price, b.price)) << what << ": price";
+  EXPECT_TRUE(same_bits(a.std_error, b.std_error)) << what << ": std_error";
+  EXPECT_TRUE(same_bits(a.ci_low, b.ci_low)) << what << ": ci_low";
+  EXPECT_TRUE(same_bits(a.ci_high, b.ci_high)) << what << ": ci_high";
+  EXPECT_TRUE(same_bits(a.paths, b.paths)) << what << ": paths";
+  EXPECT_TRUE(same_bits(a.delta, b.delta)) << what << ": delta";
+  EXPECT_TRUE(same_bits(a.vega, b.vega)) << what << ": vega";
+  EXPECT_TRUE(same_bits(a.vrf_antithetic, b.vrf_antithetic)) << what << ": vrf_antithetic";
+  EXPECT_TRUE(same_bits(a.vrf_control, b.vrf_control)) << what << ": vrf_control";
 }
 
 }  // namespace gpukit::finance::testing
