@@ -15,8 +15,8 @@ import pytest
 
 import gpukit
 
-# The library checks for signals between blocks of work: on the CPU a chunk of about 2^28
-# path-steps (a second or two on two busy cores), at most once a 0.1 s.
+# The library checks for signals between blocks of work: on the CPU a chunk of about 2^24
+# path-steps (about a second on two busy cores), at most once a 0.1 s.
 WITHIN_SECONDS = 10.0
 SIGNAL_AFTER_SECONDS = 0.5
 
