@@ -218,7 +218,8 @@ TEST(Cli, CompactKeepsInOrderAndCountsOnStderr) {
   Result r = run("compact --device cpu --keep positive --check --input " + in + " --output " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("kept 2 of 5 elements (positive)\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpukit: compact: kept 2 of 5 elements (positive)\n"), std::string::npos)
+      << r.err;
   const auto y = gpukit::io::read_npy(out);
   const auto v = y.values<float>();
   EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{1.5f, 3.0f}));

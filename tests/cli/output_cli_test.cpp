@@ -114,7 +114,7 @@ TEST(OutputCli, CompactToStdoutPipesIntoReduce) {
   EXPECT_EQ(slurp(dir / "compact.rc"), "0\n") << slurp(dir / "compact.err");
   EXPECT_EQ(slurp(dir / "reduce.rc"), "0\n") << slurp(dir / "reduce.err");
   EXPECT_EQ(slurp(dir / "sum.out"), "10\n");  // 3 + 5 + 2
-  EXPECT_EQ(slurp(dir / "compact.err"), "kept 3 of 6 elements (positive)\n");
+  EXPECT_EQ(slurp(dir / "compact.err"), "gpukit: compact: kept 3 of 6 elements (positive)\n");
 
   // The bytes on stdout are exactly one .npy array: nothing after it.
   const auto r = run("compact --device cpu -i " + in + " -o - --keep negative");
