@@ -146,6 +146,37 @@ TEST(CliUsage, IntegerOptionsTakeExactExponentForms) {
   }
 }
 
+// bench's --repeat and --warmup were CLI11 number checks: --repeat 0 printed a 309-digit range and
+// --repeat 1e1 was refused, where every other integer option takes 1e1.
+TEST(CliUsage, BenchRepeatAndWarmupAreIntegerOptionsLikeEveryOther) {
+  expect_usage_error("bench reduce --device cpu --repeat 0",
+                     "--repeat: must be from 1 to 2147483647, got 0");
+  expect_usage_error("bench reduce --device cpu --warmup -1",
+                     "--warmup: must be from 0 to 2147483647, got -1");
+  expect_usage_error("bench reduce --device cpu --repeat 2.5", "--repeat: must be a whole number");
+  const auto json = (scratch() / "bench_repeat.json").string();
+  const Result r =
+      run("bench reduce --device cpu --size 1e3 --repeat 3e0 --warmup 0e0 --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(slurp(json), "--repeat 3e0")) << slurp(json);
+  for (const std::string& line : {r.err, r.out}) {
+    EXPECT_LT(line.size(), 20000u);  // nothing like the 309-digit range
+  }
+}
+
+// Every integer option of every command goes through one check (cli::integer_in): CLI11's own
+// numeric checks show as NUMBER or a range in the help screens; integer_in's show as INT.
+TEST(CliUsage, EveryIntegerOptionTakesTheExponentForm) {
+  for (const char* command : {"bs", "mc", "poisson", "bench", "reduce", "scan", "compact", "saxpy",
+                              "gemm", "demo", "info"}) {
+    const Result help = run(std::string(command) + " --help");
+    ASSERT_EQ(help.exit_code, 0) << command;
+    EXPECT_FALSE(contains(help.out, "POSITIVE")) << command << "\n" << help.out;
+    EXPECT_FALSE(contains(help.out, "NONNEGATIVE")) << command << "\n" << help.out;
+    EXPECT_FALSE(contains(help.out, "e+308")) << command << "\n" << help.out;
+  }
+}
+
 TEST(CliUsage, OneDemoFormForEveryCaseStudy) {
   Result r = run("bs --demo 1000 --device cpu");
   ASSERT_EQ(r.exit_code, 0) << r.err;
