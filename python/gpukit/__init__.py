@@ -491,15 +491,14 @@ def poisson(
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"poisson takes float32 or float64, not {dtype.name}")
     solve_dtype = dtype if precision is None else np.dtype(_precision_dtype(precision))
+    # None, one number for every axis, or one per axis: the rule of `gpukit poisson --length`
+    # (pde::axis_lengths), applied by the library.
     if lengths is None:
         length_list: list[float] = []
     elif np.ndim(lengths) == 0:
-        length_list = [float(lengths)] * len(f.shape)
+        length_list = [float(lengths)]
     else:
         length_list = [float(v) for v in lengths]
-        if len(length_list) != len(f.shape):
-            raise ValueError(f"poisson: lengths gives {len(length_list)} lengths for an array of "
-                             f"{len(f.shape)} axes")
     handle = _arrays.resolve_stream(f, framework, stream, "f")
     f_solve = f if solve_dtype == dtype else _arrays.as_dtype(f, framework, solve_dtype)
     u = _arrays.empty_like(f_solve, framework)

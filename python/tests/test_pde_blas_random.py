@@ -72,6 +72,21 @@ def test_poisson_gauges_means_and_refusals():
     np.testing.assert_allclose(single, u, atol=1e-4)
 
 
+def test_poisson_lengths_are_one_for_every_axis_or_one_per_axis():
+    # The rule of `gpukit poisson --length` (pde::axis_lengths): one number, or a list of one, is
+    # the period of every axis; otherwise one per axis.
+    rng = np.random.default_rng(5)
+    for shape in ((16, 12), (6, 8, 10)):
+        f = rng.standard_normal(shape)
+        f -= f.mean()
+        every = gpukit.poisson(f, [2.5] * len(shape), device="cpu")
+        np.testing.assert_array_equal(gpukit.poisson(f, 2.5, device="cpu"), every)
+        np.testing.assert_array_equal(gpukit.poisson(f, [2.5], device="cpu"), every)
+    with pytest.raises(ValueError, match=r"^lengths gives 3 values for a grid of 2 axes: give one "
+                                         r"for every axis, or one per axis$"):
+        gpukit.poisson(np.zeros((4, 4)), [1.0, 2.0, 3.0], device="cpu")
+
+
 def gemm_bound(a, b, c, alpha, beta, k, precision):
     """gemm_error_bound (blas/gemm.hpp): (w + gamma(K + 2, u)(1 + w)) |alpha| |A||B| +
     gamma(2, u) |beta C0|."""

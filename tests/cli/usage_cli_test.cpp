@@ -12,8 +12,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cli_test_support.hpp"
@@ -110,6 +112,37 @@ TEST(CliUsage, EveryUsageErrorExits2WithAGpukitLine) {
   // A CPU run ignored an unknown kernel name; a CPU-only build has none to name.
   expect_usage_error("bs --generate 10 --device cpu --variant nonsense", "--variant: ");
   EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// CLI11 puts "--name: " before a check's message; messages that named the option again read
+// "--device: --device must be ..." and "--length: --length: 'abc' ...". Each bad value below, for
+// every kind of check the commands use, names its option once.
+TEST(CliUsage, NoMessageRepeatsItsOptionName) {
+  const std::string f = (scratch() / "no_repeat_f.npy").string();
+  const std::int64_t shape[] = {4, 4};
+  gpukit::io::write_npy<double>(f, shape, std::vector<double>(16, 0.0));
+  const std::string out = (scratch() / "no_repeat_out.npy").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"bs --demo 10 --device gpu",
+       "--device: must be auto, cpu, cuda, cuda:N, cuda:all or cuda:N,M,..., got 'gpu'"},
+      {"bs --demo 10 --device cuda:x", "--device: 'cuda:x' is not a GPU list"},
+      {"mc --demo 2 --device cuda:1,x", "--device: 'cuda:1,x' is not a GPU list"},
+      {"poisson --length 1,abc -i " + f + " -o " + out, "--length: 'abc' is not a number"},
+      {"poisson --length 1,-2 -i " + f + " -o " + out, "--length: -2 must be finite and > 0"},
+      {"poisson --device cpu --length 1,2,3 -i " + f + " -o " + out,
+       "--length gives 3 values for a grid"},
+      {"bench reduce --repeat 0", "--repeat: must be from 1"},
+      {"gemm " + f + " " + f + " -o " + out + " --variant nosuch",
+       "--variant: unknown gemm variant"},
+      {"saxpy --alpha nan " + f + " " + f + " -o " + out, "--alpha must be finite"},
+      {"reduce --op mean -i " + f, "--op: unknown reduction 'mean'"},
+  };
+  const std::regex repeated(R"((--[a-z-]+):? \1\b)");
+  for (const auto& [args, message] : cases) {
+    expect_usage_error(args, message);
+    const Result r = run(args);
+    EXPECT_FALSE(std::regex_search(r.err, repeated)) << args << "\n" << r.err;
+  }
 }
 
 TEST(CliUsage, SeedsAreRefusedBelowZero) {
@@ -220,6 +253,12 @@ TEST(CliUsage, HelpScreensStandAlone) {
   for (const char* part : {"Exit codes: 0 success", "2 usage error", "3 invalid input data",
                            "4 I/O error", "8 a --check failed", "--version", "--quiet"}) {
     EXPECT_TRUE(contains(top.out, part)) << part << "\n" << top.out;
+  }
+  // The first line names every case study (it left out SAXPY and GEMM).
+  const std::string first_line = top.out.substr(0, top.out.find('\n'));
+  for (const char* case_study : {"Black-Scholes", "Monte Carlo", "Poisson", "reduction", "scan",
+                                 "compaction", "SAXPY", "GEMM"}) {
+    EXPECT_TRUE(contains(first_line, case_study)) << case_study << "\n" << first_line;
   }
   const Result bs = run("bs --help");
   for (const char* part :
