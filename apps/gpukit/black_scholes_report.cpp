@@ -8,8 +8,8 @@
 namespace gpukit::cli {
 
 bool print_black_scholes_demo(const bench::BlackScholesSeedDemo& demo, std::FILE* out) {
-  fmt::print(out, "European Options with Black-Scholes formula ({} options) on {}\n", demo.options,
-             demo.device);
+  fmt::print(out, "European Options with Black-Scholes formula ({}) on {}\n",
+             count_text(demo.options, "option"), demo.device);
   if (demo.on_gpu) {
     fmt::print(out,
                "Copying input data to GPU mem. Transfer time: {:.3f} msec pageable, {:.3f} msec "

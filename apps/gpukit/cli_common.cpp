@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "gpukit/blas/scalar.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/dist/communicator.hpp"
 #include "gpukit/dist/devices.hpp"
@@ -157,6 +158,34 @@ CLI::Validator accepted_by(std::function<void(std::string_view)> parse) {
       "", "accepted_by");
 }
 
+template <class T>
+T scalar_option(std::string_view option, std::string_view text) {
+  try {
+    return blas::parse_scalar<T>(option, text);
+  } catch (const InvalidInput& e) {
+    throw UsageError(e.what());
+  }
+}
+template float scalar_option<float>(std::string_view, std::string_view);
+template double scalar_option<double>(std::string_view, std::string_view);
+
+void refuse_stdin_twice(
+    std::initializer_list<std::pair<std::string_view, std::string_view>> inputs) {
+  std::vector<std::string_view> from_stdin;
+  for (const auto& [name, path] : inputs)
+    if (path == "-") from_stdin.push_back(name);
+  if (from_stdin.size() < 2) return;
+  const std::string_view last = from_stdin.back();
+  from_stdin.pop_back();
+  throw UsageError(fmt::format("{} and {} cannot {} be stdin ('-'): it can be read once",
+                               fmt::join(from_stdin, ", "), last,
+                               from_stdin.size() == 1 ? "both" : "all"));
+}
+
+std::string count_text(std::int64_t count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
 int max_cpu_threads() {
   return std::max(1024, static_cast<int>(std::thread::hardware_concurrency()));
 }
@@ -283,10 +312,11 @@ io::OptionBook read_book_with_progress(const std::string& command, const std::st
     progress = [total_bytes, &command, &progress_shown](std::int64_t bytes, std::int64_t rows) {
       progress_shown = true;
       if (total_bytes > 0) {
-        fmt::print(stderr, "\rgpukit: {}: reading {:.0f}% ({} options)", command,
-                   100.0 * static_cast<double>(bytes) / static_cast<double>(total_bytes), rows);
+        fmt::print(stderr, "\rgpukit: {}: reading {:.0f}% ({})", command,
+                   100.0 * static_cast<double>(bytes) / static_cast<double>(total_bytes),
+                   count_text(rows, "option"));
       } else {
-        fmt::print(stderr, "\rgpukit: {}: reading ({} options)", command, rows);
+        fmt::print(stderr, "\rgpukit: {}: reading ({})", command, count_text(rows, "option"));
       }
     };
   }

@@ -4,12 +4,17 @@
 #include <CLI/CLI.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "gpukit/core/context.hpp"
 #include "gpukit/core/error.hpp"
@@ -47,6 +52,36 @@ CLI::Validator any_uint64();
 /// A check that runs a library name parser (such as primitives::parse_reduce_op) on the value,
 /// so that a bad enumerated value is a usage error (exit 2) found before any input is read.
 CLI::Validator accepted_by(std::function<void(std::string_view)> parse);
+
+/// A scalar option of element type T (gemm's --alpha and --beta, saxpy's --alpha) read under
+/// blas::parse_scalar's rule (gpukit/blas/scalar.hpp): a bad one is a usage error (exit 2), found
+/// before any input is read for T = double and once the arrays' dtype is known for float.
+template <class T>
+T scalar_option(std::string_view option, std::string_view text);
+
+/// A usage error when more than one of `inputs` (what the command calls each, its path) is stdin
+/// ('-'), which can be read once: "X and Y cannot both be stdin ('-')".
+void refuse_stdin_twice(
+    std::initializer_list<std::pair<std::string_view, std::string_view>> inputs);
+
+/// Test hook: when GPUKIT_TEST_FAULT is `fault` ("gemm-perturb", ...), changes the middle element
+/// of `values` (by 1e-2 (1 + |x|) for floats, 1 for integers) after a command computed them, so
+/// that the CLI tests can show that its --check catches a wrong result on every backend. Not for
+/// users.
+template <class T>
+void inject_test_fault(std::string_view fault, std::span<T> values) {
+  const char* set = std::getenv("GPUKIT_TEST_FAULT");
+  if (set == nullptr || fault != set || values.empty()) return;
+  T& x = values[values.size() / 2];
+  if constexpr (std::is_floating_point_v<T>) {
+    x += T(1e-2) * (T(1) + std::fabs(x));
+  } else {
+    x += T(1);
+  }
+}
+
+/// "1 option", "2 options": a count and its noun (plural by adding "s"), for messages.
+std::string count_text(std::int64_t count, std::string_view noun);
 
 /// The most --threads accepts: 1024, or the hardware threads where there are more. OpenMP
 /// crashes far above that (libgomp aborts from about 32768 threads).

@@ -108,11 +108,12 @@ void register_bench(CLI::App& app) {
       ->transform(integer_in(0, std::numeric_limits<std::int64_t>::max()));
   command->add_option("--variants", args->variants,
                       "Comma-separated variant names (default all; unknown names are refused)");
+  // Integer options as every command's: 1e3 is 1000; the ranges in plain words.
   command->add_option("--repeat", args->config.repeat, "Timed repetitions per row")
-      ->check(CLI::PositiveNumber)
+      ->transform(integer_in(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
   command->add_option("--warmup", args->config.warmup, "Untimed runs before timing")
-      ->check(CLI::NonNegativeNumber)
+      ->transform(integer_in(0, std::numeric_limits<int>::max()))
       ->capture_default_str();
   command->add_option("--precision", args->config.precision, "float | double | both")
       ->check(CLI::IsMember({"float", "double", "both"}))

@@ -32,18 +32,23 @@ void compact_file(const Context& context, const io::NpyArray& array, const Compa
   std::vector<T> kept(values.size());
   const std::int64_t count = primitives::compact<T>(context, values, kept, keep);
   kept.resize(static_cast<std::size_t>(count));
-  if (cli.check) {
-    const primitives::CompactCheck check =
-        primitives::check_compact_result<T>(values, std::span<const T>(kept), keep);
-    std::cerr << fmt::format("gpukit: compact: check: sequential CPU reference keeps {}: {}\n",
-                             check.reference_kept, check.passed ? "ok" : "FAILED");
-    if (!check.passed)
-      throw Error(ErrorKind::check_failed, "compact: result differs from the reference");
-  }
+  inject_test_fault<T>("compact-perturb", std::span<T>(kept));
+  // As every --check: the output is written first, and a failed check keeps it (exit 8).
   io::write_npy<T>(cli.output, std::span<const T>(kept));
   // A summary, not data: stderr, so that `-o -` carries only the array.
-  fmt::print(stderr, "kept {} of {} elements ({})\n", count, values.size(),
+  fmt::print(stderr, "gpukit: compact: kept {} of {} elements ({})\n", count, values.size(),
              primitives::keep_predicate_name(keep));
+  if (!cli.check) return;
+  const primitives::CompactCheck check =
+      primitives::check_compact_result<T>(values, std::span<const T>(kept), keep);
+  std::cerr << fmt::format("gpukit: compact: check: sequential CPU reference keeps {}: {}\n",
+                           check.reference_kept, check.passed ? "ok" : "FAILED");
+  if (!check.passed) {
+    throw Error(ErrorKind::check_failed,
+                fmt::format("compact --check: the result differs from the reference ('{}' was "
+                            "written)",
+                            cli.output));
+  }
 }
 
 }  // namespace
@@ -62,7 +67,8 @@ void register_compact(CLI::App& app) {
       ->check(accepted_by([](std::string_view name) { primitives::parse_keep_predicate(name); }))
       ->required();
   command->add_flag("--check", cli->check,
-                    "Also compute the sequential CPU reference and compare (exit 8 on mismatch)");
+                    "Also compute the sequential CPU reference and compare (exit 8 on a "
+                    "mismatch; the output is still written)");
   add_device_options(*command, cli->device);
   command->callback([cli] {
     const Context context = resolve_context(cli->device);

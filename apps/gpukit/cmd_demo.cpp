@@ -116,10 +116,11 @@ void register_demo(CLI::App& app) {
         "C = A B, {0} x {0} x {0}, on {1}; every element against the long double reference:\n",
         gemm.edge, context.describe());
     for (const bench::GemmDemoRow& row : gemm.rows) {
-      fmt::print(
-          "  {:<26} {:<6} {:9.3f} ms {:8.2f} TFLOP/s  worst error {:.3f} of its bound{}\n",
-          row.variant, row.precision, row.ms, row.tflops, row.check.worst_error_over_bound,
-          row.check.passed() ? "" : fmt::format(", {} elements outside", row.check.failures));
+      fmt::print("  {:<26} {:<6} {:9.3f} ms {:8.2f} TFLOP/s  worst error {:.3f} of its bound{}\n",
+                 row.variant, row.precision, row.ms, row.tflops, row.check.worst_error_over_bound,
+                 row.check.passed()
+                     ? ""
+                     : fmt::format(", {} outside", count_text(row.check.failures, "element")));
     }
     fmt::print("check: {}\n", gemm.passed() ? "PASSED" : "FAILED");
     failures += !gemm.passed();

@@ -1,8 +1,6 @@
 // gpukit gemm: C = alpha * op(A) @ op(B) [+ beta * C0] for two 2-D .npy arrays, as numpy's matmul
 // for 2-D arrays; the output has the inputs' dtype.
 
-#include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <span>
 #include <string>
@@ -22,9 +20,9 @@ namespace {
 
 struct GemmOptionsCli {
   DeviceOptions device;
-  std::string a_path, b_path, c0_path, output, precision;
+  std::string a_path, b_path, c0_path, output, precision, variant;
   bool transpose_a = false, transpose_b = false, check = false;
-  double alpha = 1, beta = 0;
+  std::string alpha = "1", beta = "0";  // read under blas::parse_scalar's rule, in the dtype
 };
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -46,21 +44,11 @@ io::NpyArray read_matrix(const std::string& path) {
   return array;
 }
 
-/// Test hook: GPUKIT_TEST_FAULT=gemm-perturb changes one element of C after the multiplication,
-/// so that the CLI tests can show that --check catches a wrong result on every backend. Not for
-/// users.
-template <class T>
-void inject_test_fault(std::span<T> c) {
-  const char* fault = std::getenv("GPUKIT_TEST_FAULT");
-  if (fault == nullptr || std::string_view(fault) != "gemm-perturb" || c.empty()) return;
-  T& x = c[c.size() / 2];
-  x += T(1e-2) * (T(1) + std::fabs(x));
-}
-
 template <class T>
 void multiply_files(const Context& context, const blas::GemmProblem& problem, const io::NpyArray& a,
                     const io::NpyArray& b, const io::NpyArray* c0, const GemmOptionsCli& cli) {
-  const T alpha = static_cast<T>(cli.alpha), beta = static_cast<T>(cli.beta);
+  const T alpha = scalar_option<T>("--alpha", cli.alpha);
+  const T beta = scalar_option<T>("--beta", cli.beta);
   io::NpyArray c(a.dtype, {problem.m, problem.n});
   const std::span<T> c_values = c.values<T>();
   if (c0 != nullptr) {
@@ -68,8 +56,8 @@ void multiply_files(const Context& context, const blas::GemmProblem& problem, co
     std::copy(c0_values.begin(), c0_values.end(), c_values.begin());
   }
   const std::span<const T> c0_values = c0 != nullptr ? c0->values<T>() : std::span<const T>();
-  blas::gemm<T>(context, problem, alpha, a.values<T>(), b.values<T>(), beta, c_values);
-  inject_test_fault<T>(c_values);
+  blas::gemm<T>(context, problem, alpha, a.values<T>(), b.values<T>(), beta, c_values, cli.variant);
+  inject_test_fault<T>("gemm-perturb", c_values);
   io::write_npy(cli.output, c);
   if (!cli.check) return;
   const blas::GemmCheck check =
@@ -89,6 +77,17 @@ void multiply_files(const Context& context, const blas::GemmProblem& problem, co
 }
 
 void run_gemm(const GemmOptionsCli& cli) {
+  // The scalars in float64 first, before anything is read; in float32 once the dtype is known.
+  scalar_option<double>("--alpha", cli.alpha);
+  // BLAS's rule (gemm.hpp): with beta = 0, C0 is not read, so --c is neither needed nor read.
+  const bool reads_c0 = scalar_option<double>("--beta", cli.beta) != 0;
+  if (reads_c0 && cli.c0_path.empty()) {
+    throw UsageError(fmt::format("--beta {} needs --c (the M x N matrix C0 it scales)", cli.beta));
+  }
+  if (!reads_c0 && !cli.c0_path.empty() && !quiet()) {
+    std::cerr << fmt::format("gpukit: gemm: --beta is 0, so --c {} is not read\n", cli.c0_path);
+  }
+  refuse_stdin_twice({{"A", cli.a_path}, {"B", cli.b_path}, {"C0", reads_c0 ? cli.c0_path : ""}});
   const Context context = resolve_context(cli.device);
   const io::NpyArray a = read_matrix(cli.a_path);
   const io::NpyArray b = read_matrix(cli.b_path);
@@ -126,7 +125,7 @@ void run_gemm(const GemmOptionsCli& cli) {
   // anything is allocated or written.
   blas::validate_gemm_problem(problem);
   io::NpyArray c0;
-  if (!cli.c0_path.empty()) {
+  if (reads_c0) {
     c0 = read_matrix(cli.c0_path);
     if (c0.dtype != a.dtype) {
       throw InvalidInput(fmt::format("gemm: {} is {} but the inputs are {}", cli.c0_path,
@@ -140,7 +139,7 @@ void run_gemm(const GemmOptionsCli& cli) {
   if (!quiet()) {
     std::cerr << fmt::format("gpukit: gemm: {} on {}\n", problem.describe(), context.describe());
   }
-  const io::NpyArray* c0_pointer = cli.c0_path.empty() ? nullptr : &c0;
+  const io::NpyArray* c0_pointer = reads_c0 ? &c0 : nullptr;
   if (single) {
     multiply_files<float>(context, problem, a, b, c0_pointer, cli);
   } else {
@@ -158,7 +157,10 @@ void register_gemm(CLI::App& app) {
       "Inputs: 2-D float32 or float64 .npy files (C or Fortran order), both of one dtype; the\n"
       "output has that dtype. --precision tf32 or bf16 takes float32 inputs and rounds them to\n"
       "the tensor-core format before multiplying (float32 accumulation). NaN and Inf propagate as\n"
-      "in BLAS; with --beta 0 (the default) C0 is not read.");
+      "in BLAS; with --beta 0 (the default) C0 is not read (--c is then neither needed nor\n"
+      "read). --alpha and --beta are finite decimal numbers read in the inputs' dtype (float32\n"
+      "for tf32 and bf16): one beyond its range, or a non-zero one that would round to 0, is a\n"
+      "usage error (exit 2), as for saxpy. At most one of A, B and C0 may be stdin ('-').");
   command->add_option("a", cli->a_path, "A: M x K (.npy; K x M with --transpose-a)")->required();
   command->add_option("b", cli->b_path, "B: K x N (.npy; N x K with --transpose-b)")->required();
   command->add_option("--output,-o", cli->output, "C: M x N .npy of the inputs' dtype")->required();
@@ -169,10 +171,13 @@ void register_gemm(CLI::App& app) {
   command->add_flag("--transpose-a", cli->transpose_a, "Multiply by A^T");
   command->add_flag("--transpose-b", cli->transpose_b, "Multiply by B^T");
   command->add_option("--alpha", cli->alpha, "Scale of the product (default 1)");
-  auto* beta = command->add_option("--beta", cli->beta, "Scale of C0 (needs --c)");
-  auto* c0 = command->add_option("--c", cli->c0_path, "C0: M x N .npy added as beta * C0");
-  beta->needs(c0);
-  c0->needs(beta);
+  command->add_option("--beta", cli->beta, "Scale of C0 (default 0; other than 0 it needs --c)");
+  command->add_option("--c", cli->c0_path, "C0: M x N .npy added as beta * C0 (read if beta != 0)");
+  command
+      ->add_option("--variant", cli->variant,
+                   "openblas on the CPU; on a GPU a CUDA variant (default: cuBLAS; `gpukit bench "
+                   "gemm` lists them)")
+      ->check(accepted_by([](std::string_view name) { blas::check_gemm_variant_name(name); }));
   command->add_flag("--check", cli->check,
                     "Check C against a long double reference, every element within its derived "
                     "bound (exit 8 on a mismatch; C is still written)");

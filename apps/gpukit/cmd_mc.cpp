@@ -103,9 +103,11 @@ finance::MonteCarloStreamKeys stream_keys_of(const io::OptionBook& book) {
         [&](std::int64_t row) { return book.field(static_cast<std::size_t>(row), *id); });
     if (streams.repeated_ids > 0) {
       fmt::print(stderr,
-                 "gpukit: mc: {} ids appear on more than one row ({} rows); rows with the same id "
-                 "get the same random numbers\n",
-                 streams.repeated_ids, streams.rows_with_repeated_ids);
+                 "gpukit: mc: {} on more than one row ({} rows); rows with the same id get the "
+                 "same random numbers\n",
+                 streams.repeated_ids == 1 ? "1 id appears"
+                                           : fmt::format("{} ids appear", streams.repeated_ids),
+                 streams.rows_with_repeated_ids);
     }
   }
   return streams;

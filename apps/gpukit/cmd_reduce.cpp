@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -34,25 +35,33 @@ struct ReduceOptionsCli {
   bool check = false;
 };
 
+// The printed result: integers exactly, floats in the shortest form that reads back to the same
+// value (fmt's default), NaN as "nan" whatever its sign bit, the infinities as "inf", "-inf".
+template <class R>
+std::string result_text(R result) {
+  if constexpr (std::is_floating_point_v<R>) {
+    if (std::isnan(result)) return "nan";
+  }
+  return fmt::format("{}", result);
+}
+
 template <class T>
 void print_and_check(const std::string& device, std::span<const T> values, std::int64_t count,
                      const std::string& dtype, const ReduceOptionsCli& cli,
                      primitives::reduce_result_t<T> result) {
   const primitives::ReduceOp op = primitives::parse_reduce_op(cli.op);
+  // --json's result is the same text as a string, always: exact for every value (a JSON number
+  // read as a double would round an int64 beyond 2^53) and valid JSON for NaN and Inf.
+  const std::string text = result_text(result);
   if (cli.json) {
-    nlohmann::json out = {{"result", result},
-                          {"dtype", dtype},
-                          {"n", count},
-                          {"op", std::string(primitives::reduce_op_name(op))},
-                          {"device", device}};
-    // JSON has no NaN or infinity: those results travel as strings.
-    if constexpr (std::is_floating_point_v<T>) {
-      if (!std::isfinite(result)) out["result"] = fmt::format("{}", result);
-    }
+    const nlohmann::json out = {{"result", text},
+                                {"dtype", dtype},
+                                {"n", count},
+                                {"op", std::string(primitives::reduce_op_name(op))},
+                                {"device", device}};
     std::cout << out.dump() << '\n';
   } else {
-    // fmt's default float format is the shortest string that reads back to the same value.
-    fmt::print("{}\n", result);
+    std::cout << text << '\n';
   }
   if (cli.check) {
     const primitives::ReduceCheck<T> check = primitives::check_reduce_result<T>(values, op, result);
@@ -145,13 +154,14 @@ void register_reduce(CLI::App& app) {
       "Input: a .npy file (format 1-3, any shape, C or Fortran order) of int32, int64, uint32,\n"
       "float32 or float64 (numpy's '<i4', '<i8', '<u4', '<f4', '<f8'). and, or and xor need\n"
       "integers. Output on stdout: integers exactly (int32 sums widen to int64), floats in the\n"
-      "shortest form that reads back to the same value.");
+      "shortest form that reads back to the same value, NaN as nan, infinities as inf, -inf.");
   command->add_option("--input,-i", cli->input, "Input .npy file ('-' = stdin)")->required();
   command->add_option("--op", cli->op, "sum | product | min | max | and | or | xor")
       ->check(accepted_by([](std::string_view name) { primitives::parse_reduce_op(name); }))
       ->capture_default_str();
   command->add_flag("--json", cli->json,
-                    "Print {result, dtype, n, op, device} as one line of JSON on stdout");
+                    "Print {result, dtype, n, op, device} as one line of JSON on stdout (result "
+                    "as a string: the printed text, exact, \"nan\", \"inf\" or \"-inf\" included)");
   command->add_flag("--accurate", cli->accurate,
                     "Floating sums: accumulate in double / double-double (same fixed tree)");
   command->add_flag("--check", cli->check,

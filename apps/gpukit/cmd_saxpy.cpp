@@ -2,13 +2,9 @@
 // float64), written as a .npy array of that shape and dtype.
 
 #include <array>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <string>
-#include <string_view>
-#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -40,30 +36,17 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return fmt::format("({})", fmt::join(shape, ", "));
 }
 
-// alpha parsed straight into T (correctly rounded from the decimal text, not through double).
-// InvalidInput for text that is no number, or a number out of T's range.
-template <class T>
-T parse_alpha(std::string_view text) {
-  const std::string_view digits = text.starts_with('+') ? text.substr(1) : text;
-  T value{};
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (error == std::errc::result_out_of_range) {
-    throw InvalidInput(fmt::format("--alpha {} is out of the range of {}", text,
-                                   sizeof(T) == 4 ? "float32" : "float64"));
-  }
-  if (error != std::errc() || end != digits.data() + digits.size() || digits.empty())
-    throw InvalidInput(fmt::format("'{}' is not a number", text));
-  return value;
-}
-
 template <class T>
 void saxpy_files(const Context& context, const io::NpyArray& x, io::NpyArray& y,
                  const SaxpyOptionsCli& cli) {
-  const T alpha = parse_alpha<T>(cli.alpha);
+  const T alpha = scalar_option<T>("--alpha", cli.alpha);
   const std::span<T> y_values = y.values<T>();
   // --check needs the original y; an NpyArray copy names the bytes it asked for if memory is short.
   const io::NpyArray y_before = cli.check ? y : io::NpyArray();
   blas::axpy<T>(context, alpha, x.values<T>(), y_values, y_values);  // in place: two arrays held
+  inject_test_fault<T>("saxpy-perturb", y_values);
+  // As every --check: the output is written first, and a failed check keeps it (exit 8).
+  io::write_npy(cli.output, y);
   if (cli.check) {
     const auto rounding = context.backend == Backend::cpu ? blas::AxpyRounding::fused_or_separate
                                                           : blas::AxpyRounding::fused;
@@ -77,12 +60,15 @@ void saxpy_files(const Context& context, const io::NpyArray& x, io::NpyArray& y,
             : "every element round(alpha*x + y) or round(round(alpha*x) + y), as OpenBLAS may do",
         check.metrics.relative_l1, check.metrics.max_abs,
         check.passed() ? "ok"
-                       : fmt::format("FAILED: {} elements, the first at {}", check.bad_count,
-                                     check.first_bad));
-    if (!check.passed())
-      throw Error(ErrorKind::check_failed, "saxpy: result differs from the reference");
+                       : fmt::format("FAILED: {}, the first at {}",
+                                     count_text(check.bad_count, "element"), check.first_bad));
+    if (!check.passed()) {
+      throw Error(ErrorKind::check_failed,
+                  fmt::format("saxpy --check: the result differs from the reference ('{}' was "
+                              "written)",
+                              cli.output));
+    }
   }
-  io::write_npy(cli.output, y);
 }
 
 }  // namespace
@@ -98,18 +84,20 @@ void register_saxpy(CLI::App& app) {
       "OUT may be Y's path. alpha is read in the arrays' dtype. On the GPU every element is\n"
       "round(alpha*x + y), one fused multiply-add; on the CPU (OpenBLAS) it may be\n"
       "round(round(alpha*x) + y). alpha = 0 gives Y exactly (BLAS's rule: X is not read);\n"
-      "otherwise NaN and infinities propagate. Nothing is written on any error.");
-  command->add_option("--alpha,-a", cli->alpha, "The scalar alpha (a decimal number)")
-      ->required()
-      ->check(accepted_by([](std::string_view text) { parse_alpha<double>(text); }));
+      "otherwise NaN and infinities propagate. alpha is a finite decimal number: one beyond the\n"
+      "dtype's range, or a non-zero one that would round to 0, is a usage error (exit 2), as for\n"
+      "gemm. Nothing is written on any error but a failed --check (exit 8, OUT is kept).");
+  command->add_option("--alpha,-a", cli->alpha, "The scalar alpha (a decimal number)")->required();
   command->add_option("x", cli->x, "X: input .npy file ('-' = stdin)")->required();
   command->add_option("y", cli->y, "Y: input .npy file ('-' = stdin)")->required();
   command->add_option("--output,-o", cli->output, "Output .npy file (may be Y's path)")->required();
   command->add_flag("--check", cli->check,
-                    "Also compare every element with the exact reference (exit 8 on mismatch)");
+                    "Also compare every element with the exact reference (exit 8 on a mismatch; "
+                    "OUT is still written)");
   add_device_options(*command, cli->device);
   command->callback([cli] {
-    if (cli->x == "-" && cli->y == "-") throw UsageError("X and Y cannot both be stdin ('-')");
+    scalar_option<double>("--alpha", cli->alpha);  // float32's range once the dtype is known
+    refuse_stdin_twice({{"X", cli->x}, {"Y", cli->y}});
     const Context context = resolve_context(cli->device);
     const io::NpyArray x = io::read_npy(cli->x, {kSaxpyDtypes, "saxpy"});
     io::NpyArray y = io::read_npy(cli->y, {kSaxpyDtypes, "saxpy"});

@@ -30,15 +30,20 @@ struct ScanOptionsCli {
 /// seeds' metrics.
 template <class T>
 void check_against_reference(std::span<const T> input, std::span<const T> result,
-                             primitives::ScanOp op, primitives::ScanKind kind) {
+                             primitives::ScanOp op, primitives::ScanKind kind,
+                             const std::string& output) {
   const primitives::ScanCheck check = primitives::check_scan_result<T>(input, result, op, kind);
   std::cerr << fmt::format(
       "gpukit: scan: check: sequential CPU reference, relative L1 {:.3g}, max abs error {:.3g}: "
       "{}\n",
       check.metrics.relative_l1, check.metrics.max_abs,
       check.passed() ? "ok" : fmt::format("FAILED at element {}", check.first_bad));
-  if (!check.passed())
-    throw Error(ErrorKind::check_failed, "scan: result differs from the reference");
+  if (!check.passed()) {
+    throw Error(ErrorKind::check_failed,
+                fmt::format("scan --check: the result differs from the reference ('{}' was "
+                            "written)",
+                            output));
+  }
 }
 
 template <class T>
@@ -50,8 +55,10 @@ void scan_file(const Context& context, io::NpyArray& array, const ScanOptionsCli
   std::vector<T> input_copy;
   if (cli.check) input_copy.assign(values.begin(), values.end());
   primitives::scan<T>(context, values, values, op, kind);  // in place: one array in memory
-  if (cli.check) check_against_reference<T>(input_copy, values, op, kind);
+  inject_test_fault<T>("scan-perturb", values);
+  // As every --check: the output is written first, and a failed check keeps it (exit 8).
   io::write_npy(cli.output, array);
+  if (cli.check) check_against_reference<T>(input_copy, values, op, kind, cli.output);
 }
 
 }  // namespace
@@ -74,7 +81,8 @@ void register_scan(CLI::App& app) {
   command->add_flag("--exclusive", cli->exclusive,
                     "y[i] combines x[0..i-1] (y[0] is the identity; sums start at +0)");
   command->add_flag("--check", cli->check,
-                    "Also compute the sequential CPU reference and compare (exit 8 on mismatch)");
+                    "Also compute the sequential CPU reference and compare (exit 8 on a "
+                    "mismatch; the output is still written)");
   add_device_options(*command, cli->device);
   command->callback([cli] {
     const Context context = resolve_context(cli->device);

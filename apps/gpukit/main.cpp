@@ -188,8 +188,8 @@ int main(int argc, char** argv) {
   gpukit::io::install_temporary_file_cleanup();
   gpukit::cli::set_command_line(argc, argv);
   CLI::App app{
-      "gpukit: GPU case studies (Black-Scholes, Monte Carlo, Poisson, reduction, scan) on the CPU "
-      "and NVIDIA GPUs, each checked against a CPU reference",
+      "gpukit: GPU case studies (Black-Scholes, Monte Carlo, Poisson, reduction, scan and "
+      "compaction, SAXPY, GEMM) on the CPU and NVIDIA GPUs, each checked against a CPU reference",
       "gpukit"};  // named, so that "Usage:" says gpukit, not the path it was started by
   gpukit::cli::install_usage_error_format(app);  // before the subcommands: they copy it
   app.require_subcommand(1);

@@ -559,15 +559,14 @@ def poisson(
         raise ValueError(f"poisson takes float32 or float64, not {dtype.name}")
     solve_dtype = dtype if precision is None else np.dtype(_precision_dtype(precision))
     _checks.not_masked(lengths, "lengths")
+    # None, one number for every axis, or one per axis: the rule of `gpukit poisson --length`
+    # (pde::axis_lengths), applied by the library.
     if lengths is None:
         length_list: list[float] = []
     elif np.ndim(lengths) == 0:
-        length_list = [_checks.number(lengths, "lengths")] * len(f.shape)
+        length_list = [_checks.number(lengths, "lengths")]
     else:
         length_list = [_checks.number(v, f"lengths[{axis}]") for axis, v in enumerate(lengths)]
-        if len(length_list) != len(f.shape):
-            raise ValueError(f"poisson: lengths gives {len(length_list)} lengths for an array of "
-                             f"{len(f.shape)} axes")
     handle = _arrays.resolve_stream(f, framework, stream, "f")
     f_solve = f if solve_dtype == dtype else _arrays.as_dtype(f, framework, solve_dtype)
     u = _arrays.empty_like(f_solve, framework)
@@ -617,8 +616,11 @@ def gemm(
 
     op(x) is x, or x.T with ``transpose_a`` / ``transpose_b``. ``c`` (M x N) is read only when
     ``beta`` != 0, and is not changed. ``precision``: the inputs' dtype by default; "tf32" or
-    "bf16" round float32 inputs to the tensor-core format and accumulate in float32. BLAS's
-    rules: K = 0 or alpha = 0 gives beta c; NaN and Inf propagate. A given variant gives the same
+    "bf16" round float32 inputs to the tensor-core format and accumulate in float32. ``alpha``
+    and ``beta`` are rounded once to the inputs' dtype (float32 for tf32 and bf16); one that is
+    not finite, beyond the dtype's range or non-zero but rounding to 0 is a ValueError naming it,
+    as ``gpukit gemm`` refuses it. BLAS's rules: K = 0 or alpha = 0 gives beta c; NaN and Inf
+    propagate. A given variant gives the same
     bits run after run; CPU (OpenBLAS) and GPU (cuBLAS) results agree within the bound of
     ``gemm --check``, not bitwise. F-contiguous inputs are used without a copy (as the transposes
     of C-contiguous ones). On CUDA arrays the product is queued on ``stream``; the plan (a cuBLAS
@@ -640,6 +642,11 @@ def gemm(
     m = a.shape[1] if transpose_a else a.shape[0]
     n = b.shape[0] if transpose_b else b.shape[1]
     dtype = _dtype_of(a, framework)
+    if dtype in (np.float32, np.float64):
+        # The scalar rule of `gpukit gemm` (gpukit/blas/scalar.hpp), before beta decides whether
+        # c is read: a ValueError naming alpha or beta.
+        alpha = _core.blas_scalar("alpha", float(alpha), dtype.name)
+        beta = _core.blas_scalar("beta", float(beta), dtype.name)
     handle = _arrays.resolve_stream(a, framework, stream, "a")
     out = _arrays.empty(framework, a, (m, n), dtype)
     if beta != 0:
@@ -671,8 +678,10 @@ def saxpy(
     float64, no broadcasting), as ``gpukit saxpy``: a new array, or ``out`` (which may be y; a
     writable array of their shape and dtype: a read-only one is a ValueError).
 
-    alpha is rounded once to the arrays' dtype. On the GPU each element is round(alpha*x + y)
-    (one fused multiply-add); on the CPU (OpenBLAS) it may be round(round(alpha*x) + y).
+    alpha is rounded once to the arrays' dtype; one that is not finite, beyond the dtype's range
+    or non-zero but rounding to 0 is a ValueError naming it, as ``gpukit saxpy`` refuses it.
+    On the GPU each element is round(alpha*x + y) (one fused multiply-add); on the CPU
+    (OpenBLAS) it may be round(round(alpha*x) + y).
     alpha = 0 gives y exactly (x is not read, BLAS's rule); otherwise NaN and infinities
     propagate. On CUDA arrays the work is queued on ``stream``.
     """

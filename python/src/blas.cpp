@@ -16,6 +16,7 @@
 #include "arrays.hpp"
 #include "gpukit/blas/gemm.hpp"
 #include "gpukit/blas/saxpy.hpp"
+#include "gpukit/blas/scalar.hpp"
 #include "gpukit/core/stream.hpp"
 
 namespace gpukit::python {
@@ -112,18 +113,19 @@ void gemm(const InArray& a, const InArray& b, const OutArray& c, bool transpose_
       device, {{"a", place_of(a, "a")}, {"b", place_of(b, "b")}, {"c", place_of(c, "c")}}, stream);
   auto run = [&](auto element) {
     using T = decltype(element);
+    const T alpha_t = blas::scalar_from_double<T>("alpha", alpha);
+    const T beta_t = blas::scalar_from_double<T>("beta", beta);
     nb::gil_scoped_release released;
     const DeviceGuard guard(where.context);
     if (where.device_data) {
       thread_local GemmPlanCache cache;
       blas::GemmPlan& plan = cache.plan_for(where.context, problem, variant, where.stream);
-      plan.run<T>(static_cast<T>(alpha), data_of<T>(a), data_of<T>(b), static_cast<T>(beta),
-                  data_of<T>(c), where.stream);
+      plan.run<T>(alpha_t, data_of<T>(a), data_of<T>(b), beta_t, data_of<T>(c), where.stream);
       cache.in_flight = true;
       cache.last_stream = where.stream;
     } else {
-      blas::gemm<T>(where.context, problem, static_cast<T>(alpha), span_of<T>(a), span_of<T>(b),
-                    static_cast<T>(beta), span_of<T>(c), variant);
+      blas::gemm<T>(where.context, problem, alpha_t, span_of<T>(a), span_of<T>(b), beta_t,
+                    span_of<T>(c), variant);
     }
   };
   if (single) {
@@ -148,8 +150,9 @@ void axpy(double alpha, const InArray& x, const InArray& y, const OutArray& out,
       stream);
   with_real_type(x.dtype(), "saxpy", [&](auto element) {
     using T = decltype(element);
-    // alpha in the arrays' type, as the CLI reads it (a Python float rounded once to float32).
-    const T a = static_cast<T>(alpha);
+    // alpha in the arrays' type under the CLI's rule (gpukit/blas/scalar.hpp): a Python float
+    // rounded once to float32, refused when not finite or out of the dtype's range.
+    const T a = blas::scalar_from_double<T>("alpha", alpha);
     nb::gil_scoped_release released;
     const DeviceGuard guard(where.context);
     if (where.device_data) {
@@ -161,9 +164,22 @@ void axpy(double alpha, const InArray& x, const InArray& y, const OutArray& out,
   });
 }
 
+// blas::scalar_from_double for a dtype named as numpy names it: the value rounded to the dtype, as
+// a Python float.
+double blas_scalar(std::string_view name, double value, std::string_view dtype) {
+  if (dtype == "float32") return blas::scalar_from_double<float>(name, value);
+  if (dtype == "float64") return blas::scalar_from_double<double>(name, value);
+  throw InvalidInput(
+      fmt::format("{}: gemm and saxpy take float32 or float64, not {}", name, dtype));
+}
+
 }  // namespace
 
 void bind_blas(nb::module_& m) {
+  m.def("blas_scalar", &blas_scalar, nb::arg("name"), nb::arg("value"), nb::arg("dtype"),
+        "blas::scalar_from_double (gpukit/blas/scalar.hpp): `value` rounded to `dtype` (float32 "
+        "or float64); ValueError naming `name` when it is not finite, beyond the dtype's range, "
+        "or a non-zero value that would round to 0.");
   m.def("gemm", &gemm, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("transpose_a"),
         nb::arg("transpose_b"), nb::arg("precision"), nb::arg("alpha"), nb::arg("beta"),
         nb::arg("variant"), nb::arg("device"), nb::arg("stream"),

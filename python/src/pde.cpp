@@ -89,8 +89,13 @@ nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>&
   const Placement where =
       place_call(device, {{"f", place_of(f, "f")}, {"u", place_of(u, "u")}}, stream);
   require_like(u, count_of(f), f.dtype(), "poisson");
-  PlanKey key{where.context, shape, lengths, pde::parse_gauge(gauge), strict, variant};
-  if (key.lengths.empty()) key.lengths.assign(shape.size(), 1.0);
+  // The CLI's rule for --length: none (1 each), one for every axis, or one per axis.
+  PlanKey key{where.context,
+              shape,
+              pde::axis_lengths("lengths", lengths, static_cast<int>(shape.size())),
+              pde::parse_gauge(gauge),
+              strict,
+              variant};
   pde::validate_grid({key.shape, key.lengths});
 
   return with_real_type(f.dtype(), "poisson", [&](auto element) {

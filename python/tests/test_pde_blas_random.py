@@ -72,6 +72,21 @@ def test_poisson_gauges_means_and_refusals():
     np.testing.assert_allclose(single, u, atol=1e-4)
 
 
+def test_poisson_lengths_are_one_for_every_axis_or_one_per_axis():
+    # The rule of `gpukit poisson --length` (pde::axis_lengths): one number, or a list of one, is
+    # the period of every axis; otherwise one per axis.
+    rng = np.random.default_rng(5)
+    for shape in ((16, 12), (6, 8, 10)):
+        f = rng.standard_normal(shape)
+        f -= f.mean()
+        every = gpukit.poisson(f, [2.5] * len(shape), device="cpu")
+        np.testing.assert_array_equal(gpukit.poisson(f, 2.5, device="cpu"), every)
+        np.testing.assert_array_equal(gpukit.poisson(f, [2.5], device="cpu"), every)
+    with pytest.raises(ValueError, match=r"^lengths gives 3 values for a grid of 2 axes: give one "
+                                         r"for every axis, or one per axis$"):
+        gpukit.poisson(np.zeros((4, 4)), [1.0, 2.0, 3.0], device="cpu")
+
+
 def gemm_bound(a, b, c, alpha, beta, k, precision):
     """gemm_error_bound (blas/gemm.hpp): (w + gamma(K + 2, u)(1 + w)) |alpha| |A||B| +
     gamma(2, u) |beta C0|."""
@@ -154,6 +169,41 @@ def test_saxpy_refuses_what_the_cli_refuses():
         gpukit.saxpy(1.0, np.ones(3, np.float32), np.ones(3), device="cpu")
     with pytest.raises(ValueError, match="float32 or float64, not int64"):
         gpukit.saxpy(1.0, np.ones(3, np.int64), np.ones(3, np.int64), device="cpu")
+
+
+# The scalar rule of `gpukit gemm` and `gpukit saxpy` (gpukit/blas/scalar.hpp). Before, saxpy
+# returned inf for alpha = 1e39 in float32 and gemm wrote all-inf or all-nan matrices.
+@pytest.mark.parametrize("value, dtype, message", [
+    (1e39, np.float32, r"must fit float32 \(magnitude at most 3.4028235e\+38\), got 1e\+39"),
+    (-1e39, np.float32, "must fit float32"),
+    (1e-50, np.float32, r"must not round to 0 in float32 \(magnitude at least 1e-45\)"),
+    (math.nan, np.float64, "must be finite, got nan"),
+    (math.inf, np.float64, "must be finite, got inf"),
+    (-math.inf, np.float32, "must be finite, got -inf"),
+])
+def test_gemm_and_saxpy_refuse_scalars_the_cli_refuses(value, dtype, message):
+    x = np.ones(3, dtype)
+    with pytest.raises(ValueError, match="^alpha " + message):
+        gpukit.saxpy(value, x, x, device="cpu")
+    a = np.ones((2, 2), dtype)
+    with pytest.raises(ValueError, match="^alpha " + message):
+        gpukit.gemm(a, a, alpha=value, device="cpu")
+    # beta is checked before it decides whether c is read ("beta != 0 needs c" would mislead).
+    with pytest.raises(ValueError, match="^beta " + message):
+        gpukit.gemm(a, a, beta=value, device="cpu")
+    with pytest.raises(ValueError, match="^beta " + message):
+        gpukit.gemm(a, a, beta=value, c=a, device="cpu")
+
+
+def test_scalars_within_the_dtypes_range_are_rounded_once():
+    # 1e39 fits float64; float32's largest and smallest magnitudes are kept.
+    np.testing.assert_array_equal(gpukit.saxpy(1e39, np.ones(2), np.zeros(2), device="cpu"),
+                                  [1e39, 1e39])
+    largest = float(np.finfo(np.float32).max)
+    one = np.ones(1, np.float32)
+    assert gpukit.saxpy(largest, one, np.zeros(1, np.float32), device="cpu")[0] == largest
+    tiny = float(np.finfo(np.float32).smallest_subnormal)
+    assert gpukit.gemm(one.reshape(1, 1), one.reshape(1, 1), alpha=tiny, device="cpu")[0, 0] == tiny
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -3,6 +3,7 @@
 
 #include "gpukit/blas/gemm.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "blas/cpu/gemm_openblas.hpp"
 #include "gpukit/blas/gemm_variants.hpp"
@@ -252,12 +254,26 @@ GemmSupport GemmPlan::can_implement(const Context& context, const GemmProblem& p
     }
     return {};
   }
-  std::string known;
-  for (const GemmVariant& v : gemm_variants()) {
-    known += known.empty() ? "" : ", ";
-    known += v.info.name;
+  try {
+    check_gemm_variant_name(name);
+  } catch (const InvalidInput& e) {
+    return {false, e.what()};
   }
-  return {false, fmt::format("unknown gemm variant '{}' (known: {})", name, known)};
+  return {false, fmt::format("variant '{}' runs on the CPU, not on a GPU", name)};
+}
+
+std::vector<std::string> gemm_variant_names() {
+  std::vector<std::string> names = {std::string(kCpuVariant)};
+  for (const GemmVariant& v : gemm_variants()) names.emplace_back(v.info.name);
+  return names;
+}
+
+void check_gemm_variant_name(std::string_view name) {
+  const std::vector<std::string> names = gemm_variant_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  throw InvalidInput(fmt::format("unknown gemm variant '{}' (known: {}{})", name,
+                                 fmt::join(names, ", "),
+                                 built_with_cuda() ? "" : "; this gpukit was built without CUDA"));
 }
 
 GemmPlan::GemmPlan(const Context& context, const GemmProblem& problem, std::string_view variant)

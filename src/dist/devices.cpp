@@ -18,9 +18,7 @@ int parse_ordinal(std::string_view digits, std::string_view spec) {
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || ordinal < 0 ||
       ordinal > 65535) {
     throw InvalidInput(fmt::format(
-        "--device: '{}' is not a GPU list (cuda:N, cuda:all or cuda:N,M,... with N a CUDA "
-        "ordinal)",
-        spec));
+        "'{}' is not a GPU list (cuda:N, cuda:all or cuda:N,M,... with N a CUDA ordinal)", spec));
   }
   return ordinal;
 }
@@ -38,8 +36,8 @@ DeviceSpec parse_device_spec(std::string_view spec) {
   if (spec == "cpu") return d.kind = DeviceSpec::Kind::cpu, d;
   if (spec == "cuda") return d.kind = DeviceSpec::Kind::cuda_one_per_rank, d;
   if (!spec.starts_with("cuda:")) {
-    throw InvalidInput(fmt::format(
-        "--device must be auto, cpu, cuda, cuda:N, cuda:all or cuda:N,M,..., got '{}'", spec));
+    throw InvalidInput(
+        fmt::format("must be auto, cpu, cuda, cuda:N, cuda:all or cuda:N,M,..., got '{}'", spec));
   }
   const std::string_view list = spec.substr(5);
   if (list == "all") return d.kind = DeviceSpec::Kind::cuda_all, d;
@@ -73,7 +71,12 @@ std::string Workers::describe() const {
 }
 
 Workers select_workers(std::string_view spec, int threads, int local_rank, int local_size) {
-  const DeviceSpec d = parse_device_spec(spec);
+  DeviceSpec d;
+  try {
+    d = parse_device_spec(spec);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(std::string("device: ") + e.what());
+  }
   if (threads < 0) throw InvalidInput(fmt::format("--threads must be >= 0, got {}", threads));
   if (local_size < 1 || local_rank < 0 || local_rank >= local_size) {
     throw InvalidInput(fmt::format("local rank {} of {}", local_rank, local_size));

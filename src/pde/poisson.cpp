@@ -39,6 +39,18 @@ std::string PoissonGrid::describe() const {
   return fmt::format("{} (lengths {})", dims, lens);
 }
 
+std::vector<double> axis_lengths(std::string_view name, std::span<const double> given, int rank) {
+  const auto axes = static_cast<std::size_t>(std::max(rank, 0));
+  if (given.empty()) return std::vector<double>(axes, 1.0);
+  if (given.size() == 1) return std::vector<double>(axes, given[0]);
+  if (given.size() != axes) {
+    throw InvalidInput(fmt::format(
+        "{} gives {} values for a grid of {} axes: give one for every axis, or one per axis", name,
+        given.size(), rank));
+  }
+  return {given.begin(), given.end()};
+}
+
 void validate_grid(const PoissonGrid& grid) {
   if (grid.rank() != 2 && grid.rank() != 3) {
     throw InvalidInput(fmt::format(
@@ -55,8 +67,10 @@ void validate_grid(const PoissonGrid& grid) {
   }
   if (!grid.lengths.empty()) {
     if (grid.lengths.size() != grid.shape.size()) {
-      throw InvalidInput(fmt::format("poisson: {} lengths given for a grid of {} axes",
-                                     grid.lengths.size(), grid.shape.size()));
+      throw InvalidInput(
+          fmt::format("poisson: {} length{} given for a grid of {} axes (one per "
+                      "axis; pde::axis_lengths takes one for every axis)",
+                      grid.lengths.size(), grid.lengths.size() == 1 ? "" : "s", grid.shape.size()));
     }
     for (int a = 0; a < grid.rank(); ++a) {
       const double L = grid.lengths[static_cast<std::size_t>(a)];

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -112,6 +113,63 @@ TEST(CheckCli, PoissonWrongSolutionFailsWithExit8AndTheOutputIsStillWritten) {
     EXPECT_EQ(r.exit_code, 8) << precision << ": " << r.err;
     EXPECT_NE(r.err.find("FAILED"), std::string::npos) << r.err;
     EXPECT_TRUE(std::filesystem::exists(out)) << "a failed check keeps u";
+  }
+}
+
+// One rule for every --check (README): the output is written, a failed check keeps it and exits 8.
+// Before, saxpy, scan and compact wrote nothing on a failed check (gemm's and poisson's are
+// tested beside them: GemmCli.CheckCatchesAWrongResult and the test above). Each case: the command,
+// its test fault, and the output's expected values without the fault (so the kept file is shown to
+// hold the computed result, perturbed in its middle element).
+TEST(CheckCli, EveryFailedCheckKeepsTheOutputAndExits8) {
+  const std::int64_t shape[] = {5};
+  gpukit::io::write_npy<double>(path("keep_x.npy"), shape, std::vector<double>{1, 2, 3, 4, 5});
+  gpukit::io::write_npy<double>(path("keep_y.npy"), shape, std::vector<double>{10, 20, 30, 40, 50});
+  gpukit::io::write_npy<std::int32_t>(path("keep_i.npy"), shape,
+                                      std::vector<std::int32_t>{3, -1, 4, 1, -5});
+  const struct {
+    std::string fault, args;
+    std::vector<double> correct;
+  } cases[] = {
+      {"saxpy-perturb",
+       "saxpy --alpha 2 " + path("keep_x.npy") + " " + path("keep_y.npy"),
+       {12, 24, 36, 48, 60}},
+      {"scan-perturb", "scan -i " + path("keep_i.npy"), {3, 2, 6, 7, 2}},
+      {"compact-perturb", "compact --keep positive -i " + path("keep_i.npy"), {3, 4, 1}},
+  };
+  for (const auto& c : cases) {
+    const std::string out = path("keep_out.npy");
+    std::filesystem::remove(out);
+    Result r = run("--quiet " + c.args + " --device cpu --check -o " + out);
+    ASSERT_EQ(r.exit_code, 0) << c.args << ": " << r.err;
+    std::filesystem::remove(out);
+    r = run_with_fault(c.fault, c.args + " --device cpu --check -o " + out);
+    EXPECT_EQ(r.exit_code, 8) << c.fault << ": " << r.err;
+    EXPECT_NE(r.err.find("FAILED"), std::string::npos) << r.err;
+    EXPECT_NE(
+        r.err.find("--check: the result differs from the reference ('" + out + "' was written)"),
+        std::string::npos)
+        << r.err;
+    ASSERT_TRUE(std::filesystem::exists(out)) << c.fault << ": a failed check keeps the output";
+    if (c.fault == "saxpy-perturb") {
+      EXPECT_NE(r.err.find("FAILED: 1 element, the first at 2"), std::string::npos) << r.err;
+    }
+    const gpukit::io::NpyArray kept = gpukit::io::read_npy(out);
+    std::vector<double> values;
+    if (kept.dtype == gpukit::io::NpyDtype::float64) {
+      for (const double v : kept.values<double>()) values.push_back(v);
+    } else {
+      for (const std::int32_t v : kept.values<std::int32_t>()) values.push_back(v);
+    }
+    ASSERT_EQ(values.size(), c.correct.size()) << c.fault;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      // Every element as computed, but the middle one, which the fault changed.
+      if (i == values.size() / 2) {
+        EXPECT_NE(values[i], c.correct[i]) << c.fault;
+      } else {
+        EXPECT_EQ(values[i], c.correct[i]) << c.fault << " element " << i;
+      }
+    }
   }
 }
 

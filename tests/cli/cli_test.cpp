@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_test_support.hpp"
 #include "gpukit/core/device.hpp"
@@ -90,6 +94,15 @@ TEST(Cli, InfoListsTheBackends) {
   EXPECT_NE(r.out.find("cuda"), std::string::npos);
 }
 
+// Counts and their nouns agree: "(1 option)", not "(1 options)".
+TEST(Cli, ACountOfOneTakesTheSingular) {
+  const Result r = run("bs --demo 1 --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("European Options with Black-Scholes formula (1 option) on"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Cli, DemoRunsAndPasses) {
   const Result r = run("demo --device cpu");
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -137,7 +150,7 @@ TEST(Cli, ReducePrintsIntegersExactlyAndFloatsRoundTrip) {
   EXPECT_EQ(r.out, "4294967299\n");  // widened to int64, exact
   r = run("reduce --device cpu --op max --json --input " + ints);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\"result\":2147483647"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"result\":\"2147483647\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"dtype\":\"int32\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"n\":3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"op\":\"max\""), std::string::npos) << r.out;
@@ -147,6 +160,31 @@ TEST(Cli, ReducePrintsIntegersExactlyAndFloatsRoundTrip) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(std::stod(r.out), 0.1 + 0.2 + 1e-17);  // the printed digits read back exactly
   EXPECT_NE(r.err.find("check:"), std::string::npos);
+}
+
+// --json's result is always a string: the printed result's text, exact for every integer (int64
+// sums beyond 2^53 included, which a JSON number read as a double would round) and every float,
+// and valid JSON for NaN and the infinities. Before: a number, or a string for NaN and Inf.
+TEST(Cli, ReduceJsonResultIsAlwaysTheExactTextAsAString) {
+  const auto expect_result = [](const std::string& file, const std::string& op,
+                                const std::string& text) {
+    const Result r = run("reduce --device cpu --json --op " + op + " --input " + file);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);  // valid JSON, one object
+    ASSERT_TRUE(j["result"].is_string()) << r.out;
+    EXPECT_EQ(j["result"].get<std::string>(), text) << r.out;
+    // The same text as without --json.
+    const Result plain = run("reduce --device cpu --op " + op + " --input " + file);
+    EXPECT_EQ(plain.out, text + "\n");
+  };
+  expect_result(write_npy_file<std::int64_t>("json_big.npy", {(std::int64_t{1} << 62) + 1, 0}),
+                "sum", "4611686018427387905");
+  expect_result(write_npy_file<double>("json_tenth.npy", {0.1, 0.2}), "sum", "0.30000000000000004");
+  expect_result(write_npy_file<float>("json_float.npy", {0.1f}), "sum", "0.1");
+  expect_result(write_npy_file<double>("json_nan.npy", {1.0, std::nan("")}), "sum", "nan");
+  expect_result(write_npy_file<double>("json_negative_nan.npy", {-std::nan("")}), "sum", "nan");
+  expect_result(write_npy_file<double>("json_inf.npy", {1.0, -INFINITY}), "sum", "-inf");
+  expect_result(write_npy_file<float>("json_max.npy", {3e38f, 3e38f}), "sum", "inf");
 }
 
 TEST(Cli, ReduceRefusesBadInputWithDistinctExitCodes) {
@@ -218,7 +256,8 @@ TEST(Cli, CompactKeepsInOrderAndCountsOnStderr) {
   Result r = run("compact --device cpu --keep positive --check --input " + in + " --output " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("kept 2 of 5 elements (positive)\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpukit: compact: kept 2 of 5 elements (positive)\n"), std::string::npos)
+      << r.err;
   const auto y = gpukit::io::read_npy(out);
   const auto v = y.values<float>();
   EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{1.5f, 3.0f}));

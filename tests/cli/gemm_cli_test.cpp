@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_test_support.hpp"
+#include "gpukit/core/device.hpp"
 #include "gpukit/io/npy.hpp"
 
 namespace {
@@ -136,6 +138,7 @@ TEST(GemmCli, EmptyProductsAreWritten) {
 
 TEST(GemmCli, CheckCatchesAWrongResult) {
   const std::string out = path("perturbed.npy");
+  std::filesystem::remove(out);
   ::setenv("GPUKIT_TEST_FAULT", "gemm-perturb", 1);
   const Result r = run("gemm --device cpu " + matrix_file("p_a.npy", 3, 4, kA) + " " +
                        matrix_file("p_b.npy", 4, 2, kB) + " -o " + out + " --check");
@@ -144,6 +147,111 @@ TEST(GemmCli, CheckCatchesAWrongResult) {
   EXPECT_NE(r.err.find("FAILED"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("differs from the reference beyond the bound at (1, 1)"), std::string::npos)
       << r.err;
+  EXPECT_TRUE(std::filesystem::exists(out)) << "a failed check keeps C";
+}
+
+// The scalar rule of saxpy (gpukit/blas/scalar.hpp), with its exit code 2: a scalar that is no
+// number, not finite, or beyond the inputs' dtype would make every element Inf or NaN.
+TEST(GemmCli, AlphaAndBetaFollowTheScalarRuleOfSaxpy) {
+  const std::string a32 = matrix_file("s_a32.npy", 3, 4, as<float>(kA)),
+                    b32 = matrix_file("s_b32.npy", 4, 2, as<float>(kB)),
+                    c32 = matrix_file("s_c32.npy", 3, 2, std::vector<float>(6, 1.0f)),
+                    a64 = matrix_file("s_a64.npy", 3, 4, kA),
+                    b64 = matrix_file("s_b64.npy", 4, 2, kB);
+  const struct {
+    std::string arguments, message;
+  } cases[] = {
+      {a64 + " " + b64 + " --alpha 1e400", "--alpha must fit float64"},
+      {a64 + " " + b64 + " --alpha nan", "--alpha must be finite, got 'nan'"},
+      {a32 + " " + b32 + " --alpha 1e39",
+       "--alpha must fit float32 (magnitude at most 3.4028235e+38), got '1e39'"},
+      {a32 + " " + b32 + " --beta 1e39 --c " + c32, "--beta must fit float32"},
+      {a32 + " " + b32 + " --beta -inf --c " + c32, "--beta must be finite, got '-inf'"},
+      {a32 + " " + b32 + " --precision tf32 --alpha 1e-50",
+       "--alpha must not round to 0 in float32"},
+      {a64 + " " + b64 + " --alpha two", "--alpha must be a number, got 'two'"},
+  };
+  for (const auto& c : cases) {
+    const std::string out = path("s_out.npy");
+    std::filesystem::remove(out);
+    const Result r = run("gemm --device cpu " + c.arguments + " -o " + out);
+    EXPECT_EQ(r.exit_code, 2) << c.arguments << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.arguments << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << c.arguments << ": an output was written";
+  }
+  // 1e39 fits float64: C = 1e39 A B.
+  const std::string out = path("s_big.npy");
+  const Result r = run("gemm --device cpu " + a64 + " " + b64 + " --alpha 1e39 -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_values<double>(out, NpyDtype::float64, {3, 2})[1], 1e39 * kAB[1]);
+}
+
+// Before: "gemm - -" read A from stdin and then failed on B with "bad magic"; saxpy says why.
+TEST(GemmCli, StdinFeedsOneInputAtMost) {
+  const std::string a = matrix_file("in_a.npy", 3, 4, kA), b = matrix_file("in_b.npy", 4, 2, kB);
+  const std::string out = path("in_out.npy");
+  std::filesystem::remove(out);
+  for (const auto& [arguments, message] :
+       {std::pair{std::string("- -"), std::string("A and B cannot both be stdin ('-')")},
+        std::pair{"- " + b + " --beta 1 --c -", std::string("A and C0 cannot both be stdin")},
+        std::pair{std::string("- - --beta 2 --c -"),
+                  std::string("A, B and C0 cannot all be stdin")}}) {
+    const Result r = run("gemm --device cpu " + arguments + " -o " + out, slurp(a));
+    EXPECT_EQ(r.exit_code, 2) << arguments << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << arguments << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << arguments;
+  }
+  // One input from stdin is fine, and with --beta 0 C0 from stdin is never read.
+  const Result r = run("gemm --device cpu - " + b + " --c - -o " + out, slurp(a));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_values<double>(out, NpyDtype::float64, {3, 2}), kAB);
+}
+
+// The documented rule (BLAS's, and Python's): with beta = 0, C0 is not read. Before, --beta 0
+// needed --c, and read and validated it.
+TEST(GemmCli, BetaZeroNeitherNeedsNorReadsC0) {
+  const std::string a = matrix_file("z_a.npy", 3, 4, kA), b = matrix_file("z_b.npy", 4, 2, kB);
+  const std::string wrong_shape = matrix_file("z_c.npy", 2, 2, std::vector<double>(4, 1.0));
+  const std::string out = path("z_out.npy");
+  for (const std::string& c0 :
+       {std::string(""), " --c " + path("z_missing.npy"), " --c " + wrong_shape}) {
+    std::filesystem::remove(out);
+    const Result r = run("gemm --device cpu " + a + " " + b + " --beta 0" + c0 + " -o " + out);
+    ASSERT_EQ(r.exit_code, 0) << c0 << ": " << r.err;
+    EXPECT_EQ(read_values<double>(out, NpyDtype::float64, {3, 2}), kAB) << c0;
+    if (!c0.empty()) {
+      EXPECT_NE(r.err.find("gpukit: gemm: --beta is 0, so --c "), std::string::npos) << r.err;
+    }
+  }
+  // --c without --beta: beta is 0 as well.
+  const Result r = run("gemm --device cpu " + a + " " + b + " --c " + wrong_shape + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_values<double>(out, NpyDtype::float64, {3, 2}), kAB);
+}
+
+// Python's gemm has variant=; the CLI now has --variant, checked as bs's and poisson's are.
+TEST(GemmCli, VariantNamesTheCpuVariantAndUnknownNamesAreUsageErrors) {
+  const std::string a = matrix_file("v_a.npy", 3, 4, kA), b = matrix_file("v_b.npy", 4, 2, kB);
+  const std::string out = path("v_out.npy");
+  Result r = run("gemm --device cpu --variant openblas " + a + " " + b + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_values<double>(out, NpyDtype::float64, {3, 2}), kAB);
+  std::filesystem::remove(out);
+  r = run("gemm --device cpu --variant nosuch " + a + " " + b + " -o " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--variant: unknown gemm variant 'nosuch' (known: openblas"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  if (gpukit::built_with_cuda()) {
+    // A CUDA variant on the CPU: a known name the CPU backend cannot run.
+    r = run("gemm --device cpu --variant cublas " + a + " " + b + " -o " + out);
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("the CPU backend has one variant, 'openblas', not 'cublas'"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
 }
 
 struct BadCase {
@@ -183,7 +291,8 @@ TEST(GemmCli, BadInputIsRefusedClearlyAndNothingIsWritten) {
        "has shape (3, 4), but the product has shape (3, 2)"},
       {"product overflows", path("bad_tall.npy") + " " + path("bad_wide.npy"), 3,
        "too large to address"},
-      {"beta without C0", a + " " + b + " --beta 1", 2, "--beta requires --c"},
+      {"beta without C0", a + " " + b + " --beta 1", 2,
+       "--beta 1 needs --c (the M x N matrix C0 it scales)"},
       {"unknown precision", a + " " + b + " --precision half", 2, "unknown precision 'half'"},
   };
   for (const BadCase& c : cases) {

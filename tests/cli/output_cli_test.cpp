@@ -114,7 +114,7 @@ TEST(OutputCli, CompactToStdoutPipesIntoReduce) {
   EXPECT_EQ(slurp(dir / "compact.rc"), "0\n") << slurp(dir / "compact.err");
   EXPECT_EQ(slurp(dir / "reduce.rc"), "0\n") << slurp(dir / "reduce.err");
   EXPECT_EQ(slurp(dir / "sum.out"), "10\n");  // 3 + 5 + 2
-  EXPECT_EQ(slurp(dir / "compact.err"), "kept 3 of 6 elements (positive)\n");
+  EXPECT_EQ(slurp(dir / "compact.err"), "gpukit: compact: kept 3 of 6 elements (positive)\n");
 
   // The bytes on stdout are exactly one .npy array: nothing after it.
   const auto r = run("compact --device cpu -i " + in + " -o - --keep negative");
@@ -181,6 +181,35 @@ TEST(OutputCli, AFailingStdoutIsAnIoErrorForEveryCommand) {
     EXPECT_NE(closed.err.find("gpukit: I/O error: <stdout>: write failed: Bad file descriptor"),
               std::string::npos)
         << closed.err;
+  }
+}
+
+// A reader that stops early (`gpukit ... -o - | head -c 1`): gpukit ends as every Unix filter does,
+// by SIGPIPE, silently (a shell sees 141 = 128 + 13); where its parent had SIGPIPE ignored, the
+// broken pipe is an I/O error, exit 4, as README says. The output (16 MB) is far beyond a pipe's
+// buffer, so the write meets the closed pipe whatever the timing.
+TEST(OutputCli, AReaderThatStopsEarlyEndsGpukitBySigpipeOrExit4WhereIgnored) {
+  const fs::path dir = fresh_folder("broken_pipe");
+  const std::string ints = write_ints(dir / "big.npy", std::vector<std::int32_t>(1 << 22, 1));
+  const std::string status = (dir / "status").string(), err = (dir / "err").string();
+  for (const bool ignored : {false, true}) {
+    SCOPED_TRACE(ignored ? "SIGPIPE ignored" : "SIGPIPE default");
+    const std::string script = std::string(ignored ? "trap '' PIPE; " : "") + "{ " + binary() +
+                               " scan --device cpu -i " + ints + " -o - 2>" + err + "; echo $? >" +
+                               status + "; } | head -c 1 >/dev/null";
+    // std::system runs the script in /bin/sh; the trap's SIG_IGN is inherited by gpukit.
+    ASSERT_EQ(std::system(script.c_str()), 0) << script;
+    const std::string code = slurp(status), message = slurp(err);
+    if (ignored) {
+      EXPECT_EQ(code, "4\n") << message;
+      EXPECT_NE(message.find("gpukit: I/O error: <stdout>: write failed: Broken pipe"),
+                std::string::npos)
+          << message;
+    } else {
+      EXPECT_EQ(code, "141\n") << message;
+      EXPECT_EQ(message, "");
+    }
+    EXPECT_EQ(names_in(dir), (std::vector<std::string>{"big.npy", "err", "status"}));
   }
 }
 

@@ -107,12 +107,17 @@ TEST(PoissonCli, MalformedInputsAreRefusedClearly) {
       {"-i " + path("4d.npy"), "2D or 3D arrays, not 4D", 3},
       {"-i " + path("zero.npy"), "axis 0 has size 0", 3},
       {"-i " + path("int.npy"), "poisson takes float32 ('<f4') or float64 ('<f8'), not int32", 3},
-      {"-i " + path("ok.npy") + " --length 1,2,3", "3 lengths for an array of 2 axes", 2},
-      {"-i " + path("ok.npy") + " --length 1", "1 lengths for an array of 2 axes", 2},
-      {"-i " + path("ok.npy") + " --length 1,-2", "must be finite and > 0", 2},
-      {"-i " + path("ok.npy") + " --length 1,0", "must be finite and > 0", 2},
-      {"-i " + path("ok.npy") + " --length 1,inf", "must be finite and > 0", 2},
-      {"-i " + path("ok.npy") + " --length 1,abc", "'abc' is not a number", 2},
+      {"-i " + path("ok.npy") + " --length 1,2,3",
+       "usage error: --length gives 3 values for a grid of 2 axes: give one for every axis, or "
+       "one per axis",
+       2},
+      // The option's name once (it was "--length: --length: -2 must be ...").
+      {"-i " + path("ok.npy") + " --length 1,-2",
+       "usage error: --length: -2 must be finite and > 0", 2},
+      {"-i " + path("ok.npy") + " --length 1,0", "--length: 0 must be finite and > 0", 2},
+      {"-i " + path("ok.npy") + " --length 1,inf", "--length: inf must be finite and > 0", 2},
+      {"-i " + path("ok.npy") + " --length 1,abc", "--length: 'abc' is not a number", 2},
+      {"-i " + path("ok.npy") + " --length 1,", "--length: a trailing comma", 2},
   };
   for (const Case& c : cases) {
     std::filesystem::remove(out);
@@ -124,6 +129,33 @@ TEST(PoissonCli, MalformedInputsAreRefusedClearly) {
   EXPECT_EQ(run("poisson --device cpu -i " + path("ok.npy")).exit_code, 2);  // no --output
   EXPECT_EQ(
       run("poisson --device cpu -i " + path("ok.npy") + " -o " + out + " --gauge x").exit_code, 2);
+}
+
+// One length is the period of every axis, as Python's lengths=2 (pde::axis_lengths). Before, the
+// CLI refused it on a 2-D grid ("--length gives 1 lengths for an array of 2 axes").
+TEST(PoissonCli, OneLengthIsThePeriodOfEveryAxis) {
+  for (const std::vector<std::int64_t>& shape :
+       {std::vector<std::int64_t>{8, 6}, std::vector<std::int64_t>{4, 6, 5}}) {
+    std::vector<double> f(
+        static_cast<std::size_t>(shape[0] * shape[1] * (shape.size() == 3 ? shape[2] : 1)));
+    for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::sin(0.7 * static_cast<double>(i));
+    double mean = 0;
+    for (const double v : f) mean += v / static_cast<double>(f.size());
+    for (double& v : f) v -= mean;
+    gpukit::io::write_npy<double>(path("one_length_f.npy"), shape, f);
+    const std::string every = shape.size() == 2 ? "2.5,2.5" : "2.5,2.5,2.5";
+    const Result one = run("poisson --device cpu -i " + path("one_length_f.npy") + " -o " +
+                           path("one_length_u1.npy") + " --length 2.5");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    const Result all = run("poisson --device cpu -i " + path("one_length_f.npy") + " -o " +
+                           path("one_length_u2.npy") + " --length " + every);
+    ASSERT_EQ(all.exit_code, 0) << all.err;
+    const Result unit = run("poisson --device cpu -i " + path("one_length_f.npy") + " -o " +
+                            path("one_length_u3.npy"));
+    ASSERT_EQ(unit.exit_code, 0) << unit.err;
+    EXPECT_EQ(slurp(path("one_length_u1.npy")), slurp(path("one_length_u2.npy")));
+    EXPECT_NE(slurp(path("one_length_u1.npy")), slurp(path("one_length_u3.npy")));
+  }
 }
 
 TEST(PoissonCli, NonFiniteInputIsInvalidInputNamingTheFirstBadIndexAndWritesNothing) {

@@ -12,8 +12,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cli_test_support.hpp"
@@ -112,6 +114,37 @@ TEST(CliUsage, EveryUsageErrorExits2WithAGpukitLine) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+// CLI11 puts "--name: " before a check's message; messages that named the option again read
+// "--device: --device must be ..." and "--length: --length: 'abc' ...". Each bad value below, for
+// every kind of check the commands use, names its option once.
+TEST(CliUsage, NoMessageRepeatsItsOptionName) {
+  const std::string f = (scratch() / "no_repeat_f.npy").string();
+  const std::int64_t shape[] = {4, 4};
+  gpukit::io::write_npy<double>(f, shape, std::vector<double>(16, 0.0));
+  const std::string out = (scratch() / "no_repeat_out.npy").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"bs --demo 10 --device gpu",
+       "--device: must be auto, cpu, cuda, cuda:N, cuda:all or cuda:N,M,..., got 'gpu'"},
+      {"bs --demo 10 --device cuda:x", "--device: 'cuda:x' is not a GPU list"},
+      {"mc --demo 2 --device cuda:1,x", "--device: 'cuda:1,x' is not a GPU list"},
+      {"poisson --length 1,abc -i " + f + " -o " + out, "--length: 'abc' is not a number"},
+      {"poisson --length 1,-2 -i " + f + " -o " + out, "--length: -2 must be finite and > 0"},
+      {"poisson --device cpu --length 1,2,3 -i " + f + " -o " + out,
+       "--length gives 3 values for a grid"},
+      {"bench reduce --repeat 0", "--repeat: must be from 1"},
+      {"gemm " + f + " " + f + " -o " + out + " --variant nosuch",
+       "--variant: unknown gemm variant"},
+      {"saxpy --alpha nan " + f + " " + f + " -o " + out, "--alpha must be finite"},
+      {"reduce --op mean -i " + f, "--op: unknown reduction 'mean'"},
+  };
+  const std::regex repeated(R"((--[a-z-]+):? \1\b)");
+  for (const auto& [args, message] : cases) {
+    expect_usage_error(args, message);
+    const Result r = run(args);
+    EXPECT_FALSE(std::regex_search(r.err, repeated)) << args << "\n" << r.err;
+  }
+}
+
 TEST(CliUsage, SeedsAreRefusedBelowZero) {
   // CLI11 alone reads -1 into an unsigned seed as 2^64 - 1.
   expect_usage_error("bs --generate 10 --seed -1",
@@ -143,6 +176,37 @@ TEST(CliUsage, IntegerOptionsTakeExactExponentForms) {
   for (const char* paths : {"1.5e3x", "2500.5", "1e-3", "0x10", "1e100", "", "e3", "1e"}) {
     expect_usage_error(std::string("mc --demo 2 --device cpu --paths '") + paths + "'",
                        "--paths: must be");
+  }
+}
+
+// bench's --repeat and --warmup were CLI11 number checks: --repeat 0 printed a 309-digit range and
+// --repeat 1e1 was refused, where every other integer option takes 1e1.
+TEST(CliUsage, BenchRepeatAndWarmupAreIntegerOptionsLikeEveryOther) {
+  expect_usage_error("bench reduce --device cpu --repeat 0",
+                     "--repeat: must be from 1 to 2147483647, got 0");
+  expect_usage_error("bench reduce --device cpu --warmup -1",
+                     "--warmup: must be from 0 to 2147483647, got -1");
+  expect_usage_error("bench reduce --device cpu --repeat 2.5", "--repeat: must be a whole number");
+  const auto json = (scratch() / "bench_repeat.json").string();
+  const Result r =
+      run("bench reduce --device cpu --size 1e3 --repeat 3e0 --warmup 0e0 --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(slurp(json), "--repeat 3e0")) << slurp(json);
+  for (const std::string& line : {r.err, r.out}) {
+    EXPECT_LT(line.size(), 20000u);  // nothing like the 309-digit range
+  }
+}
+
+// Every integer option of every command goes through one check (cli::integer_in): CLI11's own
+// numeric checks show as NUMBER or a range in the help screens; integer_in's show as INT.
+TEST(CliUsage, EveryIntegerOptionTakesTheExponentForm) {
+  for (const char* command : {"bs", "mc", "poisson", "bench", "reduce", "scan", "compact", "saxpy",
+                              "gemm", "demo", "info"}) {
+    const Result help = run(std::string(command) + " --help");
+    ASSERT_EQ(help.exit_code, 0) << command;
+    EXPECT_FALSE(contains(help.out, "POSITIVE")) << command << "\n" << help.out;
+    EXPECT_FALSE(contains(help.out, "NONNEGATIVE")) << command << "\n" << help.out;
+    EXPECT_FALSE(contains(help.out, "e+308")) << command << "\n" << help.out;
   }
 }
 
@@ -189,6 +253,12 @@ TEST(CliUsage, HelpScreensStandAlone) {
   for (const char* part : {"Exit codes: 0 success", "2 usage error", "3 invalid input data",
                            "4 I/O error", "8 a --check failed", "--version", "--quiet"}) {
     EXPECT_TRUE(contains(top.out, part)) << part << "\n" << top.out;
+  }
+  // The first line names every case study (it left out SAXPY and GEMM).
+  const std::string first_line = top.out.substr(0, top.out.find('\n'));
+  for (const char* case_study : {"Black-Scholes", "Monte Carlo", "Poisson", "reduction", "scan",
+                                 "compaction", "SAXPY", "GEMM"}) {
+    EXPECT_TRUE(contains(first_line, case_study)) << case_study << "\n" << first_line;
   }
   const Result bs = run("bs --help");
   for (const char* part :

@@ -1,10 +1,11 @@
 // Sums and maximises host data through gpukit's public reduce on the CPU and checks both results
-// against its own loop. Exit status 0 when they agree.
+// against its own loop, and runs a DAXPY through gpukit::blas. Exit status 0 when all agree.
 #include <cstdint>
 #include <cstdio>
 #include <span>
 #include <vector>
 
+#include "gpukit/blas/saxpy.hpp"
 #include "gpukit/core/context.hpp"
 #include "gpukit/primitives/reduce.hpp"
 
@@ -27,5 +28,10 @@ int main() {
   const std::int64_t max = gpukit::primitives::reduce(cpu, view, gpukit::primitives::ReduceOp::max);
   std::printf("sum %lld (expected %lld), max %lld (expected %d)\n", static_cast<long long>(sum),
               static_cast<long long>(expected_sum), static_cast<long long>(max), expected_max);
-  return sum == expected_sum && max == expected_max ? 0 : 1;
+  // y = 2 x + y: small integers, exact.
+  const std::vector<double> x = {1, 2, 3};
+  std::vector<double> y = {10, 20, 30};
+  gpukit::blas::daxpy(cpu, 2.0, x, y);
+  std::printf("daxpy %g %g %g (expected 12 24 36)\n", y[0], y[1], y[2]);
+  return sum == expected_sum && max == expected_max && y == std::vector<double>{12, 24, 36} ? 0 : 1;
 }

@@ -459,6 +459,26 @@ GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(PoissonMeanTest);
 
 // --- CPU only -----------------------------------------------------------------------------------
 
+// The lengths rule of the CLI's --length and Python's lengths=: one value is the period of every
+// axis (the CLI refused it on a 2-D grid while Python took it), one per axis, or none (1 each).
+TEST(PoissonCpu, AxisLengthsTakeOneValueForEveryAxisOrOnePerAxis) {
+  const std::vector<double> none, one = {2.5}, two = {2.0, 3.0}, three = {1.0, 2.0, 3.0};
+  EXPECT_EQ(axis_lengths("lengths", none, 2), (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(axis_lengths("lengths", one, 2), (std::vector<double>{2.5, 2.5}));
+  EXPECT_EQ(axis_lengths("lengths", one, 3), (std::vector<double>{2.5, 2.5, 2.5}));
+  EXPECT_EQ(axis_lengths("lengths", two, 2), two);
+  EXPECT_EQ(axis_lengths("lengths", three, 3), three);
+  try {
+    axis_lengths("--length", three, 2);
+    ADD_FAILURE() << "three lengths for two axes were accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_STREQ(e.what(),
+                 "--length gives 3 values for a grid of 2 axes: give one for every axis, or one "
+                 "per axis");
+  }
+  EXPECT_THROW(axis_lengths("lengths", two, 3), InvalidInput);
+}
+
 TEST(PoissonCpu, BadGridsAndArgumentsAreRefused) {
   const auto refused = [](PoissonGrid g) {
     EXPECT_THROW(validate_grid(g), InvalidInput) << g.shape.size();

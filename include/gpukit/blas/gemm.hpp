@@ -156,6 +156,15 @@ extern template void GemmPlan::run<float>(float, const float*, const float*, flo
 extern template void GemmPlan::run<double>(double, const double*, const double*, double, double*,
                                            StreamHandle);
 
+/// Every variant name a GemmPlan may be given: "openblas" (the CPU backend's one) and the CUDA
+/// variants of gemm_variants() in ladder order (none in a build without CUDA).
+std::vector<std::string> gemm_variant_names();
+
+/// InvalidInput listing gemm_variant_names() unless `name` is one of them: for front doors that
+/// check a name before any input is read (`gpukit gemm --variant`). Whether the variant runs on
+/// a given context is GemmPlan::can_implement's question.
+void check_gemm_variant_name(std::string_view name);
+
 /// The variant a CUDA plan uses when none is named: for now the vendor row (cuBLAS) for every
 /// precision, until a ladder step of ours matches it. DeviceUnavailable without CUDA.
 std::string default_gemm_variant(GemmPrecision precision);

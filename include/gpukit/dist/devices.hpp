@@ -24,7 +24,8 @@ struct DeviceSpec {
 
 /// Parses auto | cpu | cuda | cuda:N | cuda:all | cuda:N,M,... (ordinals are decimal, 0 to 65535,
 /// and may repeat). Throws InvalidInput naming the value for anything else ("cuda:", "cuda:0,,1",
-/// "cuda:-1", "cuda:x").
+/// "cuda:-1", "cuda:x"), in words that follow the name a front door gives the value ("must be
+/// auto, cpu, ...", "'cuda:x' is not a GPU list ..."): the CLI prints "--device: " before them.
 DeviceSpec parse_device_spec(std::string_view spec);
 
 /// The entries of `listed` (n devices) that local rank `local_rank` of `local_size` takes: the

@@ -63,6 +63,13 @@ struct PoissonGrid {
   std::string describe() const;
 };
 
+/// The periods of a grid of `rank` axes from the lengths a front door was given (`name`:
+/// "--length", "lengths"), one rule for the CLI and Python: none gives 1 for every axis, one value
+/// is the period of every axis, `rank` values are one per axis. InvalidInput otherwise: "--length
+/// gives 2 values for a grid of 3 axes: give one for every axis, or one per axis". The values
+/// themselves are validate_grid's to judge.
+std::vector<double> axis_lengths(std::string_view name, std::span<const double> given, int rank);
+
 /// InvalidInput naming the problem unless: rank 2 or 3; every axis >= 1; the element count
 /// and its byte size fit std::int64_t; `lengths` empty or one per axis, each finite and > 0.
 void validate_grid(const PoissonGrid& grid);
