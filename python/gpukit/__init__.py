@@ -645,8 +645,8 @@ def gemm(
     if dtype in (np.float32, np.float64):
         # The scalar rule of `gpukit gemm` (gpukit/blas/scalar.hpp), before beta decides whether
         # c is read: a ValueError naming alpha or beta.
-        alpha = _core.blas_scalar("alpha", float(alpha), dtype.name)
-        beta = _core.blas_scalar("beta", float(beta), dtype.name)
+        alpha = _core.blas_scalar("alpha", _checks.number(alpha, "alpha"), dtype.name)
+        beta = _core.blas_scalar("beta", _checks.number(beta, "beta"), dtype.name)
     handle = _arrays.resolve_stream(a, framework, stream, "a")
     out = _arrays.empty(framework, a, (m, n), dtype)
     if beta != 0:
@@ -685,7 +685,7 @@ def saxpy(
     alpha = 0 gives y exactly (x is not read, BLAS's rule); otherwise NaN and infinities
     propagate. On CUDA arrays the work is queued on ``stream``.
     """
-    device = _checks.device(device)
+    alpha, device = _checks.number(alpha, "alpha"), _checks.device(device)
     x, framework = _checks.input_array(x, "x")
     y = _checks.input_array(y, "y")[0]
     if out is not None:

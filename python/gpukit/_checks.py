@@ -74,7 +74,11 @@ def number(value: Any, name: str) -> float:
         value = value.item()
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
             value, (bool, np.bool_)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond float64's range, such as 10**400
+            raise ValueError(f"{name} must be a number within float64's range, got "
+                             f"{_shown(value)}") from None
     raise TypeError(f"{name} must be a number, not {type(value).__name__} ({_shown(value)})")
 
 

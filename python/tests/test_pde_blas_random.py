@@ -239,3 +239,21 @@ def test_random_words_and_arguments():
         gpukit.random.uniform(4, generator="mt19937")
     with pytest.raises(ValueError, match="float32 or float64, not int32"):
         gpukit.random.normal(4, dtype=np.int32, device="cpu")
+
+
+@pytest.mark.parametrize("value, error, message", [
+    ("2", TypeError, "alpha must be a number, not str"),
+    (None, TypeError, "alpha must be a number, not NoneType"),
+    (True, TypeError, "alpha must be a number, not bool"),
+    (10**400, ValueError, "alpha must be a number within float64's range"),
+], ids=["str", "None", "bool", "int-beyond-float64"])
+def test_gemm_and_saxpy_name_a_scalar_of_the_wrong_type(value, error, message):
+    # Not float()'s own words (could not convert, int too large): the API's, naming the argument.
+    x = np.ones(3)
+    with pytest.raises(error, match="^" + message):
+        gpukit.saxpy(value, x, x, device="cpu")
+    a = np.ones((2, 2))
+    with pytest.raises(error, match="^" + message):
+        gpukit.gemm(a, a, alpha=value, device="cpu")
+    with pytest.raises(error, match="^" + message.replace("alpha", "beta")):
+        gpukit.gemm(a, a, beta=value, c=a, device="cpu")
