@@ -58,15 +58,9 @@ std::vector<Moments<double>> block_moments_on(const Context& context,
                                               const MonteCarloOptions& options,
                                               const mc::WorkDone& work_done) {
   if (context.backend == Backend::cpu) {
-    std::int64_t chunk = kMonteCarloCpuChunkTiles;
-    if (work_done) {
-      // As price_monte_carlo_book: a report about every 2^28 path-steps.
-      std::uint32_t most_steps = 1;
-      for (const PathParams<Real>& p : params) most_steps = std::max(most_steps, p.steps);
-      chunk = std::clamp<std::int64_t>(
-          (std::int64_t{1} << 28) / (kMonteCarloTileSamples * std::int64_t{most_steps}),
-          4 * std::int64_t{context.effective_cpu_threads()}, kMonteCarloCpuChunkTiles);
-    }
+    const std::int64_t chunk =
+        work_done ? mc::cpu_progress_chunk_tiles<Real>(params, context.effective_cpu_threads())
+                  : kMonteCarloCpuChunkTiles;
     return mc::cpu_block_moments(params, samples, options.seed, options.antithetic,
                                  options.control_variate, context.cpu_threads, first_block, count,
                                  block_tiles, chunk, work_done);

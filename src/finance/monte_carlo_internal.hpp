@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the steps of price_monte_carlo_book that the GPU tests and the benchmark reuse.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -30,6 +31,10 @@ inline std::int64_t samples_per_option(const MonteCarloOptions& options) {
   return options.antithetic ? options.paths / 2 : options.paths;
 }
 
+/// Whether a barrier row's barrier is breached at the start (down: spot <= barrier; up: spot >=
+/// barrier), so that every path is knocked at once; false for a European row.
+bool knocked_at_start(const OptionInputs& in);
+
 /// Reads and validates row `i` (InvalidInput for a bad barrier or step count).
 template <class Real>
 OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i);
@@ -52,6 +57,20 @@ std::vector<PathParams<Real>> book_path_params(const MonteCarloBookView& book,
 
 /// Told the path-steps just simulated (for progress reports); may be empty.
 using WorkDone = std::function<void(double path_steps)>;
+
+/// The tiles of a CPU chunk when progress is reported (the backend calls work_done once a chunk):
+/// about 2^25 path-steps of the longest row (a second or two on two busy cores, so that a person
+/// watching hears within seconds, however long the run or the row), but never fewer than 4 tiles
+/// a thread (the tile is the unit of work: a row of 2^20 steps reports every 4 tiles a thread) nor
+/// more than kMonteCarloCpuChunkTiles. The bits do not depend on it.
+template <class Real>
+std::int64_t cpu_progress_chunk_tiles(std::span<const PathParams<Real>> params, int threads) {
+  std::uint32_t most_steps = 1;
+  for (const PathParams<Real>& p : params) most_steps = std::max(most_steps, p.steps);
+  return std::clamp<std::int64_t>(
+      (std::int64_t{1} << 25) / (kMonteCarloTileSamples * std::int64_t{most_steps}),
+      4 * std::int64_t{threads}, kMonteCarloCpuChunkTiles);
+}
 
 /// Progress of a launch over the rows `part`: each tile done is kMonteCarloTileSamples paths of
 /// the rows' mean steps a path. Empty when work_done is (the launcher then need not wait). Holds
