@@ -240,16 +240,23 @@ class _Book:
     def shaped(self, flat: Any) -> Any:
         return flat.reshape(self.shape)
 
+    def at(self, row: int) -> str:
+        """The index of flat element `row` as a message writes it: "[3]", "[0, 1]", or "" for a
+        scalar book."""
+        if not self.shape:
+            return ""
+        return "[" + ", ".join(str(int(i)) for i in np.unravel_index(row, self.shape)) + "]"
+
     def check_terms(self, is_put, spot, strike, maturity, rate, volatility, dividend,
-                    barrier_type=None, barrier=None, steps=None) -> None:
-        """ValueError for the first term a CSV book may not hold (the library's
-        io::find_book_term_problem), named by its argument and index. Host arrays only: CUDA
-        arrays are priced as the C++ device API prices them, unchecked (a NaN gives NaN)."""
+                    barrier_type=None, barrier=None, steps=None, precision="double") -> None:
+        """ValueError for the first term a CSV book priced in `precision` may not hold (the
+        library's io::find_book_term_problem), named by its argument and index. Host arrays only:
+        CUDA arrays are priced as the C++ device API prices them, unchecked (a NaN gives NaN)."""
         if self.on_cuda:
             return
         problem = _core.book_term_problem(
             self.count, is_put, spot, strike, maturity, rate, volatility, dividend,
-            barrier_type, barrier, steps)
+            barrier_type, barrier, steps, precision)
         if problem is None:
             return
         row, column, what = problem
@@ -292,23 +299,26 @@ def black_scholes(
     device and precision.
 
     Host arrays are checked as a CSV book is (ValueError naming the argument and index, e.g.
-    "black_scholes: strike[3]: must be >= 0, got -1"); CUDA arrays are not (the device API's
+    "black_scholes: strike[3]: must be >= 0, got -1"; with ``precision="float"`` every number
+    must also fit a float: "spot[0]: out of the range of a float ..."); CUDA arrays are not (the
+    device API's
     contract: a NaN gives NaN for that option), and are priced on ``stream`` without waiting.
     """
     dtype = _precision_dtype(precision)
     book = _Book("black_scholes", dict(spot=spot, strike=strike, maturity=maturity, rate=rate,
                                        volatility=volatility, dividend=dividend, put=put))
-    columns = [book.column(v, dtype) for v in (spot, strike, maturity)]
-    parameters = [book.parameter(v, dtype) for v in (rate, volatility, dividend)]
+    if not book.on_cuda:  # checked before any rounding to float, as the CLI checks its book
+        checked_columns = [book.column(v, np.float64) for v in (spot, strike, maturity)]
+        checked_parameters = [book.parameter(v, np.float64) for v in (rate, volatility, dividend)]
+        book.check_terms(np.zeros(book.count, np.uint8), *checked_columns, *checked_parameters,
+                         precision=precision)
+    if not book.on_cuda and dtype is np.float64:
+        columns, parameters = checked_columns, checked_parameters
+    else:
+        columns = [book.column(v, dtype) for v in (spot, strike, maturity)]
+        parameters = [book.parameter(v, dtype) for v in (rate, volatility, dividend)]
     per_option_side = _arrays.is_array(put) or np.ndim(put) > 0
     is_put = book.column(put, np.bool_) if per_option_side else bool(put)
-    if not book.on_cuda:
-        if dtype is np.float64:
-            checked_columns, checked_parameters = columns, parameters
-        else:  # checked before the rounding to float, as the CLI checks its book
-            checked_columns = [book.column(v, np.float64) for v in (spot, strike, maturity)]
-            checked_parameters = [book.parameter(v, np.float64) for v in (rate, volatility, dividend)]
-        book.check_terms(np.zeros(book.count, np.uint8), *checked_columns, *checked_parameters)
     handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
         else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
     names = ["call", "put"]
@@ -395,8 +405,12 @@ def monte_carlo(
 
     Returns a dict of float64 arrays of the broadcast shape: price, std_error, ci_low, ci_high
     (95%), paths; delta and vega with ``greeks``; vrf_antithetic / vrf_control with the variance
-    reductions. Host terms are checked as a CSV book is (ValueError); CUDA terms are priced on
-    their device (the call waits for ``stream``).
+    reductions. Host terms are checked as a CSV book is (ValueError; with ``precision="float"``
+    every number must also fit a float); CUDA terms are priced on their device (the call waits for
+    ``stream``). As ``gpukit mc``, a RuntimeWarning names each barrier already breached at the
+    start (priced as knocked out or in at once: usually a typo) and the options none of whose
+    paths paid (price, std_error and ci 0: no confidence interval, only that a path pays with a
+    probability below 3/paths); host terms only.
     """
     book = _Book("monte_carlo", dict(spot=spot, strike=strike, maturity=maturity, rate=rate,
                                      volatility=volatility, dividend=dividend, put=put,
@@ -422,7 +436,7 @@ def monte_carlo(
                              f"{book.count} options")
         keys = book.column(_core.stream_keys(id_list)[0].reshape(book.shape), np.uint64)
     book.check_terms(is_put, spot_c, strike_c, maturity_c, rate_p, volatility_p, dividend_p,
-                     type_c, barrier_c, steps_c)
+                     type_c, barrier_c, steps_c, precision)
     handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
         else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
     names = ["price", "std_error", "ci_low", "ci_high", "paths"]
@@ -439,8 +453,33 @@ def monte_carlo(
                                {k: book.exported([v], handle)[0] for k, v in outputs.items()},
                                paths, seed, monitoring, antithetic, control_variate, greeks,
                                precision, device, handle)
+    if not book.on_cuda:
+        _warn_about_rows(result, "monte_carlo", book.count, paths, antithetic,
+                         lambda row: "barrier" + book.at(row), lambda row: "price" + book.at(row))
     columns = outputs if book.on_cuda else result
     return {name: book.shaped(columns[name]) for name in names}
+
+
+def _warn_about_rows(columns: dict, what: str, count: int, paths: int, antithetic: bool,
+                     breached_at, unpaid_at, stacklevel: int = 3) -> None:
+    """RuntimeWarnings about the rows ``gpukit mc`` warns about, in its words: a barrier breached
+    at the start (finance::monte_carlo_rows_breached_at_start), named by ``breached_at(row)``, and
+    the rows none of whose paths paid (finance::monte_carlo_rows_without_paying_path), the first
+    named by ``unpaid_at(row)``. Takes the binding's private keys out of ``columns``."""
+    breached = columns.pop("_breached_at_start", ())
+    notes = columns.pop("_breached_notes", ())
+    for row, note in list(zip(breached, notes))[:12]:
+        warnings.warn(f"{what}: {breached_at(int(row))}: {note}", RuntimeWarning,
+                      stacklevel=stacklevel)
+    if len(breached) > 12:
+        warnings.warn(f"{what}: {len(breached) - 12} more options have a barrier breached at the "
+                      "start", RuntimeWarning, stacklevel=stacklevel)
+    unpaid = columns.pop("_no_paying_path", ())
+    if len(unpaid):
+        where = [unpaid_at(int(row)) for row in unpaid[:5]]
+        warnings.warn(f"{what}: " + _core.no_paying_path_note(where, len(unpaid), count, paths,
+                                                              antithetic),
+                      RuntimeWarning, stacklevel=stacklevel)
 
 
 def _steps_column(book: _Book, steps: Any) -> Any:
