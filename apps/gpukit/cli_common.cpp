@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -286,7 +287,7 @@ BookFileOptions add_book_file_options(CLI::App& command, std::string& input, std
 
 io::OptionBook read_book_with_progress(const std::string& command, const std::string& input,
                                        const io::BookDefaults& defaults, io::BookColumns columns,
-                                       char delimiter) {
+                                       char delimiter, finance::Precision precision) {
   const bool show_progress = ::isatty(2) != 0 && !quiet();
   std::int64_t total_bytes = -1;
   std::ifstream file;
@@ -321,7 +322,8 @@ io::OptionBook read_book_with_progress(const std::string& command, const std::st
     };
   }
   try {
-    io::OptionBook book = io::read_option_book(*in, name, defaults, progress, columns, delimiter);
+    io::OptionBook book =
+        io::read_option_book(*in, name, defaults, progress, columns, delimiter, precision);
     if (progress_shown) fmt::print(stderr, "\n");
     return book;
   } catch (...) {
@@ -336,8 +338,8 @@ void add_delimiter_option(CLI::App& command, char& delimiter) {
       .add_option_function<std::string>(
           "--delimiter",
           [&delimiter](const std::string& name) { delimiter = *io::parse_csv_delimiter(name); },
-          "Field delimiter of the input CSV: ',' (default), ';', '|' or tab (also '\\t'); the "
-          "output uses the same")
+          "Field delimiter of the input CSV: ',' (default), ';', '|' or tab (also '\\t'; a first "
+          "line sep=X names the file's own); the output uses the same")
       ->check(CLI::Validator(
           [](const std::string& name) {
             return io::parse_csv_delimiter(name)
@@ -345,6 +347,26 @@ void add_delimiter_option(CLI::App& command, char& delimiter) {
                        : "must be ',', ';', '|' or tab, got '" + name + "'";
           },
           "DELIMITER"));
+}
+
+void refuse_non_finite_results(const io::OptionBook& book,
+                               std::span<const io::OutputColumn> columns,
+                               const std::string& precision) {
+  // A value written as a float (OutputColumn::as_float) from this magnitude on reads "inf": the
+  // midpoint between the largest float and 2^128.
+  constexpr double kFloatOverflow = 0x1p128 - 0x1p103;
+  for (std::size_t row = 0; row < book.size(); ++row) {
+    for (const io::OutputColumn& column : columns) {
+      const double value = column.values[row];
+      const bool finite =
+          std::isfinite(value) && !(column.as_float && std::fabs(value) >= kFloatOverflow);
+      if (column.name.starts_with("vrf_") || finite) continue;
+      throw InvalidInput(fmt::format(
+          "{}: {} is {} in {}: the terms are beyond what {} arithmetic can price{}",
+          book.row_location(row), column.name, std::isnan(value) ? "nan" : "infinite", precision,
+          precision, precision == "float" ? " (--precision double may)" : ""));
+    }
+  }
 }
 
 void note_replaced_columns(const std::string& command, const io::OptionBook& book,

@@ -126,16 +126,26 @@ struct BookFileOptions {
 };
 BookFileOptions add_book_file_options(CLI::App& command, std::string& input, std::string& output);
 
-/// Reads an option book from `input` ("-" is stdin) for subcommand `command` ("bs", "mc"), with a
-/// progress line on stderr while a person watches (stderr is a terminal, no --quiet), ended by a
-/// newline.
+/// Reads an option book from `input` ("-" is stdin) for subcommand `command` ("bs", "mc"), to be
+/// priced in `precision`, with a progress line on stderr while a person watches (stderr is a
+/// terminal, no --quiet), ended by a newline.
 io::OptionBook read_book_with_progress(const std::string& command, const std::string& input,
                                        const io::BookDefaults& defaults,
                                        io::BookColumns columns = io::BookColumns::european,
-                                       char delimiter = ',');
+                                       char delimiter = ',',
+                                       finance::Precision precision = finance::Precision::float64);
 
 /// Adds --delimiter (',' ';' '|' or tab) to a subcommand that reads a CSV book.
 void add_delimiter_option(CLI::App& command, char& delimiter);
+
+/// Refuses (InvalidInput, before anything is written) a priced column value that is not finite,
+/// naming its row, column and `precision` ("double", "float"): terms that keep the book's rules
+/// can still overflow the arithmetic (a rate of -100 discounts by e^100, beyond a float), and
+/// inf or nan is no price. Variance reduction factors (vrf_*), infinite by definition when the
+/// reduced variance is 0, are not checked.
+void refuse_non_finite_results(const io::OptionBook& book,
+                               std::span<const io::OutputColumn> columns,
+                               const std::string& precision);
 
 /// Says once on stderr which input columns the output columns replace ("gpukit: bs: replacing the
 /// input's price, delta columns"), when pricing a book that was priced before.

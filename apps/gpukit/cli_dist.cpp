@@ -7,8 +7,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string_view>
 
 #include <fmt/format.h>
+
+#include "gpukit/core/progress.hpp"
 
 namespace gpukit::cli {
 
@@ -93,22 +96,23 @@ void inject_lone_failure(const Job& job) {
   constexpr std::string_view kFault = "rank-fails-alone:";
   if (fault == nullptr || !std::string_view(fault).starts_with(kFault)) return;
   if (std::atoi(fault + kFault.size()) != job.comm->rank()) return;
-  throw IoError(fmt::format("a failure planted on rank {} alone by GPUKIT_TEST_FAULT",
-                            job.comm->rank()));
+  throw IoError(
+      fmt::format("a failure planted on rank {} alone by GPUKIT_TEST_FAULT", job.comm->rank()));
 }
 
 std::function<void(double)> progress_lines(const Job& job,
-                                           std::function<std::string(int percent)> line,
-                                           bool long_run) {
-  if (!job.is_root() || quiet() || !long_run) return {};
+                                           std::function<std::string(int percent)> line) {
+  if (!job.is_root() || quiet()) return {};
   if (!job.comm->distributed() && ::isatty(2) == 0) return {};
-  auto reported = std::make_shared<int>(0);
-  return [reported, line = std::move(line)](double fraction) {
-    const int percent = static_cast<int>(fraction * 100);
-    if (percent < *reported + 5 && percent < 100) return;
-    if (percent >= 100 && *reported >= 100) return;
-    *reported = percent;
-    fmt::print(stderr, "{}\n", line(percent));
+  ProgressPacer::Rule rule;
+  const char* hook = std::getenv("GPUKIT_TEST_PROGRESS");
+  if (hook != nullptr && std::string_view(hook) == "immediate") {
+    rule.first_after_seconds = 0, rule.at_least_apart_seconds = 0;
+  }
+  auto pacer = std::make_shared<ProgressPacer>(rule);
+  return [pacer, line = std::move(line)](double fraction) {
+    if (!pacer->due(fraction)) return;
+    fmt::print(stderr, "{}\n", line(static_cast<int>(std::min(fraction, 1.0) * 100)));
   };
 }
 

@@ -51,11 +51,14 @@ void inject_rank_fault(const Job& job);
 /// the job ending (main's grace period, then MPI_Abort) instead of hanging. Not for users.
 void inject_lone_failure(const Job& job);
 
-/// A progress callback for rank 0 that prints the line `line(percent)` every 5%, or an empty one
-/// (other ranks, --quiet, a short run, or one process whose stderr is not a terminal; under an
-/// MPI launcher stderr is a pipe, so there a long run reports whenever rank 0 may).
+/// A progress callback for rank 0 that prints the line `line(percent)` when a ProgressPacer
+/// (gpukit/core/progress.hpp) says so: nothing in the first 2 seconds, then every 5% (a second
+/// apart at least) or every 30 seconds, and 100% at the end of a run that spoke; or an empty one
+/// (other ranks, --quiet, or one process whose stderr is not a terminal; under an MPI launcher
+/// stderr is a pipe, so there rank 0 reports). Test hook: GPUKIT_TEST_PROGRESS=immediate drops
+/// the waits (the first report shows at once), so that the CLI tests see the lines of a short
+/// run. Not for users.
 std::function<void(double)> progress_lines(const Job& job,
-                                           std::function<std::string(int percent)> line,
-                                           bool long_run);
+                                           std::function<std::string(int percent)> line);
 
 }  // namespace gpukit::cli

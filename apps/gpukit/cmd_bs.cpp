@@ -64,11 +64,14 @@ void inject_test_fault(const finance::OptionBookView& view, std::vector<double>&
 /// --check: every price against the long double reference (erfc on long double), which shares
 /// no code with any backend, within its own bound for the precision and CDF; exit 8 otherwise.
 /// Runs after the output is written.
-void check_prices(const std::string& device, const BsArgs& args,
+void check_prices(const Job& job, const std::string& device, const BsArgs& args,
                   const finance::OptionBookView& view, finance::Precision precision,
                   finance::NormalCdf cdf, std::span<const double> price) {
   const finance::BlackScholesCheck check = finance::check_european_book_prices(
-      view, precision, cdf, price, Context::cpu(args.device.threads).effective_cpu_threads());
+      view, precision, cdf, price, Context::cpu(args.device.threads).effective_cpu_threads(),
+      progress_lines(job, [count = view.count](int percent) {
+        return fmt::format("gpukit: bs: checking {}% ({} options)", percent, count);
+      }));
   fmt::print(stderr,
              "gpukit: bs: check: {} {} --cdf {} prices against the long double reference: L1 norm "
              "{:E}, max "
@@ -98,8 +101,9 @@ finance::Precision precision_of(const BsArgs& args) {
 /// Writes `book` with its price (and Greek) columns, and with --check checks every price after
 /// writing: a failed check keeps the priced book (the user paid for it) and exits 8 after saying
 /// so.
-void write_and_check(const BsArgs& args, const std::string& device, const io::OptionBook& book,
-                     const finance::OptionBookView& view, finance::EuropeanBookResult& result) {
+void write_and_check(const BsArgs& args, const Job& job, const std::string& device,
+                     const io::OptionBook& book, const finance::OptionBookView& view,
+                     finance::EuropeanBookResult& result) {
   const finance::Precision precision = precision_of(args);
   inject_test_fault(view, result.price);
   const bool as_float = precision == finance::Precision::float32;
@@ -111,10 +115,13 @@ void write_and_check(const BsArgs& args, const std::string& device, const io::Op
     columns.push_back({"theta", result.theta, as_float});
     columns.push_back({"rho", result.rho, as_float});
   }
+  refuse_non_finite_results(book, columns, args.precision);
   note_replaced_columns("bs", book, columns);
   write_output_atomically(args.output,
                           [&](std::ostream& out) { io::write_priced_book(out, book, columns); });
-  if (args.check) check_prices(device, args, view, precision, parse_cdf(args.cdf), result.price);
+  if (args.check) {
+    check_prices(job, device, args, view, precision, parse_cdf(args.cdf), result.price);
+  }
 }
 
 /// Prices the book `load` makes on rank 0, writes it and checks it. On one device, one call of
@@ -132,7 +139,7 @@ void price_write_and_check(const BsArgs& args, const Job& job,
     const Context& context = job.workers.contexts.front();
     finance::EuropeanBookResult result =
         finance::price_european_book(context, view, precision, args.greeks, options);
-    write_and_check(args, context.describe(), book, view, result);
+    write_and_check(args, job, context.describe(), book, view, result);
     return;
   }
   dist::Communicator& comm = *job.comm;
@@ -204,14 +211,14 @@ void price_write_and_check(const BsArgs& args, const Job& job,
   }
   dist::agree(comm, [&] {
     if (!comm.is_root()) return;
-    write_and_check(args, job.description, *book, io::instrument_view(*book), result);
+    write_and_check(args, job, job.description, *book, io::instrument_view(*book), result);
   });
 }
 
 void price_file(const BsArgs& args, const Job& job) {
   price_write_and_check(args, job, [&args] {
     return read_book_with_progress("bs", args.input, {args.rate, args.volatility, args.dividend},
-                                   io::BookColumns::european, args.delimiter);
+                                   io::BookColumns::european, args.delimiter, precision_of(args));
   });
 }
 
@@ -230,6 +237,12 @@ void generate(const BsArgs& args, const Job& job) {
                                        {nullptr, args.rate.value_or(g.rate)},
                                        {nullptr, args.volatility.value_or(g.volatility)},
                                        {nullptr, args.dividend.value_or(0.0)}};
+    // --rate, --volatility and --dividend under the CSV book's rules (--rate 1e39 with --precision
+    // float would price to infinities).
+    if (const std::optional<io::BookTermProblem> problem =
+            io::find_book_term_problem(view, precision_of(args))) {
+      throw InvalidInput(fmt::format("bs --generate: --{}: {}", problem->column, problem->what));
+    }
     return io::option_book_from_view(view, "the generated book");
   });
 }
@@ -244,7 +257,8 @@ constexpr const char* kBsBookHelp =
     "  rate        continuously compounded                     a column or --rate\n"
     "  volatility  >= 0, annualized                            a column or --volatility\n"
     "  dividend    continuous yield                            a column, --dividend, or 0\n"
-    "Any other column (an id, say) is copied through unchanged.\n"
+    "Any other column (an id, say) is copied through byte for byte (the input's byte order\n"
+    "mark, sep= line and line ends too).\n"
     "Output: the input columns, then price (and delta, gamma, vega, theta (per year), rho with\n"
     "--greeks). A bad row stops the command with file:line:column and writes nothing.";
 
@@ -283,7 +297,9 @@ void register_bs(CLI::App& app) {
   command->add_flag("--check", args->check,
                     "Check every price against an independent long double reference (stderr; exit "
                     "8 on a mismatch, the output is still written)");
-  command->add_option("--precision", args->precision, "double | float")
+  command
+      ->add_option("--precision", args->precision,
+                   "double | float (float: every number must fit a float)")
       ->check(CLI::IsMember({"double", "float"}))
       ->capture_default_str();
   command

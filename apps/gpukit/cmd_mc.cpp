@@ -2,9 +2,12 @@
 // demo of the 2008 NVIDIA case study (slides 16-39).
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -30,6 +33,8 @@ struct McArgs {
   std::string monitoring = "discrete";
   bool antithetic = false, control_variate = false, greeks = false, check = false;
   std::int64_t demo_options = 128;
+  std::string demo_text;                  // --demo's N as given; empty for --demo alone
+  std::int64_t demo_options_again = 128;  // --demo-options N, the older spelling of --demo N
   std::string precision = "double";
   std::optional<double> rate, volatility, dividend;
   char delimiter = ',';
@@ -55,13 +60,16 @@ finance::MonteCarloOptions options_of(const McArgs& args) {
 // same random numbers, path by path in long double, by code that shares only Philox with the
 // pricer) and its derived bound per row, on whichever backend priced the book. The verdict comes
 // after the output is written (the pricing was paid for): price_file throws check_failed then.
-std::optional<std::string> check_against_reference(const std::string& device, int threads,
+std::optional<std::string> check_against_reference(const Job& job, const std::string& device,
+                                                   int threads,
                                                    const finance::MonteCarloBookView& view,
                                                    const finance::MonteCarloOptions& options,
                                                    const finance::MonteCarloBookResult& result,
                                                    const std::string& precision) {
-  const finance::MonteCarloAgreement a =
-      finance::check_monte_carlo_book(view, options, result, threads);
+  const finance::MonteCarloAgreement a = finance::check_monte_carlo_book(
+      view, options, result, threads, progress_lines(job, [count = view.count](int percent) {
+        return fmt::format("gpukit: mc: checking {}% ({} options)", percent, count);
+      }));
   fmt::print(stderr,
              "gpukit: mc: check: {} {} vs an independent long-double reference on the same "
              "random numbers ({} options): max abs price difference {:E} ({:.3E} standard errors, "
@@ -75,22 +83,12 @@ std::optional<std::string> check_against_reference(const std::string& device, in
       a.rows_over_bound, a.rows);
 }
 
-// A long run, watched (stderr is a terminal), reports its progress (a line per 5%, one huge row
-// too) through MonteCarloOptions::progress.
-finance::MonteCarloBookResult price_with_progress(const Context& context,
-                                                  const finance::MonteCarloBookView& view,
-                                                  finance::MonteCarloOptions options) {
-  if (::isatty(2) == 0 || quiet() || finance::monte_carlo_path_steps(view, options) < 0x1p33) {
-    return finance::price_monte_carlo_book(context, view, options);
-  }
-  int reported = 0;
-  options.progress = [&reported, &view](double fraction) {
-    const int percent = static_cast<int>(fraction * 100);
-    if (percent < reported + 5 && percent < 100) return;
-    reported = percent;
-    fmt::print(stderr, "gpukit: mc: pricing {}% ({} options)\n", percent, view.count);
-  };
-  return finance::price_monte_carlo_book(context, view, options);
+// The progress line of the pricing: a run watched (stderr a terminal) that lasts says how far it
+// is (progress_lines: after 2 seconds, then every 5% or 30 seconds; one huge row too).
+std::function<void(double)> pricing_progress(const Job& job, std::int64_t options) {
+  return progress_lines(job, [options](int percent) {
+    return fmt::format("gpukit: mc: pricing {}% ({} options)", percent, options);
+  });
 }
 
 // The stream keys of a book with an `id` column (its rows' random numbers follow their ids), with
@@ -113,17 +111,46 @@ finance::MonteCarloStreamKeys stream_keys_of(const io::OptionBook& book) {
   return streams;
 }
 
+// A warning per barrier row breached at the start (priced as knocked at once: usually a typo), up
+// to a dozen, then how many more.
+void warn_breached_at_start(const io::OptionBook& book, const finance::MonteCarloBookView& view,
+                            finance::Precision precision) {
+  constexpr std::size_t kNamed = 12;
+  const std::vector<std::int64_t> rows =
+      finance::monte_carlo_rows_breached_at_start(view, precision);
+  for (std::size_t i = 0; i < rows.size() && i < kNamed; ++i) {
+    fmt::print(stderr, "gpukit: mc: warning: {}: {}\n",
+               book.row_location(static_cast<std::size_t>(rows[i])),
+               finance::monte_carlo_breached_at_start_note(view, rows[i]));
+  }
+  if (rows.size() > kNamed) {
+    fmt::print(stderr, "gpukit: mc: warning: {} more rows have a barrier breached at the start\n",
+               rows.size() - kNamed);
+  }
+}
+
+// A warning about the rows none of whose paths paid (price, std_error and ci all 0).
+void warn_no_paying_path(const io::OptionBook& book, const finance::MonteCarloBookView& view,
+                         const finance::MonteCarloOptions& options,
+                         const finance::MonteCarloBookResult& r) {
+  const std::vector<std::int64_t> rows =
+      finance::monte_carlo_rows_without_paying_path(view, options, r);
+  if (rows.empty()) return;
+  std::vector<std::string> locations;
+  for (std::size_t i = 0; i < rows.size() && i < 5; ++i) {
+    locations.push_back(book.row_location(static_cast<std::size_t>(rows[i])));
+  }
+  fmt::print(stderr, "gpukit: mc: warning: {}\n",
+             finance::monte_carlo_no_paying_path_note(
+                 locations, static_cast<std::int64_t>(rows.size()), view.count, options));
+}
+
 // Writes the priced book, then with --check checks it (the verdict after the output: the pricing
 // was paid for).
-void write_and_check(const McArgs& args, const io::OptionBook& book,
+void write_and_check(const McArgs& args, const Job& job, const io::OptionBook& book,
                      const finance::MonteCarloBookView& view,
                      const finance::MonteCarloOptions& options,
                      const finance::MonteCarloBookResult& r, const std::string& device) {
-  std::optional<std::string> check_failure;
-  if (args.check)
-    check_failure =
-        check_against_reference(device, args.device.threads, view, options, r, args.precision);
-
   const bool as_float = options.precision == finance::Precision::float32;
   std::vector<io::OutputColumn> columns = {{"price", r.price, as_float},
                                            {"std_error", r.std_error, as_float},
@@ -136,24 +163,35 @@ void write_and_check(const McArgs& args, const io::OptionBook& book,
   }
   if (args.antithetic) columns.push_back({"vrf_antithetic", r.vrf_antithetic, false});
   if (args.control_variate) columns.push_back({"vrf_control", r.vrf_control, false});
+  refuse_non_finite_results(book, columns, args.precision);
+  warn_no_paying_path(book, view, options, r);
+  std::optional<std::string> check_failure;
+  if (args.check) {
+    check_failure =
+        check_against_reference(job, device, args.device.threads, view, options, r, args.precision);
+  }
   note_replaced_columns("mc", book, columns);
   write_output_atomically(args.output,
                           [&](std::ostream& out) { io::write_priced_book(out, book, columns); });
   if (check_failure) throw Error(ErrorKind::check_failed, *check_failure);
 }
 
-void price_file(const McArgs& args, const Context& context) {
+void price_file(const McArgs& args, const Job& job) {
+  const Context& context = job.workers.contexts.front();
+  const finance::MonteCarloOptions options = options_of(args);
   const io::OptionBook book =
       read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
-                              io::BookColumns::with_barriers, args.delimiter);
+                              io::BookColumns::with_barriers, args.delimiter, options.precision);
   finance::MonteCarloBookView view = io::instrument_view(book);
   // A trade's random numbers follow its id (the FNV-1a 64 hash of the field's bytes), so its price
   // does not depend on where it sits in which book; without an id column, on the row number.
   const finance::MonteCarloStreamKeys streams = stream_keys_of(book);
   if (!streams.keys.empty()) view.stream = streams.keys.data();
-  const finance::MonteCarloOptions options = options_of(args);
-  const finance::MonteCarloBookResult r = price_with_progress(context, view, options);
-  write_and_check(args, book, view, options, r, context.describe());
+  warn_breached_at_start(book, view, options.precision);
+  finance::MonteCarloOptions watched = options;
+  watched.progress = pricing_progress(job, view.count);
+  const finance::MonteCarloBookResult r = finance::price_monte_carlo_book(context, view, watched);
+  write_and_check(args, job, book, view, options, r, context.describe());
 }
 
 // The book across every worker of the job (several GPUs, several ranks): rank 0 reads it and
@@ -166,12 +204,13 @@ void price_file_across(const McArgs& args, const Job& job) {
   std::optional<io::OptionBook> book;  // rank 0's
   std::vector<std::byte> packed = dist::agree(comm, [&] {
     if (!comm.is_root()) return std::vector<std::byte>{};
-    book.emplace(read_book_with_progress("mc", args.input,
-                                         {args.rate, args.volatility, args.dividend},
-                                         io::BookColumns::with_barriers, args.delimiter));
+    book.emplace(
+        read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
+                                io::BookColumns::with_barriers, args.delimiter, options.precision));
     finance::MonteCarloBookView view = io::instrument_view(*book);
     const finance::MonteCarloStreamKeys streams = stream_keys_of(*book);
     if (!streams.keys.empty()) view.stream = streams.keys.data();
+    warn_breached_at_start(*book, view, options.precision);
     return finance::pack_option_book(view, 0, view.count);
   });
   comm.broadcast(packed);
@@ -195,17 +234,12 @@ void price_file_across(const McArgs& args, const Job& job) {
             mine.progress = report;
             return finance::price_monte_carlo_blocks(context, view, mine, range.first, range.count);
           },
-          progress_lines(
-              job,
-              [count = view.count](int percent) {
-                return fmt::format("gpukit: mc: pricing {}% ({} options)", percent, count);
-              },
-              finance::monte_carlo_path_steps(view, options) >= 0x1p33));
+          pricing_progress(job, view.count));
   dist::agree(comm, [&] {
     if (!comm.is_root()) return;
     const finance::MonteCarloBookResult r =
         finance::monte_carlo_result_from_blocks(view, options, moments, job.arithmetic());
-    write_and_check(args, *book, view, options, r, job.description);
+    write_and_check(args, job, *book, view, options, r, job.description);
   });
 }
 
@@ -248,10 +282,15 @@ constexpr const char* kMcBookHelp =
     "  barrier       > 0; needed where barrier_type is not none\n"
     "  barrier_type  none, down-out, down-in, up-out or up-in (any case; empty = none)\n"
     "  steps         monitoring dates, 1 to 1048576; empty = 1 for a European row\n"
-    "barrier and barrier_type come together. Any other column is copied through unchanged.\n"
+    "  id            optional: keys the trade's random numbers (FNV-1a of its bytes), so a\n"
+    "                trade keeps its price in any book; without it, the row number does\n"
+    "barrier and barrier_type come together. Any other column is copied through byte for byte\n"
+    "(the input's byte order mark, sep= line and line ends too).\n"
     "Output: the input columns, then price, std_error, ci_low, ci_high (95%), paths (and delta,\n"
     "vega with --greeks; vrf_antithetic, vrf_control with the variance reductions). A bad row\n"
-    "stops the command with file:line:column and writes nothing.";
+    "stops the command with file:line:column and writes nothing. A row none of whose paths paid\n"
+    "(stderr counts them) has price, std_error and ci 0: no confidence interval, only that a\n"
+    "path pays with a probability below 3/paths. A barrier breached at the start is a warning.";
 
 }  // namespace
 
@@ -265,12 +304,16 @@ void register_mc(CLI::App& app) {
   auto [input, output] = add_book_file_options(*command, args->input, args->output);
   auto* demo =
       command
-          ->add_option("--demo", args->demo_options,
+          ->add_option("--demo", args->demo_text,
                        "The 2008 NVIDIA case study's demo (slides 16-39): N European calls "
                        "(default 128) by Monte Carlo beside Black-Scholes")
           ->expected(0, 1)
-          ->default_str("128")
-          ->transform(integer_in(1, std::numeric_limits<std::int32_t>::max()));
+          ->type_name("N")
+          // --demo alone gives "" (so that --demo-options N can tell it from --demo 128).
+          ->transform(CLI::Validator(
+              [count = integer_in(1, std::numeric_limits<std::int32_t>::max())](
+                  std::string& value) { return value.empty() ? std::string() : count(value); },
+              "", "integer"));
   input->excludes(demo);
   output->excludes(demo);
   auto* paths = command
@@ -294,21 +337,41 @@ void register_mc(CLI::App& app) {
                     "Compare with an independent long-double reference on the same random "
                     "numbers, within a bound derived from the precision (stderr; exit 8 after "
                     "writing the output if a row is outside it)");
-  command->add_option("--precision", args->precision, "double | float")
+  command
+      ->add_option("--precision", args->precision,
+                   "double | float (float: every number must fit a float)")
       ->check(CLI::IsMember({"double", "float"}))
       ->capture_default_str();
-  command->add_option("--demo-options", args->demo_options, "Options in the --demo book (--demo N)")
-      ->transform(integer_in(1, std::numeric_limits<std::int32_t>::max()))
-      ->capture_default_str();
+  auto* demo_options =
+      command
+          ->add_option("--demo-options", args->demo_options_again,
+                       "The same as --demo N (the older spelling; with --demo N, the same N)")
+          ->transform(integer_in(1, std::numeric_limits<std::int32_t>::max()));
+  input->excludes(demo_options);
+  output->excludes(demo_options);
   command->add_option("--rate", args->rate, "Risk-free rate for the whole book");
   command->add_option("--volatility", args->volatility, "Volatility for the whole book");
   command->add_option("--dividend", args->dividend, "Dividend yield for the whole book");
   add_delimiter_option(*command, args->delimiter);
   add_device_options(*command, args->device, DeviceLists::accepted);
-  command->callback([args, input, demo, paths] {
-    if (input->count() == 0 && demo->count() == 0)
+  command->callback([args, input, demo, demo_options, paths] {
+    if (input->count() == 0 && demo->count() == 0 && demo_options->count() == 0)
       throw UsageError("mc: give --input FILE --output FILE, or --demo [N]");
-    if (demo->count() > 0) {
+    const std::optional<std::int64_t> demo_number =
+        args->demo_text.empty() ? std::nullopt : std::optional(std::stoll(args->demo_text));
+    if (demo_options->count() > 0) {
+      // One number of demo options: --demo-options N alone is --demo N.
+      if (demo_number && *demo_number != args->demo_options_again) {
+        throw UsageError(fmt::format(
+            "mc: --demo {} and --demo-options {} give two numbers of demo options; give one "
+            "(--demo N)",
+            *demo_number, args->demo_options_again));
+      }
+      args->demo_options = args->demo_options_again;
+    } else if (demo_number) {
+      args->demo_options = *demo_number;
+    }
+    if (demo->count() > 0 || demo_options->count() > 0) {
       refuse_device_list_and_ranks("mc --demo", args->device);
       run_demo(*args, resolve_context(args->device), paths->count() > 0);
       return;
@@ -317,7 +380,7 @@ void register_mc(CLI::App& app) {
     if (job.spread) {
       price_file_across(*args, job);
     } else {
-      price_file(*args, job.workers.contexts.front());
+      price_file(*args, job);
     }
   });
 }

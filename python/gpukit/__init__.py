@@ -253,16 +253,23 @@ class _Book:
     def shaped(self, flat: Any) -> Any:
         return flat.reshape(self.shape)
 
+    def at(self, row: int) -> str:
+        """The index of flat element `row` as a message writes it: "[3]", "[0, 1]", or "" for a
+        scalar book."""
+        if not self.shape:
+            return ""
+        return "[" + ", ".join(str(int(i)) for i in np.unravel_index(row, self.shape)) + "]"
+
     def check_terms(self, is_put, spot, strike, maturity, rate, volatility, dividend,
-                    barrier_type=None, barrier=None, steps=None) -> None:
-        """ValueError for the first term a CSV book may not hold (the library's
-        io::find_book_term_problem), named by its argument and index. Host arrays only: CUDA
-        arrays are priced as the C++ device API prices them, unchecked (a NaN gives NaN)."""
+                    barrier_type=None, barrier=None, steps=None, precision="double") -> None:
+        """ValueError for the first term a CSV book priced in `precision` may not hold (the
+        library's io::find_book_term_problem), named by its argument and index. Host arrays only:
+        CUDA arrays are priced as the C++ device API prices them, unchecked (a NaN gives NaN)."""
         if self.on_cuda:
             return
         problem = _core.book_term_problem(
             self.count, is_put, spot, strike, maturity, rate, volatility, dividend,
-            barrier_type, barrier, steps)
+            barrier_type, barrier, steps, precision)
         if problem is None:
             return
         row, column, what = problem
@@ -316,9 +323,10 @@ def black_scholes(
 
     Host arrays are checked as a CSV book is (ValueError naming the argument and, in its own
     shape, the index, e.g. "black_scholes: strike[3]: must be >= 0, got -1"; a scalar without
-    one); CUDA arrays are not (the device API's contract: a NaN gives NaN for that option), and
-    are priced on ``stream`` without waiting. ``variant`` must be a name of the CUDA registry (as
-    ``gpukit bs --variant``) on every backend.
+    one; with ``precision="float"`` every number must also fit a float: "spot[0]: out of the
+    range of a float ..."); CUDA arrays are not (the device API's contract: a NaN gives NaN for
+    that option), and are priced on ``stream`` without waiting. ``variant`` must be a name of the
+    CUDA registry (as ``gpukit bs --variant``) on every backend.
     """
     dtype = _precision_dtype(precision)
     greeks = _checks.flag(greeks, "greeks")
@@ -330,18 +338,19 @@ def black_scholes(
                  checked=dict(put=is_put))
     spot, strike, maturity, rate, volatility, dividend = (
         book.terms[k] for k in ("spot", "strike", "maturity", "rate", "volatility", "dividend"))
-    columns = [book.column(v, dtype) for v in (spot, strike, maturity)]
-    parameters = [book.parameter(v, dtype) for v in (rate, volatility, dividend)]
+    if not book.on_cuda:  # checked before any rounding to float, as the CLI checks its book
+        checked_columns = [book.column(v, np.float64) for v in (spot, strike, maturity)]
+        checked_parameters = [book.parameter(v, np.float64) for v in (rate, volatility, dividend)]
+        book.check_terms(np.zeros(book.count, np.uint8), *checked_columns, *checked_parameters,
+                         precision=precision)
+    if not book.on_cuda and dtype is np.float64:
+        columns, parameters = checked_columns, checked_parameters
+    else:
+        columns = [book.column(v, dtype) for v in (spot, strike, maturity)]
+        parameters = [book.parameter(v, dtype) for v in (rate, volatility, dividend)]
     per_option_side = not isinstance(is_put, bool)
     if per_option_side:
         is_put = book.column(is_put, np.bool_)
-    if not book.on_cuda:
-        if dtype is np.float64:
-            checked_columns, checked_parameters = columns, parameters
-        else:  # checked before the rounding to float, as the CLI checks its book
-            checked_columns = [book.column(v, np.float64) for v in (spot, strike, maturity)]
-            checked_parameters = [book.parameter(v, np.float64) for v in (rate, volatility, dividend)]
-        book.check_terms(np.zeros(book.count, np.uint8), *checked_columns, *checked_parameters)
     handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
         else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
     names = ["call", "put"]
@@ -430,8 +439,12 @@ def monte_carlo(
 
     Returns a dict of float64 arrays of the broadcast shape: price, std_error, ci_low, ci_high
     (95%), paths; delta and vega with ``greeks``; vrf_antithetic / vrf_control with the variance
-    reductions. Host terms are checked as a CSV book is (ValueError); CUDA terms are priced on
-    their device (the call waits for ``stream``). Ctrl-C stops a long pricing between blocks of
+    reductions. Host terms are checked as a CSV book is (ValueError; with ``precision="float"``
+    every number must also fit a float); CUDA terms are priced on their device (the call waits for
+    ``stream``). As ``gpukit mc``, a RuntimeWarning names each barrier already breached at the
+    start (priced as knocked out or in at once: usually a typo) and the options none of whose
+    paths paid (price, std_error and ci 0: no confidence interval, only that a path pays with a
+    probability below 3/paths); host terms only. Ctrl-C stops a long pricing between blocks of
     work (a chunk of paths on the CPU, a kernel launch on a GPU) with KeyboardInterrupt, leaving
     nothing queued and no result.
     """
@@ -472,7 +485,7 @@ def monte_carlo(
         keys = book.column(_checks.stream_keys(id_list, "monte_carlo", 2).reshape(book.shape),
                            np.uint64)
     book.check_terms(is_put, spot_c, strike_c, maturity_c, rate_p, volatility_p, dividend_p,
-                     type_c, barrier_c, steps_c)
+                     type_c, barrier_c, steps_c, precision)
     handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
         else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
     names = ["price", "std_error", "ci_low", "ci_high", "paths"]
@@ -488,6 +501,10 @@ def monte_carlo(
     result = _core.monte_carlo(book.count, *terms,
                                {k: book.exported([v], handle)[0] for k, v in outputs.items()},
                                *settings.values(), handle)
+    if not book.on_cuda:
+        _warn_about_rows(result, "monte_carlo", book.count, settings["paths"], antithetic,
+                         lambda row: "barrier" + book.index_in("barrier", row),
+                         lambda row: "price" + book.at(row))
     columns = outputs if book.on_cuda else result
     return {name: book.shaped(columns[name]) for name in names}
 
@@ -506,6 +523,28 @@ def _monte_carlo_settings(paths: Any, seed: Any, monitoring: Any, antithetic: An
         greeks=_checks.flag(greeks, "greeks"),
         precision=_checks.text(precision, "precision", "double or float"),
         device=_checks.device(device))
+
+
+def _warn_about_rows(columns: dict, what: str, count: int, paths: int, antithetic: bool,
+                     breached_at, unpaid_at, stacklevel: int = 3) -> None:
+    """RuntimeWarnings about the rows ``gpukit mc`` warns about, in its words: a barrier breached
+    at the start (finance::monte_carlo_rows_breached_at_start), named by ``breached_at(row)``, and
+    the rows none of whose paths paid (finance::monte_carlo_rows_without_paying_path), the first
+    named by ``unpaid_at(row)``. Takes the binding's private keys out of ``columns``."""
+    breached = columns.pop("_breached_at_start", ())
+    notes = columns.pop("_breached_notes", ())
+    for row, note in list(zip(breached, notes))[:12]:
+        warnings.warn(f"{what}: {breached_at(int(row))}: {note}", RuntimeWarning,
+                      stacklevel=stacklevel)
+    if len(breached) > 12:
+        warnings.warn(f"{what}: {len(breached) - 12} more options have a barrier breached at the "
+                      "start", RuntimeWarning, stacklevel=stacklevel)
+    unpaid = columns.pop("_no_paying_path", ())
+    if len(unpaid):
+        where = [unpaid_at(int(row)) for row in unpaid[:5]]
+        warnings.warn(f"{what}: " + _core.no_paying_path_note(where, len(unpaid), count, paths,
+                                                              antithetic),
+                      RuntimeWarning, stacklevel=stacklevel)
 
 
 def _steps_column(book: _Book, steps: Any) -> Any:

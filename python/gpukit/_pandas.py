@@ -20,8 +20,12 @@ _EUROPEAN = ("type", "spot", "strike", "maturity", "rate", "volatility", "divide
 _BARRIERS = ("barrier", "barrier_type", "steps")
 
 
+def _blanks_trimmed(name: Any) -> str:
+    return str(name).strip(" \t")
+
+
 def _key(name: Any) -> str:
-    return str(name).strip(" \t").lower()
+    return _blanks_trimmed(name).lower()
 
 
 class _Frame:
@@ -48,6 +52,18 @@ class _Frame:
 
     def series(self, key: str):
         return self.df.iloc[:, self.column_of[key]]
+
+    def missing(self, key: str, detail: str = "") -> ValueError:
+        """A required column is missing: the frame's columns and the one probably meant
+        (io::nearest_column_name, as the CSV reader says it)."""
+        names = [str(c) for c in self.df.columns]
+        shown = ", ".join(_blanks_trimmed(n) for n in names[:12])
+        if len(names) > 12:
+            shown += f", ... ({len(names)} columns)"
+        meant = _core.nearest_column_name(key, names)
+        hint = "" if meant is None else f": is \"{_blanks_trimmed(meant)}\" meant to be \"{key}\"?"
+        return ValueError(f"price_book: {key}: required column is missing{detail}; the columns "
+                          f"are {shown}{hint}")
 
     def error(self, row: int, key: str, what: str) -> ValueError:
         label = self.df.index[row]
@@ -99,7 +115,7 @@ class _Frame:
                                  f"{key}=; give one")
             return self.numbers(key)
         if given is None and fallback is None:
-            raise ValueError(f"price_book: {key}: required column is missing (or give {key}=)")
+            raise self.missing(key, f" (or give {key}=)")
         return float(given if given is not None else fallback)
 
 
@@ -116,12 +132,11 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
     frame = _Frame(df, _EUROPEAN + (_BARRIERS if barriers else ()))
     for required in ("type", "spot", "strike", "maturity"):
         if not frame.has(required):
-            raise ValueError(f"price_book: {required}: required column is missing")
+            raise frame.missing(required)
     if barriers and frame.has("barrier") != frame.has("barrier_type"):
         given, missing = ("barrier", "barrier_type") if frame.has("barrier") else (
             "barrier_type", "barrier")
-        raise ValueError(f"price_book: {missing}: required column is missing (the {given} "
-                         "column is given)")
+        raise frame.missing(missing, f" (the {given} column is given)")
     rate_p = frame.book_wide("rate", rate, None)
     volatility_p = frame.book_wide("volatility", volatility, None)
     dividend_p = frame.book_wide("dividend", dividend, 0.0)
@@ -133,7 +148,7 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
         barrier_type, barrier, steps = _barrier_columns(frame)
 
     problem = _core.book_term_problem(n, is_put, spot, strike, maturity, rate_p, volatility_p,
-                                      dividend_p, barrier_type, barrier, steps)
+                                      dividend_p, barrier_type, barrier, steps, precision)
     if problem is not None:
         row, column, what = problem
         if row < 0:
@@ -158,6 +173,14 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
         if control_variate:
             names.append("vrf_control")
         columns["paths"] = columns["paths"].astype(np.int64)
+        from . import _warn_about_rows
+
+        def row_at(row: int) -> str:
+            return f"row {row} (index {df.index[row]!r})"
+
+        _warn_about_rows(columns, "price_book", n, paths, antithetic,
+                         lambda row: f"{row_at(row)}: {frame.name('barrier')}", row_at,
+                         stacklevel=4)
     else:
         columns = _core.price_european_book(n, is_put, spot, strike, maturity, rate_p,
                                             volatility_p, dividend_p, precision, greeks, cdf,

@@ -300,11 +300,22 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
     return columns;  // the outputs given were written
   }
   finance::MonteCarloBookResult result;
+  std::vector<std::int64_t> breached, unpaid;
   {
     nb::gil_scoped_release released;
     const DeviceGuard guard(where.context);
     result = finance::price_monte_carlo_book(where.context, view, options);
+    // The rows the CLI warns about, for monte_carlo's and price_book's RuntimeWarnings.
+    breached = finance::monte_carlo_rows_breached_at_start(view, options.precision);
+    unpaid = finance::monte_carlo_rows_without_paying_path(view, options, result);
   }
+  nb::list breached_notes;
+  for (const std::int64_t row : breached) {
+    breached_notes.append(finance::monte_carlo_breached_at_start_note(view, row));
+  }
+  columns["_breached_at_start"] = to_numpy(std::move(breached));
+  columns["_breached_notes"] = breached_notes;
+  columns["_no_paying_path"] = to_numpy(std::move(unpaid));
   columns["price"] = to_numpy(std::move(result.price));
   columns["std_error"] = to_numpy(std::move(result.std_error));
   columns["ci_low"] = to_numpy(std::move(result.ci_low));
@@ -322,7 +333,8 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
 std::optional<std::tuple<std::int64_t, std::string, std::string>> book_term_problem(
     std::int64_t n, nb::handle is_put, nb::handle spot, nb::handle strike, nb::handle maturity,
     nb::handle rate, nb::handle volatility, nb::handle dividend, nb::handle barrier_type,
-    nb::handle barrier, nb::handle steps) {
+    nb::handle barrier, nb::handle steps, std::string_view precision) {
+  const finance::Precision p = parse_precision(precision);
   Terms terms("book");
   const finance::OptionBookView view =
       book_view(terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, barrier_type,
@@ -333,7 +345,7 @@ std::optional<std::tuple<std::int64_t, std::string, std::string>> book_term_prob
   std::optional<io::BookTermProblem> problem;
   {
     nb::gil_scoped_release released;
-    problem = io::find_book_term_problem(view);
+    problem = io::find_book_term_problem(view, p);
   }
   if (!problem) return std::nullopt;
   return std::make_tuple(problem->row, problem->column, problem->what);
@@ -348,6 +360,20 @@ std::tuple<nb::ndarray<nb::numpy, std::uint64_t>, std::int64_t, std::int64_t> st
 }
 
 std::optional<bool> option_type(std::string_view text) { return io::parse_option_type(text); }
+
+std::string no_paying_path_note(const std::vector<std::string>& locations,
+                                std::int64_t rows_without, std::int64_t rows, std::int64_t paths,
+                                bool antithetic) {
+  finance::MonteCarloOptions options;
+  options.paths = paths;
+  options.antithetic = antithetic;
+  return finance::monte_carlo_no_paying_path_note(locations, rows_without, rows, options);
+}
+
+std::optional<std::string> nearest_column_name(std::string_view missing,
+                                               const std::vector<std::string>& names) {
+  return io::nearest_column_name(missing, names);
+}
 
 std::optional<int> barrier_type(std::string_view text) {
   const std::optional<finance::BarrierType> type = io::parse_barrier_type(text);
@@ -384,12 +410,19 @@ void bind_finance(nb::module_& m) {
   m.def("book_term_problem", &book_term_problem, nb::arg("count"), nb::arg("is_put"),
         nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"),
         nb::arg("volatility"), nb::arg("dividend"), nb::arg("barrier_type").none(),
-        nb::arg("barrier").none(), nb::arg("steps").none(),
+        nb::arg("barrier").none(), nb::arg("steps").none(), nb::arg("precision"),
         "io::find_book_term_problem of host columns: (row, column, what) of the first value a "
-        "CSV book may not hold, or None.");
+        "CSV book priced in `precision` may not hold, or None.");
   m.def("stream_keys", &stream_keys, nb::arg("ids"),
         "finance::monte_carlo_stream_keys of trade ids (each id's bytes): the keys, the ids "
         "found on several rows and the rows that carry them.");
+  m.def("nearest_column_name", &nearest_column_name, nb::arg("missing"), nb::arg("names"),
+        "io::nearest_column_name: the name of `names` probably meant for the known column "
+        "`missing`, or None.");
+  m.def("no_paying_path_note", &no_paying_path_note, nb::arg("locations"), nb::arg("rows_without"),
+        nb::arg("rows"), nb::arg("paths"), nb::arg("antithetic"),
+        "finance::monte_carlo_no_paying_path_note: the warning about rows none of whose paths "
+        "paid, naming the first `locations`.");
   m.def("option_type", &option_type, nb::arg("text"),
         "io::parse_option_type: True for a put, False for a call, None for another word.");
   m.def("barrier_type", &barrier_type, nb::arg("text"),

@@ -123,6 +123,73 @@ def test_black_scholes_checks_host_terms_as_a_csv_book():
         gpukit.black_scholes(100.0, 100.0, np.nan, 0.0, 0.2, device="cpu")
 
 
+def test_float_terms_beyond_floats_range_are_refused_naming_the_argument():
+    # Issue 30: precision="float" rounded 1e39 to an infinity and returned inf or nan prices.
+    import pandas as pd
+
+    import warnings
+
+    beyond = "out of the range of a float"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # refused before numpy's cast to float32 could overflow
+        with pytest.raises(ValueError, match=rf"black_scholes: spot\[1\]: {beyond}"):
+            gpukit.black_scholes([100.0, 1e39], 100.0, 1.0, 0.05, 0.2, precision="float",
+                                 device="cpu")
+    assert np.all(np.isfinite(gpukit.black_scholes([100.0, 1e39], 100.0, 1.0, 0.05, 0.2,
+                                                   device="cpu")))
+    with pytest.raises(ValueError, match=rf"monte_carlo: rate: {beyond} .*, got -1e\+39$"):
+        gpukit.monte_carlo(100.0, 100.0, 1.0, -1e39, 0.2, precision="float", paths=64,
+                           device="cpu")
+    with pytest.raises(ValueError, match=r"monte_carlo: barrier\[0\]: rounds to 0 in float"):
+        gpukit.monte_carlo([100.0], 100.0, 1.0, 0.05, 0.2, barrier=1e-50,
+                           barrier_type="down-out", steps=4, precision="float", paths=64,
+                           device="cpu")
+    df = pd.DataFrame({"type": ["c", "p"], "spot": [100.0, 100.0], "strike": [100.0, 4e38],
+                       "maturity": [1.0, 1.0]}, index=["x", "y"])
+    for method in ("black_scholes", "monte_carlo"):
+        with pytest.raises(ValueError, match=rf"price_book: row 1 \(index 'y'\): strike: {beyond}"):
+            gpukit.price_book(df, method, rate=0.01, volatility=0.2, precision="float", paths=64,
+                              device="cpu")
+
+
+def test_monte_carlo_warns_about_rows_without_a_paying_path_and_barriers_breached_at_start():
+    # Issue 30: as gpukit mc says on stderr (deep out-of-the-money rows came out as price 0,
+    # std_error 0, ci [0, 0] unremarked; a down-out at 110 on a spot of 100 priced silently).
+    import pandas as pd
+    import warnings
+
+    with pytest.warns(RuntimeWarning) as record:
+        result = gpukit.monte_carlo(100.0, [100.0, 400.0, 100.0], [1.0, 0.1, 1.0], 0.05, 0.2,
+                                    barrier=[0.0, 0.0, 110.0],
+                                    barrier_type=["none", "none", "down-out"], steps=[1, 1, 12],
+                                    paths=2000, device="cpu")
+    messages = [str(w.message) for w in record]
+    assert ("monte_carlo: barrier[2]: the down-out barrier 110 is breached at the start (spot "
+            "100): the option is priced as knocked out (price 0)") in messages, messages
+    assert any(m.startswith("monte_carlo: 1 of 3 options had no paying path among their 2000 "
+                            "paths (price[1]): their price, std_error and ci are 0, which is no "
+                            "confidence interval") for m in messages), messages
+    assert set(result) == {"price", "std_error", "ci_low", "ci_high", "paths"}
+    assert result["ci_high"][1] == 0 and result["price"][2] == 0
+
+    df = pd.DataFrame({"type": ["c", "c", "p"], "spot": [100.0] * 3,
+                       "strike": [100.0, 400.0, 100.0], "maturity": [1.0, 0.1, 1.0],
+                       "barrier": [None, None, 110.0], "barrier_type": ["", "", "down-out"],
+                       "steps": [None, None, 12]}, index=["a", "b", "c"])
+    with pytest.warns(RuntimeWarning) as record:
+        priced = gpukit.price_book(df, "monte_carlo", rate=0.05, volatility=0.2, paths=2000,
+                                   device="cpu")
+    messages = [str(w.message) for w in record]
+    assert ("price_book: row 2 (index 'c'): barrier: the down-out barrier 110 is breached at the "
+            "start (spot 100): the option is priced as knocked out (price 0)") in messages, messages
+    assert any(m.startswith("price_book: 1 of 3 options had no paying path among their 2000 paths "
+                            "(row 1 (index 'b')): ") for m in messages), messages
+    assert "_no_paying_path" not in priced.columns
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a book without such rows says nothing
+        gpukit.monte_carlo(100.0, 100.0, 1.0, 0.05, 0.2, paths=2000, device="cpu")
+
+
 @pytest.mark.parametrize("put", [False, True])
 def test_monte_carlo_agrees_with_black_scholes_within_its_standard_error(put):
     spot = np.array([80.0, 100.0, 120.0])
@@ -299,7 +366,15 @@ def test_price_book_replaces_output_columns_and_reads_like_the_csv_reader():
     ({"type": ["c", "c"], "spot": [100, None], "strike": [100, 1], "maturity": [1, 1]},
      {}, r"row 1 \(index 'y'\): spot: empty field, expected a number"),
     ({"type": ["c", "c"], "spot": [100, 1], "maturity": [1, 1]},
-     {}, r"price_book: strike: required column is missing$"),
+     {}, r"price_book: strike: required column is missing; the columns are type, spot, "
+         r"maturity$"),
+    ({"type": ["c", "c"], "spot": [100, 1], "Strike Price": [1, 1], "T": [1, 1]},
+     {}, r"price_book: strike: required column is missing; the columns are type, spot, "
+         r"Strike Price, T: is \"Strike Price\" meant to be \"strike\"\?$"),
+    ({"type": ["c", "c"], "spot": [100, 1], "strike": [1, 1], "maturity": [1, 1], "vol": [0, 0]},
+     {"volatility": None}, r"price_book: volatility: required column is missing \(or give "
+                           r"volatility=\); the columns are type, spot, strike, maturity, vol: "
+                           r"is \"vol\" meant to be \"volatility\"\?$"),
     ({"type": ["c", "c"], "spot": [100, 1], "strike": [1, 1], "maturity": [1, 1], "rate": [0, 0]},
      {"rate": 0.01}, r"price_book: rate: rate is both a column and rate=; give one"),
     ({"type": ["c"], "spot": [1], "strike": [1], "maturity": [1], "SPOT": [2]},

@@ -5,10 +5,12 @@
 #include "gpukit/finance/monte_carlo.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -79,6 +81,11 @@ OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i) {
   return in;
 }
 
+bool knocked_at_start(const OptionInputs& in) {
+  if (in.barrier_type == BarrierType::none) return false;
+  return is_down(in.barrier_type) ? in.spot <= in.barrier : in.spot >= in.barrier;
+}
+
 template <class Real>
 PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
                              BarrierMonitoring monitoring) {
@@ -98,7 +105,7 @@ PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
     const double variance_dt = sigma * sigma * dt;
     p.bridge_scale = variance_dt > 0 ? static_cast<Real>(-2.0 / variance_dt)
                                      : -std::numeric_limits<Real>::infinity();
-    p.knocked_at_start = is_down(in.barrier_type) ? in.spot <= in.barrier : in.spot >= in.barrier;
+    p.knocked_at_start = knocked_at_start(in) ? 1 : 0;
     p.continuous = monitoring == BarrierMonitoring::continuous ? 1 : 0;
   }
   return p;
@@ -388,6 +395,72 @@ MonteCarloStreamKeys monte_carlo_stream_keys(
     if (count > 1) ++result.repeated_ids, result.rows_with_repeated_ids += count;
   }
   return result;
+}
+
+std::vector<std::int64_t> monte_carlo_rows_breached_at_start(const MonteCarloBookView& book,
+                                                             Precision precision) {
+  std::vector<std::int64_t> rows;
+  if (book.barrier_type == nullptr) return rows;
+  for (std::int64_t i = 0; i < book.count; ++i) {
+    if (book.barrier_type[i] == BarrierType::none) continue;
+    const OptionInputs in = precision == Precision::float32 ? mc::option_inputs<float>(book, i)
+                                                            : mc::option_inputs<double>(book, i);
+    if (mc::knocked_at_start(in)) rows.push_back(i);
+  }
+  return rows;
+}
+
+std::string monte_carlo_breached_at_start_note(const MonteCarloBookView& book, std::int64_t row) {
+  constexpr std::array<std::string_view, 5> kNames = {"none", "down-out", "down-in", "up-out",
+                                                      "up-in"};
+  const BarrierType type = book.barrier_type[row];
+  const bool knock_in = type == BarrierType::down_in || type == BarrierType::up_in;
+  return fmt::format(
+      "the {} barrier {} is breached at the start (spot {}): the option is priced as {}",
+      kNames[static_cast<std::size_t>(type)], book.barrier[row], book.spot[row],
+      knock_in ? "knocked in (the vanilla option)" : "knocked out (price 0)");
+}
+
+std::vector<std::int64_t> monte_carlo_rows_without_paying_path(const MonteCarloBookView& book,
+                                                               const MonteCarloOptions& options,
+                                                               const MonteCarloBookResult& result) {
+  const std::vector<std::int64_t> breached =
+      monte_carlo_rows_breached_at_start(book, options.precision);
+  std::vector<std::int64_t> rows;
+  for (std::int64_t i = 0; i < book.count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    // Every sample's payoff 0 gives a mean and a spread of exactly 0 (with the control variate
+    // too: its coefficient is then 0). Rows whose paths are not random (no volatility or no time)
+    // and knock-outs breached at the start are 0 for a reason of their own.
+    if (result.price[k] != 0 || result.std_error[k] != 0) continue;
+    const double volatility =
+        book.volatility.values != nullptr ? book.volatility.values[i] : book.volatility.scalar;
+    if (!(volatility > 0 && book.maturity[i] > 0)) continue;
+    if (std::binary_search(breached.begin(), breached.end(), i)) continue;
+    rows.push_back(i);
+  }
+  return rows;
+}
+
+std::string monte_carlo_no_paying_path_note(std::span<const std::string> locations,
+                                            std::int64_t rows_without, std::int64_t rows,
+                                            const MonteCarloOptions& options) {
+  constexpr std::size_t kShown = 5;
+  std::string where;
+  for (std::size_t i = 0; i < locations.size() && i < kShown; ++i) {
+    where += (i == 0 ? "" : ", ") + locations[i];
+  }
+  if (rows_without > static_cast<std::int64_t>(std::min(locations.size(), kShown)))
+    where += ", ...";
+  // The rule of three: no success in n independent trials bounds the probability of one below
+  // 3/n with 95% confidence (an antithetic pair is one trial).
+  const double trials = static_cast<double>(mc::samples_per_option(options));
+  return fmt::format(
+      "{} of {} options had no paying path among their {} paths ({}): their price, std_error "
+      "and ci are 0, which is no confidence interval; it says that a path pays with a "
+      "probability below {:.2g} (95% confidence), so the price is small but not known to be 0; "
+      "more paths resolve it",
+      rows_without, rows, options.paths, where, 3.0 / trials);
 }
 
 double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOptions& options) {

@@ -31,6 +31,10 @@ inline std::int64_t samples_per_option(const MonteCarloOptions& options) {
   return options.antithetic ? options.paths / 2 : options.paths;
 }
 
+/// Whether a barrier row's barrier is breached at the start (down: spot <= barrier; up: spot >=
+/// barrier), so that every path is knocked at once; false for a European row.
+bool knocked_at_start(const OptionInputs& in);
+
 /// Reads and validates row `i` (InvalidInput for a bad barrier or step count).
 template <class Real>
 OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i);
@@ -55,15 +59,17 @@ std::vector<PathParams<Real>> book_path_params(const MonteCarloBookView& book,
 using WorkDone = std::function<void(double path_steps)>;
 
 /// Path-steps of one chunk of the CPU backend when progress is reported, so about how often
-/// MonteCarloOptions::progress is called, and so how soon a callback that throws (Python's
-/// Ctrl-C) stops a call: about 0.05 s on 16 cores, one or two seconds on two busy ones. A chunk
-/// is a parallel region and an in-order merge, cheap beside this much work. The bits do not
-/// depend on it.
+/// MonteCarloOptions::progress is called, and so how soon a person watching hears (the CLI) and
+/// how soon a callback that throws (Python's Ctrl-C) stops a call: about 0.05 s on 16 cores, a
+/// second or so on two busy ones. A chunk is a parallel region and an in-order merge, cheap beside
+/// this much work. The bits do not depend on it.
 inline constexpr std::int64_t kMonteCarloCpuProgressPathSteps = std::int64_t{1} << 24;
 
-/// Tiles per chunk of the CPU backend on `params` when progress is reported: about
-/// kMonteCarloCpuProgressPathSteps path-steps of the longest rows (so that one row of many steps
-/// reports too), never fewer than 4 tiles a thread, never more than kMonteCarloCpuChunkTiles.
+/// Tiles per chunk of the CPU backend on `params` when progress is reported (the backend calls
+/// work_done once a chunk): about kMonteCarloCpuProgressPathSteps path-steps of the longest rows
+/// (so that one row of many steps reports too), never fewer than 4 tiles a thread (the tile is
+/// the unit of work: a row of 2^20 steps reports every 4 tiles a thread), never more than
+/// kMonteCarloCpuChunkTiles.
 template <class Real>
 std::int64_t cpu_progress_chunk_tiles(std::span<const PathParams<Real>> params, int threads) {
   std::uint32_t most_steps = 1;

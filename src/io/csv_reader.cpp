@@ -35,6 +35,44 @@ constexpr std::size_t kMaxPieceBytes = std::size_t{64} << 10;
 
 }  // namespace
 
+namespace detail {
+
+std::optional<std::string_view> binary_file_kind(std::string_view start) noexcept {
+  struct Magic {
+    std::string_view bytes, kind;
+  };
+  static constexpr Magic kMagics[] = {
+      {"\x1F\x8B", "gzip-compressed; decompress it first (gunzip)"},
+      {"BZh", "bzip2-compressed; decompress it first (bunzip2)"},
+      {std::string_view("\xFD"
+                        "7zXZ\0",
+                        6),
+       "xz-compressed; decompress it first (unxz)"},
+      {"\x28\xB5\x2F\xFD", "zstd-compressed; decompress it first (unzstd)"},
+      {"PK\x03\x04",
+       "a ZIP archive (an .xlsx workbook?); save the sheet as CSV UTF-8 (comma delimited)"},
+  };
+  for (const Magic& magic : kMagics) {
+    if (!start.starts_with(magic.bytes)) continue;
+    // bzip2's "BZh" is followed by the block size digit and the block magic "1AY&SY", so that
+    // a header merely starting "BZh" is not taken for one.
+    if (magic.bytes == "BZh" &&
+        (start.size() < 10 || start[3] < '1' || start[3] > '9' || start.substr(4, 6) != "1AY&SY")) {
+      continue;
+    }
+    return magic.kind;
+  }
+  return std::nullopt;
+}
+
+bool starts_like_sep_line(std::string_view text) noexcept {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  return text.size() >= 4 && lower(text[0]) == 's' && lower(text[1]) == 'e' &&
+         lower(text[2]) == 'p' && text[3] == '=';
+}
+
+}  // namespace detail
+
 std::optional<char> parse_csv_delimiter(std::string_view name) {
   if (name == "tab" || name == "\\t" || name == "\t") return '\t';
   if (name == "," || name == ";" || name == "|") return name.front();
@@ -68,9 +106,15 @@ struct CsvReader::Impl {
 
   bool is_blank(char c) const { return (c == ' ' || c == '\t') && c != delimiter; }
   std::string& field() { return building.fields[building_field_count]; }
+  std::string& raw_field() { return building.raw_fields[building_field_count]; }
+  // What the start of the input says about it: a byte order mark (skipped), a UTF-16 or binary
+  // file (refused), an Excel `sep=` line (taken as the delimiter and skipped).
+  void read_input_start();
+  void note_first_line_end(char c);
   void start_field();
   void end_field();
-  void end_record();
+  // Ends the record; `terminator` is the CR or LF that ended it (0 at the end of the input).
+  void end_record(char terminator);
   [[noreturn]] void throw_quote_in_unquoted() const;
   [[noreturn]] void throw_text_after_quote() const;
 
@@ -84,7 +128,14 @@ struct CsvReader::Impl {
   std::size_t buffer_end = 0;
   bool stream_exhausted = false;
   bool at_input_start = true;  // the byte order mark is looked for only there
-  bool finished = false;       // the end of the input was parsed; nothing more will come
+  bool has_byte_order_mark = false;
+  std::string sep_line;  // Excel's `sep=X` first line, or empty
+  // The first record's line break: 0 until it ends, then '\n' or '\r'; a CR followed by LF
+  // makes it CR LF (seen at the next byte).
+  char first_line_end = 0;
+  bool first_line_end_is_crlf = false;
+  bool awaiting_lf_after_first_cr = false;
+  bool finished = false;  // the end of the input was parsed; nothing more will come
   std::int64_t bytes_read = 0;
 
   // Physical line being parsed (1-based); advances after each LF.
@@ -94,6 +145,9 @@ struct CsvReader::Impl {
   std::int64_t record_line = 0;
 
   State state = State::field_start;
+  // The field being built was quoted: its input bytes (raw_field) differ from its text.
+  bool field_quoted = false;
+  std::string blanks_after_quote;  // of the quoted field being built
   // The record has a delimiter, a quote or a non-blank byte: a line end now ends a record instead
   // of a blank line.
   bool record_open = false;
@@ -110,17 +164,40 @@ struct CsvReader::Impl {
 void CsvReader::Impl::start_field() {
   auto& fields = building.fields;
   if (building_field_count == fields.size()) fields.emplace_back();
+  if (building_field_count == building.raw_fields.size()) building.raw_fields.emplace_back();
   fields[building_field_count].clear();
+  building.raw_fields[building_field_count].clear();
 }
 
 void CsvReader::Impl::end_field() {
+  if (field_quoted) {
+    // raw_field holds the blanks before the opening quote and the quote; between the quotes the
+    // input held the field with each quote doubled, the only way a quote can be written there.
+    std::string& raw = raw_field();
+    for (const char c : field()) {
+      raw.push_back(c);
+      if (c == '"') raw.push_back('"');
+    }
+    raw.push_back('"');
+    raw += blanks_after_quote;
+    blanks_after_quote.clear();
+    field_quoted = false;
+  }
   ++building_field_count;
   start_field();
   state = State::field_start;
 }
 
-void CsvReader::Impl::end_record() {
+void CsvReader::Impl::note_first_line_end(char c) {
+  if (first_line_end != 0) return;
+  first_line_end = c;
+  awaiting_lf_after_first_cr = c == '\r';
+}
+
+void CsvReader::Impl::end_record(char terminator) {
+  if (terminator != 0) note_first_line_end(terminator);
   building.fields.resize(building_field_count);
+  building.raw_fields.resize(building_field_count);
   building.line = current_line;
   if (ready_tail == ready.size()) ready.emplace_back();
   std::swap(ready[ready_tail], building);
@@ -202,18 +279,58 @@ bool CsvReader::Impl::fill_buffer() {
   bytes_read += got;
   if (at_input_start && buffer_end > 0) {
     at_input_start = false;
-    if (buffer_end >= 3 && std::memcmp(buffer.get(), "\xEF\xBB\xBF", 3) == 0) buffer_pos = 3;
-    // Read as bytes, UTF-16 would give fields of text and NULs and a misleading "column is
-    // missing"; spreadsheets write it as "Unicode text" with a byte order mark.
-    if (buffer_end >= 2 && (std::memcmp(buffer.get(), "\xFF\xFE", 2) == 0 ||
-                            std::memcmp(buffer.get(), "\xFE\xFF", 2) == 0)) {
-      throw InvalidInput(fmt::format(
-          "{}:1: the file is UTF-16 (it starts with a UTF-16 byte order mark); save it as UTF-8 "
-          "CSV",
-          source_name));
-    }
+    read_input_start();
   }
   return buffer_end > 0;
+}
+
+void CsvReader::Impl::read_input_start() {
+  const std::string_view start(buffer.get(), buffer_end);
+  if (start.starts_with("\xEF\xBB\xBF")) {
+    has_byte_order_mark = true;
+    buffer_pos = 3;
+  }
+  // Read as bytes, UTF-16 would give fields of text and NULs and a misleading "column is
+  // missing"; spreadsheets write it as "Unicode text" with a byte order mark.
+  if (start.starts_with("\xFF\xFE") || start.starts_with("\xFE\xFF")) {
+    throw InvalidInput(fmt::format(
+        "{}:1: the file is UTF-16 (it starts with a UTF-16 byte order mark); save it as UTF-8 CSV",
+        source_name));
+  }
+  // A compressed file or a workbook read as text gives a header of binary bytes and a baffling
+  // "column is missing": say what the file is. (Reading gzip would tie the reader to zlib for
+  // what `zcat FILE |` does on every system.)
+  if (const std::optional<std::string_view> kind = detail::binary_file_kind(start)) {
+    throw InvalidInput(fmt::format("{}:1: the file is {}", source_name, *kind));
+  }
+  // Excel's delimiter hint: `sep=X` and a line end (or nothing more) as the whole first line.
+  const std::string_view rest = start.substr(buffer_pos);
+  if (rest.size() >= 5 && detail::starts_like_sep_line(rest) && rest[4] != '\r' &&
+      rest[4] != '\n') {
+    const std::string_view after = rest.substr(5);
+    const bool whole_line =
+        after.empty() ? stream_exhausted : (after.front() == '\n' || after.front() == '\r');
+    if (whole_line) {
+      const char named = rest[4];
+      if (named == '"' || named == ' ') {
+        throw InvalidInput(fmt::format(
+            "{}:1: the first line \"{}\" names a delimiter a CSV file cannot use (a quote or a "
+            "space)",
+            source_name, rest.substr(0, 5)));
+      }
+      delimiter = named;
+      sep_line.assign(rest.substr(0, 5));
+      // Skipped with its line end; the header's line end is the book's.
+      std::size_t skipped = 5;
+      if (after.starts_with("\r\n") || after.starts_with("\n")) {
+        skipped += after.front() == '\r' ? 2 : 1;
+        ++current_line;
+      } else if (!after.empty()) {
+        skipped += 1;  // a lone CR, which line numbers do not count
+      }
+      buffer_pos += skipped;
+    }
+  }
 }
 
 void CsvReader::Impl::parse_piece(const char* data, std::size_t size) {
@@ -223,6 +340,11 @@ void CsvReader::Impl::parse_piece(const char* data, std::size_t size) {
     const char c = *p;
     switch (state) {
       case State::field_start:
+        if (awaiting_lf_after_first_cr) {
+          // The byte after the CR that ended the first record: an LF makes the line end CR LF.
+          awaiting_lf_after_first_cr = false;
+          first_line_end_is_crlf = c == '\n';
+        }
         if (c == delimiter) {
           if (!record_open) record_line = current_line;
           record_open = true;
@@ -230,7 +352,7 @@ void CsvReader::Impl::parse_piece(const char* data, std::size_t size) {
         } else if (c == '\r' || c == '\n') {
           if (record_open) {
             end_field();
-            end_record();
+            end_record(c);
           } else {
             field().clear();  // a line of blanks is skipped
           }
@@ -239,7 +361,11 @@ void CsvReader::Impl::parse_piece(const char* data, std::size_t size) {
         } else if (c == '"') {
           if (!record_open) record_line = current_line;
           record_open = true;
-          field().clear();  // blanks before the opening quote are not part of the field
+          // Blanks before the opening quote are not part of the field, but of its input bytes.
+          raw_field().assign(field());
+          raw_field().push_back('"');
+          field().clear();
+          field_quoted = true;
           state = State::quoted;
         } else {
           if (!record_open) record_line = current_line;
@@ -258,7 +384,7 @@ void CsvReader::Impl::parse_piece(const char* data, std::size_t size) {
         if (p == end) break;
         if (*p == '"') throw_quote_in_unquoted();
         end_field();
-        if (*p != delimiter) end_record();
+        if (*p != delimiter) end_record(*p);
         ++p;
         break;
       }
@@ -287,9 +413,11 @@ void CsvReader::Impl::parse_piece(const char* data, std::size_t size) {
           end_field();
         } else if (c == '\r' || c == '\n') {
           end_field();
-          end_record();
+          end_record(c);
         } else if (!is_blank(c)) {
           throw_text_after_quote();
+        } else {
+          blanks_after_quote.push_back(c);
         }
         ++p;
         break;
@@ -307,7 +435,7 @@ void CsvReader::Impl::finish() {
   }
   if (state != State::field_start || record_open) {
     end_field();
-    end_record();
+    end_record(0);
   }
 }
 
@@ -334,5 +462,14 @@ std::int64_t CsvReader::bytes_read() const { return impl_->bytes_read; }
 const std::string& CsvReader::source_name() const { return impl_->source_name; }
 
 char CsvReader::delimiter() const { return impl_->delimiter; }
+
+bool CsvReader::byte_order_mark() const { return impl_->has_byte_order_mark; }
+
+const std::string& CsvReader::sep_line() const { return impl_->sep_line; }
+
+std::string_view CsvReader::line_end() const {
+  if (impl_->first_line_end == '\r') return impl_->first_line_end_is_crlf ? "\r\n" : "\r";
+  return "\n";
+}
 
 }  // namespace gpukit::io

@@ -13,9 +13,11 @@ namespace detail {
 
 bool csv_field_needs_quotes(std::string_view field, char delimiter) noexcept {
   if (field.empty()) return false;
-  // The reader skips a UTF-8 byte order mark at the input start and refuses a UTF-16 one.
+  // What the reader takes specially at the start of an input: it skips a UTF-8 byte order mark,
+  // refuses a UTF-16 one and binary files, and takes `sep=X` for the delimiter.
   if (field.starts_with("\xEF\xBB\xBF") || field.starts_with("\xFF\xFE") ||
-      field.starts_with("\xFE\xFF")) {
+      field.starts_with("\xFE\xFF") || starts_like_sep_line(field) ||
+      binary_file_kind(field).has_value()) {
     return true;
   }
   const char special[] = {delimiter, '"', '\r', '\n'};

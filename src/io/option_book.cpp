@@ -10,10 +10,13 @@
 #include <initializer_list>
 #include <ios>
 #include <istream>
+#include <iterator>
+#include <limits>
 #include <new>
 #include <ostream>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -134,6 +137,25 @@ const char* broken_sign_rule(ColumnRole role, double value) {
   }
 }
 
+// The rule of the computing precision, for a number that keeps the rules above: with float, a
+// magnitude the pricer's rounding to float would make an infinity, or a spot or barrier (> 0)
+// it would make 0. nullptr when `value` keeps it. Shared like broken_sign_rule.
+const char* broken_precision_rule(ColumnRole role, double value, finance::Precision precision) {
+  if (precision != finance::Precision::float32) return nullptr;
+  // The midpoint between FLT_MAX and 2^128: from there on, rounding to float gives an infinity.
+  constexpr double kFloatOverflow = 0x1p128 - 0x1p103;
+  // Half the smallest subnormal float: up to there, rounding to float gives 0.
+  constexpr double kFloatUnderflow = 0x1p-150;
+  if (std::fabs(value) >= kFloatOverflow) {
+    return "out of the range of a float (at most 3.4028235e+38 in magnitude)";
+  }
+  if ((role == ColumnRole::spot || role == ColumnRole::barrier) && value > 0 &&
+      value <= kFloatUnderflow) {
+    return "rounds to 0 in float (must be > 0; the smallest float is 1e-45)";
+  }
+  return nullptr;
+}
+
 constexpr double kMaxSteps = double(1u << 20);
 constexpr const char* kStepsRule = "expected an integer in [1, 1048576]";
 constexpr const char* kTypeRule = "expected call, put, c or p";
@@ -146,11 +168,13 @@ bool steps_in_range(double value) {
 // Parses option rows; keeps what every error message needs.
 class BookParser {
  public:
-  BookParser(OptionBook& book, std::int64_t header_line, BookColumns columns)
+  BookParser(OptionBook& book, std::int64_t header_line, BookColumns columns,
+             finance::Precision precision)
       : book_(book),
         header_line_(header_line),
         known_count_(columns == BookColumns::with_barriers ? kKnownColumnNames.size()
-                                                           : kEuropeanColumnCount) {}
+                                                           : kEuropeanColumnCount),
+        precision_(precision) {}
 
   // Matches the header against the known columns and settles the book-wide values.
   void set_columns(const BookDefaults& defaults);
@@ -168,6 +192,11 @@ class BookParser {
                                    printable(trim_blanks(book_.columns[col])), what));
   }
   double parse_value(std::string_view text, std::int64_t line, std::size_t col) const;
+  // parse_value, then the column's sign rule and the precision's range rule.
+  double parse_known_value(std::string_view text, std::int64_t line, std::size_t col) const;
+  // "<source>:<header line>: <name>: required column is missing<detail>", with the header found
+  // and the name probably meant for it.
+  [[noreturn]] void throw_missing_column(std::string_view name, std::string_view detail) const;
   std::vector<double>& values_of(ColumnRole role);
   void settle_book_wide_value(ColumnRole role, const std::optional<double>& given,
                               std::optional<double> fallback, double& scalar);
@@ -177,6 +206,7 @@ class BookParser {
   OptionBook& book_;
   std::int64_t header_line_;
   std::size_t known_count_;
+  finance::Precision precision_;
   std::vector<ColumnRole> roles_;
   std::array<std::size_t, kKnownColumnNames.size()> column_of_role_{};  // valid when has_role_
   std::array<bool, kKnownColumnNames.size()> has_role_{};
@@ -231,18 +261,14 @@ void BookParser::set_columns(const BookDefaults& defaults) {
   for (ColumnRole required :
        {ColumnRole::type, ColumnRole::spot, ColumnRole::strike, ColumnRole::maturity}) {
     auto known = static_cast<std::size_t>(required);
-    if (!has_role_[known]) {
-      throw InvalidInput(fmt::format("{}:{}: {}: required column is missing", book_.source,
-                                     header_line_, kKnownColumnNames[known]));
-    }
+    if (!has_role_[known]) throw_missing_column(kKnownColumnNames[known], "");
   }
   const bool has_barrier = has_role_[static_cast<std::size_t>(ColumnRole::barrier)];
   const bool has_type = has_role_[static_cast<std::size_t>(ColumnRole::barrier_type)];
   if (has_barrier != has_type) {
-    throw InvalidInput(fmt::format("{}:{}: {}: required column is missing (the {} column is given)",
-                                   book_.source, header_line_,
-                                   has_barrier ? "barrier_type" : "barrier",
-                                   has_barrier ? "barrier" : "barrier_type"));
+    throw_missing_column(
+        has_barrier ? "barrier_type" : "barrier",
+        fmt::format(" (the {} column is given)", has_barrier ? "barrier" : "barrier_type"));
   }
   settle_book_wide_value(ColumnRole::rate, defaults.rate, std::nullopt, book_.rate_scalar);
   settle_book_wide_value(ColumnRole::volatility, defaults.volatility, std::nullopt,
@@ -262,10 +288,7 @@ void BookParser::settle_book_wide_value(ColumnRole role, const std::optional<dou
     }
     return;
   }
-  if (!given && !fallback) {
-    throw InvalidInput(fmt::format("{}:{}: {}: required column is missing (or give --{})",
-                                   book_.source, header_line_, name, name));
-  }
+  if (!given && !fallback) throw_missing_column(name, fmt::format(" (or give --{})", name));
   double value = given ? *given : *fallback;
   if (!std::isfinite(value)) {
     throw InvalidInput(fmt::format("{}: --{}: must be finite, got {}", book_.source, name, value));
@@ -273,7 +296,30 @@ void BookParser::settle_book_wide_value(ColumnRole role, const std::optional<dou
   if (role == ColumnRole::volatility && value < 0) {
     throw InvalidInput(fmt::format("{}: --{}: must be >= 0, got {}", book_.source, name, value));
   }
+  if (const char* rule = broken_precision_rule(role, value, precision_)) {
+    throw InvalidInput(fmt::format("{}: --{}: {}, got {}", book_.source, name, rule, value));
+  }
   scalar = value;
+}
+
+void BookParser::throw_missing_column(std::string_view name, std::string_view detail) const {
+  // What the header holds (cut after a dozen names) and the name probably meant, so that a
+  // header with `vol` for `volatility` says so at once.
+  constexpr std::size_t kShownNames = 12;
+  std::string found;
+  for (std::size_t col = 0; col < book_.columns.size() && col < kShownNames; ++col) {
+    if (col != 0) found += ", ";
+    found += printable(trim_blanks(book_.columns[col]));
+  }
+  if (book_.columns.size() > kShownNames) {
+    found += fmt::format(", ... ({} columns)", book_.columns.size());
+  }
+  std::string hint;
+  if (const std::optional<std::string> meant = nearest_column_name(name, book_.columns)) {
+    hint = fmt::format(": is {} meant to be \"{}\"?", quoted(trim_blanks(*meant)), name);
+  }
+  throw InvalidInput(fmt::format("{}:{}: {}: required column is missing{}; the header has {}{}",
+                                 book_.source, header_line_, name, detail, found, hint));
 }
 
 std::vector<double>& BookParser::values_of(ColumnRole role) {
@@ -314,6 +360,7 @@ void BookParser::reserve_for_input(std::int64_t input_bytes, const CsvRecord& fi
     book_.field_text.reserve(bytes);
     book_.field_offsets.reserve(rows * column_count + 1);
     book_.is_put.reserve(rows);
+    book_.lines.reserve(rows);
     for (ColumnRole role : {ColumnRole::spot, ColumnRole::strike, ColumnRole::maturity,
                             ColumnRole::rate, ColumnRole::volatility, ColumnRole::dividend}) {
       if (has_role_[static_cast<std::size_t>(role)]) values_of(role).reserve(rows);
@@ -321,6 +368,18 @@ void BookParser::reserve_for_input(std::int64_t input_bytes, const CsvRecord& fi
   } catch (const std::bad_alloc&) {
     // Only an optimization (the estimate may overshoot): fall back to growing as rows come.
   }
+}
+
+double BookParser::parse_known_value(std::string_view text, std::int64_t line,
+                                     std::size_t col) const {
+  const double value = parse_value(text, line, col);
+  if (const char* rule = broken_sign_rule(roles_[col], value)) {
+    throw_field_error(line, col, fmt::format("{}, got {}", rule, quoted(text)));
+  }
+  if (const char* rule = broken_precision_rule(roles_[col], value, precision_)) {
+    throw_field_error(line, col, fmt::format("{}, got {}", rule, quoted(text)));
+  }
+  return value;
 }
 
 double BookParser::parse_value(std::string_view text, std::int64_t line, std::size_t col) const {
@@ -357,10 +416,16 @@ void BookParser::add_row(const CsvRecord& record) {
     throw InvalidInput(fmt::format("{}:{}: row has {} fields, the header has {}", book_.source,
                                    record.line, record.fields.size(), column_count));
   }
+  book_.lines.push_back(record.line);
   for (std::size_t col = 0; col < column_count; ++col) {
     const std::string& text = record.fields[col];
     book_.field_text.append(text);
     book_.field_offsets.push_back(book_.field_text.size());
+    if (!record.raw_fields[col].empty()) {
+      book_.raw_field_index.push_back(book_.field_offsets.size() - 2);
+      book_.raw_field_text.append(record.raw_fields[col]);
+      book_.raw_field_offsets.push_back(book_.raw_field_text.size());
+    }
     switch (roles_[col]) {
       case ColumnRole::type: {
         const std::optional<bool> is_put = parse_option_type(text);
@@ -373,19 +438,10 @@ void BookParser::add_row(const CsvRecord& record) {
       case ColumnRole::spot:
       case ColumnRole::strike:
       case ColumnRole::maturity:
-      case ColumnRole::volatility: {
-        double value = parse_value(text, record.line, col);
-        if (const char* rule = broken_sign_rule(roles_[col], value)) {
-          throw_field_error(record.line, col, fmt::format("{}, got {}", rule, quoted(text)));
-        }
-        values_of(roles_[col]).push_back(value);
-        break;
-      }
+      case ColumnRole::volatility:
       case ColumnRole::rate:
-        book_.rate.push_back(parse_value(text, record.line, col));
-        break;
       case ColumnRole::dividend:
-        book_.dividend.push_back(parse_value(text, record.line, col));
+        values_of(roles_[col]).push_back(parse_known_value(text, record.line, col));
         break;
       case ColumnRole::barrier: {
         if (trim_blanks(text).empty()) {
@@ -393,12 +449,8 @@ void BookParser::add_row(const CsvRecord& record) {
           book_.barrier.push_back(0);
           break;
         }
-        double value = parse_value(text, record.line, col);
-        if (const char* rule = broken_sign_rule(ColumnRole::barrier, value)) {
-          throw_field_error(record.line, col, fmt::format("{}, got {}", rule, quoted(text)));
-        }
         barrier_given = true;
-        book_.barrier.push_back(value);
+        book_.barrier.push_back(parse_known_value(text, record.line, col));
         break;
       }
       case ColumnRole::barrier_type: {
@@ -475,8 +527,11 @@ std::int64_t remaining_bytes(std::istream& in) {
 }
 
 std::size_t held_bytes(const OptionBook& book) {
-  std::size_t bytes = book.field_text.capacity() + book.is_put.capacity() +
-                      book.field_offsets.capacity() * sizeof(std::uint64_t);
+  std::size_t bytes =
+      book.field_text.capacity() + book.is_put.capacity() +
+      book.field_offsets.capacity() * sizeof(std::uint64_t) +
+      book.lines.capacity() * sizeof(std::int64_t) + book.raw_field_text.capacity() +
+      (book.raw_field_index.capacity() + book.raw_field_offsets.capacity()) * sizeof(std::uint64_t);
   for (const std::vector<double>* values :
        {&book.spot, &book.strike, &book.maturity, &book.rate, &book.volatility, &book.dividend}) {
     bytes += values->capacity() * sizeof(double);
@@ -495,6 +550,12 @@ void write_block(std::ostream& out, std::string& block) {
 }
 
 void append_number(std::string& line, double value, bool as_float, bool as_integer) {
+  // to_chars writes a NaN with its sign bit set as "-nan", which is no number to most readers
+  // (and a NaN's sign means nothing).
+  if (std::isnan(value)) {
+    line.append("nan");
+    return;
+  }
   // Longest shortest-round-trip text: a double needs 24 characters ("-2.2250738585072014e-308").
   char text[32];
   if (as_integer && std::isfinite(value) && std::abs(value) < 1e300) {
@@ -527,6 +588,29 @@ std::string_view OptionBook::field(std::size_t row, std::size_t col) const {
   auto begin = static_cast<std::size_t>(field_offsets[index]);
   auto end = static_cast<std::size_t>(field_offsets[index + 1]);
   return std::string_view(field_text).substr(begin, end - begin);
+}
+
+namespace {
+
+// The input bytes of the k-th field that has them (OptionBook::raw_field_index).
+std::string_view raw_field_bytes(const OptionBook& book, std::size_t k) {
+  const auto begin = static_cast<std::size_t>(book.raw_field_offsets[k]);
+  const auto end = static_cast<std::size_t>(book.raw_field_offsets[k + 1]);
+  return std::string_view(book.raw_field_text).substr(begin, end - begin);
+}
+
+}  // namespace
+
+std::string_view OptionBook::input_field(std::size_t row, std::size_t col) const {
+  const std::uint64_t index = row * columns.size() + col;
+  const auto at = std::lower_bound(raw_field_index.begin(), raw_field_index.end(), index);
+  if (at == raw_field_index.end() || *at != index) return field(row, col);
+  return raw_field_bytes(*this, static_cast<std::size_t>(at - raw_field_index.begin()));
+}
+
+std::string OptionBook::row_location(std::size_t row) const {
+  if (row < lines.size()) return fmt::format("{}:{}", source, lines[row]);
+  return fmt::format("{}: row {}", source, row + 1);
 }
 
 finance::OptionBookView instrument_view(const OptionBook& book) {
@@ -570,14 +654,148 @@ std::optional<finance::BarrierType> parse_barrier_type(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<BookTermProblem> find_book_term_problem(const finance::OptionBookView& view) {
+namespace {
+
+// A header name as nearest_column_name compares it: blanks around it dropped, ASCII lower case,
+// '-' and ' ' as '_'.
+std::string comparable_name(std::string_view name) {
+  std::string key(trim_blanks(name));
+  for (char& c : key) c = c == '-' || c == ' ' ? '_' : ascii_lower(c);
+  return key;
+}
+
+// Optimal string alignment distance (Damerau-Levenshtein without repeated edits of a substring):
+// insertions, deletions, substitutions and swaps of two neighbours each count one.
+std::size_t typing_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// Other names books use for the known columns (alias, column; compared as comparable_name gives
+// them).
+constexpr std::pair<std::string_view, std::string_view> kColumnAliases[] = {
+    {"cp", "type"},
+    {"call_put", "type"},
+    {"put_call", "type"},
+    {"callput", "type"},
+    {"putcall", "type"},
+    {"option_type", "type"},
+    {"cp_flag", "type"},
+    {"right", "type"},
+    {"s", "spot"},
+    {"s0", "spot"},
+    {"underlying", "spot"},
+    {"spot_price", "spot"},
+    {"stock", "spot"},
+    {"stock_price", "spot"},
+    {"price_underlying", "spot"},
+    {"k", "strike"},
+    {"x", "strike"},
+    {"strike_price", "strike"},
+    {"exercise_price", "strike"},
+    {"t", "maturity"},
+    {"expiry", "maturity"},
+    {"expiration", "maturity"},
+    {"tenor", "maturity"},
+    {"ttm", "maturity"},
+    {"time", "maturity"},
+    {"years", "maturity"},
+    {"time_to_maturity", "maturity"},
+    {"time_to_expiry", "maturity"},
+    {"r", "rate"},
+    {"rf", "rate"},
+    {"interest", "rate"},
+    {"interest_rate", "rate"},
+    {"risk_free", "rate"},
+    {"riskfree", "rate"},
+    {"risk_free_rate", "rate"},
+    {"vol", "volatility"},
+    {"sigma", "volatility"},
+    {"iv", "volatility"},
+    {"implied_vol", "volatility"},
+    {"implied_volatility", "volatility"},
+    {"q", "dividend"},
+    {"div", "dividend"},
+    {"yield", "dividend"},
+    {"dividend_yield", "dividend"},
+    {"div_yield", "dividend"},
+    {"h", "barrier"},
+    {"level", "barrier"},
+    {"barrier_level", "barrier"},
+    {"barriertype", "barrier_type"},
+    {"barrier_kind", "barrier_type"},
+    {"knock", "barrier_type"},
+    {"n_steps", "steps"},
+    {"nsteps", "steps"},
+    {"dates", "steps"},
+    {"monitoring", "steps"},
+    {"monitoring_dates", "steps"},
+};
+
+}  // namespace
+
+std::optional<std::string> nearest_column_name(std::string_view missing,
+                                               std::span<const std::string> names) {
+  const std::string wanted = comparable_name(missing);
+  auto is_alias = [&wanted](std::string_view key) {
+    return std::any_of(
+        std::begin(kColumnAliases), std::end(kColumnAliases),
+        [&](const auto& alias) { return alias.first == key && alias.second == wanted; });
+  };
+  // The closest name: an alias (0), a prefix of 3 letters or more either way (1), or a name a
+  // slip or two away (1 + distance; for names of 4 letters or fewer one slip, first letter kept,
+  // so that `date` is not offered for `rate`).
+  std::optional<std::string> best;
+  std::size_t best_score = std::numeric_limits<std::size_t>::max();
+  for (const std::string& name : names) {
+    const std::string key = comparable_name(name);
+    // A known column's own name (as the reader matches it) is meant for that column.
+    const bool known = std::any_of(kKnownColumnNames.begin(), kKnownColumnNames.end(),
+                                   [&name](std::string_view column) {
+                                     return equals_ignoring_case(trim_blanks(name), column);
+                                   });
+    if (key.empty() || known) continue;
+    std::size_t score = std::numeric_limits<std::size_t>::max();
+    if (is_alias(key)) {
+      score = 0;
+    } else if (std::min(key.size(), wanted.size()) >= 3 &&
+               (wanted.starts_with(key) || key.starts_with(wanted))) {
+      score = 1;
+    } else {
+      const std::size_t distance = typing_distance(key, wanted);
+      const bool short_name = wanted.size() <= 4;
+      if (short_name ? distance <= 1 && key.front() == wanted.front() : distance <= 2) {
+        score = 1 + distance;
+      }
+    }
+    if (score < best_score) best_score = score, best = name;
+  }
+  return best;
+}
+
+std::optional<BookTermProblem> find_book_term_problem(const finance::OptionBookView& view,
+                                                      finance::Precision precision) {
   auto name = [](ColumnRole role) {
     return std::string(kKnownColumnNames[static_cast<std::size_t>(role)]);
   };
   // A number's problem under its column's rules, in the CSV reader's words ("" when none).
-  auto number_problem = [](ColumnRole role, double value) -> std::string {
+  auto number_problem = [precision](ColumnRole role, double value) -> std::string {
     if (!std::isfinite(value)) return fmt::format("must be finite, got {}", value);
     if (const char* rule = broken_sign_rule(role, value)) {
+      return fmt::format("{}, got {}", rule, value);
+    }
+    if (const char* rule = broken_precision_rule(role, value, precision)) {
       return fmt::format("{}, got {}", rule, value);
     }
     return {};
@@ -628,7 +846,7 @@ std::optional<BookTermProblem> find_book_term_problem(const finance::OptionBookV
 
 OptionBook read_option_book(std::istream& in, const std::string& source_name,
                             const BookDefaults& defaults, const ProgressCallback& progress,
-                            BookColumns columns, char delimiter) {
+                            BookColumns columns, char delimiter, finance::Precision precision) {
   const std::int64_t input_bytes = remaining_bytes(in);  // before the reader takes any
   CsvReader reader(in, source_name, delimiter);
   CsvRecord record;
@@ -637,11 +855,14 @@ OptionBook read_option_book(std::istream& in, const std::string& source_name,
   }
   OptionBook book;
   book.source = source_name;
-  book.delimiter = delimiter;
+  book.delimiter = reader.delimiter();  // a `sep=` line names the file's own
+  book.byte_order_mark = reader.byte_order_mark();
+  book.sep_line = reader.sep_line();
   book.columns = record.fields;
+  book.raw_columns = record.raw_fields;
   book.field_offsets.push_back(0);
 
-  BookParser parser(book, record.line, columns);
+  BookParser parser(book, record.line, columns, precision);
   parser.set_columns(defaults);
 
   std::int64_t rows = 0;
@@ -658,6 +879,7 @@ OptionBook read_option_book(std::istream& in, const std::string& source_name,
                       held_bytes(book));
   }
   if (progress) progress(reader.bytes_read(), rows);
+  book.line_end = reader.line_end();
   return book;
 }
 
@@ -705,41 +927,72 @@ void write_priced_book(std::ostream& out, const OptionBook& book,
   for (std::ptrdiff_t i : replacement) {
     if (i >= 0) in_place[static_cast<std::size_t>(i)] = true;
   }
+  std::string_view line_end = book.line_end;
+  if (line_end.empty()) line_end = "\n";
   std::string block;  // grows to about kWriteBlockBytes, then is written and reused
+  if (book.byte_order_mark) block.append("\xEF\xBB\xBF");
+  if (!book.sep_line.empty()) block.append(book.sep_line).append(line_end);
 
   bool first = true;
   auto separate = [&] {
     if (!first) block.push_back(delimiter);
     first = false;
   };
-  for (const std::string& name : book.columns) {
+  // A field without input bytes of its own is written as its text, quoted where a reader would
+  // otherwise split it or change it: for a field read from CSV never (it was read unquoted, so
+  // its text is its bytes); the first header name also where the start of a file is read
+  // specially (csv.hpp).
+  const char special[] = {delimiter, '"', '\r', '\n'};
+  auto append_text = [&](std::string_view text, bool starts_file) {
+    const bool needs_quotes = starts_file
+                                  ? detail::csv_field_needs_quotes(text, delimiter)
+                                  : text.find_first_of(std::string_view(special, sizeof special)) !=
+                                        std::string_view::npos;
+    if (needs_quotes) {
+      detail::append_csv_field(block, text, delimiter);
+    } else {
+      block.append(text);
+    }
+  };
+  for (std::size_t col = 0; col < book.columns.size(); ++col) {
     separate();
-    detail::append_csv_field(block, name, delimiter);
+    if (col < book.raw_columns.size() && !book.raw_columns[col].empty()) {
+      block.append(book.raw_columns[col]);
+    } else {
+      append_text(book.columns[col], col == 0 && !book.byte_order_mark && book.sep_line.empty());
+    }
   }
   for (std::size_t i = 0; i < extra.size(); ++i) {
     if (in_place[i]) continue;
     separate();
     detail::append_csv_field(block, extra[i].name, delimiter);
   }
-  block.push_back('\n');
+  block.append(line_end);
 
+  std::size_t next_raw = 0;  // the next field with input bytes of its own, in field order
   for (std::size_t row = 0; row < book.size(); ++row) {
     first = true;
     for (std::size_t col = 0; col < book.columns.size(); ++col) {
       separate();
-      if (replacement[col] < 0) {
-        detail::append_csv_field(block, book.field(row, col), delimiter);
-      } else {
+      const std::uint64_t index = row * book.columns.size() + col;
+      const bool has_raw =
+          next_raw < book.raw_field_index.size() && book.raw_field_index[next_raw] == index;
+      if (replacement[col] >= 0) {
         const OutputColumn& column = extra[static_cast<std::size_t>(replacement[col])];
         append_number(block, column.values[row], column.as_float, column.as_integer);
+      } else if (has_raw) {
+        block.append(raw_field_bytes(book, next_raw));
+      } else {
+        append_text(book.field(row, col), false);
       }
+      if (has_raw) ++next_raw;
     }
     for (std::size_t i = 0; i < extra.size(); ++i) {
       if (in_place[i]) continue;
       separate();
       append_number(block, extra[i].values[row], extra[i].as_float, extra[i].as_integer);
     }
-    block.push_back('\n');
+    block.append(line_end);
     if (block.size() >= kWriteBlockBytes) write_block(out, block);
   }
   write_block(out, block);

@@ -31,8 +31,9 @@ TEST(Cli, PricesABookWithPassThroughColumnsAndGreeks) {
       run("bs --device cpu --input " + book + " --output " + out + " --rate 0.05 --greeks");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = slurp(out);
-  EXPECT_EQ(text.substr(0, text.find('\n')),
-            "id,Type,spot,strike,maturity,volatility,price,delta,gamma,vega,theta,rho");
+  // The input's CR LF line ends are kept (issue 30).
+  EXPECT_EQ(text.substr(0, text.find('\n') + 1),
+            "id,Type,spot,strike,maturity,volatility,price,delta,gamma,vega,theta,rho\r\n");
   EXPECT_NE(text.find("\"B,2\",P,100,110,0.5,0.3,"), std::string::npos) << text;
   // Hull's textbook value: S=K=100, T=1, r=5%, sigma=20% call = 10.4506.
   EXPECT_NE(text.find("A1,call,100,100,1,0.2,10.4505"), std::string::npos) << text;

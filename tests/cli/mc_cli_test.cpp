@@ -136,5 +136,72 @@ TEST(CliMc, CheckOnTheCpuComparesWithTheIndependentReference) {
   }
 }
 
+// Issue 30: `mc --demo-options N` alone was a usage error though the README says it works, and
+// `--demo 2 --demo-options 3` priced 3 options without a word.
+TEST(CliMc, DemoOptionsAloneRunsTheDemoAndTwoDifferentCountsAreRefused) {
+  const std::string paths = " --device cpu --paths 4096";
+  for (const std::string args : {"--demo-options 3", "--demo 3 --demo-options 3", "--demo 3",
+                                 "--demo --demo-options 3", "--demo-options 3 --demo"}) {
+    const Result r = run("mc " + args + paths);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    EXPECT_NE(r.out.find("(4096 paths each, 3 options, double)"), std::string::npos)
+        << args << ": " << r.out;
+  }
+  const Result both = run("mc --demo 2 --demo-options 3" + paths);
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_NE(both.err.find("--demo 2 and --demo-options 3 give two numbers of demo options"),
+            std::string::npos)
+      << both.err;
+  EXPECT_TRUE(both.out.empty()) << both.out;
+  const Result with_input = run("mc --demo-options 3 --input x.csv --output -" + paths);
+  EXPECT_EQ(with_input.exit_code, 2) << with_input.err;
+}
+
+// Issue 30: deep out-of-the-money rows came out as price 0, std_error 0, ci [0, 0] without a word,
+// and a barrier breached at the start (a down-out at 110 on a spot of 100) was priced silently.
+TEST(CliMc, RowsWithoutAPayingPathAndBarriersBreachedAtTheStartAreNamed) {
+  const std::string book =
+      write_file("mc_unpaid.csv",
+                 "type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps\n"
+                 "call,100,100,1,0.05,0.2,,none,\n"
+                 "call,100,400,0.1,0.05,0.2,,none,\n"
+                 "put,100,100,1,0.05,0.2,110,down-out,12\n"
+                 "call,100,100,1,0.05,0.2,90,up-in,12\n"
+                 "put,100,10,0.1,0.05,0.2,,none,\n"
+                 "call,100,400,0,0.05,0.2,,none,\n");
+  for (const std::string flags : {"", " --quiet"}) {
+    const Result r = run("mc --device cpu --paths 2000 --input " + book + " --output -" + flags);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("gpukit: mc: warning: " + book +
+                         ":4: the down-out barrier 110 is breached at the start (spot 100): the "
+                         "option is priced as knocked out (price 0)\n"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("gpukit: mc: warning: " + book +
+                         ":5: the up-in barrier 90 is breached at the start (spot 100): the option "
+                         "is priced as knocked in (the vanilla option)\n"),
+              std::string::npos)
+        << r.err;
+    // Rows 3 and 6; row 7 (no time left) and the knocked-out row 4 are 0 for reasons of their own.
+    EXPECT_NE(r.err.find("gpukit: mc: warning: 2 of 6 options had no paying path among their 2000 "
+                         "paths (" +
+                         book + ":3, " + book +
+                         ":6): their price, std_error and ci "
+                         "are 0, which is no confidence interval; it says that a path pays with a "
+                         "probability below 0.0015 (95% confidence)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.out.find("call,100,400,0.1,0.05,0.2,,none,,0,0,0,0,2000\n"), std::string::npos)
+        << r.out;
+  }
+  // A book without such rows says nothing.
+  const Result quiet = run("mc --device cpu --paths 2000 --output - --input " +
+                           write_file("mc_paid.csv",
+                                      "type,spot,strike,maturity,rate,volatility\n"
+                                      "call,100,100,1,0.05,0.2\n"));
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("warning"), std::string::npos) << quiet.err;
+}
+
 }  // namespace
 }  // namespace gpukit::cli_testing

@@ -386,6 +386,37 @@ TEST(CliUsage, ProgressLinesEndWithANewlineAndQuietSilencesThem) {
   EXPECT_TRUE(contains(err, "\ngpukit: invalid input: ")) << err;
 }
 
+// Issue 30: Monte Carlo on the CPU reported only above 2^33 path-steps (minutes of silence at a
+// terminal), and its --check pass (5.5 times the pricing's time) never. Lines now come by elapsed
+// time (after 2 seconds, then every 5% or 30 seconds); GPUKIT_TEST_PROGRESS=immediate drops the
+// waits so that a short run shows them.
+TEST(CliUsage, PricingAndCheckingReportTheirProgressAsTheyRun) {
+  const std::string book = write_file(
+      "usage_mc_progress.csv",
+      "type,spot,strike,maturity,rate,volatility\ncall,100,100,1,0.05,0.2\nput,90,100,1,0,0.3\n");
+  const auto out = (scratch() / "usage_mc_progress_out.csv").string();
+  const std::vector<std::string> args = {"mc",      "--device", "cpu", "--paths", "20000",
+                                         "--check", "-i",       book,  "-o",      out};
+  ::setenv("GPUKIT_TEST_PROGRESS", "immediate", 1);
+  std::string err = stderr_on_a_terminal(args);
+  EXPECT_TRUE(contains(err, "gpukit: mc: pricing 100% (2 options)")) << err;
+  EXPECT_TRUE(contains(err, "gpukit: mc: checking 100% (2 options)")) << err;
+  EXPECT_LT(err.find("pricing 100%"), err.find("checking 100%")) << err;
+  // bs's check too (a large book's takes a while).
+  err = stderr_on_a_terminal({"bs", "--device", "cpu", "--check", "-i", book, "-o", out});
+  EXPECT_TRUE(contains(err, "gpukit: bs: checking 100% (2 options)")) << err;
+  std::vector<std::string> quiet = args;
+  quiet.insert(quiet.begin() + 1, "--quiet");
+  err = stderr_on_a_terminal(quiet);
+  EXPECT_FALSE(contains(err, "pricing")) << err;
+  EXPECT_FALSE(contains(err, "checking")) << err;
+  ::unsetenv("GPUKIT_TEST_PROGRESS");
+  // A run shorter than the first wait says nothing about its progress.
+  err = stderr_on_a_terminal(args);
+  EXPECT_FALSE(contains(err, "pricing")) << err;
+  EXPECT_TRUE(contains(err, "gpukit: mc: check: ")) << err;
+}
+
 // A .npy file of dtype `descr` holding `data_bytes` zero bytes, written by hand (gpukit's writer
 // has no int16).
 std::string raw_npy(const std::string& name, const std::string& descr, std::size_t data_bytes) {

@@ -363,6 +363,28 @@ TEST_P(BlackScholesCheckScenarios, WrongPricesFail) {
       check_european_book_prices(c.view(), Precision::float64, NormalCdf::erfc, hull.price).passed);
 }
 
+// Issue 30: `gpukit bs --check` on a large book ran for minutes without a word; the check now
+// tells its progress every 2^16 rows, and what the report throws stops it.
+TEST_P(BlackScholesCheckScenarios, TheCheckReportsItsProgressEveryChunkOfRows) {
+  const CheckedBook c = checked_book(testing::seed_like_book((1 << 17) + 5, 35));
+  const EuropeanBookResult r = price(c, Precision::float64, NormalCdf::erfc);
+  std::vector<double> seen;
+  const BlackScholesCheck check =
+      check_european_book_prices(c.view(), Precision::float64, NormalCdf::erfc, r.price, 2,
+                                 [&](double fraction) { seen.push_back(fraction); });
+  EXPECT_TRUE(check.passed);
+  const double rows = (1 << 17) + 5;
+  EXPECT_EQ(seen, (std::vector<double>{65536 / rows, 131072 / rows, 1.0}));
+  int calls = 0;
+  EXPECT_THROW(check_european_book_prices(c.view(), Precision::float64, NormalCdf::erfc, r.price, 2,
+                                          [&](double) {
+                                            ++calls;
+                                            throw IoError("stop");
+                                          }),
+               IoError);
+  EXPECT_EQ(calls, 1);
+}
+
 GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(BlackScholesCheckScenarios);
 
 // --- CPU only: the oracle itself -----------------------------------------------------------------

@@ -748,6 +748,109 @@ TEST(MonteCarlo, TheCpuBackendReportsEachChunkOfWork) {
   EXPECT_EQ(reports, (std::vector<double>{3 * tile, 3 * tile, 3 * tile, tile}));
 }
 
+// Issue 30: the --check pass (5.5 times the pricing's time) never reported progress.
+TEST(MonteCarlo, TheReferenceReportsProgressBetweenChunksAndStopsWhenTheReportThrows) {
+  // One row of 4096 steps: blocks of 4 quads (16 samples, 2^16 path-steps), 32 blocks a chunk
+  // (2^21 path-steps): 528 paths are 33 blocks, two chunks.
+  McRow row;
+  row.type = BarrierType::down_out, row.barrier = 80, row.steps = 4096;
+  const McBook book({row});
+  MonteCarloOptions options;
+  options.paths = 528;
+  const MonteCarloBookResult priced = price_monte_carlo_book(Context::cpu(), book.view(), options);
+  options.progress = [](double) { ADD_FAILURE() << "the pricing's callback was called"; };
+  std::vector<double> seen;
+  EXPECT_EQ(check_monte_carlo_book(book.view(), options, priced, 2,
+                                   [&](double fraction) { seen.push_back(fraction); })
+                .rows_over_bound,
+            0);
+  EXPECT_EQ(seen, (std::vector<double>{512.0 / 528, 1.0}));
+  // Reporting does not change the reference (a short book: one chunk).
+  options.paths = 64;
+  seen.clear();
+  const MonteCarloReference with = monte_carlo_reference(
+      book.view(), options, 2, [&](double fraction) { seen.push_back(fraction); });
+  EXPECT_EQ(seen, (std::vector<double>{1.0}));
+  const MonteCarloReference without = monte_carlo_reference(book.view(), options, 2);
+  EXPECT_EQ(with.price, without.price);
+  EXPECT_EQ(with.std_error, without.std_error);
+  EXPECT_EQ(with.price_bound, without.price_bound);
+  // What the report throws (the CLI's Ctrl-C, a closed stderr) stops the check and comes out.
+  int calls = 0;
+  EXPECT_THROW(monte_carlo_reference(book.view(), options, 2,
+                                     [&](double) {
+                                       ++calls;
+                                       throw IoError("stop");
+                                     }),
+               IoError);
+  EXPECT_EQ(calls, 1);
+}
+
+// Issue 30: the rule behind the warnings of gpukit mc and the Python module about barriers
+// breached at the start, compared as the pricer compares them (in the pricing's precision).
+TEST(MonteCarlo, RowsBreachedAtTheStartAreTheOnesThePricerKnocksAtOnce) {
+  std::vector<McRow> rows(5);
+  rows[1].type = BarrierType::down_out, rows[1].barrier = 110, rows[1].steps = 12;
+  rows[2].type = BarrierType::up_in, rows[2].barrier = 90, rows[2].steps = 12;
+  rows[3].type = BarrierType::down_in, rows[3].barrier = 90, rows[3].steps = 12;
+  rows[4].type = BarrierType::up_out, rows[4].barrier = 100.000001, rows[4].steps = 12;
+  const McBook book(rows);
+  EXPECT_EQ(monte_carlo_rows_breached_at_start(book.view(), Precision::float64),
+            (std::vector<std::int64_t>{1, 2}));
+  // In float 100.000001 is 100: the up-out barrier is on the spot.
+  EXPECT_EQ(monte_carlo_rows_breached_at_start(book.view(), Precision::float32),
+            (std::vector<std::int64_t>{1, 2, 4}));
+  EXPECT_EQ(monte_carlo_breached_at_start_note(book.view(), 1),
+            "the down-out barrier 110 is breached at the start (spot 100): the option is priced "
+            "as knocked out (price 0)");
+  EXPECT_EQ(monte_carlo_breached_at_start_note(book.view(), 2),
+            "the up-in barrier 90 is breached at the start (spot 100): the option is priced as "
+            "knocked in (the vanilla option)");
+  MonteCarloBookView european = book.view();
+  european.barrier_type = nullptr;
+  EXPECT_TRUE(monte_carlo_rows_breached_at_start(european, Precision::float64).empty());
+}
+
+// Issue 30: deep out-of-the-money rows came out as price 0, std_error 0, ci [0, 0] unremarked.
+TEST_P(MonteCarloTest, RowsWithoutAPayingPathAreFoundAndTheirIntervalExplained) {
+  std::vector<McRow> rows(7);
+  rows[1].strike = 400, rows[1].maturity = 0.1;                     // deep out of the money
+  rows[2].put = true, rows[2].strike = 10, rows[2].maturity = 0.1;  // the same, a put
+  rows[3].strike = 400, rows[3].maturity = 0;                       // expired: 0 is its price
+  rows[4].strike = 400, rows[4].volatility = 0;                     // no randomness: 0 too
+  rows[5].type = BarrierType::down_out, rows[5].barrier = 110, rows[5].steps = 4;  // knocked out
+  rows[6].strike = 160, rows[6].maturity = 0.5;  // far out, but some of 2000 paths pay
+  const McBook book(rows);
+  for (int mode = 0; mode < 4; ++mode) {
+    MonteCarloOptions options;
+    options.paths = 2000;
+    options.antithetic = (mode & 1) != 0;
+    options.control_variate = (mode & 2) != 0;
+    const MonteCarloBookResult r = price(rows, options);
+    EXPECT_EQ(monte_carlo_rows_without_paying_path(book.view(), options, r),
+              (std::vector<std::int64_t>{1, 2}))
+        << "mode " << mode;
+    EXPECT_EQ(r.ci_low[1], 0.0);
+    EXPECT_EQ(r.ci_high[1], 0.0);
+    EXPECT_GT(r.std_error[6], 0.0);
+  }
+  MonteCarloOptions options;
+  options.paths = 20000;
+  const std::vector<std::string> where = {"book.csv:3", "book.csv:9"};
+  EXPECT_EQ(monte_carlo_no_paying_path_note(where, 2, 650, options),
+            "2 of 650 options had no paying path among their 20000 paths (book.csv:3, "
+            "book.csv:9): their price, std_error and ci are 0, which is no confidence interval; "
+            "it says that a path pays with a probability below 0.00015 (95% confidence), so the "
+            "price is small but not known to be 0; more paths resolve it");
+  options.antithetic = true;  // 10000 pairs: independent trials
+  const std::vector<std::string> many = {"a", "b", "c", "d", "e"};
+  EXPECT_NE(monte_carlo_no_paying_path_note(many, 7, 650, options)
+                .find("(a, b, c, d, e, ...): their price, std_error and ci are 0, which is no "
+                      "confidence interval; it says that a path pays with a probability below "
+                      "0.0003 "),
+            std::string::npos);
+}
+
 TEST_P(MonteCarloTest, PathsAboveTheLimitAreRefused) {
   McRow row;
   MonteCarloOptions options;

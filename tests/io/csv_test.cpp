@@ -167,6 +167,98 @@ TEST(CsvReader, Utf16ByteOrderMarkIsRefusedWithWhatToDo) {
   }
 }
 
+// Issue 30: Excel writes `sep=;` as the first line of a CSV file meant for another locale; it was
+// read as a record (and the book's header as data).
+TEST(CsvReader, ExcelSepLineSetsTheDelimiterAndIsNotARecord) {
+  std::istringstream in("sep=;\r\na;b,c\r\n1;2\r\n");
+  CsvReader reader(in, "x.csv");  // told ','
+  CsvRecord record;
+  ASSERT_TRUE(reader.next(record));
+  EXPECT_EQ(record.fields, (Fields{"a", "b,c"}));
+  EXPECT_EQ(record.line, 2);
+  EXPECT_EQ(reader.delimiter(), ';');
+  EXPECT_EQ(reader.sep_line(), "sep=;");
+  ASSERT_TRUE(reader.next(record));
+  EXPECT_EQ(record.fields, (Fields{"1", "2"}));
+  EXPECT_EQ(record.line, 3);
+  EXPECT_FALSE(reader.next(record));
+  EXPECT_EQ(reader.line_end(), "\r\n");
+  EXPECT_FALSE(reader.byte_order_mark());
+  // After a byte order mark, in any case, with a tab; alone it leaves no records.
+  std::istringstream tabs("\xEF\xBB\xBFSEP=\t\na\tb\n");
+  CsvReader tab_reader(tabs, "t.csv");
+  ASSERT_TRUE(tab_reader.next(record));
+  EXPECT_EQ(record.fields, (Fields{"a", "b"}));
+  EXPECT_EQ(tab_reader.delimiter(), '\t');
+  EXPECT_EQ(tab_reader.sep_line(), "SEP=\t");
+  EXPECT_TRUE(tab_reader.byte_order_mark());
+  ReadResult alone = read_all("sep=|");
+  EXPECT_TRUE(alone.records.empty());
+  // Only a whole first line is one: more text, a quoted one, or a later one are records.
+  EXPECT_EQ(read_all("sep=;x\n").records, (std::vector<Fields>{{"sep=;x"}}));
+  EXPECT_EQ(read_all("\"sep=;\"\n").records, (std::vector<Fields>{{"sep=;"}}));
+  EXPECT_EQ(read_all("a\nsep=;\n").records, (std::vector<Fields>{{"a"}, {"sep=;"}}));
+  EXPECT_EQ(read_all("sep=\nx\n").records, (std::vector<Fields>{{"sep="}, {"x"}}));
+  EXPECT_EQ(read_error("sep=\"\na\n"),
+            "test.csv:1: the first line \"sep=\"\" names a delimiter a CSV file cannot use (a "
+            "quote or a space)");
+}
+
+// Issue 30: a gzipped book was read as text and reported as "type: required column is missing".
+TEST(CsvReader, CompressedFilesAndWorkbooksAreNamed) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {std::string("\x1F\x8B\x08\x00\x00\x00\x00\x00", 8) + "rest",
+       "test.csv:1: the file is gzip-compressed; decompress it first (gunzip)"},
+      {"BZh91AY&SY\x01\x02",
+       "test.csv:1: the file is bzip2-compressed; decompress it first (bunzip2)"},
+      {std::string("\xFD"
+                   "7zXZ\0\0\x04",
+                   8),
+       "test.csv:1: the file is xz-compressed; decompress it first (unxz)"},
+      {"\x28\xB5\x2F\xFD\x24",
+       "test.csv:1: the file is zstd-compressed; decompress it first (unzstd)"},
+      {"PK\x03\x04\x14\x00\x06\x00",
+       "test.csv:1: the file is a ZIP archive (an .xlsx workbook?); save the sheet as CSV UTF-8 "
+       "(comma delimited)"},
+  };
+  for (const auto& [bytes, expected] : cases) EXPECT_EQ(read_error(bytes), expected);
+  // Text that merely starts like one is text.
+  EXPECT_EQ(read_all("BZh,PK\n").records, (std::vector<Fields>{{"BZh", "PK"}}));
+}
+
+// Issue 30: a book's quoted fields could not be written back as they were.
+TEST(CsvReader, RawFieldsGiveTheInputBytesOfQuotedFields) {
+  std::istringstream in("a, \"b \"\"c\"\"\" \t,\"\",d \n\"x\r\ny\",\" \"\n");
+  CsvReader reader(in, "r.csv");
+  CsvRecord record;
+  ASSERT_TRUE(reader.next(record));
+  EXPECT_EQ(record.fields, (Fields{"a", "b \"c\"", "", "d "}));
+  EXPECT_EQ(record.raw_fields, (Fields{"", " \"b \"\"c\"\"\" \t", "\"\"", ""}));
+  ASSERT_TRUE(reader.next(record));
+  EXPECT_EQ(record.fields, (Fields{"x\r\ny", " "}));
+  EXPECT_EQ(record.raw_fields, (Fields{"\"x\r\ny\"", "\" \""}));
+  EXPECT_FALSE(reader.next(record));
+}
+
+TEST(CsvReader, LineEndIsThatOfTheFirstRecord) {
+  auto line_end = [](const std::string& text) {
+    std::istringstream in(text);
+    CsvReader reader(in, "e.csv");
+    CsvRecord record;
+    while (reader.next(record)) {
+    }
+    return std::string(reader.line_end());
+  };
+  EXPECT_EQ(line_end("a\r\nb\n"), "\r\n");
+  EXPECT_EQ(line_end("a\nb\r\n"), "\n");
+  EXPECT_EQ(line_end("\"a\"\r\nb\n"), "\r\n");
+  EXPECT_EQ(line_end("a,\r\n"), "\r\n");
+  EXPECT_EQ(line_end("a\rb\r\n"), "\r");
+  EXPECT_EQ(line_end("\n\na\r"), "\r");
+  EXPECT_EQ(line_end("a"), "\n");
+  EXPECT_EQ(line_end(""), "\n");
+}
+
 TEST(CsvReader, SemicolonAndTabDelimiters) {
   std::istringstream semicolons("a;b,c; \"d;e\" ;\n1;2;3;\n");
   CsvReader reader(semicolons, "s.csv", ';');
@@ -307,6 +399,12 @@ TEST(CsvWriter, QuotesOnlyWhenNeeded) {
   EXPECT_EQ(write_one({"\xEF\xBB\xBFid"}), "\"\xEF\xBB\xBFid\"\n");
   // Unquoted at the start of a file these would read as a UTF-16 byte order mark.
   EXPECT_EQ(write_one({"\xFF\xFEx", "\xFE\xFF"}), "\"\xFF\xFEx\",\"\xFE\xFF\"\n");
+  // ... these as Excel's delimiter line or a compressed file.
+  EXPECT_EQ(write_one({"Sep=;"}), "\"Sep=;\"\n");
+  EXPECT_EQ(write_one({"sep=", ""}), "\"sep=\",\n");
+  EXPECT_EQ(write_one({"\x1F\x8Bz"}), "\"\x1F\x8Bz\"\n");
+  EXPECT_EQ(write_one({"PK\x03\x04"}), "\"PK\x03\x04\"\n");
+  EXPECT_EQ(write_one({"BZh", "sept"}), "BZh,sept\n");
 }
 
 TEST(CsvWriter, QuotesFieldsHoldingTheDelimiterInUse) {
@@ -350,7 +448,9 @@ TEST_P(CsvRoundTrip, RandomRecordsThroughWriterAndReader) {
                                            std::string(1, '\0'),
                                            "\xEF\xBB\xBF",
                                            "\xFF\xFE",
-                                           "\xFE\xFF"};
+                                           "\xFE\xFF",
+                                           "sep=",
+                                           "\x1F\x8B"};
   std::vector<std::vector<std::string>> records(2000);
   for (auto& record : records) {
     record.resize(1 + random() % 6);

@@ -179,9 +179,11 @@ TEST(OptionBook, ColumnAndDefaultTogetherIsAnError) {
 
 TEST(OptionBook, RateAndVolatilityNeedAColumnOrADefault) {
   EXPECT_EQ(book_error("type,spot,strike,maturity,volatility\n", {}),
-            "book.csv:1: rate: required column is missing (or give --rate)");
+            "book.csv:1: rate: required column is missing (or give --rate); the header has type, "
+            "spot, strike, maturity, volatility");
   EXPECT_EQ(book_error("type,spot,strike,maturity,rate\n", {}),
-            "book.csv:1: volatility: required column is missing (or give --volatility)");
+            "book.csv:1: volatility: required column is missing (or give --volatility); the "
+            "header has type, spot, strike, maturity, rate");
 }
 
 TEST(OptionBook, BadDefaultsAreErrors) {
@@ -197,11 +199,55 @@ TEST(OptionBook, BadDefaultsAreErrors) {
 TEST(OptionBook, MissingRequiredColumnIsNamed) {
   const BookDefaults rate_and_volatility = defaults(0, 0.2, {});
   EXPECT_EQ(book_error("type,spot,strike\n", rate_and_volatility),
-            "book.csv:1: maturity: required column is missing");
+            "book.csv:1: maturity: required column is missing; the header has type, spot, strike");
   EXPECT_EQ(book_error("spot,strike,maturity\n", rate_and_volatility),
-            "book.csv:1: type: required column is missing");
+            "book.csv:1: type: required column is missing; the header has spot, strike, maturity");
   EXPECT_EQ(book_error("\n\ntype,strike,maturity,id\n", rate_and_volatility),
-            "book.csv:3: spot: required column is missing");
+            "book.csv:3: spot: required column is missing; the header has type, strike, maturity, "
+            "id");
+}
+
+// Issue 30: "required column is missing" said neither what the header held nor which name was
+// probably meant.
+TEST(OptionBook, MissingColumnListsTheHeaderAndTheNameMeantForIt) {
+  EXPECT_EQ(book_error("type,spot,strike,maturity,rate,vol\n"),
+            "book.csv:1: volatility: required column is missing (or give --volatility); the "
+            "header has type, spot, strike, maturity, rate, vol: is \"vol\" meant to be "
+            "\"volatility\"?");
+  EXPECT_EQ(book_error("Type, Spot ,Strke,maturity\n", defaults(0, 0.2, {})),
+            "book.csv:1: strike: required column is missing; the header has Type, Spot, Strke, "
+            "maturity: is \"Strke\" meant to be \"strike\"?");
+  EXPECT_EQ(book_error("cp,spot,strike,expiry\n", defaults(0, 0.2, {})),
+            "book.csv:1: type: required column is missing; the header has cp, spot, strike, "
+            "expiry: is \"cp\" meant to be \"type\"?");
+  // A long header is cut after a dozen names.
+  std::string header = "type,spot,strike";
+  for (int i = 0; i < 20; ++i) header += ",c" + std::to_string(i);
+  EXPECT_EQ(book_error(header + "\n", defaults(0, 0.2, {})),
+            "book.csv:1: maturity: required column is missing; the header has type, spot, strike, "
+            "c0, c1, c2, c3, c4, c5, c6, c7, c8, ... (23 columns)");
+}
+
+TEST(OptionBook, NearestColumnNameIsAnAliasAPrefixOrASlipAway) {
+  auto nearest = [](std::string_view missing, std::vector<std::string> names) {
+    return nearest_column_name(missing, names).value_or("(none)");
+  };
+  EXPECT_EQ(nearest("volatility", {"type", "vol", "id"}), "vol");
+  EXPECT_EQ(nearest("volatility", {"Sigma"}), "Sigma");
+  EXPECT_EQ(nearest("volatility", {"volatilty"}), "volatilty");
+  EXPECT_EQ(nearest("volatility", {" Volatility_Pct "}), " Volatility_Pct ");
+  EXPECT_EQ(nearest("maturity", {"T"}), "T");
+  EXPECT_EQ(nearest("maturity", {"Time to expiry", "time-to-maturity"}), "Time to expiry");
+  EXPECT_EQ(nearest("barrier_type", {"Barrier Type"}), "Barrier Type");
+  EXPECT_EQ(nearest("spot", {"sopt"}), "sopt");
+  // An alias beats a slip; the first of equals wins.
+  EXPECT_EQ(nearest("strike", {"strik", "K"}), "K");
+  EXPECT_EQ(nearest("rate", {"r", "rf"}), "r");
+  // Nothing close, a known column, or a short name that differs in its first letter.
+  EXPECT_EQ(nearest("rate", {"date", "id", "notes"}), "(none)");
+  EXPECT_EQ(nearest("volatility", {"spot", "strike"}), "(none)");
+  EXPECT_EQ(nearest("dividend", {"rate", "type"}), "(none)");
+  EXPECT_EQ(nearest("strike", {}), "(none)");
 }
 
 TEST(OptionBook, DuplicateKnownColumnIsAnError) {
@@ -369,12 +415,14 @@ TEST(OptionBook, PassThroughColumnsArePreservedByteForByte) {
   std::vector<OutputColumn> extra = {{"price", price, false}, {"delta", delta, true}};
   std::ostringstream out;
   write_priced_book(out, book, extra);
-  EXPECT_EQ(
-      out.str(),
-      "id,Type,note,spot,strike,maturity,rate,volatility,\"weird, \"\"name\"\"\",price,delta\n"
-      "A-1,call,\"has, comma\",100,95,0.5,0.01,0.2, spaced ,12.5,0.25\n"
-      "B2,p,\"multi\r\nline\",100,105,1,0.01,0.2,\"x\"\"y\",7.125,-0.75\n"
-      "\xC3\xA9t\xC3\xA9,C,,1e2,0,0,0,0,\"\xEF\xBB\xBF\",100,1\n");
+  // Issue 30: the byte order mark, the CR LF line ends and every quoted field come back as they
+  // were (they used to come back without the mark, with LF, and "A-1" as A-1).
+  EXPECT_EQ(out.str(),
+            "\xEF\xBB\xBFid,Type,note,spot,strike,maturity,rate,volatility,\"weird, \"\"name\"\"\","
+            "price,delta\r\n"
+            "\"A-1\",call,\"has, comma\",100,95,0.5,0.01,0.2,\" spaced \",12.5,0.25\r\n"
+            "B2,p,\"multi\r\nline\",100,105,1,0.01,0.2,\"x\"\"y\",7.125,-0.75\r\n"
+            "\xC3\xA9t\xC3\xA9,C,,1e2,0,0,0,0,\"\xEF\xBB\xBF\",100,1\r\n");
 
   // Read back: every input field comes out with the same bytes, then the extra columns.
   std::istringstream written(out.str());
@@ -396,8 +444,8 @@ TEST(OptionBook, PassThroughColumnsArePreservedByteForByte) {
 }
 
 // Issue 18: unquoted pass-through fields keep their blanks, so a book written in the writer's own
-// form (LF line ends, quotes only where needed) comes back byte for byte, and a CR LF book comes
-// back with only its line ends changed.
+// form (LF line ends, quotes only where needed) comes back byte for byte; issue 30: so does a CR LF
+// book.
 TEST(OptionBook, UnquotedBlanksPassThroughAndACanonicalBookIsWrittenBackUnchanged) {
   const std::string input =
       "id,type,note,spot,strike,maturity,rate,volatility\n"
@@ -425,9 +473,66 @@ TEST(OptionBook, UnquotedBlanksPassThroughAndACanonicalBookIsWrittenBackUnchange
     crlf += input[i];
   }
   OptionBook from_crlf = read_book(crlf);
+  EXPECT_EQ(from_crlf.line_end, "\r\n");
   std::ostringstream out_crlf;
   write_priced_book(out_crlf, from_crlf, {});
-  EXPECT_EQ(out_crlf.str(), input);
+  EXPECT_EQ(out_crlf.str(), crlf);
+}
+
+// Issue 30: a book saved by a spreadsheet (byte order mark, Excel's `sep=` line, CR LF, quoted
+// fields holding the delimiter, doubled quotes and blanks) comes back as it was plus the priced
+// columns, and pricing the priced book again gives the same bytes.
+TEST(OptionBook, ASpreadsheetBookComesBackByteForByteAndPricedAgainTheSame) {
+  const std::string header =
+      "\xEF\xBB\xBFsep=;\r\n\"id\";type; \"desk; book\" ;spot;strike;maturity;rate;volatility";
+  const std::vector<std::string> rows = {
+      "\"T00000\";call;\"Rates; \"\"EU\"\"\";100;95;0.5;0.01;0.2",
+      "\" T00001 \";put;  \"a \"\"b\"\" c\"  ;\"100\";105;1;0.01;0.2",
+      "T00002;p;plain text ;1e2;0;0;0;0", "\"\";c;\"two\r\nlines\";7;7;1;0;0.1"};
+  std::string input = header + "\r\n";
+  for (const std::string& row : rows) input += row + "\r\n";
+  std::istringstream in(input);
+  const OptionBook book = read_option_book(in, "book.csv", {});
+  ASSERT_EQ(book.size(), 4u);
+  EXPECT_EQ(book.delimiter, ';');
+  EXPECT_TRUE(book.byte_order_mark);
+  EXPECT_EQ(book.sep_line, "sep=;");
+  EXPECT_EQ(book.lines, (std::vector<std::int64_t>{3, 4, 5, 7}));
+  EXPECT_EQ(book.field(0, 0), "T00000");  // the text, as stream keys and messages read it
+  EXPECT_EQ(book.input_field(0, 0), "\"T00000\"");
+  EXPECT_EQ(book.field(1, 2), "a \"b\" c");
+  EXPECT_EQ(book.input_field(1, 2), "  \"a \"\"b\"\" c\"  ");
+  EXPECT_EQ(book.input_field(2, 2), "plain text ");
+  EXPECT_EQ(book.row_location(3), "book.csv:7");
+
+  const std::vector<double> price = {12.5, 7.125, 100, 0.25};
+  const std::vector<OutputColumn> extra = {{"price", price, false}};
+  std::ostringstream once;
+  write_priced_book(once, book, extra);
+  std::string expected = header + ";price\r\n";
+  const std::vector<std::string> prices = {"12.5", "7.125", "100", "0.25"};
+  for (std::size_t i = 0; i < rows.size(); ++i) expected += rows[i] + ";" + prices[i] + "\r\n";
+  EXPECT_EQ(once.str(), expected);
+
+  std::istringstream priced_in(once.str());
+  const OptionBook priced = read_option_book(priced_in, "priced.csv", {});
+  std::ostringstream twice;
+  write_priced_book(twice, priced, extra);
+  EXPECT_EQ(twice.str(), once.str());
+}
+
+TEST(OptionBook, ABookNotReadFromCsvIsQuotedWhereCsvNeedsIt) {
+  OptionBook book;
+  book.source = "made.csv";
+  book.columns = {"sep=x", "note"};
+  book.is_put = {0};
+  book.field_text = "a,bsep=;";
+  book.field_offsets = {0, 3, 8};
+  std::ostringstream out;
+  write_priced_book(out, book, {});
+  // The first name would read as Excel's delimiter line, "a,b" as two fields; "sep=;" later
+  // in the file is text.
+  EXPECT_EQ(out.str(), "\"sep=x\",note\n\"a,b\",sep=;\n");
 }
 
 TEST(OptionBook, ColumnIndexFindsAColumnLikeTheKnownOnes) {
@@ -526,6 +631,52 @@ TEST(OptionBook, SpreadsheetExportsSayWhatWasFound) {
   }
 }
 
+// Issue 30: with --precision float, a number beyond float's range was rounded to an infinity and
+// priced to nan, -nan or inf with exit 0.
+TEST(OptionBook, AFloatBookRefusesNumbersThatDoNotFitAFloat) {
+  auto error_in = [](const std::string& text, const BookDefaults& given,
+                     finance::Precision precision) -> std::string {
+    std::istringstream in(text);
+    try {
+      read_option_book(in, "book.csv", given, {}, BookColumns::with_barriers, ',', precision);
+    } catch (const InvalidInput& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string header =
+      "type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps\n"
+      "call,100,100,1,0.05,0.2,,,\n";
+  const std::string beyond = "out of the range of a float (at most 3.4028235e+38 in magnitude)";
+  const std::string to_zero = "rounds to 0 in float (must be > 0; the smallest float is 1e-45)";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"call,1e39,100,1,0.05,0.2,,,", "book.csv:3:2: spot: " + beyond + ", got \"1e39\""},
+      {"call,100,3.4028236e38,1,0.05,0.2,,,",
+       "book.csv:3:3: strike: " + beyond + ", got \"3.4028236e38\""},
+      {"put,100,100,1e40,0.05,0.2,,,", "book.csv:3:4: maturity: " + beyond + ", got \"1e40\""},
+      {"put,100,100,1,-1e39,0.2,,,", "book.csv:3:5: rate: " + beyond + ", got \"-1e39\""},
+      {"put,100,100,1,0.05,1e300,,,", "book.csv:3:6: volatility: " + beyond + ", got \"1e300\""},
+      {"call,1e-46,100,1,0.05,0.2,,,", "book.csv:3:2: spot: " + to_zero + ", got \"1e-46\""},
+      {"call,100,100,1,0.05,0.2,1e-50,down-out,10",
+       "book.csv:3:7: barrier: " + to_zero + ", got \"1e-50\""},
+      {"call,100,100,1,0.05,0.2,4e38,up-out,10",
+       "book.csv:3:7: barrier: " + beyond + ", got \"4e38\""},
+  };
+  for (const auto& [row, expected] : cases) {
+    SCOPED_TRACE(row);
+    EXPECT_EQ(error_in(header + row + "\n", {}, finance::Precision::float32), expected);
+    EXPECT_EQ(error_in(header + row + "\n", {}, finance::Precision::float64), "no error");
+  }
+  // What rounds to a float is taken: the largest float, a strike that rounds to 0, a tiny spot.
+  EXPECT_EQ(error_in(header + "call,3.4028235e38,1e-50,1,0.05,0.2,,,\ncall,2e-45,1,1,0,0,,,\n", {},
+                     finance::Precision::float32),
+            "no error");
+  // Book-wide values given on the command line too.
+  EXPECT_EQ(error_in("type,spot,strike,maturity,volatility\n", defaults(1e39, {}, {}),
+                     finance::Precision::float32),
+            "book.csv: --rate: " + beyond + ", got 1e+39");
+}
+
 TEST(OptionBook, ExtraColumnOfWrongSizeIsAnError) {
   OptionBook book = read_book(kFullHeader + "c,1,1,1,0,0,0\n");
   std::vector<double> two = {1, 2};
@@ -568,6 +719,18 @@ TEST(OptionBook, FloatAndDoubleOutputAreShortestRoundTrips) {
             (std::vector<std::string>{"0.1", "0.33333334", "100", "-2.5", "0", "0", "123456792"}));
   EXPECT_EQ(formatted({std::numeric_limits<double>::infinity(), 1e300}, true),
             (std::vector<std::string>{"inf", "inf"}));
+}
+
+// Issue 30: a NaN with its sign bit set was written "-nan", which is no number to most readers.
+TEST(OptionBook, NanIsWrittenAsNanWhateverItsSign) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> values = {nan, -nan, std::copysign(nan, -1.0), inf, -inf};
+  for (const bool as_float : {false, true}) {
+    EXPECT_EQ(formatted(values, as_float),
+              (std::vector<std::string>{"nan", "nan", "nan", "inf", "-inf"}))
+        << (as_float ? "float" : "double");
+  }
 }
 
 TEST(OptionBook, RandomValuesRoundTripAsFloatAndDouble) {
@@ -817,9 +980,17 @@ TEST(OptionBook, EachBarrierColumnErrorHasFileLineColumnAndName) {
 
 TEST(OptionBook, BarrierColumnsThatAreMissingAreNamed) {
   EXPECT_EQ(barrier_book_error("type,spot,strike,maturity,barrier\nc,1,1,1,0.5\n"),
-            "book.csv:1: barrier_type: required column is missing (the barrier column is given)");
+            "book.csv:1: barrier_type: required column is missing (the barrier column is given); "
+            "the header has type, spot, strike, maturity, barrier");
   EXPECT_EQ(barrier_book_error("type,spot,strike,maturity,barrier_type\nc,1,1,1,none\n"),
-            "book.csv:1: barrier: required column is missing (the barrier_type column is given)");
+            "book.csv:1: barrier: required column is missing (the barrier_type column is given); "
+            "the header has type, spot, strike, maturity, barrier_type");
+  EXPECT_EQ(
+      barrier_book_error(
+          "type,spot,strike,maturity,Barrier Level,barrier_type\nc,1,1,1,0.5,none\n"),
+      "book.csv:1: barrier: required column is missing (the barrier_type column is given); the "
+      "header has type, spot, strike, maturity, Barrier Level, barrier_type: is \"Barrier Level\" "
+      "meant to be \"barrier\"?");
   EXPECT_EQ(barrier_book_error("type,spot,strike,maturity,barrier,barrier_type\n"
                                "c,1,1,1,,none\n"
                                "c,1,1,1,0.5,down-in\n"),
@@ -850,8 +1021,9 @@ struct TermColumns {
   }
 };
 
-std::string term_problem(const finance::OptionBookView& view) {
-  const std::optional<BookTermProblem> problem = find_book_term_problem(view);
+std::string term_problem(const finance::OptionBookView& view,
+                         finance::Precision precision = finance::Precision::float64) {
+  const std::optional<BookTermProblem> problem = find_book_term_problem(view, precision);
   if (!problem) return "none";
   return std::to_string(problem->row) + ": " + problem->column + ": " + problem->what;
 }
@@ -920,6 +1092,31 @@ TEST(OptionBookTerms, BookWideValuesAreCheckedAsTheCommandLineDefaults) {
   EXPECT_EQ(term_problem(view), "-1: rate: must be finite, got inf");
   view.rate = {nullptr, -0.5};  // a negative rate is a rate
   EXPECT_EQ(term_problem(view), "none");
+}
+
+// Issue 30: the CSV reader's rule for a book priced in float, on terms that arrive parsed.
+TEST(OptionBookTerms, FloatTermsMustFitAFloat) {
+  const finance::Precision f32 = finance::Precision::float32;
+  TermColumns columns;
+  columns.spot[1] = 1e39;
+  EXPECT_EQ(term_problem(columns.view(), f32),
+            "1: spot: out of the range of a float (at most 3.4028235e+38 in magnitude), got "
+            "1e+39");
+  EXPECT_EQ(term_problem(columns.view()), "none");  // a double holds it
+  columns = TermColumns();
+  columns.barrier[1] = 1e-50;
+  EXPECT_EQ(term_problem(columns.view(), f32),
+            "1: barrier: rounds to 0 in float (must be > 0; the smallest float is 1e-45), got "
+            "1e-50");
+  columns = TermColumns();
+  columns.strike[0] = 1e-50;            // a strike may round to 0
+  columns.dividend[2] = -3.4028235e38;  // rounds to -FLT_MAX, not to an infinity
+  EXPECT_EQ(term_problem(columns.view(), f32), "none");
+  finance::OptionBookView view = columns.view();
+  view.rate = {nullptr, -1e39};
+  EXPECT_EQ(term_problem(view, f32),
+            "-1: rate: out of the range of a float (at most 3.4028235e+38 in magnitude), got "
+            "-1e+39");
 }
 
 TEST(OptionBookTerms, TypeAndBarrierTypeWordsAreTheCsvReaders) {

@@ -12,8 +12,6 @@
 
 namespace gpukit::finance {
 
-enum class Precision { float32, float64 };
-
 /// Each option's own price and, when asked, its own Greeks (a put's delta is the put delta).
 struct EuropeanBookResult {
   std::vector<double> price;

@@ -9,6 +9,9 @@
 
 namespace gpukit::finance {
 
+/// The precision a book is priced in (the pricers round each input to it first).
+enum class Precision { float32, float64 };
+
 /// A barrier option's kind; none for a European row. The one enumeration of barrier kinds: the
 /// CSV reader stores it and the pricers read it.
 enum class BarrierType : std::uint8_t { none, down_out, down_in, up_out, up_in };

@@ -48,6 +48,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -181,6 +183,37 @@ void price_monte_carlo_book_on_device(const MonteCarloBookView& device_book,
                                       const MonteCarloDeviceOutputs& device_outputs,
                                       StreamHandle stream, const MonteCarloOptions& options);
 
+/// The barrier rows of `book` whose barrier is already breached at the start (down: spot <=
+/// barrier; up: spot >= barrier, compared in `precision` as the pricer compares them), in
+/// ascending order. Every path is knocked at once: a knock-out row prices to 0, a knock-in row to
+/// the vanilla option. A user rarely means that (a down-out at 110 on a spot of 100 is usually a
+/// typo): gpukit mc and the Python module warn, naming each row with
+/// monte_carlo_breached_at_start_note's words. Cost: one pass. Tested in
+/// tests/finance/monte_carlo_test.cpp.
+std::vector<std::int64_t> monte_carlo_rows_breached_at_start(const MonteCarloBookView& book,
+                                                             Precision precision);
+/// "the down-out barrier 110 is breached at the start (spot 100): the option is priced as knocked
+/// out (price 0)" (knock-in rows: "as knocked in (the vanilla option)"), for a row
+/// monte_carlo_rows_breached_at_start named.
+std::string monte_carlo_breached_at_start_note(const MonteCarloBookView& book, std::int64_t row);
+
+/// The rows of `book`, priced by `options` into `result`, none of whose paths paid: price and
+/// standard error exactly 0 (every sample's payoff 0), their interval [0, 0]. Rows whose paths
+/// are not random (volatility or maturity 0) and knock-outs breached at the start are left out:
+/// 0 is their price. Such a row is deep out of the money for the paths given: its price is small,
+/// not 0, and [0, 0] is no confidence interval (see monte_carlo_no_paying_path_note). Ascending.
+std::vector<std::int64_t> monte_carlo_rows_without_paying_path(const MonteCarloBookView& book,
+                                                               const MonteCarloOptions& options,
+                                                               const MonteCarloBookResult& result);
+/// The words gpukit mc and the Python module warn with: "2 of 650 options had no paying path
+/// among their 20000 paths (<locations>): their price, std_error and ci are 0, which is no
+/// confidence interval; it says that a path pays with a probability below 0.00015 (95%
+/// confidence), ..." (the rule of three over the independent samples), listing the first five of
+/// `locations` (one per such row, in the caller's words: "book.csv:7", "index 6").
+std::string monte_carlo_no_paying_path_note(std::span<const std::string> locations,
+                                            std::int64_t rows_without, std::int64_t rows,
+                                            const MonteCarloOptions& options);
+
 /// The independent reference of price_monte_carlo_book, for gpukit mc --check and the tests: the
 /// same estimator on the same random numbers (the contract above: Philox words, uniforms,
 /// Box-Muller, paths, payoffs, control variate), computed path by path in long double by code that
@@ -192,13 +225,19 @@ void price_monte_carlo_book_on_device(const MonteCarloBookView& device_book,
 /// comes within that error of the barrier, and the rounding of the pricer's sums and merges. The
 /// pricer's value on any backend lies within the bound of the exact value; Greeks and variance
 /// reduction factors are not checked. Cost: a few times a CPU pricing (OpenMP over rows and blocks
-/// of paths). Tested in tests/finance/monte_carlo_test.cpp (every path kind, mode and precision).
+/// of paths); memory: the book's rows and a fixed workspace, whatever the paths. `progress`, when
+/// set, is called from the calling thread with the fraction of the path-steps done, about every
+/// 2^21 path-steps (a fraction of a second on a few cores, one row of many steps included) and
+/// with 1 at the end; what it throws stops the reference and propagates (options.progress is not
+/// called: it is the pricing's). Tested in tests/finance/monte_carlo_test.cpp (every path kind,
+/// mode and precision; progress).
 struct MonteCarloReference {
   std::vector<double> price, std_error;
   std::vector<double> price_bound, std_error_bound;  // |pricer - reference| <= bound
 };
 MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
-                                          const MonteCarloOptions& options, int threads = 0);
+                                          const MonteCarloOptions& options, int threads = 0,
+                                          const std::function<void(double)>& progress = {});
 
 /// How a priced book compares with its reference (monte_carlo_agreement).
 struct MonteCarloAgreement {
@@ -212,11 +251,13 @@ MonteCarloAgreement monte_carlo_agreement(const MonteCarloBookResult& result,
                                           const MonteCarloReference& reference);
 
 /// The check behind gpukit mc --check, in one call: monte_carlo_reference of `book` and `options`
-/// (the ones `result` was priced with, on any backend; `threads` 0 = all), then
-/// monte_carlo_agreement of `result` with it. The book passes when rows_over_bound is 0.
+/// (the ones `result` was priced with, on any backend; `threads` 0 = all; `progress` as the
+/// reference's), then monte_carlo_agreement of `result` with it. The book passes when
+/// rows_over_bound is 0.
 MonteCarloAgreement check_monte_carlo_book(const MonteCarloBookView& book,
                                            const MonteCarloOptions& options,
-                                           const MonteCarloBookResult& result, int threads = 0);
+                                           const MonteCarloBookResult& result, int threads = 0,
+                                           const std::function<void(double)>& progress = {});
 
 /// The analytic price of a continuously monitored barrier option without rebate (Reiner and
 /// Rubinstein 1991, in the form of Haug, "The Complete Guide to Option Pricing Formulas", 2nd ed.,

@@ -9,17 +9,20 @@
 //   spot       > 0                                                      required
 //   strike     >= 0                                                     required
 //   maturity   >= 0, in years                                           required
-//   rate       any finite number, continuously compounded              column or BookDefaults::rate
-//   volatility >= 0, annualized                                         column or
-//   BookDefaults::volatility dividend   any finite number, continuous yield column,
-//   BookDefaults::dividend, or 0
-// Any other column is carried through untouched, byte for byte (an unquoted field keeps its blanks;
-// see csv.hpp). Fields are separated by ',' unless the reader is given another delimiter (';', '|',
-// tab); the priced book is written with the input's delimiter. Numbers are read with
-// std::from_chars: independent
-// of the locale, '.' as decimal point, surrounding spaces and one leading '+' allowed, the whole
-// field must be a number; NaN, infinities and magnitudes outside a double's range (1e999, and
-// 1e-400, which would round to zero) are rejected; subnormal values are accepted.
+//   rate       any finite number, continuously compounded     column or BookDefaults::rate
+//   volatility >= 0, annualized                                column or BookDefaults::volatility
+//   dividend   any finite number, continuous yield             column, BookDefaults::dividend, or 0
+// Any other column is carried through untouched, byte for byte (its field as the input wrote it:
+// a quoted field with its quotes, an unquoted one with its blanks; see csv.hpp), and the priced
+// book keeps the input's UTF-8 byte order mark, Excel `sep=` line and line ends, so that a book
+// saved by a spreadsheet comes back as it was plus the priced columns. Fields are separated by
+// ',' unless the reader is given another delimiter (';', '|', tab) or the input's first line is
+// `sep=X`; the priced book is written with the input's delimiter. Numbers are read with
+// std::from_chars: independent of the locale, '.' as decimal point, surrounding spaces and one
+// leading '+' allowed, the whole field must be a number; NaN, infinities and magnitudes outside a
+// double's range (1e999, and 1e-400, which would round to zero) are rejected; subnormal values
+// are accepted. A book read for float pricing (Precision::float32) also refuses a number outside
+// float's range, and a spot or barrier that rounds to 0 in float.
 
 #include <cstddef>
 #include <cstdint>
@@ -67,7 +70,21 @@ struct OptionBook {
   // field_offsets[i+1]).
   std::string field_text;
   std::vector<std::uint64_t> field_offsets;  // size rows*cols+1
-  char delimiter = ',';                      // the input's field delimiter; the output's too
+  // The input bytes of the fields whose text above is not them (quoted fields: their quotes,
+  // doubled quotes and the blanks around the quotes), in field order: the k-th such field is
+  // field raw_field_index[k] (i as above), its bytes raw_field_text[raw_field_offsets[k],
+  // raw_field_offsets[k+1]). Empty for a book that was not read from CSV.
+  std::vector<std::uint64_t> raw_field_index;
+  std::string raw_field_text;
+  std::vector<std::uint64_t> raw_field_offsets = {0};
+  // The input bytes of each header name where they are not the name (a quoted name), else "";
+  // empty for a book that was not read from CSV.
+  std::vector<std::string> raw_columns;
+  std::vector<std::int64_t> lines;  // each row's physical line in the input (empty: not read)
+  char delimiter = ',';             // the input's field delimiter; the output's too
+  bool byte_order_mark = false;     // the input started with a UTF-8 byte order mark
+  std::string sep_line;             // the input's Excel `sep=X` first line, or empty
+  std::string line_end = "\n";      // the line break that ended the input's header
 
   /// Number of options (rows after the header).
   std::size_t size() const;
@@ -75,6 +92,12 @@ struct OptionBook {
   /// as in the input (a quoted field without its quotes and with doubled quotes made single; an
   /// unquoted one with its blanks). Precondition: row < size(), col < columns.size().
   std::string_view field(std::size_t row, std::size_t col) const;
+  /// The bytes of that field as the input wrote them: field() for an unquoted field, a quoted one
+  /// with its quotes, doubled quotes and the blanks around the quotes.
+  std::string_view input_field(std::size_t row, std::size_t col) const;
+  /// "<source>:<line>" of option `row` (its physical line in the input), or "<source>: row N"
+  /// (1-based) for a book that was not read from CSV. Precondition: row < size().
+  std::string row_location(std::size_t row) const;
   /// Index of the first column whose header name is `name`, matched as the known columns are
   /// (ignoring ASCII case and the blanks around the header name), or nullopt. With field() this
   /// gives the raw bytes of a pass-through column by name, e.g. an `id` column.
@@ -98,14 +121,26 @@ struct BookTermProblem {
 
 /// The first value of `view` (host memory; rows in order, each row's columns in the order type,
 /// spot, strike, maturity, rate, volatility, dividend, barrier, barrier_type, steps; book-wide
-/// values first) that breaks a rule read_option_book applies to a CSV book: every number finite;
-/// spot > 0; strike, maturity and volatility >= 0; barrier_type a known kind; a barrier row's
-/// barrier > 0 (a European row's is not read); steps in [1, 2^20]. nullopt when there is none.
-/// `what` is worded as the CSV reader's message, the value written as the shortest text that reads
-/// back to it ("must be >= 0, got -0.5"), so that terms that arrive parsed (the Python module's
-/// arrays and pandas frames) are held to the CSV book's rules in its words. Cost: one pass.
-/// Tested in tests/io/option_book_test.cpp.
-std::optional<BookTermProblem> find_book_term_problem(const finance::OptionBookView& view);
+/// values first) that breaks a rule read_option_book applies to a CSV book read for `precision`:
+/// every number finite; spot > 0; strike, maturity and volatility >= 0; barrier_type a known kind;
+/// a barrier row's barrier > 0 (a European row's is not read); steps in [1, 2^20]; with
+/// Precision::float32 every number within float's range and a spot or barrier that does not round
+/// to 0 in float. nullopt when there is none. `what` is worded as the CSV reader's message, the
+/// value written as the shortest text that reads back to it ("must be >= 0, got -0.5"), so that
+/// terms that arrive parsed (the Python module's arrays and pandas frames) are held to the CSV
+/// book's rules in its words. Cost: one pass. Tested in tests/io/option_book_test.cpp.
+std::optional<BookTermProblem> find_book_term_problem(
+    const finance::OptionBookView& view,
+    finance::Precision precision = finance::Precision::float64);
+
+/// The header name of `names` that was probably meant for the known column `missing` ("vol" for
+/// "volatility", "strke" for "strike", "expiry" for "maturity"): matched ignoring case, blanks and
+/// the difference between '_', '-' and ' '; a prefix of at least 3 letters, a common alias, or a
+/// name within two typing slips. Names that are known columns themselves are not suggested.
+/// nullopt when none is close. read_option_book's "required column is missing" uses it; so does
+/// the Python module's DataFrame reader.
+std::optional<std::string> nearest_column_name(std::string_view missing,
+                                               std::span<const std::string> names);
 
 /// A `type` field as read_option_book reads it (call, put, c or p in any case, blanks around it
 /// ignored): true for a put, false for a call, nullopt for anything else.
@@ -130,7 +165,14 @@ using ProgressCallback = std::function<void(std::int64_t bytes_read, std::int64_
 ///     throws gpukit::OutOfMemory (bytes: about what the book held, the size of the failed growth);
 ///   - required: type, spot, strike, maturity; rate and volatility as a column or a default, not
 ///     both; dividend as a column or a default (not both), else 0; a known column given twice is
-///     an error. Defaults are checked like column values (finite; volatility >= 0);
+///     an error. A missing column's message lists the header found and names the header name
+///     probably meant for it (nearest_column_name). Defaults are checked like column values
+///     (finite; volatility >= 0; within `precision`'s range);
+///   - `precision`: the precision the book will be priced in; with Precision::float32 a number
+///     outside float's range, or a spot or barrier that rounds to 0 in float, is an error naming
+///     its field (as find_book_term_problem);
+///   - the input's byte order mark, `sep=` line, header line end, each row's line and the input
+///     bytes of quoted fields are kept in the book for write_priced_book;
 ///   - every row has as many fields as the header; a header-only input gives an empty book;
 ///   - a header that shows the file is not what was expected says so instead of naming a missing
 ///     column: NUL bytes (UTF-16 without a byte order mark: "save it as UTF-8 CSV"), or one column
@@ -140,11 +182,13 @@ using ProgressCallback = std::function<void(std::int64_t bytes_read, std::int64_
 /// Tested in tests/io/option_book_test.cpp and fuzzed by fuzz/option_book_fuzz.cpp.
 OptionBook read_option_book(std::istream& in, const std::string& source_name,
                             const BookDefaults& defaults, const ProgressCallback& progress = {},
-                            BookColumns columns = BookColumns::european, char delimiter = ',');
+                            BookColumns columns = BookColumns::european, char delimiter = ',',
+                            finance::Precision precision = finance::Precision::float64);
 
 /// Extra output column: name + values; as_float formats each value as the shortest text that
 /// round-trips a float (the value is first rounded to float), else a double (std::to_chars).
-/// NaN and infinities are written as "nan", "-nan", "inf", "-inf".
+/// Infinities are written as "inf" and "-inf", a NaN as "nan" whatever its sign bit (never
+/// "-nan", which some readers do not take).
 struct OutputColumn {
   std::string name;
   std::span<const double> values;
@@ -152,9 +196,11 @@ struct OutputColumn {
   bool as_integer = false;  // whole numbers written without exponent or decimals ("1000000")
 };
 
-/// Writes the header (input columns, then extra columns), then each row: input fields unchanged
-/// (quoted only where CSV requires it, so read_option_book or CsvReader give back the same text),
-/// then the extra values, separated by book.delimiter. LF line ends. Locale-independent.
+/// Writes the book's byte order mark and `sep=` line if it has them, the header (input columns,
+/// then extra columns), then each row: input fields as the input wrote them (input_field(); a
+/// field of a book not read from CSV is quoted only where CSV requires it), so that
+/// read_option_book or CsvReader give back the same text, then the extra values, separated by
+/// book.delimiter, each line ended by book.line_end. Locale-independent.
 /// An extra column whose name is already an input column's (matched as column_index matches)
 /// takes that column's place instead of being appended: the input's header name stays and its
 /// values are replaced, so that pricing a priced book again gives the same columns. Every input

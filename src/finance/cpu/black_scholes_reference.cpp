@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include <omp.h>
@@ -29,17 +30,28 @@ ReferencePrices black_scholes_reference(long double spot, long double strike, lo
 
 namespace {
 
+// Rows whose references are computed between two progress reports: a fraction of a second of long
+// double work on a few cores.
+constexpr std::int64_t kCheckChunkRows = std::int64_t{1} << 16;
+
 // Checks `count` prices: item(i, reference, price, bound) fills the i-th triple. The references
-// (long double, the slow part) are computed on `threads` OpenMP threads; the verdict is then
+// (long double, the slow part) are computed on `threads` OpenMP threads, a chunk of rows at a
+// time with `progress` told the fraction done between chunks (on this thread); the verdict is then
 // taken in index order, so it does not depend on the thread count.
 template <class Item>
-BlackScholesCheck check_items(std::int64_t count, int threads, const Item& item) {
+BlackScholesCheck check_items(std::int64_t count, int threads, const Item& item,
+                              const std::function<void(double)>& progress) {
   const auto n = static_cast<std::size_t>(count);
   std::vector<double> reference(n), price(n), bound(n);
-#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
-  for (std::int64_t i = 0; i < count; ++i) {
-    const auto k = static_cast<std::size_t>(i);
-    item(i, reference[k], price[k], bound[k]);
+  const int t = threads > 0 ? threads : omp_get_max_threads();
+  for (std::int64_t first = 0; first < count; first += kCheckChunkRows) {
+    const std::int64_t end = std::min(count, first + kCheckChunkRows);
+#pragma omp parallel for schedule(static) num_threads(t)
+    for (std::int64_t i = first; i < end; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      item(i, reference[k], price[k], bound[k]);
+    }
+    if (progress) progress(static_cast<double>(end) / static_cast<double>(count));
   }
   BlackScholesCheck check;
   for (std::size_t i = 0; i < n; ++i) {
@@ -87,18 +99,20 @@ BlackScholesCheck check_black_scholes_prices(const BlackScholesInputs<Real>& in,
                        ref = static_cast<double>(is_put ? p.put : p.call);
                        price = static_cast<double>(is_put ? put[k] : call[k]);
                        bound = black_scholes_price_bound<Real>(S, X, T, r, q, cdf);
-                     });
+                     },
+                     {});
 }
 
 namespace {
 
 template <class Real>
 BlackScholesCheck check_book_in(const OptionBookView& book, NormalCdf cdf,
-                                std::span<const double> price, int threads) {
+                                std::span<const double> price, int threads,
+                                const std::function<void(double)>& progress) {
   const std::int64_t n = std::max<std::int64_t>(book.count, 0);
   if (price.size() != static_cast<std::size_t>(n))
     throw InvalidInput("check_european_book_prices: the prices differ from the book's count");
-  return check_items(n, threads, [&](std::int64_t i, double& ref, double& got, double& bound) {
+  const auto item = [&](std::int64_t i, double& ref, double& got, double& bound) {
     const auto k = static_cast<std::size_t>(i);
     // The inputs as the pricing saw them (rounded to Real), exactly widened to long double.
     const Real S = static_cast<Real>(book.spot[k]), X = static_cast<Real>(book.strike[k]),
@@ -110,16 +124,19 @@ BlackScholesCheck check_book_in(const OptionBookView& book, NormalCdf cdf,
     ref = static_cast<double>(book.is_put[k] ? p.put : p.call);
     got = price[k];
     bound = black_scholes_price_bound<Real>(S, X, T, r, q, cdf);
-  });
+  };
+  return check_items(n, threads, item, progress);
 }
 
 }  // namespace
 
 BlackScholesCheck check_european_book_prices(const OptionBookView& book, Precision precision,
                                              NormalCdf cdf, std::span<const double> price,
-                                             int threads) {
-  return precision == Precision::float32 ? check_book_in<float>(book, cdf, price, threads)
-                                         : check_book_in<double>(book, cdf, price, threads);
+                                             int threads,
+                                             const std::function<void(double)>& progress) {
+  return precision == Precision::float32
+             ? check_book_in<float>(book, cdf, price, threads, progress)
+             : check_book_in<double>(book, cdf, price, threads, progress);
 }
 
 template BlackScholesCheck check_black_scholes_prices<float>(const BlackScholesInputs<float>&,

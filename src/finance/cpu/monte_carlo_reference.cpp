@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -248,12 +249,22 @@ struct Sums {
   }
 };
 
-constexpr std::int64_t kQuadsPerBlock = 1 << 12;
+// Quads per block of the reference's work: 4096 (16384 samples) for European rows, fewer for rows
+// of many steps, so that one block stays about 2^16 path-steps (milliseconds in long double) and
+// progress can be told even for a single row of 2^20 steps.
+std::int64_t quads_per_block(std::uint32_t most_steps) {
+  return std::clamp<std::int64_t>((std::int64_t{1} << 14) / std::int64_t{most_steps}, 1, 1 << 12);
+}
+
+// Path-steps of (option, block) work the reference computes between two progress reports (and
+// holds the sums of): a fraction of a second on a few cores.
+constexpr double kChunkPathSteps = double(1 << 21);
 
 }  // namespace
 
 MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
-                                          const MonteCarloOptions& options, int threads) {
+                                          const MonteCarloOptions& options, int threads,
+                                          const std::function<void(double)>& progress) {
   if (book.count < 0 || options.paths < 2 || options.paths > kMonteCarloMaxPaths ||
       (options.antithetic && options.paths % 2 != 0)) {
     throw InvalidInput("monte carlo reference: invalid book or paths");
@@ -262,7 +273,6 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
   const ErrorModel m = model_of(precision);
   const std::int64_t samples = options.antithetic ? options.paths / 2 : options.paths;
   const std::int64_t quads = (samples + 3) / 4;
-  const std::int64_t blocks = (quads + kQuadsPerBlock - 1) / kQuadsPerBlock;
   const auto n = static_cast<std::size_t>(book.count);
   std::vector<Row> rows(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -309,31 +319,65 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
       r.knocked_at_start = is_down(r.type) ? spot <= barrier : spot >= barrier;
     }
   }
-  // Every (option, block of quads) on its own; blocks are added in order.
-  std::vector<Sums> block_sums(n * static_cast<std::size_t>(blocks));
+  const int t = threads > 0 ? threads : Context::cpu().effective_cpu_threads();
   std::vector<Sample> first(n);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(t)
   for (std::size_t i = 0; i < n; ++i) {
     Sample s[4];
     quad_samples(rows[i], m, precision, options.seed, options.antithetic, 0, s);
     first[i] = s[0];
   }
+  // Every (option, block of quads) on its own, a chunk of them at a time in parallel; each
+  // chunk's block sums are then added in block order to their option's, which gives the sums of
+  // adding every block in order, in memory that does not grow with the paths, and a moment
+  // between chunks to report progress (from this thread, so that what the callback throws
+  // leaves no parallel region).
+  std::uint32_t most_steps = 1;
+  double work_path_steps = 0;
+  for (const Row& row : rows) {
+    most_steps = std::max(most_steps, row.steps);
+    work_path_steps += double(samples) * row.steps;
+  }
+  const std::int64_t block_quads = quads_per_block(most_steps);
+  const std::int64_t blocks = (quads + block_quads - 1) / block_quads;
   const std::int64_t work = static_cast<std::int64_t>(n) * blocks;
-  const int t = threads > 0 ? threads : Context::cpu().effective_cpu_threads();
+  const std::int64_t chunk = std::max<std::int64_t>(
+      4 * std::int64_t{t},
+      static_cast<std::int64_t>(kChunkPathSteps / (4.0 * double(block_quads) * most_steps)));
+  std::vector<Sums> totals(n);
+  std::vector<Sums> chunk_sums(static_cast<std::size_t>(std::min(work, chunk)));
+  double path_steps_done = 0;
+  for (std::int64_t first_item = 0; first_item < work; first_item += chunk) {
+    const std::int64_t count = std::min(chunk, work - first_item);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(t)
-  for (std::int64_t k = 0; k < work; ++k) {
-    const auto i = static_cast<std::size_t>(k / blocks);
-    const std::int64_t block = k % blocks;
-    Sums& sums = block_sums[static_cast<std::size_t>(k)];
-    const std::int64_t end = std::min(quads, (block + 1) * kQuadsPerBlock);
-    for (std::int64_t q = block * kQuadsPerBlock; q < end; ++q) {
-      Sample s[4];
-      quad_samples(rows[i], m, precision, options.seed, options.antithetic,
-                   static_cast<std::uint64_t>(q), s);
-      for (int j = 0; j < 4 && 4 * q + j < samples; ++j) {
-        sums.add(s[j], first[i].x.value, first[i].c.value);
+    for (std::int64_t j = 0; j < count; ++j) {
+      const std::int64_t k = first_item + j;
+      const auto i = static_cast<std::size_t>(k / blocks);
+      const std::int64_t block = k % blocks;
+      Sums& sums = chunk_sums[static_cast<std::size_t>(j)];
+      sums = Sums{};
+      const std::int64_t end = std::min(quads, (block + 1) * block_quads);
+      for (std::int64_t q = block * block_quads; q < end; ++q) {
+        Sample s[4];
+        quad_samples(rows[i], m, precision, options.seed, options.antithetic,
+                     static_cast<std::uint64_t>(q), s);
+        for (int j_sample = 0; j_sample < 4 && 4 * q + j_sample < samples; ++j_sample) {
+          sums.add(s[j_sample], first[i].x.value, first[i].c.value);
+        }
       }
     }
+    for (std::int64_t j = 0; j < count; ++j) {
+      const std::int64_t k = first_item + j;
+      const auto i = static_cast<std::size_t>(k / blocks);
+      const Sums& sums = chunk_sums[static_cast<std::size_t>(j)];
+      totals[i].add(sums);
+      path_steps_done += double(sums.n) * rows[i].steps;
+    }
+    if (progress) {
+      progress(work_path_steps > 0 ? std::min(1.0, path_steps_done / work_path_steps) : 1.0);
+    }
   }
+  if (progress && work == 0) progress(1.0);
   MonteCarloReference result;
   result.price.resize(n), result.std_error.resize(n);
   result.price_bound.resize(n), result.std_error_bound.resize(n);
@@ -344,12 +388,9 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
   const LD gamma =
       (64 + 4 * 5) * m.u + 4 * (std::log2(LD(std::max<std::int64_t>(tiles, 1))) + 2) * kUd;
   // The reference's own sums: a block's recursive sum, then the blocks'.
-  const LD gamma_reference =
-      LD(kQuadsPerBlock * 4 + blocks + 4) * std::numeric_limits<LD>::epsilon();
+  const LD gamma_reference = LD(block_quads * 4 + blocks + 4) * std::numeric_limits<LD>::epsilon();
   for (std::size_t i = 0; i < n; ++i) {
-    Sums s;
-    for (std::int64_t b = 0; b < blocks; ++b)
-      s.add(block_sums[i * static_cast<std::size_t>(blocks) + b]);
+    const Sums& s = totals[i];
     const Row& row = rows[i];
     const LD count = s.n;
     const LD x0 = first[i].x.value, c0 = first[i].c.value;
@@ -432,8 +473,9 @@ MonteCarloAgreement monte_carlo_agreement(const MonteCarloBookResult& result,
 
 MonteCarloAgreement check_monte_carlo_book(const MonteCarloBookView& book,
                                            const MonteCarloOptions& options,
-                                           const MonteCarloBookResult& result, int threads) {
-  return monte_carlo_agreement(result, monte_carlo_reference(book, options, threads));
+                                           const MonteCarloBookResult& result, int threads,
+                                           const std::function<void(double)>& progress) {
+  return monte_carlo_agreement(result, monte_carlo_reference(book, options, threads, progress));
 }
 
 }  // namespace gpukit::finance
