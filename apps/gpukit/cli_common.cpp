@@ -351,22 +351,13 @@ void add_delimiter_option(CLI::App& command, char& delimiter) {
 
 void refuse_non_finite_results(const io::OptionBook& book,
                                std::span<const io::OutputColumn> columns,
-                               const std::string& precision) {
-  // A value written as a float (OutputColumn::as_float) from this magnitude on reads "inf": the
-  // midpoint between the largest float and 2^128.
-  constexpr double kFloatOverflow = 0x1p128 - 0x1p103;
-  for (std::size_t row = 0; row < book.size(); ++row) {
-    for (const io::OutputColumn& column : columns) {
-      const double value = column.values[row];
-      const bool finite =
-          std::isfinite(value) && !(column.as_float && std::fabs(value) >= kFloatOverflow);
-      if (column.name.starts_with("vrf_") || finite) continue;
-      throw InvalidInput(fmt::format(
-          "{}: {} is {} in {}: the terms are beyond what {} arithmetic can price{}",
-          book.row_location(row), column.name, std::isnan(value) ? "nan" : "infinite", precision,
-          precision, precision == "float" ? " (--precision double may)" : ""));
-    }
-  }
+                               finance::Precision precision) {
+  const std::optional<io::OutputProblem> problem = io::find_non_finite_output(columns);
+  if (!problem) return;
+  throw InvalidInput(
+      fmt::format("{}: {}{}", book.row_location(static_cast<std::size_t>(problem->row)),
+                  problem->what(precision),
+                  precision == finance::Precision::float32 ? " (--precision double may)" : ""));
 }
 
 void note_replaced_columns(const std::string& command, const io::OptionBook& book,

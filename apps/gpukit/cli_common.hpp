@@ -138,14 +138,11 @@ io::OptionBook read_book_with_progress(const std::string& command, const std::st
 /// Adds --delimiter (',' ';' '|' or tab) to a subcommand that reads a CSV book.
 void add_delimiter_option(CLI::App& command, char& delimiter);
 
-/// Refuses (InvalidInput, before anything is written) a priced column value that is not finite,
-/// naming its row, column and `precision` ("double", "float"): terms that keep the book's rules
-/// can still overflow the arithmetic (a rate of -100 discounts by e^100, beyond a float), and
-/// inf or nan is no price. Variance reduction factors (vrf_*), infinite by definition when the
-/// reduced variance is 0, are not checked.
+/// Refuses (InvalidInput, before anything is written) the first priced value that is no price
+/// (io::find_non_finite_output), naming its row and column and the arithmetic of `precision`.
 void refuse_non_finite_results(const io::OptionBook& book,
                                std::span<const io::OutputColumn> columns,
-                               const std::string& precision);
+                               finance::Precision precision);
 
 /// Says once on stderr which input columns the output columns replace ("gpukit: bs: replacing the
 /// input's price, delta columns"), when pricing a book that was priced before.

@@ -115,7 +115,7 @@ void write_and_check(const BsArgs& args, const Job& job, const std::string& devi
     columns.push_back({"theta", result.theta, as_float});
     columns.push_back({"rho", result.rho, as_float});
   }
-  refuse_non_finite_results(book, columns, args.precision);
+  refuse_non_finite_results(book, columns, precision);
   note_replaced_columns("bs", book, columns);
   write_output_atomically(args.output,
                           [&](std::ostream& out) { io::write_priced_book(out, book, columns); });

@@ -163,7 +163,7 @@ void write_and_check(const McArgs& args, const Job& job, const io::OptionBook& b
   }
   if (args.antithetic) columns.push_back({"vrf_antithetic", r.vrf_antithetic, false});
   if (args.control_variate) columns.push_back({"vrf_control", r.vrf_control, false});
-  refuse_non_finite_results(book, columns, args.precision);
+  refuse_non_finite_results(book, columns, options.precision);
   warn_no_paying_path(book, view, options, r);
   std::optional<std::string> check_failure;
   if (args.check) {

@@ -260,6 +260,11 @@ class _Book:
             return ""
         return "[" + ", ".join(str(int(i)) for i in np.unravel_index(row, self.shape)) + "]"
 
+    def option_at(self, row: int) -> str:
+        """Option `row` (a flat index) as a message names it: "option [0, 1]", or "the option" in
+        a scalar book."""
+        return f"option {self.at(row)}" if self.shape else "the option"
+
     def check_terms(self, is_put, spot, strike, maturity, rate, volatility, dividend,
                     barrier_type=None, barrier=None, steps=None, precision="double") -> None:
         """ValueError for the first term a CSV book priced in `precision` may not hold (the
@@ -367,17 +372,33 @@ def black_scholes(
             return book.shaped(book.xp.where(is_put, outputs[put_name], outputs[call_name]))
         return book.shaped(outputs[put_name if is_put else call_name])
 
-    price = side("call", "put")
-    if not greeks:
-        return price
-    return {
-        "price": price,
-        "delta": side("call_delta", "put_delta"),
-        "gamma": book.shaped(outputs["gamma"]),
-        "vega": book.shaped(outputs["vega"]),
-        "theta": side("call_theta", "put_theta"),
-        "rho": side("call_rho", "put_rho"),
-    }
+    priced = {"price": side("call", "put")}
+    if greeks:
+        priced.update(delta=side("call_delta", "put_delta"), gamma=book.shaped(outputs["gamma"]),
+                      vega=book.shaped(outputs["vega"]), theta=side("call_theta", "put_theta"),
+                      rho=side("call_rho", "put_rho"))
+    if not book.on_cuda:
+        _refuse_non_finite("black_scholes", priced, precision, False, book.option_at)
+    return priced if greeks else priced["price"]
+
+
+def _refuse_non_finite(what: str, columns: dict[str, Any], precision: str, as_float: bool,
+                       option_at) -> None:
+    """ValueError for the first priced value that is no price (io::find_non_finite_output), as
+    ``gpukit bs`` and ``gpukit mc`` refuse it: terms within the book's rules can still overflow
+    the arithmetic (a rate of -100 discounts by e^100, beyond a float). Host arrays; a float32
+    column is converted only once one of its values is not finite. ``option_at(row)`` names the
+    option."""
+    if all(v.dtype == np.float32 and np.isfinite(v).all() for v in columns.values()):
+        return
+    problem = _core.non_finite_output(
+        [(name, np.ascontiguousarray(v, dtype=np.float64).reshape(-1))
+         for name, v in columns.items()], precision, as_float)
+    if problem is None:
+        return
+    row, _, text = problem
+    hint = " (precision='double' may)" if precision == "float" else ""
+    raise ValueError(f"{what}: {option_at(row)}: {text}{hint}")
 
 
 _BARRIER_TYPES = ("none", "down-out", "down-in", "up-out", "up-in")
@@ -502,6 +523,9 @@ def monte_carlo(
                                {k: book.exported([v], handle)[0] for k, v in outputs.items()},
                                *settings.values(), handle)
     if not book.on_cuda:
+        _refuse_non_finite("monte_carlo", {k: v for k, v in result.items() if k in names},
+                           settings["precision"], settings["precision"] == "float",
+                           book.option_at)
         _warn_about_rows(result, "monte_carlo", book.count, settings["paths"], antithetic,
                          lambda row: "barrier" + book.index_in("barrier", row),
                          lambda row: "price" + book.at(row))

@@ -187,6 +187,11 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
                                             variant, device)
         names = ["price"] + (["delta", "gamma", "vega", "theta", "rho"] if greeks else [])
 
+    from . import _refuse_non_finite
+
+    _refuse_non_finite("price_book", {name: columns[name] for name in names}, precision,
+                       precision == "float",
+                       lambda row: f"row {row} (index {df.index[row]!r})")
     # As write_priced_book: an output whose name an input column has takes that column's place.
     priced = df.copy()
     for name in names:

@@ -3,6 +3,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
@@ -351,6 +352,22 @@ std::optional<std::tuple<std::int64_t, std::string, std::string>> book_term_prob
   return std::make_tuple(problem->row, problem->column, problem->what);
 }
 
+// io::find_non_finite_output of priced host columns (float64, C-contiguous; the caller converts
+// a float32 column only once it knows one of its values is not finite), in `precision`'s words.
+std::optional<std::tuple<std::int64_t, std::string, std::string>> non_finite_output(
+    const std::vector<std::pair<std::string, nb::ndarray<nb::ro, nb::numpy, double, nb::c_contig>>>&
+        columns,
+    std::string_view precision, bool as_float) {
+  const finance::Precision p = parse_precision(precision);
+  std::vector<io::OutputColumn> outputs;
+  for (const auto& [name, values] : columns) {
+    outputs.push_back({name, std::span<const double>(values.data(), values.size()), as_float});
+  }
+  const std::optional<io::OutputProblem> problem = io::find_non_finite_output(outputs);
+  if (!problem) return std::nullopt;
+  return std::make_tuple(problem->row, problem->column, problem->what(p));
+}
+
 std::tuple<nb::ndarray<nb::numpy, std::uint64_t>, std::int64_t, std::int64_t> stream_keys(
     const std::vector<std::string>& ids) {
   finance::MonteCarloStreamKeys keys = finance::monte_carlo_stream_keys(
@@ -413,6 +430,10 @@ void bind_finance(nb::module_& m) {
         nb::arg("barrier").none(), nb::arg("steps").none(), nb::arg("precision"),
         "io::find_book_term_problem of host columns: (row, column, what) of the first value a "
         "CSV book priced in `precision` may not hold, or None.");
+  m.def("non_finite_output", &non_finite_output, nb::arg("columns"), nb::arg("precision"),
+        nb::arg("as_float"),
+        "io::find_non_finite_output of (name, float64 array) pairs, each written as a float when "
+        "`as_float`: (row, column, what) of the first value that is no price, or None.");
   m.def("stream_keys", &stream_keys, nb::arg("ids"),
         "finance::monte_carlo_stream_keys of trade ids (each id's bytes): the keys, the ids "
         "found on several rows and the rows that carry them.");

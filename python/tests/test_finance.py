@@ -140,7 +140,7 @@ def test_float_terms_beyond_floats_range_are_refused_naming_the_argument():
     with pytest.raises(ValueError, match=rf"monte_carlo: rate: {beyond} .*, got -1e\+39$"):
         gpukit.monte_carlo(100.0, 100.0, 1.0, -1e39, 0.2, precision="float", paths=64,
                            device="cpu")
-    with pytest.raises(ValueError, match=r"monte_carlo: barrier\[0\]: rounds to 0 in float"):
+    with pytest.raises(ValueError, match=r"monte_carlo: barrier: rounds to 0 in float"):
         gpukit.monte_carlo([100.0], 100.0, 1.0, 0.05, 0.2, barrier=1e-50,
                            barrier_type="down-out", steps=4, precision="float", paths=64,
                            device="cpu")
@@ -148,8 +148,37 @@ def test_float_terms_beyond_floats_range_are_refused_naming_the_argument():
                        "maturity": [1.0, 1.0]}, index=["x", "y"])
     for method in ("black_scholes", "monte_carlo"):
         with pytest.raises(ValueError, match=rf"price_book: row 1 \(index 'y'\): strike: {beyond}"):
-            gpukit.price_book(df, method, rate=0.01, volatility=0.2, precision="float", paths=64,
-                              device="cpu")
+            gpukit.price_book(df, method, rate=0.01, volatility=0.2, precision="float",
+                              device="cpu", **({"paths": 64} if method == "monte_carlo" else {}))
+
+
+def test_prices_that_overflow_the_arithmetic_are_refused_as_the_cli_refuses_them():
+    # Terms within float's range can still overflow it: a rate of -100 discounts by e^100, and
+    # black_scholes and monte_carlo returned inf or nan where gpukit bs and mc exit 3
+    # (io::find_non_finite_output, one rule for both front doors).
+    import pandas as pd
+
+    message = (r"the terms are beyond what float arithmetic can price \(precision='double' "
+               r"may\)$")
+    with pytest.raises(ValueError, match=r"^black_scholes: option \[1\]: price is infinite in "
+                                         r"float: " + message):
+        gpukit.black_scholes(100.0, 100.0, 1.0, [0.05, -100.0], 0.2, put=True, precision="float",
+                             device="cpu")
+    with pytest.raises(ValueError, match=r"^black_scholes: the option: price is infinite"):
+        gpukit.black_scholes(100.0, 100.0, 1.0, -100.0, 0.2, put=True, precision="float",
+                             device="cpu")
+    with pytest.raises(ValueError, match=r"^monte_carlo: option \[0\]: price is infinite in "
+                                         r"float: " + message):
+        gpukit.monte_carlo([100.0], 100.0, 1.0, -100.0, 0.2, put=True, precision="float",
+                           paths=64, device="cpu")
+    book = pd.DataFrame({"type": ["c", "p"], "spot": [100.0, 100.0], "strike": [100.0, 100.0],
+                         "maturity": [1.0, 1.0], "rate": [0.05, -100.0]}, index=["x", "y"])
+    with pytest.raises(ValueError, match=r"^price_book: row 1 \(index 'y'\): price is infinite "
+                                         r"in float: " + message):
+        gpukit.price_book(book, volatility=0.2, precision="float", device="cpu")
+    # In double the same terms price (e^100 fits a double), as `gpukit bs` prices them.
+    assert gpukit.black_scholes(100.0, 100.0, 1.0, -100.0, 0.2, put=True, device="cpu") > 0
+    assert np.isfinite(gpukit.price_book(book, volatility=0.2, device="cpu").price).all()
 
 
 def test_monte_carlo_warns_about_rows_without_a_paying_path_and_barriers_breached_at_start():

@@ -902,6 +902,31 @@ std::vector<std::ptrdiff_t> replacement_of_columns(const OptionBook& book,
 
 }  // namespace
 
+std::string OutputProblem::what(finance::Precision precision) const {
+  const std::string_view arithmetic = precision == finance::Precision::float32 ? "float" : "double";
+  return fmt::format("{} is {} in {}: the terms are beyond what {} arithmetic can price", column,
+                     std::isnan(value) ? "nan" : "infinite", arithmetic, arithmetic);
+}
+
+std::optional<OutputProblem> find_non_finite_output(std::span<const OutputColumn> columns) {
+  // A value written as a float (OutputColumn::as_float) from this magnitude on reads "inf": the
+  // midpoint between the largest float and 2^128, where rounding to float goes to infinity.
+  constexpr double kFloatOverflow = 0x1p128 - 0x1p103;
+  std::size_t rows = 0;
+  for (const OutputColumn& column : columns) rows = std::max(rows, column.values.size());
+  for (std::size_t row = 0; row < rows; ++row) {
+    for (const OutputColumn& column : columns) {
+      if (row >= column.values.size() || column.name.starts_with("vrf_")) continue;
+      const double value = column.values[row];
+      if (std::isfinite(value) && !(column.as_float && std::fabs(value) >= kFloatOverflow)) {
+        continue;
+      }
+      return OutputProblem{static_cast<std::int64_t>(row), column.name, value};
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> input_columns_replaced(const OptionBook& book,
                                                 std::span<const OutputColumn> extra) {
   const std::vector<std::ptrdiff_t> replacement = replacement_of_columns(book, extra);

@@ -1119,6 +1119,39 @@ TEST(OptionBookTerms, FloatTermsMustFitAFloat) {
             "-1e+39");
 }
 
+TEST(OptionBookOutput, TheFirstValueThatIsNoPriceIsFoundRowByRow) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> price = {1, 2, 3, 4}, delta = {0.5, 0.5, 0.5, 0.5};
+  std::vector<double> vrf = {inf, inf, 1, 1};  // infinite by definition where nothing varies
+  const std::vector<io::OutputColumn> columns = {
+      {"price", price, false}, {"delta", delta, false}, {"vrf_control", vrf, false}};
+  EXPECT_FALSE(io::find_non_finite_output(columns).has_value());
+  delta[2] = nan;
+  price[3] = -inf;
+  std::optional<io::OutputProblem> problem = io::find_non_finite_output(columns);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->row, 2);  // rows in order, then columns in order
+  EXPECT_EQ(problem->column, "delta");
+  EXPECT_EQ(problem->what(finance::Precision::float64),
+            "delta is nan in double: the terms are beyond what double arithmetic can price");
+  delta[2] = 0.5;
+  problem = io::find_non_finite_output(columns);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->row, 3);
+  EXPECT_EQ(problem->what(finance::Precision::float32),
+            "price is infinite in float: the terms are beyond what float arithmetic can price");
+  // Written as a float, a double from the midpoint of FLT_MAX and 2^128 on reads back as inf;
+  // just below it rounds to FLT_MAX.
+  price[3] = 0x1p128 - 0x1p103;
+  std::vector<io::OutputColumn> as_float = columns;
+  as_float[0].as_float = true;
+  EXPECT_EQ(io::find_non_finite_output(as_float)->row, 3);
+  EXPECT_FALSE(io::find_non_finite_output(columns).has_value());  // a double holds it
+  price[3] = std::nextafter(0x1p128 - 0x1p103, 0.0);
+  EXPECT_FALSE(io::find_non_finite_output(as_float).has_value());
+}
+
 TEST(OptionBookTerms, TypeAndBarrierTypeWordsAreTheCsvReaders) {
   for (const char* put : {"put", "PUT", "p", "P", " put "}) EXPECT_EQ(parse_option_type(put), true);
   for (const char* call : {"call", "Call", "c", "C", "\tcall "}) {

@@ -210,6 +210,26 @@ struct OutputColumn {
 void write_priced_book(std::ostream& out, const OptionBook& book,
                        std::span<const OutputColumn> extra);
 
+/// A priced value that is no price (find_non_finite_output).
+struct OutputProblem {
+  std::int64_t row = 0;  // 0-based
+  std::string column;    // the output column's name: "price", "delta", ...
+  double value = 0;
+  /// What is wrong, for a front door to place after the row: "price is infinite in float: the
+  /// terms are beyond what float arithmetic can price" (`precision` names the arithmetic).
+  std::string what(finance::Precision precision) const;
+};
+
+/// The first value of `columns` (rows in order, each row's columns in order) that is not a finite
+/// number as it is written: NaN, an infinity, or in an as_float column a magnitude that reads back
+/// as inf. Terms that keep the book's rules (find_book_term_problem) can still overflow the
+/// arithmetic (a rate of -100 discounts by e^100, beyond a float), and inf or nan is no price:
+/// `gpukit bs` and `gpukit mc` refuse such a book (invalid input naming the row, nothing written)
+/// and Python's black_scholes, monte_carlo and price_book raise ValueError. Variance reduction
+/// factors (columns named vrf_*), infinite by definition when the reduced variance is 0, are not
+/// checked. Tested in tests/io/option_book_test.cpp and tests/cli/book_cli_test.cpp.
+std::optional<OutputProblem> find_non_finite_output(std::span<const OutputColumn> columns);
+
 /// The input header names, in input order, that write_priced_book(book, extra) fills with extra
 /// columns' values instead of passing them through (empty when every extra column is appended).
 std::vector<std::string> input_columns_replaced(const OptionBook& book,
