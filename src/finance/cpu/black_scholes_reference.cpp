@@ -4,8 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include <omp.h>
-
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::finance {
@@ -36,7 +35,10 @@ template <class Item>
 BlackScholesCheck check_items(std::int64_t count, int threads, const Item& item) {
   const auto n = static_cast<std::size_t>(count);
   std::vector<double> reference(n), price(n), bound(n);
-#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
+  // A checked price on one thread: 700 ns (gpukit_tune_cpu_threads costs, 2^17 prices).
+  constexpr double kNsPerCheckedPrice = 700;
+  const int team = cpu_threads_for({count, kNsPerCheckedPrice}, threads);
+#pragma omp parallel for schedule(static) num_threads(team)
   for (std::int64_t i = 0; i < count; ++i) {
     const auto k = static_cast<std::size_t>(i);
     item(i, reference[k], price[k], bound[k]);

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/rng/philox.hpp"
@@ -318,7 +319,13 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
     first[i] = s[0];
   }
   const std::int64_t work = static_cast<std::int64_t>(n) * blocks;
-  const int t = threads > 0 ? threads : Context::cpu().effective_cpu_threads();
+  // A sample's step on one thread, in long double: 530 ns (gpukit_tune_cpu_threads costs, 2^12
+  // paths of one step). In double, so that paths x steps x rows cannot overflow.
+  constexpr double kNsPerPathStep = 530;
+  double path_steps = 0;
+  for (const Row& row : rows) path_steps += double(samples) * row.steps;
+  const int t = cpu_threads_for(
+      {static_cast<std::int64_t>(std::min(path_steps, 0x1p62)), kNsPerPathStep, work}, threads);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(t)
   for (std::int64_t k = 0; k < work; ++k) {
     const auto i = static_cast<std::size_t>(k / blocks);

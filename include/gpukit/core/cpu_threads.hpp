@@ -1,0 +1,44 @@
+#pragma once
+// How many OpenMP threads a piece of CPU work gets: the one rule every CPU backend's parallel
+// region follows, so that a small call runs on the calling thread alone instead of paying for a
+// parallel region (waking the team and joining it costs tens of microseconds, and on a busy machine
+// milliseconds: a woken thread waits for a core), while large work keeps every thread asked for.
+
+#include <cstdint>
+
+namespace gpukit {
+
+/// A CPU loop's size for the thread rule: `items` items of about `ns_per_item` nanoseconds each on
+/// one core. Each loop keeps its per-item figure beside it, measured on one thread
+/// (`gpukit_tune_cpu_threads costs`, bench/tuning/cpu_threads.cpp); it needs to be right only to
+/// within a factor of a few. `pieces`: the loop's independent iterations where they are coarser
+/// than the items (tiles, blocks, rows), since a thread without one idles; 0: one per item.
+struct CpuWork {
+  std::int64_t items = 0;
+  double ns_per_item = 1;
+  std::int64_t pieces = 0;
+
+  double nanoseconds() const { return static_cast<double>(items) * ns_per_item; }
+};
+
+/// The least one-core work, in nanoseconds, that each thread of a parallel region must get. A
+/// parallel region costs the time to wake its team and join it: measured with passive waiting
+/// (the CLI's and the Python module's policy, README "Threads") on the 2-core CI machine while
+/// other builds ran, 12-22 us for 2 threads (median of 2000 regions; gpukit_tune_cpu_threads
+/// region; docs/journal/small-calls-notebook.md). With 50 us a thread, a region costs less than
+/// half of what its second thread saves, so splitting never loses at that cost; below it, the
+/// calling thread does the work alone.
+inline constexpr double kMinimumNanosecondsPerThread = 50'000;
+
+/// The threads for `work`: one per kMinimumNanosecondsPerThread of work, at least 1 and at most
+/// `threads` (0 or less: the OpenMP default, omp_get_max_threads()) and the work's pieces. So work
+/// below twice the minimum runs on one thread, and work of at least `threads` times the minimum
+/// (in as many pieces) on all of them.
+/// Depends only on its arguments (and the OpenMP default), never on load or timing, so a result
+/// that depends on the thread count (FFTW's, for the Poisson solver) stays reproducible; results
+/// the library computes independently of the thread count keep their bits. Tested in
+/// tests/core/cpu_threads_test.cpp (the rule, and that small calls of every CPU backend run on one
+/// thread).
+int cpu_threads_for(CpuWork work, int threads);
+
+}  // namespace gpukit
