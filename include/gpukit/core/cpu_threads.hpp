@@ -41,4 +41,18 @@ inline constexpr double kMinimumNanosecondsPerThread = 50'000;
 /// thread).
 int cpu_threads_for(CpuWork work, int threads);
 
+/// The value of the environment variable `name` as gpukit's front doors read it: the environment's
+/// own, except that OMP_WAIT_POLICY reads as "passive" when neither it nor GOMP_SPINCOUNT is set.
+/// Passive waiting: a thread waiting for work sleeps instead of spinning. libgomp's default spins
+/// for a few milliseconds after every parallel region, which on a shared machine takes cores from
+/// everyone, gpukit's own threads included (issue 30: at load 5-6, an 8x8 Poisson solve took 96 ms
+/// with it, 0.02 ms with passive waiting or one thread). A user's own choice of either variable
+/// stands (GOMP_SPINCOUNT alone leaves OMP_WAIT_POLICY unset, so that its spin count holds).
+/// libgomp reads the variables once, when it is loaded, before main: the CLI defines getenv with
+/// this function (apps/gpukit/openmp_defaults.cpp), and python/gpukit/__init__.py sets the
+/// variable by the same rule before its compiled module loads. Reads `environ` directly (never
+/// getenv, which may be this function) and needs no static initialization, so it may run before
+/// main. nullptr when the variable is not set.
+const char* environment_value_with_gpukit_defaults(const char* name) noexcept;
+
 }  // namespace gpukit
