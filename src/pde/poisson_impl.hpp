@@ -54,9 +54,10 @@ void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int thr
 void refuse_non_finite_sums(double sum, double sum_abs);
 
 /// A grid point of the CPU solve (FFTW in double: the copies, both transforms, the scaling) on one
-/// thread: 11 ns at 256^2 (gpukit_tune_cpu_threads costs; 15 ns at 64^2 with the planning). The
-/// thread rule's figure (core/cpu_threads.hpp) for the CPU plans' threads, FFTW's included.
-inline constexpr double kCpuNsPerGridPoint = 11;
+/// thread: 16 ns at 256^2 (gpukit_tune_cpu_threads costs at idle: 14.5, 17.2; 15 and 26 at 64^2
+/// with the planning). The thread rule's figure (core/cpu_threads.hpp) for the CPU plans' threads,
+/// FFTW's included.
+inline constexpr double kCpuNsPerGridPoint = 16;
 
 /// FFTW's planner is not thread-safe: every FFTW planner call and plan destruction of gpukit (the
 /// serial and the MPI CPU backends) holds this mutex.

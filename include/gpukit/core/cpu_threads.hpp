@@ -23,11 +23,11 @@ struct CpuWork {
 
 /// The least one-core work, in nanoseconds, that each thread of a parallel region must get. A
 /// parallel region costs the time to wake its team and join it: measured with passive waiting
-/// (the CLI's and the Python module's policy, README "Threads") on the 2-core CI machine while
-/// other builds ran, 12-22 us for 2 threads (median of 2000 regions; gpukit_tune_cpu_threads
-/// region; docs/journal/small-calls-notebook.md). With 50 us a thread, a region costs less than
-/// half of what its second thread saves, so splitting never loses at that cost; below it, the
-/// calling thread does the work alone.
+/// (the CLI's and the Python module's policy, README "Threads") on the 2-core CI machine, 13-14 us
+/// for 2 threads at idle and 12-18 us at load 3-12 (medians of 1000-3000 regions,
+/// gpukit_tune_cpu_threads region; docs/journal/small-calls-notebook.md). With 50 us a thread, a
+/// region costs less than half of what its second thread saves, so splitting never loses at that
+/// cost; below it, the calling thread does the work alone.
 inline constexpr double kMinimumNanosecondsPerThread = 50'000;
 
 /// The threads for `work`: one per kMinimumNanosecondsPerThread of work, at least 1 and at most

@@ -56,9 +56,9 @@ std::int64_t compact_on_device(const T* device_input, T* device_output, std::int
 template <class T>
 std::int64_t compact_sequential(std::span<const T> input, std::span<T> output, KeepPredicate keep);
 
-/// An element of compact_if (both passes) on one thread: 2.3 ns for a double kept when positive
-/// (gpukit_tune_cpu_threads costs, 2^22 doubles). The thread rule's figure.
-inline constexpr double kCompactCpuNsPerElement = 2.3;
+/// An element of compact_if (both passes) on one thread: 1.9 ns for a double kept when positive
+/// (gpukit_tune_cpu_threads costs at idle, 2^22 doubles: 2.1, 1.7). The thread rule's figure.
+inline constexpr double kCompactCpuNsPerElement = 1.9;
 
 /// The generic predicate of the C++ API (CPU, OpenMP): count the kept elements of each block of
 /// the input in parallel, prefix-sum the counts, copy each block's kept elements in parallel, on

@@ -64,10 +64,10 @@ typename Op::Acc reduce_tile(const Source* source, std::int64_t count, const Op&
   return pairwise_tree(lanes, kLanes, op);
 }
 
-/// An element of the CPU tree on one thread: 0.5 ns for a double sum, the cheapest operation
-/// (gpukit_tune_cpu_threads costs, 2^22 doubles; the accurate sum takes 2.1 ns, so it starts its
-/// threads at four times the work the rule asks, still below 0.5 ms). The thread rule's figure.
-inline constexpr double kCpuNsPerElement = 0.5;
+/// An element of the CPU tree on one thread: 0.67 ns for a double sum, the cheapest operation
+/// (gpukit_tune_cpu_threads costs at idle, 2^22 doubles: 0.57, 0.77; the accurate sum takes 1.5,
+/// so it starts its threads at twice the work the rule asks). The thread rule's figure.
+inline constexpr double kCpuNsPerElement = 0.67;
 
 /// The whole tree on the CPU, tiles of each level spread over OpenMP threads as the thread rule
 /// (core/cpu_threads.hpp) gives for `count` elements and `threads` (<= 0: the OpenMP default).

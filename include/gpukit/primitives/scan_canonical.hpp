@@ -145,9 +145,9 @@ void scan_tile(const Op& op, const typename Op::Input* x, int valid, typename Op
   }
 }
 
-/// An element of the CPU scan (both passes) on one thread: 4 ns for a double sum
-/// (gpukit_tune_cpu_threads costs, 2^22 doubles). The thread rule's figure.
-inline constexpr double kCpuNsPerElement = 4;
+/// An element of the CPU scan (both passes) on one thread: 3.2 ns for a double sum
+/// (gpukit_tune_cpu_threads costs at idle, 2^22 doubles: 3.2, 3.3). The thread rule's figure.
+inline constexpr double kCpuNsPerElement = 3.2;
 
 /// The whole canonical scan of n elements on OpenMP threads: tile aggregates in parallel, the
 /// tile prefixes group by group, then every tile's outputs in parallel. Returns Q of the last

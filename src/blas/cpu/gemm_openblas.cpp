@@ -20,9 +20,9 @@ namespace {
 
 constexpr std::int64_t kBlasIntMax = std::numeric_limits<blasint>::max();
 
-// A multiply-add of OpenBLAS's SGEMM on one thread: 0.026 ns (gpukit_tune_cpu_threads costs,
-// 256^3). The thread rule's figure; DGEMM's is about twice that, so it starts threads a little
-// late.
+// A multiply-add of OpenBLAS's SGEMM on one thread: 0.026 ns (gpukit_tune_cpu_threads costs at
+// idle, 256^3: 0.023, 0.029). The thread rule's figure; DGEMM's is about twice that, so it starts
+// threads a little late.
 constexpr double kNsPerMultiplyAdd = 0.026;
 
 // A packed copy of a stored matrix (rows x columns in `layout`, leading dimension ld), each

@@ -72,10 +72,10 @@ void check_sizes(const GemmProblem& p, std::span<const T> a, std::span<const T> 
 }
 
 // The threads for `elements` elements of C in `pieces` iterations, each element a sum of k
-// products in long double: 1.7 ns a multiply-add on one thread (gpukit_tune_cpu_threads costs,
-// 32^3). The thread rule's figure.
+// products in long double: 2 ns a multiply-add on one thread (gpukit_tune_cpu_threads costs at
+// idle, 32^3: 1.7, 2.4). The thread rule's figure.
 int thread_count(std::int64_t elements, std::int64_t k, std::int64_t pieces, int threads) {
-  constexpr double kNsPerMultiplyAdd = 1.7;
+  constexpr double kNsPerMultiplyAdd = 2;
   return cpu_threads_for(
       {elements, kNsPerMultiplyAdd * double(std::max<std::int64_t>(k, 1)), pieces}, threads);
 }

@@ -23,9 +23,9 @@ namespace {
 // 2^16 elements: a multiple of every vector width, large enough that a call costs nothing.
 constexpr std::int64_t kPieceElements = std::int64_t{1} << 16;
 
-// An element of y = a x + y on one thread (float): 0.44 ns (gpukit_tune_cpu_threads costs, 2^22
-// elements in place). The thread rule's figure.
-constexpr double kNsPerElement = 0.44;
+// An element of y = a x + y on one thread (float): 0.37 ns (gpukit_tune_cpu_threads costs at idle,
+// 2^22 elements in place: 0.34, 0.40). The thread rule's figure.
+constexpr double kNsPerElement = 0.37;
 
 }  // namespace
 

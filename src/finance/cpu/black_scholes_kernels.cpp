@@ -9,9 +9,10 @@ namespace gpukit::finance::cpu_detail {
 
 namespace {
 
-// One option's call and put on one thread (erfc, double): 65 ns; with Greeks 155 ns
-// (gpukit_tune_cpu_threads costs, 2^16 options). The thread rule's figures.
-constexpr double kNsPerOption = 65, kNsPerOptionWithGreeks = 155;
+// One option's call and put on one thread (erfc, double): 60 ns; with delta and gamma 85 ns
+// (gpukit_tune_cpu_threads costs at idle, 2^16 options: 53 and 72, 65 and 96). The thread rule's
+// figures.
+constexpr double kNsPerOption = 60, kNsPerOptionWithGreeks = 85;
 
 template <class Real, NormalCdf Cdf, bool kGreeks>
 void price_options(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,

@@ -35,8 +35,9 @@ template <class Item>
 BlackScholesCheck check_items(std::int64_t count, int threads, const Item& item) {
   const auto n = static_cast<std::size_t>(count);
   std::vector<double> reference(n), price(n), bound(n);
-  // A checked price on one thread: 700 ns (gpukit_tune_cpu_threads costs, 2^17 prices).
-  constexpr double kNsPerCheckedPrice = 700;
+  // A checked price on one thread: 510 ns (gpukit_tune_cpu_threads costs at idle, 2^17 prices:
+  // 484, 544).
+  constexpr double kNsPerCheckedPrice = 510;
   const int team = cpu_threads_for({count, kNsPerCheckedPrice}, threads);
 #pragma omp parallel for schedule(static) num_threads(team)
   for (std::int64_t i = 0; i < count; ++i) {

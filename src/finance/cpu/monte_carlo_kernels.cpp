@@ -19,9 +19,9 @@ namespace gpukit::finance::mc {
 
 namespace {
 
-// A sample's step on one thread (European, double): 36 ns (gpukit_tune_cpu_threads costs, 2^16
-// paths of one step). The thread rule's figure.
-constexpr double kNsPerPathStep = 36;
+// A sample's step on one thread (European, double): 44 ns (gpukit_tune_cpu_threads costs at idle,
+// 2^16 paths of one step: 39, 49). The thread rule's figure.
+constexpr double kNsPerPathStep = 44;
 
 // Blocks first_block .. first_block + block_count - 1 of `params` (block b: tiles [k block_tiles,
 // (k + 1) block_tiles) of option b / per_row, k = b % per_row), each merged by the fixed tree.

@@ -319,8 +319,8 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
     first[i] = s[0];
   }
   const std::int64_t work = static_cast<std::int64_t>(n) * blocks;
-  // A sample's step on one thread, in long double: 530 ns (gpukit_tune_cpu_threads costs, 2^12
-  // paths of one step). In double, so that paths x steps x rows cannot overflow.
+  // A sample's step on one thread, in long double: 530 ns (gpukit_tune_cpu_threads costs at idle,
+  // 2^12 paths of one step: 535, 533). In double, so that paths x steps x rows cannot overflow.
   constexpr double kNsPerPathStep = 530;
   double path_steps = 0;
   for (const Row& row : rows) path_steps += double(samples) * row.steps;

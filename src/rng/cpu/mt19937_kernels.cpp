@@ -21,9 +21,10 @@ Mt19937 stream_generator(std::uint64_t seed, std::uint64_t stream) {
 
 void mt19937_streams(std::uint32_t* out, std::int64_t stream_count, std::int64_t per_stream,
                      std::uint64_t seed, std::uint64_t first_stream, int threads) {
-  // On one thread: a stream's seeding 6.2 us, a word 9.5 ns (gpukit_tune_cpu_threads costs: 2^14
-  // streams of one word, 2^10 streams of 2^10 words). The thread rule's figures.
-  constexpr double kNsPerStream = 6200, kNsPerWord = 9.5;
+  // On one thread: a stream's seeding 4.4 us, a word 6 ns (gpukit_tune_cpu_threads costs at idle:
+  // 2^14 streams of one word, 4.39 and 4.36 us; 2^10 streams of 2^10 words, 5.8 and 6.2 ns). The
+  // thread rule's figures.
+  constexpr double kNsPerStream = 4400, kNsPerWord = 6;
   const int team =
       cpu_threads_for({stream_count, kNsPerStream + kNsPerWord * double(per_stream)}, threads);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)

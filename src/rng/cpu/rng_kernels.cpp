@@ -7,9 +7,9 @@
 
 namespace gpukit::rng::cpu_detail {
 
-// An element on one thread: 12.6 ns for a double uniform (gpukit_tune_cpu_threads costs, 2^22
-// of them). The thread rule's figure.
-constexpr double kNsPerElement = 12.6;
+// An element on one thread: 9.6 ns for a double uniform (gpukit_tune_cpu_threads costs at idle,
+// 2^22 of them: 9.3, 9.8). The thread rule's figure.
+constexpr double kNsPerElement = 9.6;
 
 template <class T, detail::StreamKind kKind>
 void fill_flat_stream(std::span<T> out, std::uint64_t seed, std::uint64_t offset, int threads) {
