@@ -37,8 +37,8 @@ inline constexpr double kMinimumNanosecondsPerThread = 50'000;
 /// Depends only on its arguments (and the OpenMP default), never on load or timing, so a result
 /// that depends on the thread count (FFTW's, for the Poisson solver) stays reproducible; results
 /// the library computes independently of the thread count keep their bits. Tested in
-/// tests/core/cpu_threads_test.cpp (the rule, and that small calls of every CPU backend run on one
-/// thread).
+/// tests/core/cpu_threads_test.cpp (the rule) and tests/core/small_calls_test.cpp (small calls of
+/// every CPU backend run on one thread).
 int cpu_threads_for(CpuWork work, int threads);
 
 /// The value of the environment variable `name` as gpukit's front doors read it: the environment's
