@@ -20,6 +20,14 @@ docs/python.md ("Arguments", "Errors").
 
 from __future__ import annotations
 
+import os as _os
+
+# OpenMP threads that wait for work sleep instead of spinning (README "Threads"); libgomp reads
+# this once, when the compiled module below loads it. A user's own choice stands (the rule of
+# gpukit::request_passive_openmp_waiting, include/gpukit/core/cpu_threads.hpp).
+if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
+    _os.environ["OMP_WAIT_POLICY"] = "passive"
+
 import warnings
 from typing import TYPE_CHECKING, Any, Literal, Sequence, Union
 

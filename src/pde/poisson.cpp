@@ -11,10 +11,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <omp.h>
 
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/pde/poisson_variants.hpp"
+#include "gpukit/primitives/reduce_canonical.hpp"
 #include "pde/cuda/poisson_device_ops.hpp"
 #include "pde/poisson_impl.hpp"
 
@@ -146,9 +147,10 @@ void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int thr
                        std::int64_t first_index) {
   const auto n = static_cast<std::int64_t>(f.size());
   std::int64_t first = n;
-  // One read of f, in parallel; the lowest bad index wins, so the message does not depend on
-  // the thread count.
-#pragma omp parallel for schedule(static) reduction(min : first) num_threads(std::max(1, threads))
+  // One read of f, in parallel (an element costs what one of the reduce tree does); the lowest bad
+  // index wins, so the message does not depend on the thread count.
+  const int team = cpu_threads_for({n, primitives::canonical::kCpuNsPerElement}, threads);
+#pragma omp parallel for schedule(static) reduction(min : first) num_threads(team)
   for (std::int64_t i = 0; i < n; ++i) {
     if (!std::isfinite(f[static_cast<std::size_t>(i)])) first = std::min(first, i);
   }

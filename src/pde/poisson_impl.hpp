@@ -53,6 +53,12 @@ void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int thr
 /// InvalidInput for a right-hand side in device memory whose sums show a NaN or an Inf.
 void refuse_non_finite_sums(double sum, double sum_abs);
 
+/// A grid point of the CPU solve (FFTW in double: the copies, both transforms, the scaling) on one
+/// thread: 16 ns at 256^2 (gpukit_tune_cpu_threads costs at idle: 14.5, 17.2; 15 and 26 at 64^2
+/// with the planning). The thread rule's figure (core/cpu_threads.hpp) for the CPU plans' threads,
+/// FFTW's included.
+inline constexpr double kCpuNsPerGridPoint = 16;
+
 /// FFTW's planner is not thread-safe: every FFTW planner call and plan destruction of gpukit (the
 /// serial and the MPI CPU backends) holds this mutex.
 std::mutex& fftw_planner_mutex();

@@ -64,7 +64,8 @@ template <class T>
 void cpu_partials(int threads, std::span<const T> part, const ReduceSplit& split, ReduceOp op,
                   const ReduceOptions& options, std::span<std::byte> partials) {
   const auto count = static_cast<std::int64_t>(part.size());
-  const int team = threads > 0 ? threads : Context::cpu().effective_cpu_threads();
+  const int team =
+      cpu_threads_for({count, canonical::kCpuNsPerElement, canonical::tile_count(count)}, threads);
   detail::with_canonical_op<T>(op, options.accurate_sum, split.count, [&](auto op_functor) {
     using Op = decltype(op_functor);
     using Acc = typename Op::Acc;

@@ -35,10 +35,7 @@
 #include <span>
 #include <vector>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/host_device.hpp"
 #include "gpukit/primitives/scan.hpp"
@@ -148,11 +145,15 @@ void scan_tile(const Op& op, const typename Op::Input* x, int valid, typename Op
   }
 }
 
+/// An element of the CPU scan (both passes) on one thread: 3.2 ns for a double sum
+/// (gpukit_tune_cpu_threads costs at idle, 2^22 doubles: 3.2, 3.3). The thread rule's figure.
+inline constexpr double kCpuNsPerElement = 3.2;
+
 /// The whole canonical scan of n elements on OpenMP threads: tile aggregates in parallel, the
 /// tile prefixes group by group, then every tile's outputs in parallel. Returns Q of the last
 /// group, the total including `carry`. emit(i, value) is called once per element, from several
-/// threads
-/// (`threads` <= 0: the OpenMP default).
+/// threads: as many as the thread rule (core/cpu_threads.hpp) gives for n elements and `threads`
+/// (<= 0: the OpenMP default).
 template <class Op, class Emit>
 typename Op::Acc scan_canonical(const Op& op, const typename Op::Input* x, std::int64_t n,
                                 ScanKind kind, typename Op::Acc carry, Emit&& emit,
@@ -164,8 +165,8 @@ typename Op::Acc scan_canonical(const Op& op, const typename Op::Input* x, std::
     return static_cast<int>(std::min<std::int64_t>(kTile, n - k * kTile));
   };
 #if defined(_OPENMP)
-  const int team = threads > 0 ? threads : omp_get_max_threads();
-#pragma omp parallel for schedule(static) num_threads(team) if (tiles > 1)
+  const int team = cpu_threads_for({n, kCpuNsPerElement, tiles}, threads);
+#pragma omp parallel for schedule(static) num_threads(team)
 #else
   (void)threads;
 #endif
@@ -192,7 +193,7 @@ typename Op::Acc scan_canonical(const Op& op, const typename Op::Input* x, std::
   }
   const Acc running = group_prefix;
 #if defined(_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(team) if (tiles > 1)
+#pragma omp parallel for schedule(static) num_threads(team)
 #endif
   for (std::int64_t k = 0; k < tiles; ++k) {
     const std::int64_t base = k * kTile;

@@ -5,17 +5,25 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "gpukit/core/cpu_threads.hpp"
+
 namespace gpukit::blas::cpu_detail {
 
 namespace {
 
 constexpr std::int64_t kBlasIntMax = std::numeric_limits<blasint>::max();
+
+// A multiply-add of OpenBLAS's SGEMM on one thread: 0.026 ns (gpukit_tune_cpu_threads costs at
+// idle, 256^3: 0.023, 0.029). The thread rule's figure; DGEMM's is about twice that, so it starts
+// threads a little late.
+constexpr double kNsPerMultiplyAdd = 0.026;
 
 // A packed copy of a stored matrix (rows x columns in `layout`, leading dimension ld), each
 // element rounded by `round`; its leading dimension is the packed one.
@@ -50,8 +58,12 @@ GemmSupport openblas_can_implement(const GemmProblem& p) {
 template <class T>
 void gemm_openblas(const GemmProblem& p, T alpha, const T* a, const T* b, T beta, T* c,
                    int threads) {
-  // Process-wide in OpenBLAS; set per call so that the context's thread count holds.
-  openblas_set_num_threads(threads);
+  // Process-wide in OpenBLAS; set per call so that the context's thread count holds, as the thread
+  // rule gives it for the multiply-adds (OpenBLAS's own rule, one thread below 64^3, is tighter).
+  openblas_set_num_threads(cpu_threads_for(
+      {static_cast<std::int64_t>(std::min(double(p.m) * double(p.n) * double(p.k), 0x1p62)),
+       kNsPerMultiplyAdd},
+      threads));
   const CBLAS_ORDER order = p.layout == Layout::row_major ? CblasRowMajor : CblasColMajor;
   const CBLAS_TRANSPOSE op_a = p.transpose_a ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE op_b = p.transpose_b ? CblasTrans : CblasNoTrans;

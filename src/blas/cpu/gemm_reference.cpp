@@ -1,14 +1,14 @@
 // The independent reference of the GEMM tests and `gemm --check`: a scalar long-double loop that
 // shares no code with the backends it checks, and the error bound both compare with.
 
-#include <omp.h>
-
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "gpukit/blas/gemm.hpp"
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::blas {
@@ -71,7 +71,14 @@ void check_sizes(const GemmProblem& p, std::span<const T> a, std::span<const T> 
   }
 }
 
-int thread_count(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
+// The threads for `elements` elements of C in `pieces` iterations, each element a sum of k
+// products in long double: 2 ns a multiply-add on one thread (gpukit_tune_cpu_threads costs at
+// idle, 32^3: 1.7, 2.4). The thread rule's figure.
+int thread_count(std::int64_t elements, std::int64_t k, std::int64_t pieces, int threads) {
+  constexpr double kNsPerMultiplyAdd = 2;
+  return cpu_threads_for(
+      {elements, kNsPerMultiplyAdd * double(std::max<std::int64_t>(k, 1)), pieces}, threads);
+}
 
 }  // namespace
 
@@ -106,7 +113,8 @@ std::vector<long double> gemm_reference(const GemmProblem& p, T alpha, std::span
                                         int threads) {
   check_sizes(p, a, b, alpha, beta, c0);
   std::vector<long double> result(static_cast<std::size_t>(p.m * p.n));
-#pragma omp parallel for schedule(static) num_threads(thread_count(threads))
+  const int team = thread_count(p.m * p.n, p.k, p.m, threads);  // a row an iteration
+#pragma omp parallel for schedule(static) num_threads(team)
   for (std::int64_t i = 0; i < p.m; ++i) {
     for (std::int64_t j = 0; j < p.n; ++j) {
       result[i * p.n + j] =
@@ -132,7 +140,8 @@ GemmCheck check_elements(const GemmProblem& p, T alpha, std::span<const T> a, st
   std::vector<long double> reference(count);
   std::vector<double> got(count), bound(count);
   const std::int64_t ldc = p.effective_ldc();
-#pragma omp parallel for schedule(static) num_threads(thread_count(threads))
+  const int team = thread_count(static_cast<std::int64_t>(count), p.k, 0, threads);
+#pragma omp parallel for schedule(static) num_threads(team)
   for (std::size_t e = 0; e < count; ++e) {
     const std::int64_t i = rows[e], j = columns[e];
     const ReferenceTerms t = reference_terms(p, alpha, a.data(), b.data(), beta, c0.data(), i, j);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::blas {
@@ -139,9 +140,13 @@ AxpyCheck check_axpy_result(T alpha, std::span<const T> x, std::span<const T> y,
   const auto n = static_cast<std::int64_t>(result.size());
   std::int64_t first_bad = n, bad_count = 0;
   double sum_abs_diff = 0, sum_abs_ref = 0, max_abs = 0;
-  // Each element on its own, so the threads change nothing but the time (binary128 is slow).
+  // Each element on its own, so the threads change nothing but the time (binary128 is slow: 14 ns
+  // a float on one thread, gpukit_tune_cpu_threads costs at idle: 11.7, 16.6; the thread rule's
+  // figure).
+  constexpr double kNsPerElement = 14;
+  const int team = cpu_threads_for({n, kNsPerElement}, 0);
 #pragma omp parallel for schedule(static) reduction(min : first_bad) \
-    reduction(+ : bad_count, sum_abs_diff, sum_abs_ref) reduction(max : max_abs)
+    reduction(+ : bad_count, sum_abs_diff, sum_abs_ref) reduction(max : max_abs) num_threads(team)
   for (std::int64_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
     // The API's alpha == 0 rule: y, bit for bit, whatever x holds.

@@ -5,8 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include <omp.h>
-
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::finance {
@@ -43,10 +42,13 @@ BlackScholesCheck check_items(std::int64_t count, int threads, const Item& item,
                               const std::function<void(double)>& progress) {
   const auto n = static_cast<std::size_t>(count);
   std::vector<double> reference(n), price(n), bound(n);
-  const int t = threads > 0 ? threads : omp_get_max_threads();
+  // A checked price on one thread: 510 ns (gpukit_tune_cpu_threads costs at idle, 2^17 prices:
+  // 484, 544).
+  constexpr double kNsPerCheckedPrice = 510;
+  const int team = cpu_threads_for({count, kNsPerCheckedPrice}, threads);
   for (std::int64_t first = 0; first < count; first += kCheckChunkRows) {
     const std::int64_t end = std::min(count, first + kCheckChunkRows);
-#pragma omp parallel for schedule(static) num_threads(t)
+#pragma omp parallel for schedule(static) num_threads(team)
     for (std::int64_t i = first; i < end; ++i) {
       const auto k = static_cast<std::size_t>(i);
       item(i, reference[k], price[k], bound[k]);

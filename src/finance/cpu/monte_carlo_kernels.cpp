@@ -12,11 +12,16 @@
 #include "finance/monte_carlo_statistics.hpp"
 #include "finance/monte_carlo_tiles.hpp"
 #include "gpukit/core/context.hpp"
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::finance::mc {
 
 namespace {
+
+// A sample's step on one thread (European, double): 44 ns (gpukit_tune_cpu_threads costs at idle,
+// 2^16 paths of one step: 39, 49). The thread rule's figure.
+constexpr double kNsPerPathStep = 44;
 
 // Blocks first_block .. first_block + block_count - 1 of `params` (block b: tiles [k block_tiles,
 // (k + 1) block_tiles) of option b / per_row, k = b % per_row), each merged by the fixed tree.
@@ -46,12 +51,16 @@ void cpu_blocks_in(const std::vector<PathParams<Real>>& params, std::int64_t sam
   std::int64_t block = first_block, in_block = 0;  // the next tile to place
   for (std::int64_t first = 0; first < all; first += chunk_tiles) {
     const std::int64_t count = std::min(chunk_tiles, all - first);
+    std::int64_t tile_steps = 0;  // times 2^11 samples: no overflow below 2^32 tiles a chunk
     for (std::int64_t j = 0; j < count; ++j) {
       chunk_option[static_cast<std::size_t>(j)] = block / per_row;
       chunk_tile[static_cast<std::size_t>(j)] = (block % per_row) * block_tiles + in_block;
+      tile_steps += params[static_cast<std::size_t>(block / per_row)].steps;
       if (++in_block == block_tile_count(block)) ++block, in_block = 0;
     }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    const int team =
+        cpu_threads_for({tile_steps * kMonteCarloTileSamples, kNsPerPathStep, count}, threads);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (std::int64_t j = 0; j < count; ++j) {
       const auto option = static_cast<std::size_t>(chunk_option[static_cast<std::size_t>(j)]);
       const std::int64_t tile = chunk_tile[static_cast<std::size_t>(j)];

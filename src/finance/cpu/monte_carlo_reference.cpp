@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/rng/philox.hpp"
@@ -319,9 +320,19 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
       r.knocked_at_start = is_down(r.type) ? spot <= barrier : spot >= barrier;
     }
   }
-  const int t = threads > 0 ? threads : Context::cpu().effective_cpu_threads();
+  // A sample's step on one thread, in long double: 530 ns (gpukit_tune_cpu_threads costs at idle,
+  // 2^12 paths of one step: 535, 533). Path-steps in double, so that paths x steps x rows cannot
+  // overflow.
+  constexpr double kNsPerPathStep = 530;
+  const auto as_items = [](double path_steps) {
+    return static_cast<std::int64_t>(std::min(path_steps, 0x1p62));
+  };
+  double first_path_steps = 0;  // the first quad of every row: 4 paths
+  for (const Row& row : rows) first_path_steps += 4.0 * row.steps;
   std::vector<Sample> first(n);
-#pragma omp parallel for schedule(dynamic, 64) num_threads(t)
+  const int first_threads = cpu_threads_for(
+      {as_items(first_path_steps), kNsPerPathStep, static_cast<std::int64_t>(n)}, threads);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(first_threads)
   for (std::size_t i = 0; i < n; ++i) {
     Sample s[4];
     quad_samples(rows[i], m, precision, options.seed, options.antithetic, 0, s);
@@ -341,6 +352,7 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
   const std::int64_t block_quads = quads_per_block(most_steps);
   const std::int64_t blocks = (quads + block_quads - 1) / block_quads;
   const std::int64_t work = static_cast<std::int64_t>(n) * blocks;
+  const int t = cpu_threads_for({as_items(work_path_steps), kNsPerPathStep, work}, threads);
   const std::int64_t chunk = std::max<std::int64_t>(
       4 * std::int64_t{t},
       static_cast<std::int64_t>(kChunkPathSteps / (4.0 * double(block_quads) * most_steps)));

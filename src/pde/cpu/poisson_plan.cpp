@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
 #include "pde/cpu/fftw_traits.hpp"
@@ -64,13 +65,15 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
 
  public:
   CpuPoisson(const Context& context, const PoissonGrid& plan_grid,
-             const PoissonOptions& plan_options)
-      : threads_(context.effective_cpu_threads()) {
+             const PoissonOptions& plan_options) {
     this->grid = plan_grid;
     this->options = plan_options;
     this->variant = "cpu-fftw";
     const int rank = plan_grid.rank();
     n_ = plan_grid.size();
+    // One thread count for every pass of a solve and for FFTW's plans (a plan's bits depend on
+    // its threads: the rule gives the same count for the same grid and context every time).
+    threads_ = cpu_threads_for({n_, kCpuNsPerGridPoint}, context.effective_cpu_threads());
     for (int a = 0; a < rank; ++a) {
       if (plan_grid.shape[static_cast<std::size_t>(a)] > std::numeric_limits<int>::max())
         throw InvalidInput("poisson: the CPU backend (FFTW) takes axes of at most 2^31 - 1");

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
 #include "gpukit/pde/poisson.hpp"
@@ -84,7 +85,10 @@ std::vector<double> poisson_reference_solution(const PoissonGrid& grid, std::spa
       fftwl_malloc(static_cast<std::size_t>(half) * sizeof(fftwl_complex)));
   if (b.real == nullptr || b.spectrum == nullptr)
     throw OutOfMemory("poisson reference: fftwl_malloc of the long-double buffers", bytes);
-  const int t = threads > 0 ? threads : 1;
+  // A grid point of the long-double solve on one thread: 90 ns at 64^2 (gpukit_tune_cpu_threads
+  // costs at idle: 67, 109). `threads` 0 is one thread here, as documented.
+  constexpr double kNsPerGridPoint = 90;
+  const int t = threads > 0 ? cpu_threads_for({n, kNsPerGridPoint}, threads) : 1;
   {
     std::lock_guard lock(long_double_planner_mutex());
     static const int initialized = fftwl_init_threads();

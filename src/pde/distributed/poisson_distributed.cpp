@@ -10,8 +10,10 @@
 
 #include <fmt/format.h>
 
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/stream.hpp"
+#include "gpukit/primitives/reduce_canonical.hpp"
 #include "pde/distributed/poisson_distributed_impl.hpp"
 #include "pde/distributed/slab_layout.hpp"
 #include "pde/distributed/tile_sums.hpp"
@@ -84,7 +86,8 @@ PoissonResult DistributedPoissonPlan<Real>::Impl::solve(std::span<const std::spa
     for (int i = 0; i < local_parts; ++i) {
       const std::span<Real> ui = u[static_cast<std::size_t>(i)];
       const auto n = static_cast<std::int64_t>(ui.size());
-#pragma omp parallel for schedule(static) num_threads(std::max(1, host_threads))
+      const int team = cpu_threads_for({n, primitives::canonical::kCpuNsPerElement}, host_threads);
+#pragma omp parallel for schedule(static) num_threads(team)
       for (std::int64_t j = 0; j < n; ++j) ui[static_cast<std::size_t>(j)] -= shift;
     }
   }

@@ -45,7 +45,8 @@ TileContribution host_tile_contribution(std::span<const Real> part, std::int64_t
   c.tiles.resize(static_cast<std::size_t>(split.tile_count));
   const detail::MeanSumsOp<Real> op;
   const auto load = [](Real x) { return detail::MeanSumsOp<Real>::load(x); };
-#pragma omp parallel for schedule(static) num_threads(std::max(1, threads))
+  const int team = cpu_threads_for({count, canonical::kCpuNsPerElement, split.tile_count}, threads);
+#pragma omp parallel for schedule(static) num_threads(team)
   for (std::int64_t t = 0; t < split.tile_count; ++t) {
     const std::int64_t begin = (split.first_tile + t) * canonical::kTile;
     const std::int64_t length = std::min(canonical::kTile, total - begin);

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "pde/cpu/fftw_traits.hpp"
 #include "pde/distributed/poisson_distributed_impl.hpp"
@@ -76,7 +77,11 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
  public:
   FftwMpiPoisson(const Context& context, const PoissonGrid& plan_grid,
                  const PoissonOptions& plan_options, const distributed::ProcessGroup& process_group)
-      : Base(process_group), threads_(context.effective_cpu_threads()) {
+      : Base(process_group),
+        // Each process's share of the grid, the same on every process.
+        threads_(cpu_threads_for(
+            {plan_grid.size() / std::max(1, process_group.size()), kCpuNsPerGridPoint},
+            context.effective_cpu_threads())) {
     this->grid = plan_grid;
     this->options = plan_options;
     this->engine = std::string(kFftwMpiEngine);
