@@ -227,10 +227,8 @@ void price_file(const BsArgs& args, const Job& job) {
 void generate(const BsArgs& args, const Job& job) {
   price_write_and_check(args, job, [&args] {
     const bench::GeneratedBook g = bench::generate_seed_book(args.generate, args.seed);
-    std::vector<std::uint8_t> is_put(g.spot.size());
-    for (std::size_t i = 0; i < is_put.size(); ++i) is_put[i] = static_cast<std::uint8_t>(i % 2);
-    const finance::OptionBookView view{static_cast<std::int64_t>(is_put.size()),
-                                       is_put.data(),
+    const finance::OptionBookView view{static_cast<std::int64_t>(g.is_put.size()),
+                                       g.is_put.data(),
                                        g.spot.data(),
                                        g.strike.data(),
                                        g.maturity.data(),

@@ -361,30 +361,16 @@ def black_scholes(
     else:
         columns = [book.column(v, dtype) for v in (spot, strike, maturity)]
         parameters = [book.parameter(v, dtype) for v in (rate, volatility, dividend)]
-    per_option_side = not isinstance(is_put, bool)
-    if per_option_side:
-        is_put = book.column(is_put, np.bool_)
+    # Each option's side goes through: the library computes and writes that side only.
+    sides = is_put if isinstance(is_put, bool) else book.column(is_put, np.uint8)
     handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
         else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
-    names = ["call", "put"]
-    if greeks:
-        names += ["call_delta", "put_delta", "gamma", "vega", "call_theta", "put_theta",
-                  "call_rho", "put_rho"]
+    names = ["price", "delta", "gamma", "vega", "theta", "rho"] if greeks else ["price"]
     outputs = {name: book.empty(dtype) for name in names}
-    _core.black_scholes(*book.exported(columns + parameters, handle),
+    _core.black_scholes(*book.exported(columns + parameters + [sides], handle),
                         {k: book.exported([v], handle)[0] for k, v in outputs.items()}, cdf,
                         variant, device, handle)
-
-    def side(call_name: str, put_name: str) -> Any:
-        if per_option_side:
-            return book.shaped(book.xp.where(is_put, outputs[put_name], outputs[call_name]))
-        return book.shaped(outputs[put_name if is_put else call_name])
-
-    priced = {"price": side("call", "put")}
-    if greeks:
-        priced.update(delta=side("call_delta", "put_delta"), gamma=book.shaped(outputs["gamma"]),
-                      vega=book.shaped(outputs["vega"]), theta=side("call_theta", "put_theta"),
-                      rho=side("call_rho", "put_rho"))
+    priced = {name: book.shaped(v) for name, v in outputs.items()}
     if not book.on_cuda:
         _refuse_non_finite("black_scholes", priced, precision, False, book.option_at)
     return priced if greeks else priced["price"]

@@ -88,6 +88,15 @@ class Terms {
     return {column<Real>(value, name, count, expected), 0};
   }
 
+  /// Each option's side: a bool for the book, or a uint8 array (non-zero a put) per option.
+  finance::PerOption<std::uint8_t> sides(nb::handle value, std::string_view name,
+                                         std::int64_t count) {
+    if (PyBool_Check(value.ptr())) {
+      return {nullptr, static_cast<std::uint8_t>(value.ptr() == Py_True ? 1 : 0)};
+    }
+    return {column<std::uint8_t>(value, name, count, "uint8"), 0};
+  }
+
   /// An output array of `count` elements of T.
   template <class T>
   T* output(nb::handle value, std::string_view name, std::int64_t count) {
@@ -129,12 +138,11 @@ class Terms {
   std::vector<std::pair<std::string, ArrayPlace>> places_;
 };
 
-// Black-Scholes of arrays (host or device) in Real, calls and puts of every option in one pass
-// (as price_european_book prices a book, so each side has the bits `gpukit bs` gives it); the
-// Python layer picks each option's side.
+// Black-Scholes of arrays (host or device) in Real, each option on its own side (`put`), as
+// price_european_book prices a book, so each option has the bits `gpukit bs` gives it.
 template <class Real>
 void black_scholes_in(Terms& terms, const InArray& spot, nb::handle strike, nb::handle maturity,
-                      nb::handle rate, nb::handle volatility, nb::handle dividend,
+                      nb::handle rate, nb::handle volatility, nb::handle dividend, nb::handle put,
                       const nb::dict& outputs, const finance::BlackScholesOptions& options,
                       std::string_view device, std::uintptr_t stream) {
   const std::string_view expected = sizeof(Real) == 4 ? "float32" : "float64";
@@ -146,18 +154,12 @@ void black_scholes_in(Terms& terms, const InArray& spot, nb::handle strike, nb::
       terms.column<Real>(maturity, "maturity", n, expected),
       terms.per_option<Real>(rate, "rate", n, expected),
       terms.per_option<Real>(volatility, "volatility", n, expected),
-      terms.per_option<Real>(dividend, "dividend", n, expected)};
+      terms.per_option<Real>(dividend, "dividend", n, expected),
+      terms.sides(put, "put", n)};
   finance::BlackScholesOutputs<Real> out;
-  const std::pair<const char*, Real**> slots[] = {{"call", &out.call},
-                                                  {"put", &out.put},
-                                                  {"call_delta", &out.call_delta},
-                                                  {"put_delta", &out.put_delta},
-                                                  {"gamma", &out.gamma},
-                                                  {"vega", &out.vega},
-                                                  {"call_theta", &out.call_theta},
-                                                  {"put_theta", &out.put_theta},
-                                                  {"call_rho", &out.call_rho},
-                                                  {"put_rho", &out.put_rho}};
+  const std::pair<const char*, Real**> slots[] = {{"price", &out.price}, {"delta", &out.delta},
+                                                  {"gamma", &out.gamma}, {"vega", &out.vega},
+                                                  {"theta", &out.theta}, {"rho", &out.rho}};
   for (const auto& [name, slot] : slots) {
     if (outputs.contains(name)) *slot = terms.output<Real>(outputs[name], name, n);
   }
@@ -172,17 +174,17 @@ void black_scholes_in(Terms& terms, const InArray& spot, nb::handle strike, nb::
 }
 
 void black_scholes(nb::handle spot, nb::handle strike, nb::handle maturity, nb::handle rate,
-                   nb::handle volatility, nb::handle dividend, const nb::dict& outputs,
-                   std::string_view cdf, const std::string& variant, std::string_view device,
-                   std::uintptr_t stream) {
+                   nb::handle volatility, nb::handle dividend, nb::handle put,
+                   const nb::dict& outputs, std::string_view cdf, const std::string& variant,
+                   std::string_view device, std::uintptr_t stream) {
   const finance::BlackScholesOptions options = black_scholes_options(cdf, variant);
   Terms terms("black_scholes");
   // Taken once: a CUDA array arrives as a DLPack capsule, which can be consumed only once.
   const InArray spot_array = nb::cast<InArray>(spot);
   with_real_type(spot_array.dtype(), "black_scholes", [&](auto element) {
     using Real = decltype(element);
-    black_scholes_in<Real>(terms, spot_array, strike, maturity, rate, volatility, dividend, outputs,
-                           options, device, stream);
+    black_scholes_in<Real>(terms, spot_array, strike, maturity, rate, volatility, dividend, put,
+                           outputs, options, device, stream);
   });
 }
 
@@ -403,11 +405,13 @@ std::optional<int> barrier_type(std::string_view text) {
 void bind_finance(nb::module_& m) {
   m.attr("monte_carlo_max_paths") = finance::kMonteCarloMaxPaths;
   m.def("black_scholes", &black_scholes, nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"),
-        nb::arg("rate"), nb::arg("volatility"), nb::arg("dividend"), nb::arg("outputs"),
-        nb::arg("cdf"), nb::arg("variant"), nb::arg("device"), nb::arg("stream"),
+        nb::arg("rate"), nb::arg("volatility"), nb::arg("dividend"), nb::arg("put"),
+        nb::arg("outputs"), nb::arg("cdf"), nb::arg("variant"), nb::arg("device"),
+        nb::arg("stream"),
         "finance::price_black_scholes (host arrays) or price_black_scholes_on_device (CUDA "
         "arrays, queued on `stream`, not waited for) into the arrays of `outputs` (names of "
-        "BlackScholesOutputs' fields). rate, volatility and dividend: a float or an array.");
+        "BlackScholesOutputs' fields), each option on its own side. rate, volatility and "
+        "dividend: a float or an array; put: a bool or a uint8 array (non-zero a put).");
   m.def("price_european_book", &price_european_book, nb::arg("count"), nb::arg("is_put"),
         nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"),
         nb::arg("volatility"), nb::arg("dividend"), nb::arg("precision"), nb::arg("greeks"),

@@ -16,8 +16,8 @@ struct BlackScholesVariant {
   using Launcher = void (*)(const BlackScholesInputs<Real>&, const BlackScholesOutputs<Real>&,
                             NormalCdf, StreamHandle);
 
-  /// Traffic: a book with scalar rate and volatility, call and put written; three values read and
-  /// two written per option.
+  /// Traffic: a book with scalar rate and volatility and a side per option: three values and a
+  /// byte read, one value written per option.
   VariantInfo info;
   Launcher<float> launch_float;
   Launcher<double> launch_double;
