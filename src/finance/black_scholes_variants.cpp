@@ -13,7 +13,6 @@ namespace {
 
 #if GPUKIT_HAVE_CUDA
 using namespace cuda_detail;
-#define GPUKIT_BS_LAUNCHERS(name) .launch_float = &name<float>, .launch_double = &name<double>
 
 // Spot, strike and maturity read, the option's side (a byte) read, its price written, per option
 // (rate and volatility are scalars in the bench's book).
@@ -46,39 +45,41 @@ constexpr BlackScholesVariant kVariants[] = {
               .seed_reference = "000 slides 8-11",
               .role = VariantRole::step,
               .traffic = kPricesOfABook},
-     GPUKIT_BS_LAUNCHERS(launch_seed)},
+     .launchers = BlackScholesLaunchers::of([]<class Real> { return &launch_seed<Real>; })},
     {.info = {.name = "sm-count-grid",
               .description = "the same loop with the grid sized to fill every SM (occupancy x SMs)",
               .seed_reference = "beyond the seed",
               .role = VariantRole::step,
               .traffic = kPricesOfABook},
-     GPUKIT_BS_LAUNCHERS(launch_sm_count_grid)},
+     .launchers =
+         BlackScholesLaunchers::of([]<class Real> { return &launch_sm_count_grid<Real>; })},
     {.info = {.name = "vector-io",
               .description = "16-byte vector loads and stores (float4 / double2), scalar tail",
               .seed_reference = "beyond the seed",
               .role = VariantRole::step,
               .traffic = kPricesOfABook},
-     GPUKIT_BS_LAUNCHERS(launch_vector_io)},
+     .launchers = BlackScholesLaunchers::of([]<class Real> { return &launch_vector_io<Real>; })},
     {.info = {.name = "vector-io-ilp",
               .description =
                   "two 16-byte vectors per array per thread, all loads issued before use",
               .seed_reference = "beyond the seed",
               .role = VariantRole::step,
               .traffic = kPricesOfABook},
-     GPUKIT_BS_LAUNCHERS(launch_vector_io_ilp)},
+     .launchers =
+         BlackScholesLaunchers::of([]<class Real> { return &launch_vector_io_ilp<Real>; })},
     {.info = {.name = "streaming",
               .description = "as vector-io-ilp with evict-first loads and stores (__ldcs/__stcs)",
               .seed_reference = "beyond the seed",
               .role = VariantRole::step,
               .traffic = kPricesOfABook},
-     GPUKIT_BS_LAUNCHERS(launch_streaming)},
+     .launchers = BlackScholesLaunchers::of([]<class Real> { return &launch_streaming<Real>; })},
     {.info = {.name = "exact-grid",
               .description =
                   "as streaming, one tile per block: an exact grid instead of a grid-stride loop",
               .seed_reference = "beyond the seed",
               .role = VariantRole::step,
               .traffic = kPricesOfABook},
-     GPUKIT_BS_LAUNCHERS(launch_exact_grid)},
+     .launchers = BlackScholesLaunchers::of([]<class Real> { return &launch_exact_grid<Real>; })},
     {.info = {.name = "lean-math",
               .description =
                   "vector-io with lean call/put arithmetic: rsqrt and reciprocals for sqrt and "
@@ -87,14 +88,15 @@ constexpr BlackScholesVariant kVariants[] = {
               .seed_reference = "beyond the seed",
               .role = VariantRole::step,
               .traffic = kPricesOfABook},
-     GPUKIT_BS_LAUNCHERS(launch_lean_math)},
+     .launchers = BlackScholesLaunchers::of([]<class Real> { return &launch_lean_math<Real>; })},
     {.info = {.name = "lean-exact-grid",
               .description =
                   "lean-math with evict-first accesses and one tile per block (exact grid)",
               .seed_reference = "beyond the seed",
               .role = VariantRole::step,
               .traffic = kPricesOfABook},
-     GPUKIT_BS_LAUNCHERS(launch_lean_exact_grid)},
+     .launchers =
+         BlackScholesLaunchers::of([]<class Real> { return &launch_lean_exact_grid<Real>; })},
     {.info = {.name = "lean-occupancy",
               .description = "lean-exact-grid capped at 48 registers: 5 blocks (40 warps) per SM; "
                              "double Hull takes lean-math's kernel, which prefetches its next tile "
@@ -102,9 +104,9 @@ constexpr BlackScholesVariant kVariants[] = {
               .seed_reference = "beyond the seed",
               .role = VariantRole::best,
               .traffic = kPricesOfABook},
-     GPUKIT_BS_LAUNCHERS(launch_lean_occupancy)},
+     .launchers =
+         BlackScholesLaunchers::of([]<class Real> { return &launch_lean_occupancy<Real>; })},
 };
-#undef GPUKIT_BS_LAUNCHERS
 constexpr std::string_view kDefaultVariant = "lean-occupancy";
 #endif
 

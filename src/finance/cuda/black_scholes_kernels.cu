@@ -542,20 +542,14 @@ void launch_lean_occupancy(const BlackScholesInputs<Real>& in, const BlackSchole
   }
 }
 
-#define GPUKIT_INSTANTIATE_BS_LAUNCHER(name)                                                     \
-  template void name<float>(const BlackScholesInputs<float>&, const BlackScholesOutputs<float>&, \
-                            NormalCdf, StreamHandle);                                            \
-  template void name<double>(const BlackScholesInputs<double>&,                                  \
-                             const BlackScholesOutputs<double>&, NormalCdf, StreamHandle);
-
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_seed)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_sm_count_grid)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_vector_io)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_vector_io_ilp)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_streaming)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_exact_grid)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_math)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_exact_grid)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_occupancy)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_seed)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_sm_count_grid)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_vector_io)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_vector_io_ilp)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_streaming)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_exact_grid)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_lean_math)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_lean_exact_grid)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_lean_occupancy)
 
 }  // namespace gpukit::finance::cuda_detail
