@@ -8,7 +8,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)
 
 # MPI (Debian: libopenmpi-dev and openmpi-bin): gpukit mc, bs and reduce across processes and
-# hosts (gpukit_dist). GPUKIT_MPI=AUTO builds with it when found, ON requires it, OFF leaves it
+# hosts (gpukit_distributed). GPUKIT_MPI=AUTO builds with it when found, ON requires it, OFF leaves it
 # out (every command then runs in one process; a cuda:all list still spreads over the GPUs).
 # Only MPI's C interface is used (MPI_CXX_SKIP_MPICXX: not the removed C++ bindings).
 set(GPUKIT_MPI AUTO CACHE STRING "Build with MPI: AUTO, ON or OFF")
@@ -23,7 +23,7 @@ if(NOT GPUKIT_MPI STREQUAL "OFF")
     message(FATAL_ERROR "GPUKIT_MPI=ON but no MPI was found (Debian: libopenmpi-dev)")
   endif()
 endif()
-# The launcher the MPI tests run (tests/dist): the one beside the MPI found, else any on the path.
+# The launcher the MPI tests run (tests/distributed): the one beside the MPI found, else any on the path.
 if(GPUKIT_HAVE_MPI AND NOT MPIEXEC_EXECUTABLE)
   find_program(MPIEXEC_EXECUTABLE NAMES mpiexec mpirun)
 endif()

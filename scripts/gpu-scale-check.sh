@@ -2,11 +2,11 @@
 # The scale-out check (docs/scale-out.md), run on a machine with several GPUs (nvidia-h100-x2 or
 # -x4 through the device tool; it also runs on one GPU, where the cuda:all and multi-GPU rows
 # reduce to one GPU and the GPU-count-dependent tests skip):
-#   1. builds the release tree for sm_90 with all cores: the tool, the dist/MPI/block tests and
+#   1. builds the release tree for sm_90 with all cores: the tool, the distributed/MPI/block tests and
 #      the scale driver (bench/tuning/scale_out.cu);
 #   2. runs the GPU instances of the scale-out tests with GPUKIT_REQUIRE_GPU=1 (and
 #      GPUKIT_REQUIRE_GPUS=<the GPU count>, so a cuda:all test cannot skip): cuda:0,0 and cuda:all
-#      against cuda:0 bit for bit (dist_cli_gpu_tests), the blocks of Monte Carlo and reductions
+#      against cuda:0 bit for bit (distributed_cli_gpu_tests), the blocks of Monte Carlo and reductions
 #      (monte_carlo_blocks_tests, reduce_partials_tests), and, when OpenMPI is installed, mc, bs
 #      and reduce under mpirun on 1-3 ranks sharing the GPUs against one GPU (mpi_cli_tests);
 #   3. runs mc, bs and reduce on cuda:all (and under mpirun, one rank a GPU) under
@@ -58,7 +58,7 @@ else
   say "     multi-GPU part runs regardless"
 fi
 
-targets="gpukit dist_tests dist_cli_tests dist_cli_gpu_tests monte_carlo_blocks_tests reduce_partials_tests gpukit_tune_scale"
+targets="gpukit distributed_tests distributed_cli_tests distributed_cli_gpu_tests monte_carlo_blocks_tests reduce_partials_tests gpukit_tune_scale"
 [ $mpi = 1 ] && targets="$targets mpi_cli_tests"
 step build build.log bash -c "cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DGPUKIT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUKIT_MPI=$([ $mpi = 1 ] && echo ON || echo OFF) \
@@ -73,12 +73,12 @@ wants() { [[ " $steps " == *" $1 "* ]]; }
 #    instances run in CI), one binary at a time.
 export GPUKIT_REQUIRE_GPU=1 GPUKIT_REQUIRE_GPUS=$gpus
 if wants tests; then
-  step tests-dist tests.log "$tests/dist/dist_tests"
-  step tests-dist-cli tests.log "$tests/dist/dist_cli_tests"
-  step tests-dist-cli-gpu tests.log "$tests/dist/dist_cli_gpu_tests"
+  step tests-distributed tests.log "$tests/distributed/distributed_tests"
+  step tests-distributed-cli tests.log "$tests/distributed/distributed_cli_tests"
+  step tests-distributed-cli-gpu tests.log "$tests/distributed/distributed_cli_gpu_tests"
   step tests-mc-blocks tests.log "$tests/finance/monte_carlo_blocks_tests"
   step tests-reduce-partials tests.log "$tests/primitives/reduce_partials_tests"
-  [ $mpi = 1 ] && step tests-mpi tests.log "$tests/dist/mpi_cli_tests" --gtest_filter='Cuda/*'
+  [ $mpi = 1 ] && step tests-mpi tests.log "$tests/distributed/mpi_cli_tests" --gtest_filter='Cuda/*'
   # No test may skip here, but cuda:all's on a machine of one GPU.
   skipped=$(grep '\[  SKIPPED \]' "$out/tests.log" | grep -v ' tests\?, listed below' |
             { [ "$gpus" -ge 2 ] && cat || grep -v AllGpusGiveTheBitsOfOneGpu; } | sort -u)

@@ -21,8 +21,8 @@
 
 #include "gpukit/blas/scalar.hpp"
 #include "gpukit/core/error.hpp"
-#include "gpukit/dist/communicator.hpp"
-#include "gpukit/dist/devices.hpp"
+#include "gpukit/distributed/communicator.hpp"
+#include "gpukit/distributed/devices.hpp"
 #include "gpukit/io/atomic_file.hpp"
 #include "gpukit/io/csv.hpp"
 
@@ -202,9 +202,9 @@ void add_device_options(CLI::App& command, DeviceOptions& options, DeviceLists l
                            : "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N")
       ->check(CLI::Validator(
           [accepted, name](std::string& spec) -> std::string {
-            dist::DeviceSpec parsed;
+            distributed::DeviceSpec parsed;
             try {
-              parsed = dist::parse_device_spec(spec);
+              parsed = distributed::parse_device_spec(spec);
             } catch (const Error& e) {
               return e.what();
             }
@@ -226,13 +226,13 @@ void add_device_options(CLI::App& command, DeviceOptions& options, DeviceLists l
 }
 
 void refuse_device_list_and_ranks(const std::string& mode, const DeviceOptions& options) {
-  if (dist::parse_device_spec(options.device).is_list()) {
+  if (distributed::parse_device_spec(options.device).is_list()) {
     throw UsageError(
         fmt::format("{} runs on one device, but --device {} lists several", mode, options.device));
   }
-  if (dist::Communicator::world().distributed()) {
+  if (distributed::Communicator::world().distributed()) {
     throw UsageError(fmt::format("{} runs in one process, not across {} MPI ranks", mode,
-                                 dist::Communicator::world().size()));
+                                 distributed::Communicator::world().size()));
   }
 }
 

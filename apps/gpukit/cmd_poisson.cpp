@@ -24,7 +24,7 @@
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
-#include "gpukit/dist/communicator.hpp"
+#include "gpukit/distributed/communicator.hpp"
 #include "gpukit/io/npy.hpp"
 #include "gpukit/pde/poisson.hpp"
 #include "pde/distributed/npy_slabs.hpp"
@@ -244,7 +244,7 @@ void solve_distributed(const pde::distributed::ProcessGroup& group, const Contex
 void report_from_rank_zero(const std::exception& e) {
   const bool everywhere =
       pde::distributed::failure_agreed() || dynamic_cast<const CLI::ParseError*>(&e) != nullptr;
-  if (!everywhere || dist::launcher_rank() == 0) return;
+  if (!everywhere || distributed::launcher_rank() == 0) return;
   const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (null >= 0) {
     ::dup2(null, STDERR_FILENO);
@@ -361,7 +361,7 @@ void register_poisson(CLI::App& app) {
   demo->excludes(output);
   add_device_options(*command, cli->device);
   command->callback([cli] {
-    if (dist::started_by_mpi_launcher()) {
+    if (distributed::started_by_mpi_launcher()) {
       try {
         if (cli->demo > 0)
           throw UsageError("poisson --demo runs in one process: run it without mpirun");

@@ -33,7 +33,7 @@
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
-#include "gpukit/dist/communicator.hpp"
+#include "gpukit/distributed/communicator.hpp"
 #include "gpukit/pde/poisson.hpp"
 #include "pde/distributed/poisson_distributed.hpp"
 #include "pde/distributed/process_group.hpp"
@@ -391,7 +391,7 @@ void run(const gpukit::tuning::Knobs& knobs, const ProcessGroup& group) {
 
 int main(int argc, char** argv) {
   std::optional<pde::distributed::MpiSession> session;
-  if (gpukit::dist::started_by_mpi_launcher()) session.emplace();
+  if (gpukit::distributed::started_by_mpi_launcher()) session.emplace();
   const int code = gpukit::tuning::run_driver([&] {
     const gpukit::tuning::Knobs knobs(
         argc, argv, "gpukit_tune_poisson_dist",

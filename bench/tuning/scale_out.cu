@@ -1,7 +1,7 @@
 // Scale-out across the GPUs of one host (docs/scale-out.md, issue 22's speed bars): each workload
 // on 1 GPU through the library's one-device path, then on N GPUs through the fixed blocks of
-// gpukit/dist (one worker thread a GPU, the results combined on the host in block order), with
-// the N-GPU result checked bit for bit against the 1-GPU one before its time is reported.
+// gpukit/distributed (one worker thread a GPU, the results combined on the host in block order),
+// with the N-GPU result checked bit for bit against the 1-GPU one before its time is reported.
 //
 //   european  Monte Carlo European calls, float, `--european-options` x `--european-paths`
 //             (default 4 x 2^34 = 2^36 paths): strong-scaling efficiency T1 / (N TN), bar 0.95
@@ -35,8 +35,8 @@
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
-#include "gpukit/dist/partition.hpp"
-#include "gpukit/dist/workers.hpp"
+#include "gpukit/distributed/partition.hpp"
+#include "gpukit/distributed/workers.hpp"
 #include "gpukit/finance/black_scholes.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/finance/monte_carlo_blocks.hpp"
@@ -48,7 +48,7 @@ namespace {
 
 namespace fin = gpukit::finance;
 namespace prim = gpukit::primitives;
-namespace dist = gpukit::dist;
+namespace distributed = gpukit::distributed;
 using gpukit::Context;
 
 struct Row {
@@ -133,10 +133,11 @@ McBook mc_book(int options, bool barrier) {
 fin::MonteCarloBookResult mc_on_gpus(const fin::MonteCarloBookView& view,
                                      const fin::MonteCarloOptions& options, int gpus) {
   const fin::MonteCarloBlocks blocks = fin::monte_carlo_blocks(view, options);
-  const std::vector<dist::BlockRange> ranges = dist::split_by_weight(blocks.weight, gpus);
+  const std::vector<distributed::BlockRange> ranges =
+      distributed::split_by_weight(blocks.weight, gpus);
   std::vector<std::vector<fin::MonteCarloBlockMoments>> parts(static_cast<std::size_t>(gpus));
-  dist::run_workers(gpus, [&](int w, const dist::ReportProgress&) {
-    const dist::BlockRange r = ranges[static_cast<std::size_t>(w)];
+  distributed::run_workers(gpus, [&](int w, const distributed::ReportProgress&) {
+    const distributed::BlockRange r = ranges[static_cast<std::size_t>(w)];
     parts[static_cast<std::size_t>(w)] =
         fin::price_monte_carlo_blocks(Context::cuda(w), view, options, r.first, r.count);
   });
@@ -200,12 +201,12 @@ void black_scholes(std::int64_t n, const std::vector<int>& gpu_counts, int repea
                   double(n) / t1 * 1e-9, "G options/s", 1.0, "vs N x 1 GPU", 0.0, true});
   std::printf("# bs on 1 GPU: %.3f s, %.1f GB/s host to host\n", t1, bytes / t1 * 1e-9);
   for (const int g : gpu_counts) {
-    const std::vector<dist::BlockRange> ranges = dist::split_evenly(n, g);
+    const std::vector<distributed::BlockRange> ranges = distributed::split_evenly(n, g);
     const int threads = std::max(1, host_threads() / g);
     std::fill(call.begin(), call.end(), -1.0f);
     const double tn = median_seconds(repeat, [&] {
-      dist::run_workers(g, [&](int w, const dist::ReportProgress&) {
-        const dist::BlockRange r = ranges[static_cast<std::size_t>(w)];
+      distributed::run_workers(g, [&](int w, const distributed::ReportProgress&) {
+        const distributed::BlockRange r = ranges[static_cast<std::size_t>(w)];
         price_range(Context::cuda(w, threads), r.first, r.count);
       });
     });
@@ -235,14 +236,14 @@ __global__ void fill_kernel(float* x, std::int64_t n, std::uint64_t offset) {
 void reduce(std::int64_t total, const std::vector<int>& gpu_counts, int repeat) {
   const prim::ReduceSplit split = prim::reduce_split<float>(total, prim::ReduceOp::sum);
   for (const int g : gpu_counts) {
-    const std::vector<dist::BlockRange> ranges = dist::split_evenly(split.blocks, g);
+    const std::vector<distributed::BlockRange> ranges = distributed::split_evenly(split.blocks, g);
     std::vector<gpukit::cuda::DeviceBuffer<float>> data;
     std::vector<std::unique_ptr<gpukit::cuda::Stream>> streams;
     std::vector<prim::ReduceWorkspace> workspaces(static_cast<std::size_t>(g));
     std::vector<std::int64_t> counts;
     try {
       for (int w = 0; w < g; ++w) {
-        const dist::BlockRange r = ranges[static_cast<std::size_t>(w)];
+        const distributed::BlockRange r = ranges[static_cast<std::size_t>(w)];
         const std::int64_t first = r.first * split.block_elements;
         const std::int64_t count = std::min(total, r.end() * split.block_elements) - first;
         gpukit::cuda::set_device(w);
@@ -282,10 +283,10 @@ void reduce(std::int64_t total, const std::vector<int>& gpu_counts, int repeat) 
     std::vector<std::byte> partials(static_cast<std::size_t>(split.blocks) * split.partial_bytes);
     float result = 0;
     const double t = median_seconds(repeat, [&] {
-      dist::run_workers(g, [&](int w, const dist::ReportProgress&) {
+      distributed::run_workers(g, [&](int w, const distributed::ReportProgress&) {
         const auto k = static_cast<std::size_t>(w);
         gpukit::cuda::set_device(w);
-        const dist::BlockRange r = ranges[k];
+        const distributed::BlockRange r = ranges[k];
         prim::reduce_partials_on_device<float>(
             data[k].data(), counts[k], split, r.first, prim::ReduceOp::sum, {},
             std::span<std::byte>(partials).subspan(

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "gpukit/core/error.hpp"
-#include "gpukit/dist/communicator.hpp"
+#include "gpukit/distributed/communicator.hpp"
 #include "gpukit/io/npy.hpp"
 #include "pde/distributed/npy_slabs.hpp"
 #include "pde/distributed/poisson_distributed.hpp"
@@ -37,8 +37,9 @@ namespace {
 using distributed::ProcessGroup;
 
 const ProcessGroup& group() {
-  static const ProcessGroup g =
-      dist::started_by_mpi_launcher() ? ProcessGroup::mpi_world() : ProcessGroup::self();
+  static const ProcessGroup g = gpukit::distributed::started_by_mpi_launcher()
+                                    ? ProcessGroup::mpi_world()
+                                    : ProcessGroup::self();
   return g;
 }
 
@@ -278,7 +279,7 @@ TEST(DistributedNpy, RowsWrittenByEveryRankMakeTheWholeFile) {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   std::optional<gpukit::pde::distributed::MpiSession> session;
-  if (gpukit::dist::started_by_mpi_launcher()) session.emplace();
+  if (gpukit::distributed::started_by_mpi_launcher()) session.emplace();
   const int result = RUN_ALL_TESTS();
   session.reset();
   return result;

@@ -5,7 +5,7 @@
 //
 // Plain C++: no MPI header leaks out (the MPI calls live in process_group.cpp, built with MPI
 // where CMake finds it; without it only ProcessGroup::self() exists). The general MPI layer of
-// gpukit (the `dist` module) may later own these collectives; this one holds only what the
+// gpukit (the `distributed` module) may later own these collectives; this one holds only what the
 // Poisson slabs need.
 
 #include <cstddef>
@@ -22,7 +22,8 @@ namespace gpukit::pde::distributed {
 bool built_with_mpi() noexcept;
 
 // Whether an MPI launcher started this process, and its rank before MPI is initialized:
-// dist::started_by_mpi_launcher() and dist::launcher_rank() (gpukit/dist/communicator.hpp).
+// distributed::started_by_mpi_launcher() and distributed::launcher_rank()
+// (gpukit/distributed/communicator.hpp).
 
 /// True once ProcessGroup::settle() has thrown a failure that every process of its group threw
 /// alike: a program may then let one rank report it (the CLI: rank 0).

@@ -1,7 +1,7 @@
 #pragma once
-// Shared by the tests of the gpukit tool's device lists (dist_cli_test.cpp on the CPU,
-// dist_cli_gpu_test.cpp on GPUs): run the tool (GPUKIT_BINARY, set by CMake) in a scratch folder
-// of the test process, capturing its exit code, stdout and stderr.
+// Shared by the tests of the gpukit tool's device lists (distributed_cli_test.cpp on the CPU,
+// distributed_cli_gpu_test.cpp on GPUs): run the tool (GPUKIT_BINARY, set by CMake) in a scratch
+// folder of the test process, capturing its exit code, stdout and stderr.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-namespace gpukit::dist_testing {
+namespace gpukit::distributed_testing {
 
 struct Result {
   int exit_code;
@@ -60,4 +60,4 @@ inline int required_gpus() {
   return value != nullptr ? std::atoi(value) : 0;
 }
 
-}  // namespace gpukit::dist_testing
+}  // namespace gpukit::distributed_testing

@@ -1,7 +1,7 @@
 // The job's processes: MPI_COMM_WORLD when built with MPI and started by a launcher, else a job of
 // one (every collective a copy).
 
-#include "gpukit/dist/communicator.hpp"
+#include "gpukit/distributed/communicator.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -22,7 +22,7 @@
 #include <mpi.h>
 #endif
 
-namespace gpukit::dist {
+namespace gpukit::distributed {
 
 namespace {
 
@@ -301,4 +301,4 @@ void Communicator::settle(std::exception_ptr failure) {
 #endif
 }
 
-}  // namespace gpukit::dist
+}  // namespace gpukit::distributed

@@ -1,4 +1,4 @@
-#include "cli_dist.hpp"
+#include "cli_distributed.hpp"
 
 #include <unistd.h>
 
@@ -22,11 +22,11 @@ bool runs_across_ranks(std::string_view command) {
 
 Job join_job(const DeviceOptions& options, const std::string& command) {
   Job job;
-  job.comm = &dist::Communicator::world();
-  dist::Communicator& comm = *job.comm;
-  job.workers = dist::agree(comm, [&] {
-    return dist::select_workers(options.device, options.threads, comm.local_rank(),
-                                comm.local_size());
+  job.comm = &distributed::Communicator::world();
+  distributed::Communicator& comm = *job.comm;
+  job.workers = distributed::agree(comm, [&] {
+    return distributed::select_workers(options.device, options.threads, comm.local_rank(),
+                                       comm.local_size());
   });
   // Every rank's devices, for the job's line and for what its results carry: bit 0 a CPU
   // worker, bit 1 a GPU worker; the worker count above them.

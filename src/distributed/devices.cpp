@@ -1,4 +1,4 @@
-#include "gpukit/dist/devices.hpp"
+#include "gpukit/distributed/devices.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
 
-namespace gpukit::dist {
+namespace gpukit::distributed {
 
 namespace {
 
@@ -148,4 +148,4 @@ std::vector<int> local_share(const std::vector<int>& listed, int local_rank, int
   return {begin, end};
 }
 
-}  // namespace gpukit::dist
+}  // namespace gpukit::distributed

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "gpukit/core/context.hpp"
-#include "gpukit/dist/communicator.hpp"
-#include "gpukit/dist/partition.hpp"
+#include "gpukit/distributed/communicator.hpp"
+#include "gpukit/distributed/partition.hpp"
 
-namespace gpukit::dist {
+namespace gpukit::distributed {
 
 /// Who takes which blocks.
 struct WorkPlan {
@@ -60,7 +60,7 @@ std::vector<T> compute_blocks(Communicator& comm, std::span<const Context> worke
           const BlockRange range = plan.local_ranges[at];
           outputs[at] = compute(workers[at], range, report);
           if (static_cast<std::int64_t>(outputs[at].size()) != range.count * per_block) {
-            throw InvalidInput("dist: a worker returned the wrong number of values");
+            throw InvalidInput("distributed: a worker returned the wrong number of values");
           }
         },
         progress);
@@ -74,4 +74,4 @@ std::vector<T> compute_blocks(Communicator& comm, std::span<const Context> worke
   return from_bytes<T>(comm.gather(as_bytes(mine)));
 }
 
-}  // namespace gpukit::dist
+}  // namespace gpukit::distributed

@@ -1,20 +1,20 @@
 // The gpukit tool's device lists in one process, on the CPU: what a list may not be (bad syntax,
 // a command that runs on one device, a demo) and what a machine without the GPUs listed says.
-// On GPUs: dist_cli_gpu_test.cpp.
+// On GPUs: distributed_cli_gpu_test.cpp.
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "dist_cli_test_support.hpp"
+#include "distributed_cli_test_support.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/io/npy.hpp"
 
-namespace gpukit::dist_testing {
+namespace gpukit::distributed_testing {
 namespace {
 
-TEST(DistCli, ListsWhereTheCommandRunsOnOneDeviceAreUsageErrors) {
+TEST(DistributedCli, ListsWhereTheCommandRunsOnOneDeviceAreUsageErrors) {
   const std::string array = path("a.npy");
   const std::vector<double> values = {1, 2, 3};
   io::write_npy<double>(array, std::span<const double>(values));
@@ -33,7 +33,7 @@ TEST(DistCli, ListsWhereTheCommandRunsOnOneDeviceAreUsageErrors) {
   EXPECT_NE(demo.err.find("mc --demo runs on one device"), std::string::npos) << demo.err;
 }
 
-TEST(DistCli, GpuListsWithoutTheGpusSayHowManyThereAre) {
+TEST(DistributedCli, GpuListsWithoutTheGpusSayHowManyThereAre) {
   const std::string array = path("a.npy");
   const std::vector<double> values = {1, 2, 3};
   io::write_npy<double>(array, std::span<const double>(values));
@@ -50,4 +50,4 @@ TEST(DistCli, GpuListsWithoutTheGpusSayHowManyThereAre) {
 }
 
 }  // namespace
-}  // namespace gpukit::dist_testing
+}  // namespace gpukit::distributed_testing

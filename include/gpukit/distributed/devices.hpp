@@ -9,7 +9,7 @@
 
 #include "gpukit/core/context.hpp"
 
-namespace gpukit::dist {
+namespace gpukit::distributed {
 
 /// What a --device value asks for, checked for syntax only (no device is queried).
 struct DeviceSpec {
@@ -59,4 +59,4 @@ struct Workers {
 /// ordinal past the last GPU ("cuda:5: only 2 CUDA devices found (cuda:0 and cuda:1)").
 Workers select_workers(std::string_view spec, int threads, int local_rank = 0, int local_size = 1);
 
-}  // namespace gpukit::dist
+}  // namespace gpukit::distributed

@@ -1,5 +1,5 @@
-// gpukit/dist in one process: the splits of fixed blocks (against a direct count of each part's
-// weight), device lists (syntax, the shares of a host's ranks, what a machine without a GPU
+// gpukit/distributed in one process: the splits of fixed blocks (against a direct count of each
+// part's weight), device lists (syntax, the shares of a host's ranks, what a machine without a GPU
 // says), the workers' threads (order, failures, progress) and a job of one process's collectives
 // and failure agreement. The MPI job itself is tested by running gpukit under mpirun
 // (mpi_cli_test.cpp).
@@ -20,13 +20,13 @@
 
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
-#include "gpukit/dist/communicator.hpp"
-#include "gpukit/dist/devices.hpp"
-#include "gpukit/dist/partition.hpp"
-#include "gpukit/dist/workers.hpp"
+#include "gpukit/distributed/communicator.hpp"
+#include "gpukit/distributed/devices.hpp"
+#include "gpukit/distributed/partition.hpp"
+#include "gpukit/distributed/workers.hpp"
 #include "test_seed.hpp"
 
-namespace gpukit::dist {
+namespace gpukit::distributed {
 namespace {
 
 // Ranges that tile [0, blocks) in order.
@@ -279,4 +279,4 @@ TEST(Bytes, RoundTripAndRefuseAPartialValue) {
 }
 
 }  // namespace
-}  // namespace gpukit::dist
+}  // namespace gpukit::distributed

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-namespace gpukit::dist {
+namespace gpukit::distributed {
 
 /// Blocks [first, first + count).
 struct BlockRange {
@@ -31,4 +31,4 @@ std::vector<BlockRange> split_by_weight(std::span<const double> weights, int par
 /// larger first. Throws InvalidInput for parts < 1 or blocks < 0.
 std::vector<BlockRange> split_evenly(std::int64_t blocks, int parts);
 
-}  // namespace gpukit::dist
+}  // namespace gpukit::distributed

@@ -25,7 +25,7 @@
 #include "gpukit/io/npy.hpp"
 #include "test_seed.hpp"
 
-namespace gpukit::dist_testing {
+namespace gpukit::distributed_testing {
 namespace {
 
 struct Result {
@@ -249,9 +249,9 @@ TEST_P(MpiCli, ARankThatFailsAloneEndsTheJobInsteadOfHanging) {
   // (20 s) it reports and aborts the job; the run's timeout (180 s) would catch a hang.
   const std::string book = write_file("alone_book.csv", mc_book(3, 53));
   const auto start = std::chrono::steady_clock::now();
-  const Result r = run_ranks(3, "mc -i " + book + " -o " + path("alone.out") + " --paths 3000" +
-                                    device(),
-                             "GPUKIT_TEST_FAULT=rank-fails-alone:1");
+  const Result r =
+      run_ranks(3, "mc -i " + book + " -o " + path("alone.out") + " --paths 3000" + device(),
+                "GPUKIT_TEST_FAULT=rank-fails-alone:1");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.exit_code, 4) << r.err;
@@ -280,4 +280,4 @@ TEST_P(MpiCli, CommandsThatRunInOneProcessAndMismatchedRanksAreRefused) {
 GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(MpiCli);
 
 }  // namespace
-}  // namespace gpukit::dist_testing
+}  // namespace gpukit::distributed_testing

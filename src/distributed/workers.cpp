@@ -1,4 +1,4 @@
-#include "gpukit/dist/workers.hpp"
+#include "gpukit/distributed/workers.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -12,14 +12,14 @@
 
 #include "gpukit/core/error.hpp"
 
-namespace gpukit::dist {
+namespace gpukit::distributed {
 
 namespace {
 
 WorkPlan plan_from(Communicator& comm, int local_workers,
                    const std::function<std::vector<BlockRange>(int parts)>& split,
                    std::int64_t blocks) {
-  if (local_workers < 1) throw InvalidInput("dist: a rank needs at least one worker");
+  if (local_workers < 1) throw InvalidInput("distributed: a rank needs at least one worker");
   const std::vector<std::int64_t> workers = comm.all_gather(local_workers);
   std::int64_t all = 0, before = 0;
   for (std::size_t r = 0; r < workers.size(); ++r) {
@@ -55,10 +55,10 @@ WorkPlan plan_work(Communicator& comm, int local_workers, std::int64_t blocks) {
 
 void run_workers(int workers, const std::function<void(int worker, const ReportProgress&)>& work,
                  const std::function<void(double fraction)>& progress) {
-  if (workers < 1) throw InvalidInput("dist: no worker to run");
+  if (workers < 1) throw InvalidInput("distributed: no worker to run");
   if (workers == 1) {
     // No thread: the work (a device's CUDA calls included) stays on the caller's thread, as
-    // without dist.
+    // without the distributed module.
     const ReportProgress report = [&progress](double fraction) {
       if (progress) progress(fraction);
     };
@@ -120,4 +120,4 @@ void run_workers(int workers, const std::function<void(int worker, const ReportP
   if (progress) progress(1.0);
 }
 
-}  // namespace gpukit::dist
+}  // namespace gpukit::distributed

@@ -1,15 +1,15 @@
 #pragma once
 // The CLI's side of scale-out (docs/scale-out.md): which processes and devices a command runs on,
-// what rank 0 says about it, and how it reports progress. The work itself is split by gpukit/dist
-// and combined by the case studies' own canonical functions.
+// what rank 0 says about it, and how it reports progress. The work itself is split by
+// gpukit/distributed and combined by the case studies' own canonical functions.
 
 #include <functional>
 #include <string>
 #include <string_view>
 
 #include "cli_common.hpp"
-#include "gpukit/dist/communicator.hpp"
-#include "gpukit/dist/devices.hpp"
+#include "gpukit/distributed/communicator.hpp"
+#include "gpukit/distributed/devices.hpp"
 
 namespace gpukit::cli {
 
@@ -19,12 +19,12 @@ bool runs_across_ranks(std::string_view command);
 
 /// This process's part of the job a command runs on.
 struct Job {
-  dist::Communicator* comm = nullptr;
-  dist::Workers workers;      // this rank's devices, one worker each
-  bool job_has_cuda = false;  // some worker of some rank is a GPU
-  bool job_has_cpu = false;   // some worker of some rank is the CPU
-  std::string description;    // the job's devices, for --json and --check lines
-  /// More than one worker in the whole job: the work goes through gpukit/dist's blocks.
+  distributed::Communicator* comm = nullptr;
+  distributed::Workers workers;  // this rank's devices, one worker each
+  bool job_has_cuda = false;     // some worker of some rank is a GPU
+  bool job_has_cpu = false;      // some worker of some rank is the CPU
+  std::string description;       // the job's devices, for --json and --check lines
+  /// More than one worker in the whole job: the work goes through gpukit/distributed's blocks.
   bool spread = false;
   bool is_root() const { return comm->is_root(); }
   /// The backend whose arithmetic the job's partial results carry (CPU only when every worker
@@ -32,8 +32,9 @@ struct Job {
   Backend arithmetic() const { return job_has_cuda ? Backend::cuda : Backend::cpu; }
 };
 
-/// Resolves --device for this rank (dist::select_workers with its local rank), agrees on failure
-/// (a GPU missing on one host stops every rank), and has rank 0 print one notice line unless
+/// Resolves --device for this rank (distributed::select_workers with its local rank), agrees on
+/// failure (a GPU missing on one host stops every rank), and has rank 0 print one notice line
+/// unless
 /// --quiet: auto's choice, or the job's devices when it has several. Collective.
 Job join_job(const DeviceOptions& options, const std::string& command);
 

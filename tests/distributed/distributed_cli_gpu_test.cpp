@@ -12,16 +12,16 @@
 #include <string>
 #include <vector>
 
-#include "dist_cli_test_support.hpp"
+#include "distributed_cli_test_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/io/npy.hpp"
 #include "test_seed.hpp"
 
-namespace gpukit::dist_testing {
+namespace gpukit::distributed_testing {
 namespace {
 
-class DistCliGpu : public ::testing::Test {
+class DistributedCliGpu : public ::testing::Test {
  protected:
   void SetUp() override { GPUKIT_REQUIRE_GPU(); }
   // `args` with {out} replaced, on `device`; the output file's bytes.
@@ -84,11 +84,11 @@ class DistCliGpu : public ::testing::Test {
   }
 };
 
-TEST_F(DistCliGpu, OneGpuListedTwiceGivesTheBitsOfOneGpu) {
+TEST_F(DistributedCliGpu, OneGpuListedTwiceGivesTheBitsOfOneGpu) {
   expect_lists_match_one_gpu({"cuda:0,0", "cuda:0,0,0"});
 }
 
-TEST_F(DistCliGpu, AllGpusGiveTheBitsOfOneGpu) {
+TEST_F(DistributedCliGpu, AllGpusGiveTheBitsOfOneGpu) {
   const int gpus = cuda_device_count();
   if (gpus < 2) {
     if (required_gpus() >= 2)
@@ -101,4 +101,4 @@ TEST_F(DistCliGpu, AllGpusGiveTheBitsOfOneGpu) {
 }
 
 }  // namespace
-}  // namespace gpukit::dist_testing
+}  // namespace gpukit::distributed_testing

@@ -29,7 +29,7 @@
 
 #include "gpukit/core/error.hpp"
 
-namespace gpukit::dist {
+namespace gpukit::distributed {
 
 /// True when this gpukit was built with MPI (GPUKIT_HAVE_MPI).
 bool built_with_mpi() noexcept;
@@ -181,11 +181,11 @@ template <class T>
 std::vector<T> from_bytes(std::span<const std::byte> bytes) {
   static_assert(std::is_trivially_copyable_v<T>);
   if (bytes.size() % sizeof(T) != 0) {
-    throw InvalidInput("dist: a byte count that is not a whole number of values");
+    throw InvalidInput("distributed: a byte count that is not a whole number of values");
   }
   std::vector<T> values(bytes.size() / sizeof(T));
   if (!bytes.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
   return values;
 }
 
-}  // namespace gpukit::dist
+}  // namespace gpukit::distributed

@@ -1,4 +1,4 @@
-#include "gpukit/dist/partition.hpp"
+#include "gpukit/distributed/partition.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "gpukit/core/error.hpp"
 
-namespace gpukit::dist {
+namespace gpukit::distributed {
 
 std::vector<BlockRange> split_evenly(std::int64_t blocks, int parts) {
   if (parts < 1) throw InvalidInput(fmt::format("split: {} parts; at least one needed", parts));
@@ -58,4 +58,4 @@ std::vector<BlockRange> split_by_weight(std::span<const double> weights, int par
   return ranges;
 }
 
-}  // namespace gpukit::dist
+}  // namespace gpukit::distributed
