@@ -211,7 +211,7 @@ void add_device_options(CLI::App& command, DeviceOptions& options, DeviceLists l
             if (parsed.is_list() && !accepted) {
               return fmt::format(
                   "'{}' lists several devices, but gpukit {} runs on one; device lists are "
-                  "for mc, bs and reduce",
+                  "for mc, bs, reduce and poisson",
                   spec, name);
             }
             return {};

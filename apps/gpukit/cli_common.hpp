@@ -93,7 +93,8 @@ struct DeviceOptions {
 };
 
 /// Whether a command takes a list of devices (--device cuda:all, cuda:0,2,3): the commands that
-/// split their work into fixed blocks (mc, bs, reduce; docs/scale-out.md).
+/// spread their work over devices (mc, bs, reduce: fixed blocks; poisson: slabs;
+/// docs/scale-out.md).
 enum class DeviceLists { refused, accepted };
 
 /// Adds --device and --threads to a subcommand (both checked while parsing: exit 2; a list where

@@ -18,6 +18,7 @@
 #include "gpukit/bench/black_scholes_seed_demo.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
+#include "gpukit/distributed/test_fault.hpp"
 #include "gpukit/distributed/workers.hpp"
 #include "gpukit/finance/black_scholes_reference.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
@@ -192,7 +193,7 @@ void price_write_and_check(const BsArgs& args, const Job& job,
   }
   distributed::agree(comm, [&] {
     distributed::run_workers(workers, [&](int w, const distributed::ReportProgress&) {
-      inject_rank_fault(job);
+      distributed::inject_rank_fault(*job.comm);
       const distributed::BlockRange range = plan.local_ranges[static_cast<std::size_t>(w)];
       const std::int64_t at = range.first - mine.first;
       const finance::EuropeanBookResult part = finance::price_european_book(

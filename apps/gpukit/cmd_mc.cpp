@@ -15,6 +15,7 @@
 #include "cli_distributed.hpp"
 #include "gpukit/bench/monte_carlo_demo.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/distributed/test_fault.hpp"
 #include "gpukit/distributed/workers.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/finance/monte_carlo_blocks.hpp"
@@ -222,7 +223,7 @@ void price_file_across(const McArgs& args, const Job& job) {
   std::vector<std::byte>().swap(packed);
   const finance::MonteCarloBookView& view = terms->view();
   warn_if_mixed(job, "mc");
-  inject_lone_failure(job);
+  distributed::inject_lone_failure(*job.comm);
   const distributed::WorkPlan plan =
       distributed::plan_work(comm, static_cast<int>(job.workers.contexts.size()), blocks.weight);
   const std::vector<finance::MonteCarloBlockMoments> moments =
@@ -230,7 +231,7 @@ void price_file_across(const McArgs& args, const Job& job) {
           comm, job.workers.contexts, plan, finance::monte_carlo_scenarios(options),
           [&](const Context& context, distributed::BlockRange range,
               const distributed::ReportProgress& report) {
-            inject_rank_fault(job);
+            distributed::inject_rank_fault(*job.comm);
             finance::MonteCarloOptions mine = options;
             mine.progress = report;
             return finance::price_monte_carlo_blocks(context, view, mine, range.first, range.count);

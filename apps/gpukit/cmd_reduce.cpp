@@ -16,6 +16,7 @@
 #include "cli_common.hpp"
 #include "cli_distributed.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/distributed/test_fault.hpp"
 #include "gpukit/distributed/workers.hpp"
 #include "gpukit/io/npy.hpp"
 #include "gpukit/primitives/check.hpp"
@@ -127,7 +128,7 @@ void reduce_across(const Job& job, const io::NpyArray* array, std::int64_t count
       comm, job.workers.contexts, plan, static_cast<std::int64_t>(split.partial_bytes),
       [&](const Context& context, distributed::BlockRange range,
           const distributed::ReportProgress&) {
-        inject_rank_fault(job);
+        distributed::inject_rank_fault(*job.comm);
         std::vector<std::byte> out(static_cast<std::size_t>(range.count) * split.partial_bytes);
         const std::int64_t at = (range.first - mine.first) * split.block_elements;
         primitives::reduce_partials<T>(context,

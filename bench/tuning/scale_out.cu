@@ -11,11 +11,16 @@
 //   reduce    a float sum of 2^34 elements already on the GPUs (2^34 / N on each): aggregate
 //             bandwidth against the sum of each GPU's own (reduce_on_device on its share, timed
 //             alone), bar 0.90; each GPU's partials also folded alone against reduce_on_device
+//   poisson   the distributed Poisson solver over slabs (`--poisson-*` knobs; also under mpirun,
+//             a GPU a rank) against the single-GPU solver, each configuration checked against a
+//             manufactured solution first, with its all-to-all timed alone beside it
+//             (scale_out_poisson.cpp)
 //
 // Times are host wall clock around the whole call (host to host for mc and bs, launch to the
-// host's result for reduce): median of --repeat runs after one untimed run.
+// host's result for reduce, whole solves for poisson): median of --repeat runs after untimed ones.
 //
-//   gpukit_tune_scale --gpus=1,2,all --cases=european,barrier,bs,reduce
+//   gpukit_tune_scale --gpus=1,2,all --cases=european,barrier,bs,reduce,poisson
+//   mpirun -np 2 gpukit_tune_scale --cases=poisson --poisson-shape=512x512x512
 
 #include <cuda_runtime.h>
 
@@ -35,6 +40,7 @@
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
+#include "gpukit/distributed/communicator.hpp"
 #include "gpukit/distributed/partition.hpp"
 #include "gpukit/distributed/workers.hpp"
 #include "gpukit/finance/black_scholes.hpp"
@@ -42,6 +48,7 @@
 #include "gpukit/finance/monte_carlo_blocks.hpp"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/reduce_partials.hpp"
+#include "scale_out_poisson.hpp"
 #include "tuning_common.hpp"
 
 namespace {
@@ -310,17 +317,31 @@ void reduce(std::int64_t total, const std::vector<int>& gpu_counts, int repeat) 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under mpirun the ranks form one job (the poisson case runs across them).
+  const distributed::Environment environment(argc, argv);
   return gpukit::tuning::run_driver([&] {
-    gpukit::tuning::Knobs knobs(argc, argv, "gpukit_tune_scale",
-                                {{"gpus", "1,2,all|GPU counts to measure (all: every GPU)"},
-                                 {"cases", "european,barrier,bs,reduce|workloads"},
-                                 {"european-options", "4|European rows"},
-                                 {"european-paths", "2^34|paths a European row"},
-                                 {"barrier-options", "4|barrier rows (252 dates)"},
-                                 {"barrier-paths", "2^30|paths a barrier row"},
-                                 {"bs-options", "2^31|options in the Black-Scholes book"},
-                                 {"reduce-elements", "2^34|floats in the reduction"},
-                                 {"repeat", "3|timed runs (median) after one untimed"}});
+    gpukit::tuning::Knobs knobs(
+        argc, argv, "gpukit_tune_scale",
+        {{"gpus", "1,2,all|GPU counts to measure (all: every GPU)"},
+         {"cases", "european,barrier,bs,reduce|workloads (and poisson)"},
+         {"european-options", "4|European rows"},
+         {"european-paths", "2^34|paths a European row"},
+         {"barrier-options", "4|barrier rows (252 dates)"},
+         {"barrier-paths", "2^30|paths a barrier row"},
+         {"bs-options", "2^31|options in the Black-Scholes book"},
+         {"reduce-elements", "2^34|floats in the reduction"},
+         {"repeat", "3|timed runs (median) after one untimed"},
+         {"poisson-shape", "1024x1024x1024|grid, axes in .npy order"},
+         {"poisson-precision", "float|float or double"},
+         {"poisson-engines", "cufft-nccl,cufft-copy|distributed engines at each count"},
+         {"poisson-warmup", "1|untimed solves first"},
+         {"poisson-host", "1|also time host data in and out (1) or not"},
+         {"poisson-host-repeat", "3|timed host-data solves (median)"},
+         {"poisson-compare",
+          "1|keep the single-GPU solution to compare with (its size in "
+          "host memory)"}});
+    if (!environment.problem().empty()) throw std::runtime_error(environment.problem());
+    distributed::Communicator& comm = distributed::Communicator::world();
     const int available = gpukit::cuda_device_count();
     if (available == 0) throw std::runtime_error("no CUDA device");
     std::set<int> counts;
@@ -330,6 +351,15 @@ int main(int argc, char** argv) {
     }
     const std::vector<int> gpus(counts.begin(), counts.end());
     const int repeat = static_cast<int>(knobs.integer("repeat"));
+    if (comm.distributed()) {
+      // Across the ranks of mpirun: only the grid case spreads over ranks.
+      for (const std::string& c : knobs.words("cases")) {
+        if (c != "poisson") throw std::invalid_argument("under mpirun only --cases=poisson runs");
+      }
+      if (comm.is_root()) std::printf("# %s\n", knobs.summary().c_str());
+      run_poisson_case(knobs, gpus, repeat);
+      return;
+    }
     std::printf("# %s\n", knobs.summary().c_str());
     for (int d = 0; d < available; ++d) {
       const gpukit::DeviceInfo info = gpukit::query_device(d);
@@ -350,11 +380,14 @@ int main(int argc, char** argv) {
         black_scholes(knobs.integer("bs-options"), gpus, repeat);
       } else if (c == "reduce") {
         reduce(knobs.integer("reduce-elements"), gpus, repeat);
+      } else if (c == "poisson") {
+        run_poisson_case(knobs, gpus, repeat);
       } else {
         throw std::invalid_argument("unknown case " + c);
       }
       std::fflush(stdout);
     }
+    if (rows.empty()) return;  // the poisson case prints its own table
     std::printf("\n| workload | GPUs | time (s) | rate | ratio | bar | same bits as 1 GPU |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     bool all_ok = true;

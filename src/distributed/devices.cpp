@@ -70,17 +70,20 @@ std::string Workers::describe() const {
   return text;
 }
 
-Workers select_workers(std::string_view spec, int threads, int local_rank, int local_size) {
-  DeviceSpec d;
-  try {
-    d = parse_device_spec(spec);
-  } catch (const InvalidInput& e) {
-    throw InvalidInput(std::string("device: ") + e.what());
-  }
-  if (threads < 0) throw InvalidInput(fmt::format("--threads must be >= 0, got {}", threads));
-  if (local_size < 1 || local_rank < 0 || local_rank >= local_size) {
-    throw InvalidInput(fmt::format("local rank {} of {}", local_rank, local_size));
-  }
+namespace {
+
+// --threads 0 on a host shared by several workers (the GPUs of a list, the ranks of a host): the
+// cores shared out evenly among them, so that their host work (packing pinned chunks, FFTW's
+// threads on a CPU rank) does not oversubscribe the host.
+void share_cores(Workers& w, int threads, int local_size) {
+  const int workers_on_host = local_size * static_cast<int>(w.contexts.size());
+  if (threads > 0 || workers_on_host <= 1) return;
+  const int share = std::max(1, Context::cpu().effective_cpu_threads() / workers_on_host);
+  for (Context& c : w.contexts) c.cpu_threads = share;
+}
+
+Workers select_contexts(const DeviceSpec& d, std::string_view spec, int threads, int local_rank,
+                        int local_size) {
   Workers w;
   const bool alone = local_size == 1;
   if (d.kind == DeviceSpec::Kind::cpu) {
@@ -122,16 +125,27 @@ Workers select_workers(std::string_view spec, int threads, int local_rank, int l
                       spec, ordinal, count, count == 1 ? "" : "s", device_range(count)));
     }
   }
-  const std::vector<int> mine = local_share(listed, local_rank, local_size);
-  // Each GPU's host work (packing its pinned chunks) gets an equal share of the cores, unless
-  // --threads says how many each takes.
-  const int share =
-      threads > 0
-          ? threads
-          : std::max(1, Context::cpu().effective_cpu_threads() / static_cast<int>(mine.size()));
-  for (const int ordinal : mine) {
-    w.contexts.push_back(Context::cuda(ordinal, mine.size() > 1 ? share : threads));
+  for (const int ordinal : local_share(listed, local_rank, local_size)) {
+    w.contexts.push_back(Context::cuda(ordinal, threads));
   }
+  return w;
+}
+
+}  // namespace
+
+Workers select_workers(std::string_view spec, int threads, int local_rank, int local_size) {
+  DeviceSpec d;
+  try {
+    d = parse_device_spec(spec);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(std::string("device: ") + e.what());
+  }
+  if (threads < 0) throw InvalidInput(fmt::format("--threads must be >= 0, got {}", threads));
+  if (local_size < 1 || local_rank < 0 || local_rank >= local_size) {
+    throw InvalidInput(fmt::format("local rank {} of {}", local_rank, local_size));
+  }
+  Workers w = select_contexts(d, spec, threads, local_rank, local_size);
+  share_cores(w, threads, local_size);
   return w;
 }
 

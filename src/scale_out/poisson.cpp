@@ -1,8 +1,8 @@
-// DistributedPoissonPlan: the slab partition, the choice of engine, the front of every host-data
-// solve (argument and finite checks, the global sums of the mean rule, the corner gauge) and the
-// one-part engine, which is the single-device plan.
+// DistributedPoissonPlan: the choice of engine, the front of every host-data solve (argument and
+// finite checks, the global sums of the mean rule, the corner gauge) and the one-part engine,
+// which is the single-device plan.
 
-#include "pde/distributed/poisson_distributed.hpp"
+#include "gpukit/scale_out/poisson.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -14,22 +14,16 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
-#include "pde/distributed/poisson_distributed_impl.hpp"
-#include "pde/distributed/slab_layout.hpp"
-#include "pde/distributed/tile_sums.hpp"
 #include "pde/poisson_impl.hpp"
+#include "scale_out/poisson_engines.hpp"
+#include "scale_out/tile_sums.hpp"
 
-namespace gpukit::pde {
+namespace gpukit::scale_out {
 
-std::int64_t slab_block(std::int64_t rows, int parts) {
-  return parts <= 0 ? rows : (rows + parts - 1) / parts;
-}
-
-SlabRange slab_range(std::int64_t rows, int parts, int part) {
-  const std::int64_t block = slab_block(rows, parts);
-  const std::int64_t begin = std::min(rows, block * part);
-  return {begin, std::min(block, rows - begin)};
-}
+using pde::Gauge;
+using pde::PoissonGrid;
+using pde::PoissonOptions;
+using pde::PoissonResult;
 
 template <class Real>
 void check_slab_arguments(std::span<const std::span<const Real>> f,
@@ -60,29 +54,30 @@ PoissonResult DistributedPoissonPlan<Real>::Impl::solve(std::span<const std::spa
                                                         std::span<const std::span<Real>> u) {
   std::vector<std::int64_t> counts;
   for (int i = 0; i < local_parts; ++i) counts.push_back(slab(i).count * row_elements);
-  group.agree([&] { check_slab_arguments<Real>(f, u, local_parts, counts); });
+  distributed::agree(*comm, [&] { check_slab_arguments<Real>(f, u, local_parts, counts); });
   // The lowest rank's first bad element is the grid's first: slabs are in rank order.
-  group.agree([&] {
+  distributed::agree(*comm, [&] {
     for (int i = 0; i < local_parts; ++i) {
-      refuse_non_finite<Real>(grid, f[static_cast<std::size_t>(i)], host_threads,
-                              slab(i).begin * row_elements);
+      pde::refuse_non_finite<Real>(grid, f[static_cast<std::size_t>(i)], host_threads,
+                                   slab(i).begin * row_elements);
     }
   });
-  std::vector<distributed::TileContribution> contributions;
+  std::vector<detail::TileContribution> contributions;
   for (int i = 0; i < local_parts; ++i) {
-    contributions.push_back(distributed::host_tile_contribution<Real>(
+    contributions.push_back(detail::host_tile_contribution<Real>(
         f[static_cast<std::size_t>(i)], slab(i).begin * row_elements, grid.size(), host_threads));
   }
-  const detail::MeanSums sums =
-      distributed::distributed_mean_sums(group, contributions, grid.size());
+  const pde::detail::MeanSums sums =
+      detail::distributed_mean_sums(*comm, contributions, grid.size());
   // The same sums on every process: every one refuses alike, no settling needed.
-  const PoissonResult result = classify_mean<Real>(sums.total(), sums.abs_total(), grid.size());
-  if (result.mean_removed && options.strict) throw_nonzero_mean(result);
+  const PoissonResult result =
+      pde::classify_mean<Real>(sums.total(), sums.abs_total(), grid.size());
+  if (result.mean_removed && options.strict) pde::throw_nonzero_mean(result);
   transform_host(f, u);
   if (options.gauge == Gauge::corner) {
     // u[0, ..., 0] is the first element of part 0, on rank 0.
     Real shift = first_part == 0 ? u[0][0] : Real(0);
-    group.broadcast(std::as_writable_bytes(std::span(&shift, 1)), 0);
+    comm->broadcast_value(shift, 0);
     for (int i = 0; i < local_parts; ++i) {
       const std::span<Real> ui = u[static_cast<std::size_t>(i)];
       const auto n = static_cast<std::int64_t>(ui.size());
@@ -109,9 +104,8 @@ class SinglePartPoisson final : public DistributedPoissonPlan<Real>::Impl {
 
  public:
   SinglePartPoisson(const Context& context, const PoissonGrid& plan_grid,
-                    const PoissonOptions& plan_options,
-                    const distributed::ProcessGroup& process_group)
-      : Base(process_group), plan_(context, plan_grid, plan_options) {
+                    const PoissonOptions& plan_options, distributed::Communicator& communicator)
+      : Base(communicator), plan_(context, plan_grid, plan_options) {
     this->grid = plan_grid;
     this->options = plan_options;
     this->engine = std::string(plan_.variant());
@@ -141,7 +135,7 @@ class SinglePartPoisson final : public DistributedPoissonPlan<Real>::Impl {
                       std::span<const std::span<Real>>) override {}
 
  private:
-  PoissonPlan<Real> plan_;
+  pde::PoissonPlan<Real> plan_;
   std::unique_ptr<cuda::Stream> stream_;
 };
 
@@ -150,52 +144,53 @@ class SinglePartPoisson final : public DistributedPoissonPlan<Real>::Impl {
 template <class Real>
 std::unique_ptr<typename DistributedPoissonPlan<Real>::Impl> make_single_part_poisson(
     const Context& context, const PoissonGrid& grid, const PoissonOptions& options,
-    const distributed::ProcessGroup& group) {
-  return std::make_unique<SinglePartPoisson<Real>>(context, grid, options, group);
+    distributed::Communicator& comm) {
+  return std::make_unique<SinglePartPoisson<Real>>(context, grid, options, comm);
 }
 
 template <class Real>
 DistributedPoissonPlan<Real>::DistributedPoissonPlan(const Context& context,
                                                      const PoissonGrid& grid,
                                                      const PoissonOptions& options,
-                                                     const distributed::ProcessGroup& group,
+                                                     distributed::Communicator& comm,
                                                      std::vector<int> devices) {
-  group.agree([&] {
-    validate_grid(grid);
+  distributed::agree(comm, [&] {
+    pde::validate_grid(grid);
     if (context.backend == Backend::cpu && !devices.empty())
       throw InvalidInput("poisson: a CPU plan takes no device list");
   });
   if (context.backend == Backend::cuda && devices.empty()) devices = {context.cuda_device};
   const int local = context.backend == Backend::cpu ? 1 : static_cast<int>(devices.size());
-  const std::vector<std::int64_t> counts = group.all_gather(local);
+  const std::vector<std::int64_t> counts = comm.all_gather(local);
   std::int64_t parts = 0, first = 0;
   for (std::size_t r = 0; r < counts.size(); ++r) {
-    if (static_cast<int>(r) == group.rank()) first = parts;
+    if (static_cast<int>(r) == comm.rank()) first = parts;
     parts += counts[r];
   }
   if (parts == 1) {
     Context single = context;
     if (context.backend == Backend::cuda) single.cuda_device = devices[0];
     std::unique_ptr<Impl> impl;
-    group.agree([&] { impl = make_single_part_poisson<Real>(single, grid, options, group); });
+    distributed::agree(comm,
+                       [&] { impl = make_single_part_poisson<Real>(single, grid, options, comm); });
     impl_ = std::move(impl);
   } else if (context.backend == Backend::cpu) {
-    group.agree([&] {
+    distributed::agree(comm, [&] {
       if (!options.variant.empty() && options.variant != kFftwMpiEngine) {
         throw InvalidInput(
             fmt::format("poisson: variant '{}' is not a distributed CPU engine (the CPU's is '{}')",
                         options.variant, kFftwMpiEngine));
       }
     });
-    impl_ = make_fftw_mpi_poisson<Real>(context, grid, options, group);
+    impl_ = make_fftw_mpi_poisson<Real>(context, grid, options, comm);
   } else {
     std::string_view engine = options.variant;
-    group.agree([&] {
+    distributed::agree(comm, [&] {
       if (engine.empty()) {
         const bool distinct = std::ranges::all_of(
             devices, [&](int d) { return std::ranges::count(devices, d) == 1; });
-        engine = built_with_nccl() && (distinct || group.size() > 1) ? kCufftNcclEngine
-                                                                     : kCufftCopyEngine;
+        engine = distributed::built_with_nccl() && (distinct || comm.size() > 1) ? kCufftNcclEngine
+                                                                                 : kCufftCopyEngine;
       }
       if (engine != kCufftNcclEngine && engine != kCufftCopyEngine) {
         throw InvalidInput(fmt::format(
@@ -204,10 +199,10 @@ DistributedPoissonPlan<Real>::DistributedPoissonPlan(const Context& context,
       }
     });
     // Every process picks the same engine: NCCL unless the devices repeat somewhere.
-    const std::vector<std::int64_t> nccl = group.all_gather(engine == kCufftNcclEngine ? 1 : 0);
+    const std::vector<std::int64_t> nccl = comm.all_gather(engine == kCufftNcclEngine ? 1 : 0);
     if (std::ranges::count(nccl, 1) != static_cast<std::ptrdiff_t>(nccl.size()))
       engine = kCufftCopyEngine;
-    impl_ = make_cuda_slab_poisson<Real>(context, grid, options, group, devices,
+    impl_ = make_cuda_slab_poisson<Real>(context, grid, options, comm, devices,
                                          static_cast<int>(parts), static_cast<int>(first), engine);
   }
   impl_->parts = static_cast<int>(parts);
@@ -287,33 +282,37 @@ template void check_slab_arguments<double>(std::span<const std::span<const doubl
                                            std::span<const std::span<double>>, int,
                                            std::span<const std::int64_t>);
 
-#if !GPUKIT_HAVE_MPI
+#if !GPUKIT_HAVE_FFTW_MPI
 template <class Real>
 std::unique_ptr<typename DistributedPoissonPlan<Real>::Impl> make_fftw_mpi_poisson(
-    const Context&, const PoissonGrid&, const PoissonOptions&, const distributed::ProcessGroup&) {
-  throw InvalidInput("poisson: this gpukit was built without MPI: no distributed CPU solver");
+    const Context&, const PoissonGrid&, const PoissonOptions&, distributed::Communicator& comm) {
+  distributed::agree(comm, [] {
+    throw InvalidInput(
+        "poisson: this gpukit was built without FFTW's MPI interface: no distributed CPU solver");
+  });
+  return nullptr;
 }
 template std::unique_ptr<DistributedPoissonPlan<float>::Impl> make_fftw_mpi_poisson<float>(
-    const Context&, const PoissonGrid&, const PoissonOptions&, const distributed::ProcessGroup&);
+    const Context&, const PoissonGrid&, const PoissonOptions&, distributed::Communicator&);
 template std::unique_ptr<DistributedPoissonPlan<double>::Impl> make_fftw_mpi_poisson<double>(
-    const Context&, const PoissonGrid&, const PoissonOptions&, const distributed::ProcessGroup&);
+    const Context&, const PoissonGrid&, const PoissonOptions&, distributed::Communicator&);
 #endif
 
 #if !GPUKIT_HAVE_CUDA
 template <class Real>
 std::unique_ptr<typename DistributedPoissonPlan<Real>::Impl> make_cuda_slab_poisson(
-    const Context&, const PoissonGrid&, const PoissonOptions&,
-    const distributed::ProcessGroup& group, const std::vector<int>&, int, int, std::string_view) {
-  group.agree([] { throw DeviceUnavailable("poisson: this gpukit was built without CUDA"); });
+    const Context&, const PoissonGrid&, const PoissonOptions&, distributed::Communicator& comm,
+    const std::vector<int>&, int, int, std::string_view) {
+  distributed::agree(
+      comm, [] { throw DeviceUnavailable("poisson: this gpukit was built without CUDA"); });
   return nullptr;
 }
 template std::unique_ptr<DistributedPoissonPlan<float>::Impl> make_cuda_slab_poisson<float>(
-    const Context&, const PoissonGrid&, const PoissonOptions&, const distributed::ProcessGroup&,
+    const Context&, const PoissonGrid&, const PoissonOptions&, distributed::Communicator&,
     const std::vector<int>&, int, int, std::string_view);
 template std::unique_ptr<DistributedPoissonPlan<double>::Impl> make_cuda_slab_poisson<double>(
-    const Context&, const PoissonGrid&, const PoissonOptions&, const distributed::ProcessGroup&,
+    const Context&, const PoissonGrid&, const PoissonOptions&, distributed::Communicator&,
     const std::vector<int>&, int, int, std::string_view);
-bool built_with_nccl() noexcept { return false; }
 #endif
 
-}  // namespace gpukit::pde
+}  // namespace gpukit::scale_out

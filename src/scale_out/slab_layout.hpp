@@ -13,9 +13,9 @@
 #include <cstdint>
 
 #include "gpukit/pde/poisson.hpp"
-#include "pde/distributed/poisson_distributed.hpp"
+#include "gpukit/scale_out/slabs.hpp"
 
-namespace gpukit::pde::distributed {
+namespace gpukit::scale_out::detail {
 
 struct SlabLayout {
   int parts = 1;
@@ -23,7 +23,7 @@ struct SlabLayout {
   std::int64_t n0 = 1, n1 = 1, n2 = 1;  // n2 = 1 in 2D
   std::int64_t m = 1, t = 1;            // the split axis and the trailing complex extent
 
-  SlabLayout(const PoissonGrid& grid, int part_count) : parts(part_count), rank(grid.rank()) {
+  SlabLayout(const pde::PoissonGrid& grid, int part_count) : parts(part_count), rank(grid.rank()) {
     n0 = grid.shape[0];
     n1 = grid.shape[1];
     n2 = rank == 3 ? grid.shape[2] : 1;
@@ -79,4 +79,4 @@ struct SlabLayout {
   }
 };
 
-}  // namespace gpukit::pde::distributed
+}  // namespace gpukit::scale_out::detail

@@ -1,6 +1,6 @@
 // The canonical sums of an array split into parts (tile_sums.hpp).
 
-#include "pde/distributed/tile_sums.hpp"
+#include "scale_out/tile_sums.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -10,10 +10,10 @@
 
 #include "gpukit/primitives/reduce_canonical.hpp"
 
-namespace gpukit::pde::distributed {
+namespace gpukit::scale_out::detail {
 
 namespace canonical = primitives::canonical;
-using detail::MeanSums;
+using pde::detail::MeanSums;
 
 TileSplit split_tiles(std::int64_t offset, std::int64_t count, std::int64_t total) {
   const std::int64_t end = offset + count;
@@ -43,8 +43,8 @@ TileContribution host_tile_contribution(std::span<const Real> part, std::int64_t
   TileContribution c;
   c.first_tile = split.first_tile;
   c.tiles.resize(static_cast<std::size_t>(split.tile_count));
-  const detail::MeanSumsOp<Real> op;
-  const auto load = [](Real x) { return detail::MeanSumsOp<Real>::load(x); };
+  const pde::detail::MeanSumsOp<Real> op;
+  const auto load = [](Real x) { return pde::detail::MeanSumsOp<Real>::load(x); };
   const int team = cpu_threads_for({count, canonical::kCpuNsPerElement, split.tile_count}, threads);
 #pragma omp parallel for schedule(static) num_threads(team)
   for (std::int64_t t = 0; t < split.tile_count; ++t) {
@@ -66,7 +66,7 @@ TileContribution host_tile_contribution(std::span<const Real> part, std::int64_t
 }
 
 MeanSums combine_tile_contributions(std::span<const TileContribution> all, std::int64_t total) {
-  if (total == 0) return detail::MeanSumsOp<double>::identity();
+  if (total == 0) return pde::detail::MeanSumsOp<double>::identity();
   const std::int64_t tiles = canonical::tile_count(total);
   std::vector<MeanSums> level(static_cast<std::size_t>(tiles));
   // Per tile: elements placed (a whole tile counts kTile + 1, so that any overlap shows).
@@ -99,8 +99,8 @@ MeanSums combine_tile_contributions(std::span<const TileContribution> all, std::
       }
     }
   }
-  const detail::MeanSumsOp<double> op;
-  const auto load = [](double x) { return detail::MeanSumsOp<double>::load(x); };
+  const pde::detail::MeanSumsOp<double> op;
+  const auto load = [](double x) { return pde::detail::MeanSumsOp<double>::load(x); };
   for (std::int64_t t = 0; t < tiles; ++t) {
     const auto ti = static_cast<std::size_t>(t);
     if (placed[ti] == canonical::kTile + 1) continue;
@@ -141,8 +141,8 @@ struct Reader {
 
 }  // namespace
 
-MeanSums distributed_mean_sums(const ProcessGroup& group, std::span<const TileContribution> local,
-                               std::int64_t total) {
+MeanSums distributed_mean_sums(distributed::Communicator& comm,
+                               std::span<const TileContribution> local, std::int64_t total) {
   std::vector<std::byte> message;
   put_i64(message, static_cast<std::int64_t>(local.size()));
   for (const TileContribution& c : local) {
@@ -157,9 +157,9 @@ MeanSums distributed_mean_sums(const ProcessGroup& group, std::span<const TileCo
     }
   }
   std::vector<std::int64_t> sizes;
-  const std::vector<std::byte> all = group.gather(message, 0, &sizes);
+  const std::vector<std::byte> all = comm.gather(message, 0, &sizes);
   MeanSums sums{};
-  if (group.rank() == 0) {
+  if (comm.is_root()) {
     std::vector<TileContribution> contributions;
     Reader reader{all};
     for (std::size_t r = 0; r < sizes.size(); ++r) {
@@ -180,7 +180,7 @@ MeanSums distributed_mean_sums(const ProcessGroup& group, std::span<const TileCo
     }
     sums = combine_tile_contributions(contributions, total);
   }
-  group.broadcast(std::as_writable_bytes(std::span(&sums, 1)), 0);
+  comm.broadcast_value(sums, 0);
   return sums;
 }
 
@@ -189,4 +189,4 @@ template TileContribution host_tile_contribution<float>(std::span<const float>, 
 template TileContribution host_tile_contribution<double>(std::span<const double>, std::int64_t,
                                                          std::int64_t, int);
 
-}  // namespace gpukit::pde::distributed
+}  // namespace gpukit::scale_out::detail

@@ -1,8 +1,9 @@
 #pragma once
-// Internal to the distributed Poisson solver: the mean rule's sums (pde/poisson_mean_sums.hpp)
-// over an array split into parts held by different processes and GPUs, computed on the fixed
-// tree of gpukit/primitives/reduce_canonical.hpp exactly as one process computes them over the
-// whole array, so that the mean, the warning and `strict` do not depend on the rank count.
+// Internal to the distributed Poisson solver (poisson.hpp): the mean rule's sums
+// (pde/poisson_mean_sums.hpp) over an array split into parts held by different processes and GPUs,
+// computed on the fixed tree of gpukit/primitives/reduce_canonical.hpp exactly as one process
+// computes them over the whole array, so that the mean, the warning and `strict` do not depend on
+// the rank count.
 //
 // How: the tree's first level is a list of tiles of kTile consecutive elements of the whole
 // array. Each part reduces the tiles it holds whole (reduce_tile, or the CUDA tile kernel, which
@@ -16,10 +17,10 @@
 #include <span>
 #include <vector>
 
-#include "pde/distributed/process_group.hpp"
+#include "gpukit/distributed/communicator.hpp"
 #include "pde/poisson_mean_sums.hpp"
 
-namespace gpukit::pde::distributed {
+namespace gpukit::scale_out::detail {
 
 /// How the first-level tiles meet a part: elements [offset, offset + count) of an array of
 /// `total` elements.
@@ -35,7 +36,7 @@ TileSplit split_tiles(std::int64_t offset, std::int64_t count, std::int64_t tota
 /// A part's share of the sums: the results of its whole tiles and its elements of shared tiles.
 struct TileContribution {
   std::int64_t first_tile = 0;
-  std::vector<detail::MeanSums> tiles;  // reduce_tile of tiles first_tile, first_tile + 1, ...
+  std::vector<pde::detail::MeanSums> tiles;  // reduce_tile of tiles first_tile, first_tile + 1, ...
   struct Fragment {
     std::int64_t offset = 0;     // of values[0] in the whole array
     std::vector<double> values;  // the elements, converted exactly (float and double both fit)
@@ -50,12 +51,13 @@ TileContribution host_tile_contribution(std::span<const Real> part, std::int64_t
 
 /// The sums over [0, total) from contributions that cover it exactly once (any order): bitwise
 /// host_mean_sums over the whole array. std::logic_error when the coverage is wrong.
-detail::MeanSums combine_tile_contributions(std::span<const TileContribution> all,
+pde::detail::MeanSums combine_tile_contributions(std::span<const TileContribution> all,
+                                                 std::int64_t total);
+
+/// Collective: every rank's contributions (its parts') gathered at rank 0, combined, and the
+/// sums broadcast to every rank.
+pde::detail::MeanSums distributed_mean_sums(distributed::Communicator& comm,
+                                            std::span<const TileContribution> local,
                                             std::int64_t total);
 
-/// Collective: every process's contributions (its parts') gathered at rank 0, combined, and the
-/// sums broadcast to every process.
-detail::MeanSums distributed_mean_sums(const ProcessGroup& group,
-                                       std::span<const TileContribution> local, std::int64_t total);
-
-}  // namespace gpukit::pde::distributed
+}  // namespace gpukit::scale_out::detail

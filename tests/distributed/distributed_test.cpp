@@ -170,6 +170,26 @@ TEST(SelectWorkers, CpuAndWhatAMachineWithoutAGpuSays) {
   }
 }
 
+// --threads 0 on a host of several ranks: the cores are shared out among them, as for the GPUs
+// of a list, so that the ranks of a host (FFTW's MPI engine, a CPU rank of mc) do not
+// oversubscribe it; a rank alone keeps every core, a --threads N is each worker's.
+TEST(SelectWorkers, TheRanksOfAHostShareItsCores) {
+  const int cores = Context::cpu().effective_cpu_threads();
+  EXPECT_EQ(select_workers("cpu", 0).contexts[0].cpu_threads, 0);
+  for (const int ranks : {2, 3}) {
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(select_workers("cpu", 0, r, ranks).contexts[0].cpu_threads,
+                std::max(1, cores / ranks))
+          << "local rank " << r << " of " << ranks;
+      EXPECT_EQ(select_workers("cpu", 5, r, ranks).contexts[0].cpu_threads, 5);
+    }
+  }
+  if (cuda_device_count() > 0) {
+    const Workers two = select_workers("cuda:0,0", 0, 0, 2);
+    for (const Context& c : two.contexts) EXPECT_EQ(c.cpu_threads, std::max(1, cores / 4));
+  }
+}
+
 TEST(RunWorkers, EveryWorkerRunsOnceAndProgressEndsAtOne) {
   for (const int workers : {1, 2, 5}) {
     std::vector<std::atomic<int>> runs(static_cast<std::size_t>(workers));

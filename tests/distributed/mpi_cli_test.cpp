@@ -239,7 +239,7 @@ TEST_P(MpiCli, AFailureOnAnotherRankStopsEveryRankWithItsMessage) {
     const Result r = run_ranks(3, command + device(), "GPUKIT_TEST_FAULT=rank-out-of-memory:2");
     EXPECT_EQ(r.exit_code, 5) << command << ": " << r.err;
     EXPECT_EQ(occurrences(r.err, "gpukit: out of memory:"), 1u) << r.err;
-    EXPECT_EQ(occurrences(r.err, "(on rank 2 of 3)"), 1u) << r.err;
+    EXPECT_EQ(occurrences(r.err, "(MPI rank 2 of 3)"), 1u) << r.err;
     EXPECT_FALSE(std::filesystem::exists(path("fault.out"))) << command;
   }
 }

@@ -13,18 +13,18 @@
 #include <numeric>
 #include <vector>
 
+#include "../pde/poisson_test_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
-#include "pde/distributed/poisson_distributed.hpp"
-#include "poisson_distributed_gpu_test_support.hpp"
-#include "poisson_test_support.hpp"
+#include "gpukit/scale_out/poisson.hpp"
+#include "poisson_gpu_test_support.hpp"
 
 namespace gpukit::pde {
 namespace {
 
-using distributed::ProcessGroup;
+using scale_out::DistributedPoissonPlan;
 
 using testing::grids;
 using testing::solve_device;
@@ -38,7 +38,7 @@ TYPED_TEST_SUITE(DistributedPoissonGpu, Reals);
 TYPED_TEST(DistributedPoissonGpu, CopyEngineOnOneGpuMatchesTheCpuAndTheDevicePathTheHostPath) {
   GPUKIT_REQUIRE_GPU();
   using Real = TypeParam;
-  const ProcessGroup self = ProcessGroup::self();
+  distributed::Communicator self;  // a job of one
   for (const int parts : {2, 3}) {
     const std::vector<int> devices(static_cast<std::size_t>(parts), 0);
     for (const PoissonGrid& g : grids()) {
@@ -75,7 +75,7 @@ TYPED_TEST(DistributedPoissonGpu, CopyEngineOnOneGpuMatchesTheCpuAndTheDevicePat
 
 TEST(DistributedPoissonGpuRefusals, NonFiniteStrictAxesOfOneAndMemory) {
   GPUKIT_REQUIRE_GPU();
-  const ProcessGroup self = ProcessGroup::self();
+  distributed::Communicator self;  // a job of one
   const std::vector<int> two = {0, 0};
   const PoissonGrid g{{6, 5, 4}, {}};
   std::vector<double> f = testing::random_rhs<double>(g.size(), 3);

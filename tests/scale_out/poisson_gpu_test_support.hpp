@@ -10,9 +10,12 @@
 
 #include "gpu_test_support.hpp"
 #include "gpukit/core/memory.hpp"
-#include "pde/distributed/poisson_distributed.hpp"
+#include "gpukit/scale_out/poisson.hpp"
 
 namespace gpukit::pde::testing {
+
+using scale_out::DistributedPoissonPlan;
+using scale_out::SlabRange;
 
 // Splits the whole-grid vector into the plan's local slabs.
 template <class T>

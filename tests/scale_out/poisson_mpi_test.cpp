@@ -1,10 +1,11 @@
-// The distributed Poisson solver across MPI ranks (run by CTest under `mpirun -np 2` and `-np 3`;
-// alone, every scenario runs with one rank): FFTW's MPI engine against the serial CPU solver
-// (every element within poisson_agreement_bound, both gauges, 2D and 3D, float and double, grids
-// whose rows do not divide among the ranks, some ranks holding no rows), the mean rule's sums
-// bit for bit, strict and NaN refusals identical to the serial solver's on every rank, the
-// failure rule (one failing rank fails them all, the lowest's message wins), and the collective
-// .npy reading and writing by slabs.
+// The distributed Poisson solver (gpukit/scale_out/poisson.hpp) across MPI ranks (run by CTest
+// under `mpirun -np 1`, `-np 2` and `-np 3`; alone, every scenario runs with one rank): FFTW's MPI
+// engine against the serial CPU solver (every element within poisson_agreement_bound, both gauges,
+// 2D and 3D, float and double, grids whose rows do not divide among the ranks, some ranks holding
+// no rows), the mean rule's sums bit for bit, strict and NaN refusals identical to the serial
+// solver's on every rank, the scale-out calls (arrays in memory: every rank the whole u; files),
+// and the collective .npy reading and writing by slabs. (The failure rule itself:
+// tests/distributed/communicator_mpi_test.cpp.)
 //
 // Every rank computes the whole serial solution itself (the grids are small) and checks its own
 // slab. No assertion returns early between collectives, so a failure on one rank cannot leave
@@ -22,26 +23,23 @@
 #include <string>
 #include <vector>
 
+#include "../pde/poisson_test_support.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/distributed/communicator.hpp"
 #include "gpukit/io/npy.hpp"
-#include "pde/distributed/npy_slabs.hpp"
-#include "pde/distributed/poisson_distributed.hpp"
-#include "pde/distributed/process_group.hpp"
-#include "poisson_test_support.hpp"
+#include "gpukit/scale_out/job.hpp"
+#include "gpukit/scale_out/npy_rows.hpp"
+#include "gpukit/scale_out/poisson.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::pde {
 namespace {
 
-using distributed::ProcessGroup;
+using scale_out::DistributedPoissonPlan;
+using scale_out::slab_range;
+using scale_out::SlabRange;
 
-const ProcessGroup& group() {
-  static const ProcessGroup g = gpukit::distributed::started_by_mpi_launcher()
-                                    ? ProcessGroup::mpi_world()
-                                    : ProcessGroup::self();
-  return g;
-}
+distributed::Communicator& group() { return distributed::Communicator::world(); }
 
 std::string where() {
   return "rank " + std::to_string(group().rank()) + " of " + std::to_string(group().size());
@@ -188,46 +186,36 @@ TYPED_TEST(DistributedPoissonMpi, StrictAndNonFiniteRefusalsAreTheSerialOnesOnEv
   }
 }
 
-TEST(DistributedFailureRule, OneFailingRankFailsEveryRankWithTheLowestRanksError) {
+// The scale-out call on arrays: every rank passes the whole f and gets the whole u, within the
+// bound of the serial solve (its bits on one rank).
+TYPED_TEST(DistributedPoissonMpi, TheArraysCallGivesEveryRankTheWholeSolution) {
+  using Real = TypeParam;
   SCOPED_TRACE(where());
-  const ProcessGroup& g = group();
-  const int last = g.size() - 1;
-  try {
-    g.agree([&] {
-      if (g.rank() == last) throw OutOfMemory("poisson: a test failure", 1024);
-    });
-    ADD_FAILURE() << "nothing thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::out_of_memory);
-    const std::string expected =
-        g.size() == 1
-            ? std::string(OutOfMemory("poisson: a test failure", 1024).what())
-            : std::string(OutOfMemory("poisson: a test failure", 1024).what()) + " (MPI rank " +
-                  std::to_string(last) + " of " + std::to_string(g.size()) + ")";
-    EXPECT_EQ(e.what(), expected);
+  const scale_out::Job job = scale_out::join_job("cpu", 1, group());
+  const PoissonGrid g{{11, 6, 5}, {1.0, 2.0, 0.5}};
+  const std::vector<Real> f = testing::random_rhs<Real>(g.size(), 31);
+  std::vector<Real> serial(f.size()), u(f.size(), std::numeric_limits<Real>::quiet_NaN());
+  PoissonPlan<Real>(Context::cpu(1), g).solve(f, serial);
+  scale_out::PoissonSpread spread;
+  scale_out::solve_poisson<Real>(job, g, {}, f, u,
+                                 [&](const scale_out::PoissonSpread& s) { spread = s; });
+  EXPECT_EQ(spread.ranks, group().size());
+  EXPECT_EQ(static_cast<int>(spread.rows.size()), group().size());
+  const double bound =
+      poisson_agreement_bound<Real>(g, testing::max_abs(f), testing::max_abs(serial));
+  testing::expect_close(g, serial, u, bound, "arrays call vs serial");
+  if (group().size() == 1) {
+    EXPECT_EQ(std::memcmp(serial.data(), u.data(), u.size() * sizeof(Real)), 0);
   }
-  // Several ranks fail differently: every rank reports rank 0's error.
-  try {
-    g.agree([&] { throw InvalidInput("bad input on rank " + std::to_string(g.rank())); });
-    ADD_FAILURE() << "nothing thrown";
-  } catch (const InvalidInput& e) {
-    EXPECT_STREQ(e.what(), "bad input on rank 0");
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
-    EXPECT_STREQ(e.what(), "bad input on rank 0");
-  }
-  // And nobody fails: nothing is thrown, and the next collective still lines up.
-  EXPECT_NO_THROW(g.agree([] {}));
-  EXPECT_EQ(g.all_gather(g.rank()).size(), static_cast<std::size_t>(g.size()));
 }
 
 // The collective .npy reader and writer: each rank writes its rows, rank 0 renames; the file
 // is what write_npy writes for the whole array. A refusal anywhere leaves no file.
 TEST(DistributedNpy, RowsWrittenByEveryRankMakeTheWholeFile) {
   SCOPED_TRACE(where());
-  const ProcessGroup& g = group();
+  distributed::Communicator& g = group();
   std::int64_t pid = ::getpid();
-  g.broadcast(std::as_writable_bytes(std::span(&pid, 1)), 0);
+  g.broadcast_value(pid, 0);
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("gpukit_npy_mpi_" + std::to_string(pid));
   if (g.rank() == 0) std::filesystem::create_directories(dir);
@@ -238,8 +226,8 @@ TEST(DistributedNpy, RowsWrittenByEveryRankMakeTheWholeFile) {
   const SlabRange rows = slab_range(7, g.size(), g.rank());
   const std::span<const double> mine = std::span(whole).subspan(
       static_cast<std::size_t>(rows.begin * 6), static_cast<std::size_t>(rows.count * 6));
-  distributed::write_npy_rows_collectively(g, dir / "u.npy", io::NpyDtype::float64, shape,
-                                           rows.begin, std::as_bytes(mine));
+  scale_out::write_npy_rows_collectively(g, dir / "u.npy", io::NpyDtype::float64, shape, rows.begin,
+                                         std::as_bytes(mine));
   if (g.rank() == 0) {
     io::write_npy<double>(dir / "expected.npy", shape, whole);
     const io::NpyArray a = io::read_npy(dir / "u.npy");
@@ -249,19 +237,19 @@ TEST(DistributedNpy, RowsWrittenByEveryRankMakeTheWholeFile) {
   }
   // Each rank reads its rows back.
   constexpr io::NpyDtype kDouble[] = {io::NpyDtype::float64};
-  const io::NpyArray back = distributed::read_npy_rows_collectively(
+  const io::NpyArray back = scale_out::read_npy_rows_collectively(
       g, dir / "u.npy", {kDouble, "test"}, rows.begin, rows.count);
   EXPECT_EQ(std::memcmp(back.bytes(), mine.data(), mine.size_bytes()), 0);
   // A file one rank cannot read (truncated: the header says more than there is) fails every rank.
   if (g.rank() == 0) std::filesystem::resize_file(dir / "expected.npy", 200);
   g.barrier();
-  EXPECT_THROW(distributed::read_npy_rows_collectively(g, dir / "expected.npy", {kDouble, "test"},
-                                                       rows.begin, rows.count),
+  EXPECT_THROW(scale_out::read_npy_rows_collectively(g, dir / "expected.npy", {kDouble, "test"},
+                                                     rows.begin, rows.count),
                Error);
   // An output nobody may write into (a missing directory): every rank fails, nothing is left.
   EXPECT_THROW(
-      distributed::write_npy_rows_collectively(g, dir / "missing" / "u.npy", io::NpyDtype::float64,
-                                               shape, rows.begin, std::as_bytes(mine)),
+      scale_out::write_npy_rows_collectively(g, dir / "missing" / "u.npy", io::NpyDtype::float64,
+                                             shape, rows.begin, std::as_bytes(mine)),
       Error);
   g.barrier();
   if (g.rank() == 0) {
@@ -275,12 +263,9 @@ TEST(DistributedNpy, RowsWrittenByEveryRankMakeTheWholeFile) {
 }  // namespace
 }  // namespace gpukit::pde
 
-// MPI is initialized when mpirun started the test (and finalized after the tests).
+// MPI starts when mpirun started the test (and ends after the tests), as in gpukit's main().
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  std::optional<gpukit::pde::distributed::MpiSession> session;
-  if (gpukit::distributed::started_by_mpi_launcher()) session.emplace();
-  const int result = RUN_ALL_TESTS();
-  session.reset();
-  return result;
+  const gpukit::distributed::Environment environment(argc, argv);
+  return RUN_ALL_TESTS();
 }

@@ -3,7 +3,7 @@
 // poisson_agreement_bound) and against the peer-copy engine running the same parts on one GPU:
 // the same arithmetic on the same GPU model, hence the same bits; the device path against the
 // host path, bit for bit. Labelled `multidevice` (not `gpu`): a single-GPU machine cannot run it,
-// and scripts/gpu-poisson-dist-check.sh runs it on 2 or more GPUs with GPUKIT_REQUIRE_GPU=1.
+// and scripts/gpu-scale-check.sh runs it on 2 or more GPUs with GPUKIT_REQUIRE_GPU=1.
 
 #include <gtest/gtest.h>
 
@@ -11,16 +11,16 @@
 #include <numeric>
 #include <vector>
 
+#include "../pde/poisson_test_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpukit/core/device.hpp"
-#include "pde/distributed/poisson_distributed.hpp"
-#include "poisson_distributed_gpu_test_support.hpp"
-#include "poisson_test_support.hpp"
+#include "gpukit/scale_out/poisson.hpp"
+#include "poisson_gpu_test_support.hpp"
 
 namespace gpukit::pde {
 namespace {
 
-using distributed::ProcessGroup;
+using scale_out::DistributedPoissonPlan;
 using testing::grids;
 using testing::solve_device;
 using testing::solve_host;
@@ -35,7 +35,7 @@ TYPED_TEST(DistributedPoissonGpu, NcclEngineAcrossGpusMatchesTheCopyEngineBitFor
   using Real = TypeParam;
   const int count = cuda_device_count();
   if (count < 2) GPUKIT_GPU_SKIP("needs 2 GPUs, found " << count);
-  const ProcessGroup self = ProcessGroup::self();
+  distributed::Communicator self;  // a job of one
   std::vector<int> devices(static_cast<std::size_t>(count));
   std::iota(devices.begin(), devices.end(), 0);
   const std::vector<int> one_gpu(devices.size(), 0);

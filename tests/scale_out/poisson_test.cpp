@@ -1,9 +1,9 @@
-// The distributed Poisson solver's parts that one process can test: the slab partition (FFTW's
-// block distribution, written out independently), the canonical sums of an array split into
-// parts against the serial tree over the whole array (bit for bit), the failure rule of a
-// one-process group, the one-part plan against the single-device plan (the same bits), and the
-// collective .npy writer in a one-process group. The MPI scenarios are in
-// poisson_distributed_mpi_test.cpp (run under mpirun).
+// The distributed Poisson solver's parts that one process can test (gpukit/scale_out/poisson.hpp):
+// the slab partition (FFTW's block distribution, written out independently), the canonical sums
+// of an array split into parts against the serial tree over the whole array (bit for bit), the
+// one-part plan against the single-device plan (the same bits), the scale-out calls on a job of
+// one CPU worker (the single-device bits), and the collective .npy writer in a job of one. The MPI
+// scenarios are in poisson_mpi_test.cpp (run under mpirun).
 
 #include <gtest/gtest.h>
 
@@ -19,23 +19,28 @@
 #include <string>
 #include <vector>
 
+#include "../pde/poisson_test_support.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/distributed/communicator.hpp"
 #include "gpukit/io/npy.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
-#include "pde/distributed/npy_slabs.hpp"
-#include "pde/distributed/poisson_distributed.hpp"
-#include "pde/distributed/process_group.hpp"
-#include "pde/distributed/slab_layout.hpp"
-#include "pde/distributed/tile_sums.hpp"
+#include "gpukit/scale_out/job.hpp"
+#include "gpukit/scale_out/npy_rows.hpp"
+#include "gpukit/scale_out/poisson.hpp"
 #include "pde/poisson_impl.hpp"
-#include "poisson_test_support.hpp"
+#include "scale_out/slab_layout.hpp"
+#include "scale_out/tile_sums.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::pde {
 namespace {
 
 namespace canonical = primitives::canonical;
-using distributed::ProcessGroup;
+namespace slabs = scale_out::detail;
+using scale_out::DistributedPoissonPlan;
+using scale_out::slab_block;
+using scale_out::slab_range;
+using scale_out::SlabRange;
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
@@ -84,7 +89,7 @@ TEST(SlabPartition, TilesEveryAxisOnceInPartOrder) {
 // and the scaling kernel assume), and the inverse must restore A exactly.
 
 void copy_2d(std::vector<std::int64_t>& destination, const std::vector<std::int64_t>& source,
-             const distributed::SlabLayout::Copy2D& k) {
+             const slabs::SlabLayout::Copy2D& k) {
   for (std::int64_t r = 0; r < k.height; ++r) {
     for (std::int64_t w = 0; w < k.width; ++w) {
       destination.at(static_cast<std::size_t>(k.destination_offset + r * k.destination_pitch + w)) =
@@ -99,7 +104,7 @@ TEST(SlabLayout, TransposesPutEveryValueInPlaceAndBack) {
   for (const PoissonGrid& g : grids) {
     for (int parts = 1; parts <= 5; ++parts) {
       SCOPED_TRACE(g.describe() + ", " + std::to_string(parts) + " parts");
-      const distributed::SlabLayout L(g, parts);
+      const slabs::SlabLayout L(g, parts);
       // The tag of spectrum value (x, y, z): its index in the whole (n0, M, T) array.
       auto tag = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
         return (x * L.m + y) * L.t + z;
@@ -174,16 +179,16 @@ void expect_split_sums_equal_whole(std::int64_t n, const std::vector<std::int64_
                                    std::uint64_t seed) {
   const std::vector<Real> f = cancelling<Real>(n, seed);
   const detail::MeanSums whole = host_mean_sums<Real>(f, 1);
-  std::vector<distributed::TileContribution> parts;
+  std::vector<slabs::TileContribution> parts;
   for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
-    parts.push_back(distributed::host_tile_contribution<Real>(
+    parts.push_back(slabs::host_tile_contribution<Real>(
         std::span(f).subspan(static_cast<std::size_t>(cuts[k]),
                              static_cast<std::size_t>(cuts[k + 1] - cuts[k])),
         cuts[k], n, 2));
   }
   // Any order of the parts (rank 0 receives them in rank order, but the sums must not care).
   std::reverse(parts.begin(), parts.end());
-  const detail::MeanSums split = distributed::combine_tile_contributions(parts, n);
+  const detail::MeanSums split = slabs::combine_tile_contributions(parts, n);
   EXPECT_TRUE(same_bits(split.total(), whole.total()))
       << n << ": " << split.total() << " vs " << whole.total();
   EXPECT_TRUE(same_bits(split.abs_total(), whole.abs_total())) << n;
@@ -224,28 +229,28 @@ TEST(DistributedSums, EverySplitGivesTheWholeArraysBitsOverTheCanonicalTree) {
 
 TEST(DistributedSums, WrongCoverageIsALogicError) {
   const std::vector<double> f(100, 1.0);
-  const auto a = distributed::host_tile_contribution<double>(std::span(f).first(60), 0, 100, 1);
-  const auto b = distributed::host_tile_contribution<double>(std::span(f).subspan(50), 50, 100, 1);
-  const distributed::TileContribution twice[] = {a, b};
-  EXPECT_THROW(distributed::combine_tile_contributions(twice, 100), std::logic_error);
-  const distributed::TileContribution short_of_it[] = {a};
-  EXPECT_THROW(distributed::combine_tile_contributions(short_of_it, 100), std::logic_error);
+  const auto a = slabs::host_tile_contribution<double>(std::span(f).first(60), 0, 100, 1);
+  const auto b = slabs::host_tile_contribution<double>(std::span(f).subspan(50), 50, 100, 1);
+  const slabs::TileContribution twice[] = {a, b};
+  EXPECT_THROW(slabs::combine_tile_contributions(twice, 100), std::logic_error);
+  const slabs::TileContribution short_of_it[] = {a};
+  EXPECT_THROW(slabs::combine_tile_contributions(short_of_it, 100), std::logic_error);
 }
 
 TEST(DistributedSums, SplitOfTilesAtTheEdges) {
   const std::int64_t T = canonical::kTile;
   // A part inside one tile: all of it is shared.
-  auto s = distributed::split_tiles(10, 100, 3 * T);
+  auto s = slabs::split_tiles(10, 100, 3 * T);
   EXPECT_EQ(s.tile_count, 0);
   EXPECT_EQ(s.head, 100);
   // A part from inside tile 0 to the end: tiles 1 and 2 whole (the last one short).
-  s = distributed::split_tiles(T / 2, 3 * T - 5 - T / 2, 3 * T - 5);
+  s = slabs::split_tiles(T / 2, 3 * T - 5 - T / 2, 3 * T - 5);
   EXPECT_EQ(s.first_tile, 1);
   EXPECT_EQ(s.tile_count, 2);
   EXPECT_EQ(s.head, T - T / 2);
   EXPECT_EQ(s.tail_begin, 3 * T - 5 - T / 2);
   // A part of exactly tile 1.
-  s = distributed::split_tiles(T, T, 3 * T);
+  s = slabs::split_tiles(T, T, 3 * T);
   EXPECT_EQ(s.first_tile, 1);
   EXPECT_EQ(s.tile_count, 1);
   EXPECT_EQ(s.head, 0);
@@ -253,31 +258,12 @@ TEST(DistributedSums, SplitOfTilesAtTheEdges) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A one-process group.
-
-TEST(ProcessGroupSelf, SettleRethrowsTheOwnErrorUnchanged) {
-  const ProcessGroup self = ProcessGroup::self();
-  EXPECT_EQ(self.size(), 1);
-  EXPECT_EQ(self.rank(), 0);
-  EXPECT_NO_THROW(self.agree([] {}));
-  try {
-    self.agree([] { throw OutOfMemory("somewhere", 123); });
-    ADD_FAILURE() << "no throw";
-  } catch (const OutOfMemory& e) {
-    EXPECT_EQ(e.bytes_requested(), 123u);
-  }
-  EXPECT_THROW(self.agree([] { throw std::bad_alloc(); }), std::bad_alloc);
-  const std::byte data[3] = {std::byte{1}, std::byte{2}, std::byte{3}};
-  std::vector<std::int64_t> sizes;
-  EXPECT_EQ(self.gather(data, 0, &sizes).size(), 3u);
-  EXPECT_EQ(sizes, (std::vector<std::int64_t>{3}));
-  EXPECT_EQ(self.all_gather(42), (std::vector<std::int64_t>{42}));
-}
+// A job of one process.
 
 // One part: the single-device plan itself, the same bits, the same result and the same refusals.
 TEST(DistributedPoissonOnePart, IsTheSingleDevicePlanBitForBit) {
   const gpukit::testing::TestSeed seed;
-  const ProcessGroup self = ProcessGroup::self();
+  distributed::Communicator self;  // a job of one
   const PoissonGrid grids[] = {{{9, 14}, {1.0, 2.0}}, {{5, 6, 7}, {}}};
   for (const PoissonGrid& g : grids) {
     for (const Gauge gauge : {Gauge::mean, Gauge::corner}) {
@@ -308,8 +294,73 @@ TEST(DistributedPoissonOnePart, IsTheSingleDevicePlanBitForBit) {
                InvalidInput);
 }
 
+// The scale-out calls on a job of one CPU worker: the single-device solve's bits, for arrays in
+// memory (in place too) and for files (the output write_npy writes for the single solve, in the
+// input's dtype when the solve's precision differs); what they refuse.
+TEST(ScaleOutPoisson, AJobOfOneWorkerGivesTheSingleDeviceBits) {
+  const gpukit::testing::TestSeed seed;
+  distributed::Communicator self;
+  const scale_out::Job job = scale_out::join_job("cpu", 1, self);
+  EXPECT_FALSE(job.spread);
+  const PoissonGrid g{{9, 14}, {1.0, 2.0}};
+  PoissonOptions options;
+  options.gauge = Gauge::corner;
+  const std::vector<double> f = testing::random_rhs<double>(g.size(), seed.value());
+  std::vector<double> serial(f.size()), u(f.size(), std::nan(""));
+  const PoissonResult a = PoissonPlan<double>(Context::cpu(1), g, options).solve(f, serial);
+  scale_out::PoissonSpread spread;
+  const PoissonResult b = scale_out::solve_poisson<double>(
+      job, g, options, f, u, [&](const scale_out::PoissonSpread& s) { spread = s; });
+  EXPECT_TRUE(same_bits(a.mean, b.mean));
+  EXPECT_EQ(std::memcmp(serial.data(), u.data(), u.size() * sizeof(double)), 0);
+  EXPECT_EQ(spread.engine, "cpu-fftw");
+  EXPECT_EQ(spread.rows, std::vector<std::int64_t>{9});
+  std::vector<double> in_place = f;
+  scale_out::solve_poisson<double>(job, g, options, in_place, in_place);
+  EXPECT_EQ(std::memcmp(serial.data(), in_place.data(), u.size() * sizeof(double)), 0);
+  EXPECT_THROW(scale_out::solve_poisson<double>(job, g, options, std::span(f).first(5), u),
+               InvalidInput);
+  EXPECT_THROW(scale_out::solve_poisson<double>(job, g, options, std::span(u).first(100),
+                                                std::span(u).subspan(1)),
+               InvalidInput);
+
+  // Files: a float32 input solved in double, written back in float32.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gpukit_scale_out_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<float> f32(f.begin(), f.end());
+  io::write_npy<float>(dir / "f.npy", g.shape, f32);
+  std::vector<double> widened(f32.begin(), f32.end()), solved(widened.size());
+  PoissonPlan<double>(Context::cpu(1), g, options).solve(widened, solved);
+  io::write_npy<float>(dir / "expected.npy", g.shape,
+                       std::vector<float>(solved.begin(), solved.end()));
+  scale_out::PoissonFileRequest request;
+  request.input = dir / "f.npy";
+  request.output = dir / "u.npy";
+  request.lengths = [](int axes) {
+    EXPECT_EQ(axes, 2);
+    return std::vector<double>{1.0, 2.0};
+  };
+  request.options = options;
+  request.precision = io::NpyDtype::float64;
+  int planned = 0;
+  request.planned = [&](const scale_out::PoissonSpread& s) {
+    ++planned;
+    EXPECT_FALSE(s.single_precision);
+    EXPECT_EQ(s.grid.lengths, (std::vector<double>{1.0, 2.0}));
+  };
+  scale_out::solve_poisson_file(job, request);
+  EXPECT_EQ(planned, 1);
+  std::ifstream got(dir / "u.npy", std::ios::binary), want(dir / "expected.npy", std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(got), {}),
+            std::string(std::istreambuf_iterator<char>(want), {}));
+  request.output = "-";
+  EXPECT_THROW(scale_out::solve_poisson_file(job, request), InvalidInput);
+  std::filesystem::remove_all(dir);
+}
+
 // ---------------------------------------------------------------------------------------------
-// The collective .npy writer in a one-process group: the file numpy reads, or nothing at all.
+// The collective .npy writer in a job of one: the file numpy reads, or nothing at all.
 
 class NpySlabFiles : public ::testing::Test {
  protected:
@@ -324,11 +375,11 @@ class NpySlabFiles : public ::testing::Test {
 };
 
 TEST_F(NpySlabFiles, OneProcessWritesTheFileWriteNpyWrites) {
-  const ProcessGroup self = ProcessGroup::self();
+  distributed::Communicator self;  // a job of one
   const std::vector<float> values = {1, 2, 3, 4, 5, 6};
   const std::int64_t shape[] = {3, 2};
-  distributed::write_npy_rows_collectively(self, dir_ / "a.npy", io::NpyDtype::float32, shape, 0,
-                                           std::as_bytes(std::span(values)));
+  scale_out::write_npy_rows_collectively(self, dir_ / "a.npy", io::NpyDtype::float32, shape, 0,
+                                         std::as_bytes(std::span(values)));
   io::write_npy<float>(dir_ / "b.npy", shape, values);
   EXPECT_EQ(testing::max_abs(values), 6.0);
   std::ifstream a(dir_ / "a.npy", std::ios::binary), b(dir_ / "b.npy", std::ios::binary);
@@ -336,13 +387,13 @@ TEST_F(NpySlabFiles, OneProcessWritesTheFileWriteNpyWrites) {
   const std::string bytes_b((std::istreambuf_iterator<char>(b)), {});
   EXPECT_EQ(bytes_a, bytes_b);
   // Standard output is refused, and nothing is left behind.
-  EXPECT_THROW(distributed::write_npy_rows_collectively(self, "-", io::NpyDtype::float32, shape, 0,
-                                                        std::as_bytes(std::span(values))),
+  EXPECT_THROW(scale_out::write_npy_rows_collectively(self, "-", io::NpyDtype::float32, shape, 0,
+                                                      std::as_bytes(std::span(values))),
                InvalidInput);
   // Rows that do not reach their place (a missing directory) leave nothing either.
   EXPECT_THROW(
-      distributed::write_npy_rows_collectively(self, dir_ / "no" / "c.npy", io::NpyDtype::float32,
-                                               shape, 0, std::as_bytes(std::span(values))),
+      scale_out::write_npy_rows_collectively(self, dir_ / "no" / "c.npy", io::NpyDtype::float32,
+                                             shape, 0, std::as_bytes(std::span(values))),
       IoError);
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(dir_))

@@ -53,8 +53,11 @@ struct Workers {
 /// - cuda:all and cuda:A,B,...: the GPUs listed (all of them, in ordinal order), dealt out to the
 ///   host's ranks in contiguous shares (rank r of L takes entries [r n / L, (r + 1) n / L) of n);
 ///   with more ranks than entries, rank r takes entry r % n. A GPU listed twice runs two workers
-///   (cuda:0,0: two halves of the work on GPU 0, each on its own thread and stream). With several
-///   workers and `threads` 0, each worker's host work gets an equal share of the cores.
+///   (cuda:0,0: two halves of the work on GPU 0, each on its own thread and stream).
+/// With `threads` 0, the host's cores (Context::cpu().effective_cpu_threads()) are shared out
+/// evenly among the workers on it: each of this rank's workers gets max(1, cores / (local_size x
+/// its worker count)) threads, unless it is the host's only worker (then 0: all cores); a
+/// `threads` > 0 is each worker's.
 /// Throws InvalidInput for bad syntax; DeviceUnavailable for cuda... without a usable GPU, or an
 /// ordinal past the last GPU ("cuda:5: only 2 CUDA devices found (cuda:0 and cuda:1)").
 Workers select_workers(std::string_view spec, int threads, int local_rank = 0, int local_size = 1);

@@ -4,8 +4,9 @@
 // local, each with every row of axis 0 and the half spectrum of axis 2; 2D: rows of the half
 // spectrum of axis 1 local, each with every row of axis 0), which is scaled where it lies; the
 // c2r plan with FFTW_MPI_TRANSPOSED_IN transforms it back. The two global transposes are FFTW's
-// own (MPI_Alltoall). Planned with FFTW_ESTIMATE: the same plan, hence the same bits, every run
-// for the same rank and thread counts.
+// own (MPI_Alltoall) over the job's communicator (Communicator::native_handle(): the only MPI
+// handle outside gpukit_distributed). Planned with FFTW_ESTIMATE: the same plan, hence the same
+// bits, every run for the same rank and thread counts.
 
 #include <fftw3-mpi.h>
 #include <mpi.h>
@@ -22,18 +23,21 @@
 #include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "pde/cpu/fftw_traits.hpp"
-#include "pde/distributed/poisson_distributed_impl.hpp"
 #include "pde/poisson_impl.hpp"
+#include "scale_out/poisson_engines.hpp"
 
-namespace gpukit::pde {
+namespace gpukit::scale_out {
 
 namespace {
+
+using pde::PoissonGrid;
+using pde::PoissonOptions;
 
 // Planning across the ranks of a communicator; the rest is FftwCommon.
 template <class Real>
 struct FftwMpi;
 template <>
-struct FftwMpi<double> : FftwCommon<double> {
+struct FftwMpi<double> : pde::FftwCommon<double> {
   static ptrdiff_t local_size(int rank, const ptrdiff_t* n, MPI_Comm comm, ptrdiff_t* ln0,
                               ptrdiff_t* l0s, ptrdiff_t* ln1, ptrdiff_t* l1s) {
     return fftw_mpi_local_size_transposed(rank, n, comm, ln0, l0s, ln1, l1s);
@@ -46,7 +50,7 @@ struct FftwMpi<double> : FftwCommon<double> {
   }
 };
 template <>
-struct FftwMpi<float> : FftwCommon<float> {
+struct FftwMpi<float> : pde::FftwCommon<float> {
   static ptrdiff_t local_size(int rank, const ptrdiff_t* n, MPI_Comm comm, ptrdiff_t* ln0,
                               ptrdiff_t* l0s, ptrdiff_t* ln1, ptrdiff_t* l1s) {
     return fftwf_mpi_local_size_transposed(rank, n, comm, ln0, l0s, ln1, l1s);
@@ -63,7 +67,7 @@ struct FftwMpi<float> : FftwCommon<float> {
 void init_fftw_mpi_once() {
   static std::once_flag once;
   std::call_once(once, [] {
-    init_fftw_threads_once();
+    pde::init_fftw_threads_once();
     fftw_mpi_init();
     fftwf_mpi_init();
   });
@@ -76,16 +80,16 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
 
  public:
   FftwMpiPoisson(const Context& context, const PoissonGrid& plan_grid,
-                 const PoissonOptions& plan_options, const distributed::ProcessGroup& process_group)
-      : Base(process_group),
-        // Each process's share of the grid, the same on every process.
+                 const PoissonOptions& plan_options, distributed::Communicator& communicator)
+      : Base(communicator),
+        // Each rank's share of the grid, the same on every rank.
         threads_(cpu_threads_for(
-            {plan_grid.size() / std::max(1, process_group.size()), kCpuNsPerGridPoint},
+            {plan_grid.size() / std::max(1, communicator.size()), pde::kCpuNsPerGridPoint},
             context.effective_cpu_threads())) {
     this->grid = plan_grid;
     this->options = plan_options;
     this->engine = std::string(kFftwMpiEngine);
-    const MPI_Comm comm = *static_cast<const MPI_Comm*>(process_group.mpi_comm());
+    const MPI_Comm mpi_comm = *static_cast<const MPI_Comm*>(communicator.native_handle());
     const int rank = plan_grid.rank();
     for (int a = 0; a < rank; ++a) dims_.push_back(plan_grid.shape[static_cast<std::size_t>(a)]);
     last_ = dims_.back();
@@ -94,13 +98,13 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     complex_dims.back() = last_ / 2 + 1;
     ptrdiff_t ln0 = 0, l0s = 0, ln1 = 0, l1s = 0;
     init_fftw_mpi_once();
-    alloc_ = F::local_size(rank, complex_dims.data(), comm, &ln0, &l0s, &ln1, &l1s);
-    const int part_count = process_group.size(), part = process_group.rank();
+    alloc_ = F::local_size(rank, complex_dims.data(), mpi_comm, &ln0, &l0s, &ln1, &l1s);
+    const int part_count = communicator.size(), part = communicator.rank();
     // The partition every gpukit engine uses is FFTW's block distribution; say so loudly if an
     // FFTW ever chose another.
     const SlabRange rows = slab_range(dims_[0], part_count, part);
     const SlabRange columns = slab_range(complex_dims[1], part_count, part);
-    process_group.agree([&] {
+    distributed::agree(communicator, [&] {
       // (FFTW starts an empty range at 0; the partition at the end of the axis.)
       auto same = [](const SlabRange& r, ptrdiff_t start, ptrdiff_t count) {
         return r.count == count && (count == 0 || r.begin == start);
@@ -115,7 +119,7 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     local_columns_ = ln1;
     column_start_ = l1s;
     try {
-      plan(plan_grid, comm);
+      plan(plan_grid, mpi_comm);
     } catch (...) {
       release();  // a constructor that throws runs no destructor
       throw;
@@ -148,16 +152,16 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
 
  private:
   // The buffers, the plans (collective) and the wave-number tables.
-  void plan(const PoissonGrid& plan_grid, MPI_Comm comm) {
+  void plan(const PoissonGrid& plan_grid, MPI_Comm mpi_comm) {
     const int rank = plan_grid.rank();
-    this->group.agree([&] { allocate(plan_grid); });
+    distributed::agree(*this->comm, [&] { allocate(plan_grid); });
     {
-      std::lock_guard lock(fftw_planner_mutex());
+      std::lock_guard lock(pde::fftw_planner_mutex());
       F::threads(threads_);
-      forward_ = F::r2c(rank, dims_.data(), real_, spectrum_, comm);
-      inverse_ = F::c2r(rank, dims_.data(), spectrum_, real_, comm);
+      forward_ = F::r2c(rank, dims_.data(), real_, spectrum_, mpi_comm);
+      inverse_ = F::c2r(rank, dims_.data(), spectrum_, real_, mpi_comm);
     }
-    this->group.agree([&] {
+    distributed::agree(*this->comm, [&] {
       if (forward_ == nullptr || inverse_ == nullptr)
         throw InvalidInput("poisson: FFTW's MPI interface could not plan the grid " +
                            plan_grid.describe());
@@ -228,7 +232,7 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     }
   }
 
-  void release() { release_fftw<F>(forward_, inverse_, real_, spectrum_); }
+  void release() { pde::release_fftw<F>(forward_, inverse_, real_, spectrum_); }
 
   int threads_ = 1;
   std::vector<ptrdiff_t> dims_;
@@ -245,17 +249,19 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
 
 template <class Real>
 std::unique_ptr<typename DistributedPoissonPlan<Real>::Impl> make_fftw_mpi_poisson(
-    const Context& context, const PoissonGrid& grid, const PoissonOptions& options,
-    const distributed::ProcessGroup& group) {
-  group.agree([&] {
-    if (!group.uses_mpi())
-      throw InvalidInput("poisson: the distributed CPU solver needs an MPI process group");
+    const Context& context, const pde::PoissonGrid& grid, const pde::PoissonOptions& options,
+    distributed::Communicator& comm) {
+  distributed::agree(comm, [&] {
+    if (comm.native_handle() == nullptr)
+      throw InvalidInput("poisson: the distributed CPU solver needs the ranks of an MPI job");
   });
-  return std::make_unique<FftwMpiPoisson<Real>>(context, grid, options, group);
+  return std::make_unique<FftwMpiPoisson<Real>>(context, grid, options, comm);
 }
 template std::unique_ptr<DistributedPoissonPlan<float>::Impl> make_fftw_mpi_poisson<float>(
-    const Context&, const PoissonGrid&, const PoissonOptions&, const distributed::ProcessGroup&);
+    const Context&, const pde::PoissonGrid&, const pde::PoissonOptions&,
+    distributed::Communicator&);
 template std::unique_ptr<DistributedPoissonPlan<double>::Impl> make_fftw_mpi_poisson<double>(
-    const Context&, const PoissonGrid&, const PoissonOptions&, const distributed::ProcessGroup&);
+    const Context&, const pde::PoissonGrid&, const pde::PoissonOptions&,
+    distributed::Communicator&);
 
-}  // namespace gpukit::pde
+}  // namespace gpukit::scale_out

@@ -1,17 +1,17 @@
-// The CUDA engine of the distributed Poisson solver (poisson_distributed.hpp; the arrays are laid
-// out as slab_layout.hpp says; the kernels are in poisson_slab_kernels.cu). Each part (one GPU, or
-// one share of a GPU in the copy engine):
+// The CUDA engine of the distributed Poisson solver (gpukit/scale_out/poisson.hpp; the arrays are
+// laid out as slab_layout.hpp says; the kernels are in poisson_slab_kernels.cu). Each part (one
+// GPU, or one share of a GPU in the copy engine):
 //   1. cuFFT real-to-complex along the trailing axes of its slab (A = (rows, M, T)), in chunks
 //      of planes so that cuFFT's work area stays bounded;
 //   2. packs A into one contiguous block per destination (cudaMemcpy2DAsync);
-//   3. the forward transpose: grouped ncclSend/ncclRecv (or cudaMemcpyPeerAsync within one
-//      process) lands the blocks as B = (n0, columns, T);
+//   3. the forward transpose: a gpukit::distributed::DeviceExchange (NCCL's grouped send and
+//      receive, or peer copies within one process) lands the blocks as B = (n0, columns, T);
 //   4. cuFFT along axis 0 (stride columns * T), the scaling by -1 / (n |k|^2), the inverse;
 //   5. the inverse transpose back into the packed blocks, unpacked into A;
 //   6. cuFFT complex-to-real along the trailing axes.
-// Every part synchronizes its stream and the processes settle their failures before each
-// transpose, so that a failure on one part (a bad launch, a cuFFT error) ends every process
-// instead of leaving the others waiting inside NCCL.
+// Every part synchronizes its stream and the ranks agree on their failures before each transpose,
+// so that a failure on one part (a bad launch, a cuFFT error) ends every rank instead of leaving
+// the others waiting inside NCCL.
 
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -29,40 +29,26 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
+#include "gpukit/distributed/device_exchange.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
 #include "pde/cuda/cufft_traits.hpp"
-#include "pde/distributed/cuda/poisson_slab_kernels.hpp"
-#include "pde/distributed/poisson_distributed_impl.hpp"
-#include "pde/distributed/slab_layout.hpp"
-#include "pde/distributed/tile_sums.hpp"
 #include "pde/poisson_impl.hpp"
+#include "scale_out/cuda/poisson_slab_kernels.hpp"
+#include "scale_out/poisson_engines.hpp"
+#include "scale_out/slab_layout.hpp"
+#include "scale_out/tile_sums.hpp"
 
-#if GPUKIT_HAVE_NCCL
-#include <nccl.h>
-#endif
-
-namespace gpukit::pde {
+namespace gpukit::scale_out {
 
 namespace {
 
-using distributed::SlabLayout;
+using detail::SlabLayout;
+using pde::Gauge;
+using pde::PoissonGrid;
+using pde::PoissonOptions;
+using pde::PoissonResult;
+using pde::cuda_detail::Cufft;
 namespace canonical = primitives::canonical;
-
-#if GPUKIT_HAVE_NCCL
-#define GPUKIT_NCCL_CHECK(call)                                                            \
-  do {                                                                                     \
-    const ncclResult_t gpukit_nccl_status_ = (call);                                       \
-    if (gpukit_nccl_status_ != ncclSuccess)                                                \
-      throw CudaError(#call, ncclGetErrorString(gpukit_nccl_status_), __FILE__, __LINE__); \
-  } while (0)
-
-template <class Real>
-constexpr ncclDataType_t nccl_type() {
-  return sizeof(Real) == 4 ? ncclFloat : ncclDouble;
-}
-#endif
-
-using cuda_detail::Cufft;
 
 // The chunk of data one cuFFT execution covers (at least one plane or column): bounds the work
 // area cuFFT asks for, whatever the slab's size.
@@ -137,37 +123,28 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     int index = 0;  // global part index
     SlabRange rows, columns;
     std::unique_ptr<cuda::Stream> stream;
-    cuda::Event ready, done;  // the copy engine's barriers around a transpose
     cuda::DeviceBuffer<C> work, send;
     cuda::DeviceBuffer<Real> slab;  // the host data path's copy of the slab, made on first use
     cuda::DeviceBuffer<std::byte> fft_work;
     cuda::DeviceBuffer<double> k2_axis0, k2_split, k2_trailing;
-    cuda::DeviceBuffer<detail::MeanSums> tiles;
+    cuda::DeviceBuffer<pde::detail::MeanSums> tiles;
     Chunking planes, columns_chunks;
     BatchedFft inner_r2c, inner_r2c_rest, inner_c2r, inner_c2r_rest, axis0, axis0_rest;
-#if GPUKIT_HAVE_NCCL
-    ncclComm_t comm = nullptr;
-#endif
     Part() = default;
     Part(const Part&) = delete;
     Part& operator=(const Part&) = delete;
     ~Part() {
       // The buffers are released with their device current.
       cudaSetDevice(device);
-#if GPUKIT_HAVE_NCCL
-      if (comm != nullptr) ncclCommDestroy(comm);
-#endif
     }
   };
 
  public:
   CudaSlabPoisson(const Context& context, const PoissonGrid& plan_grid,
-                  const PoissonOptions& plan_options,
-                  const distributed::ProcessGroup& process_group, const std::vector<int>& devices,
-                  int part_count, int first, std::string_view engine_name)
-      : Base(process_group),
-        layout_(plan_grid, part_count),
-        nccl_(engine_name == kCufftNcclEngine) {
+                  const PoissonOptions& plan_options, distributed::Communicator& communicator,
+                  const std::vector<int>& devices, int part_count, int first,
+                  std::string_view engine_name)
+      : Base(communicator), layout_(plan_grid, part_count) {
     this->grid = plan_grid;
     this->options = plan_options;
     this->engine = std::string(engine_name);
@@ -176,15 +153,21 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     this->local_parts = static_cast<int>(devices.size());
     this->row_elements = plan_grid.size() / plan_grid.shape[0];
     this->host_threads = context.effective_cpu_threads();
-    process_group.agree([&] { check(devices); });
-    process_group.agree([&] { make_parts(devices); });
-#if GPUKIT_HAVE_NCCL
-    if (nccl_) connect();
-#endif
+    distributed::agree(communicator, [&] { check(); });
+    distributed::agree(communicator, [&] { make_streams(devices); });
+    // The transposes' engine (collective; its rules on the device list agreed inside).
+    std::vector<StreamHandle> streams;
+    for (const auto& part : parts_) streams.push_back(part->stream->handle());
+    exchange_ = std::make_unique<distributed::DeviceExchange>(
+        communicator,
+        engine_name == kCufftNcclEngine ? distributed::ExchangeEngine::nccl
+                                        : distributed::ExchangeEngine::peer_copy,
+        devices, streams);
+    distributed::agree(communicator, [&] { make_parts(); });
   }
 
   PoissonResult solve_on_device(std::span<const Real* const> f, std::span<Real* const> u) override {
-    this->group.agree([&] {
+    distributed::agree(*this->comm, [&] {
       if (static_cast<int>(f.size()) != this->local_parts ||
           static_cast<int>(u.size()) != this->local_parts) {
         throw InvalidInput(
@@ -192,23 +175,23 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
                         this->local_parts, f.size(), u.size()));
       }
     });
-    std::vector<distributed::TileContribution> contributions(parts_.size());
-    this->group.agree([&] {
+    std::vector<detail::TileContribution> contributions(parts_.size());
+    distributed::agree(*this->comm, [&] {
       for (std::size_t i = 0; i < parts_.size(); ++i)
         contributions[i] = device_contribution(*parts_[i], f[i]);
     });
-    const detail::MeanSums sums = distributed::distributed_mean_sums(
-        this->group,
-        std::span<const distributed::TileContribution>(contributions.data(), contributions.size()),
+    const pde::detail::MeanSums sums = detail::distributed_mean_sums(
+        *this->comm,
+        std::span<const detail::TileContribution>(contributions.data(), contributions.size()),
         this->grid.size());
-    refuse_non_finite_sums(sums.total(), sums.abs_total());
+    pde::refuse_non_finite_sums(sums.total(), sums.abs_total());
     const PoissonResult result =
-        classify_mean<Real>(sums.total(), sums.abs_total(), this->grid.size());
-    if (result.mean_removed && this->options.strict) throw_nonzero_mean(result);
+        pde::classify_mean<Real>(sums.total(), sums.abs_total(), this->grid.size());
+    if (result.mean_removed && this->options.strict) pde::throw_nonzero_mean(result);
     transform(f, u);
     if (this->options.gauge == Gauge::corner) {
       Real shift = 0;
-      this->group.agree([&] {
+      distributed::agree(*this->comm, [&] {
         if (this->first_part == 0) {
           cuda::set_device(parts_[0]->device);
           GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&shift, u[0], sizeof(Real), cudaMemcpyDeviceToHost,
@@ -216,8 +199,8 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
           parts_[0]->stream->synchronize();
         }
       });
-      this->group.broadcast(std::as_writable_bytes(std::span(&shift, 1)), 0);
-      this->group.agree([&] {
+      this->comm->broadcast_value(shift, 0);
+      distributed::agree(*this->comm, [&] {
         for (std::size_t i = 0; i < parts_.size(); ++i) {
           Part& p = *parts_[i];
           const std::int64_t n = p.rows.count * this->row_elements;
@@ -236,7 +219,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
                       std::span<const std::span<Real>> u) override {
     std::vector<const Real*> in(parts_.size());
     std::vector<Real*> out(parts_.size());
-    this->group.agree([&] {
+    distributed::agree(*this->comm, [&] {
       for (std::size_t i = 0; i < parts_.size(); ++i) {
         Part& p = *parts_[i];
         cuda::set_device(p.device);
@@ -251,7 +234,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     });
     transform(std::span<const Real* const>(in.data(), in.size()),
               std::span<Real* const>(out.data(), out.size()));
-    this->group.agree([&] {
+    distributed::agree(*this->comm, [&] {
       for (std::size_t i = 0; i < parts_.size(); ++i) {
         Part& p = *parts_[i];
         cuda::set_device(p.device);
@@ -265,7 +248,8 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
   }
 
  private:
-  void check(const std::vector<int>& devices) {
+  // What the slab algorithm needs of the grid (the device list's rules are the exchange's).
+  void check() const {
     for (int a = 0; a < this->grid.rank(); ++a) {
       if (this->grid.shape[static_cast<std::size_t>(a)] < 2) {
         throw InvalidInput(fmt::format(
@@ -274,47 +258,10 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
             a, this->grid.describe()));
       }
     }
-    const int count = cuda_device_count();
-    for (const int d : devices) {
-      if (d < 0 || d >= count)
-        throw DeviceUnavailable(
-            fmt::format("poisson: cuda:{} is not usable ({})", d,
-                        count == 0 ? cuda_unavailable_reason() : fmt::format("{} devices", count)));
-    }
-    if (nccl_) {
-#if GPUKIT_HAVE_NCCL
-      // More ranks on a host than its GPUs would put two NCCL ranks on one GPU, which NCCL
-      // refuses only inside its collective set-up: refuse it here, where every rank agrees.
-      const long driven =
-          static_cast<long>(this->group.local_size()) * static_cast<long>(devices.size());
-      if (driven > count) {
-        throw InvalidInput(fmt::format(
-            "poisson: {} processes on this host drive {} GPU{} each, but the host has {}: NCCL "
-            "takes each GPU once (start at most {} ranks per host)",
-            this->group.local_size(), devices.size(), devices.size() == 1 ? "" : "s", count,
-            std::max<long>(1, count / static_cast<long>(devices.size()))));
-      }
-      for (const int d : devices) {
-        if (std::count(devices.begin(), devices.end(), d) > 1)
-          throw InvalidInput(fmt::format(
-              "poisson: NCCL takes each GPU once; cuda:{} is listed twice (the '{}' engine "
-              "runs several parts on one GPU)",
-              d, kCufftCopyEngine));
-      }
-#else
-      throw InvalidInput(fmt::format("poisson: this gpukit was built without NCCL: no '{}' engine",
-                                     kCufftNcclEngine));
-#endif
-    } else if (this->group.size() > 1) {
-      throw InvalidInput(fmt::format(
-          "poisson: the '{}' engine runs in one process; across MPI ranks the GPUs need '{}'",
-          kCufftCopyEngine, kCufftNcclEngine));
-    }
   }
 
-  // Plans first (they tell their work areas), then the memory check per device, then the
-  // buffers: a grid that does not fit is refused before anything large is allocated.
-  void make_parts(const std::vector<int>& devices) {
+  // Each part's stream, on its device (the exchange is made on them).
+  void make_streams(const std::vector<int>& devices) {
     const SlabLayout& L = layout_;
     for (std::size_t i = 0; i < devices.size(); ++i) {
       auto part = std::make_unique<Part>();
@@ -326,9 +273,15 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
       parts_.push_back(std::move(part));
       cuda::set_device(p.device);
       p.stream = std::make_unique<cuda::Stream>();
-      p.ready = cuda::Event();
-      p.done = cuda::Event();
-      make_plans(p);
+    }
+  }
+
+  // Plans first (they tell their work areas), then the memory check per device, then the
+  // buffers: a grid that does not fit is refused before anything large is allocated.
+  void make_parts() {
+    for (const auto& part : parts_) {
+      cuda::set_device(part->device);
+      make_plans(*part);
     }
     std::vector<std::pair<int, std::size_t>> per_device;
     this->device_bytes.clear();
@@ -355,27 +308,6 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
       }
     }
     for (const auto& part : parts_) allocate(*part);
-    if (!nccl_) enable_peer_access();
-  }
-
-  // The copy engine's transposes go straight over NVLink or PCIe between GPUs that can reach
-  // each other (without peer access cudaMemcpyPeerAsync stages through the host).
-  void enable_peer_access() {
-    for (const auto& a : parts_) {
-      for (const auto& b : parts_) {
-        if (a->device == b->device) continue;
-        int can = 0;
-        GPUKIT_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a->device, b->device));
-        if (!can) continue;
-        cuda::set_device(a->device);
-        const cudaError_t status = cudaDeviceEnablePeerAccess(b->device, 0);
-        if (status == cudaErrorPeerAccessAlreadyEnabled) {
-          (void)cudaGetLastError();  // not an error: cleared so that no later check sees it
-        } else {
-          GPUKIT_CUDA_CHECK(status);
-        }
-      }
-    }
   }
 
   std::size_t bytes_of(const Part& p) const {
@@ -388,7 +320,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     // (The host data path's copy of the slab comes on top, allocated on first use.)
     return static_cast<std::size_t>(L.work_elements(p.index) + L.send_elements(p.index)) *
                sizeof(C) +
-           work + whole_tiles * sizeof(detail::MeanSums) +
+           work + whole_tiles * sizeof(pde::detail::MeanSums) +
            static_cast<std::size_t>(L.n0 + L.m + L.t) * sizeof(double) + 4096;
   }
 
@@ -462,39 +394,16 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     p.k2_split.copy_from_host(std::span<const double>(km.data(), km.size()));
     p.k2_trailing = cuda::DeviceBuffer<double>(kt.size());
     p.k2_trailing.copy_from_host(std::span<const double>(kt.data(), kt.size()));
-    p.tiles = cuda::DeviceBuffer<detail::MeanSums>(
+    p.tiles = cuda::DeviceBuffer<pde::detail::MeanSums>(
         static_cast<std::size_t>(p.rows.count * this->row_elements / canonical::kTile + 1));
   }
 
-#if GPUKIT_HAVE_NCCL
-  // One NCCL communicator per part, all parts of all processes in one clique (ranks = parts).
-  void connect() {
-    ncclUniqueId id{};
-    this->group.agree([&] {
-      if (this->group.rank() == 0) GPUKIT_NCCL_CHECK(ncclGetUniqueId(&id));
-    });
-    this->group.broadcast(std::as_writable_bytes(std::span(&id, 1)), 0);
-    this->group.agree([&] {
-      GPUKIT_NCCL_CHECK(ncclGroupStart());
-      for (const auto& part : parts_) {
-        cuda::set_device(part->device);
-        const ncclResult_t r = ncclCommInitRank(&part->comm, this->parts, id, part->index);
-        if (r != ncclSuccess) {
-          ncclGroupEnd();
-          throw CudaError("ncclCommInitRank", ncclGetErrorString(r), __FILE__, __LINE__);
-        }
-      }
-      GPUKIT_NCCL_CHECK(ncclGroupEnd());
-    });
-  }
-#endif
-
   // The part's share of the mean rule's sums, from device memory.
-  distributed::TileContribution device_contribution(Part& p, const Real* f) {
+  detail::TileContribution device_contribution(Part& p, const Real* f) {
     const std::int64_t count = p.rows.count * this->row_elements;
     const std::int64_t offset = p.rows.begin * this->row_elements;
-    const distributed::TileSplit split = distributed::split_tiles(offset, count, this->grid.size());
-    distributed::TileContribution c;
+    const detail::TileSplit split = detail::split_tiles(offset, count, this->grid.size());
+    detail::TileContribution c;
     c.first_tile = split.first_tile;
     cuda::set_device(p.device);
     const cudaStream_t s = p.stream->handle();
@@ -503,7 +412,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
                                     this->grid.size(), p.tiles.data(), s);
       c.tiles.resize(static_cast<std::size_t>(split.tile_count));
       cuda::copy_to_host_async(c.tiles.data(), p.tiles.data(),
-                               c.tiles.size() * sizeof(detail::MeanSums), s);
+                               c.tiles.size() * sizeof(pde::detail::MeanSums), s);
     }
     std::vector<Real> head(static_cast<std::size_t>(split.head));
     std::vector<Real> tail(static_cast<std::size_t>(count - split.tail_begin));
@@ -518,7 +427,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
   }
 
   void synchronize_all() {
-    this->group.agree([&] {
+    distributed::agree(*this->comm, [&] {
       for (const auto& part : parts_) {
         cuda::set_device(part->device);
         part->stream->synchronize();
@@ -529,7 +438,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
   // f[i] -> u[i] for every local part, the mean-gauge solution; collective.
   void transform(std::span<const Real* const> f, std::span<Real* const> u) {
     const SlabLayout& L = layout_;
-    this->group.agree([&] {
+    distributed::agree(*this->comm, [&] {
       for (std::size_t i = 0; i < parts_.size(); ++i) {
         Part& p = *parts_[i];
         cuda::set_device(p.device);
@@ -547,7 +456,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     });
     synchronize_all();
     exchange(/*forward=*/true);
-    this->group.agree([&] {
+    distributed::agree(*this->comm, [&] {
       const double inv_n = 1.0 / static_cast<double>(this->grid.size());
       for (const auto& part : parts_) {
         Part& p = *part;
@@ -572,7 +481,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     });
     synchronize_all();
     exchange(/*forward=*/false);
-    this->group.agree([&] {
+    distributed::agree(*this->comm, [&] {
       for (std::size_t i = 0; i < parts_.size(); ++i) {
         Part& p = *parts_[i];
         cuda::set_device(p.device);
@@ -614,94 +523,46 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
   C* source_of(Part& p, bool forward) { return forward ? p.send.data() : p.work.data(); }
   C* destination_of(Part& p, bool forward) { return forward ? p.work.data() : p.send.data(); }
 
+  // One transpose: every local part sends each part its block and receives each part's
+  // (slab_layout.hpp), through the exchange; agreed, so that a failure ends every rank.
   void exchange(bool forward) {
-    this->group.agree([&] {
-#if GPUKIT_HAVE_NCCL
-      if (nccl_) {
-        // Own blocks are device copies; the others one NCCL group over every local part (one
-        // thread drives several GPUs, so the group spans them all).
-        for (const auto& part : parts_) {
-          Part& p = *part;
-          cuda::set_device(p.device);
-          const Block b = block(p.index, p.index, forward);
-          if (b.count > 0) {
-            cuda::copy_device_to_device_async(destination_of(p, forward) + b.destination_offset,
-                                              source_of(p, forward) + b.source_offset,
-                                              static_cast<std::size_t>(b.count) * sizeof(C),
-                                              p.stream->handle());
-          }
-        }
-        GPUKIT_NCCL_CHECK(ncclGroupStart());
-        for (const auto& part : parts_) {
-          Part& p = *part;
-          for (int q = 0; q < this->parts; ++q) {
-            if (q == p.index) continue;
-            const Block out = block(p.index, q, forward), in = block(q, p.index, forward);
-            const auto s = p.stream->handle();
-            if (out.count > 0) {
-              GPUKIT_NCCL_CHECK(ncclSend(source_of(p, forward) + out.source_offset,
-                                         static_cast<std::size_t>(out.count) * 2, nccl_type<Real>(),
-                                         q, p.comm, s));
-            }
-            if (in.count > 0) {
-              GPUKIT_NCCL_CHECK(ncclRecv(destination_of(p, forward) + in.destination_offset,
-                                         static_cast<std::size_t>(in.count) * 2, nccl_type<Real>(),
-                                         q, p.comm, s));
-            }
-          }
-        }
-        GPUKIT_NCCL_CHECK(ncclGroupEnd());
-        return;
+    std::vector<distributed::DeviceSend> sends;
+    std::vector<distributed::DeviceReceive> receives;
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+      Part& p = *parts_[i];
+      for (int q = 0; q < this->parts; ++q) {
+        const Block out = block(p.index, q, forward), in = block(q, p.index, forward);
+        sends.push_back({static_cast<int>(i), q, source_of(p, forward) + out.source_offset,
+                         static_cast<std::size_t>(out.count) * sizeof(C)});
+        receives.push_back({static_cast<int>(i), q,
+                            destination_of(p, forward) + in.destination_offset,
+                            static_cast<std::size_t>(in.count) * sizeof(C)});
       }
-#endif
-      // One process: every destination's stream waits for every source, copies the blocks it
-      // receives, and every source waits for every destination before it reuses its buffers.
-      for (const auto& part : parts_) {
-        cuda::set_device(part->device);
-        part->ready.record(part->stream->handle());
-      }
-      for (const auto& destination : parts_) {
-        cuda::set_device(destination->device);
-        for (const auto& source : parts_) destination->stream->wait(source->ready.handle());
-        for (const auto& source : parts_) {
-          const Block b = block(source->index, destination->index, forward);
-          if (b.count == 0) continue;
-          GPUKIT_CUDA_CHECK(cudaMemcpyPeerAsync(
-              destination_of(*destination, forward) + b.destination_offset, destination->device,
-              source_of(*source, forward) + b.source_offset, source->device,
-              static_cast<std::size_t>(b.count) * sizeof(C), destination->stream->handle()));
-        }
-        destination->done.record(destination->stream->handle());
-      }
-      for (const auto& source : parts_) {
-        cuda::set_device(source->device);
-        for (const auto& destination : parts_) source->stream->wait(destination->done.handle());
-      }
-    });
+    }
+    distributed::agree(*this->comm, [&] { exchange_->exchange(sends, receives); });
   }
 
   SlabLayout layout_;
-  bool nccl_ = false;
   std::vector<std::unique_ptr<Part>> parts_;
+  // After the parts: destroyed first (NCCL's communicators go while the streams exist).
+  std::unique_ptr<distributed::DeviceExchange> exchange_;
 };
 
 }  // namespace
 
 template <class Real>
 std::unique_ptr<typename DistributedPoissonPlan<Real>::Impl> make_cuda_slab_poisson(
-    const Context& context, const PoissonGrid& grid, const PoissonOptions& options,
-    const distributed::ProcessGroup& group, const std::vector<int>& devices, int parts,
-    int first_part, std::string_view engine) {
-  return std::make_unique<CudaSlabPoisson<Real>>(context, grid, options, group, devices, parts,
+    const Context& context, const pde::PoissonGrid& grid, const pde::PoissonOptions& options,
+    distributed::Communicator& comm, const std::vector<int>& devices, int parts, int first_part,
+    std::string_view engine) {
+  return std::make_unique<CudaSlabPoisson<Real>>(context, grid, options, comm, devices, parts,
                                                  first_part, engine);
 }
 template std::unique_ptr<DistributedPoissonPlan<float>::Impl> make_cuda_slab_poisson<float>(
-    const Context&, const PoissonGrid&, const PoissonOptions&, const distributed::ProcessGroup&,
+    const Context&, const pde::PoissonGrid&, const pde::PoissonOptions&, distributed::Communicator&,
     const std::vector<int>&, int, int, std::string_view);
 template std::unique_ptr<DistributedPoissonPlan<double>::Impl> make_cuda_slab_poisson<double>(
-    const Context&, const PoissonGrid&, const PoissonOptions&, const distributed::ProcessGroup&,
+    const Context&, const pde::PoissonGrid&, const pde::PoissonOptions&, distributed::Communicator&,
     const std::vector<int>&, int, int, std::string_view);
 
-bool built_with_nccl() noexcept { return GPUKIT_HAVE_NCCL != 0; }
-
-}  // namespace gpukit::pde
+}  // namespace gpukit::scale_out

@@ -7,9 +7,9 @@
 
 #include "core/cuda/check.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
-#include "pde/distributed/cuda/poisson_slab_kernels.hpp"
+#include "scale_out/cuda/poisson_slab_kernels.hpp"
 
-namespace gpukit::pde::slab_kernels {
+namespace gpukit::scale_out::slab_kernels {
 
 namespace {
 
@@ -57,16 +57,16 @@ __global__ void scale_slab_kernel(Complex* __restrict__ b, std::int64_t n0, Inde
 template <class Real>
 __global__ void __launch_bounds__(canonical::kLanes)
     tile_sums_kernel(const Real* __restrict__ part, std::int64_t first_element, std::int64_t total,
-                     detail::MeanSums* __restrict__ tiles) {
-  __shared__ detail::MeanSums lanes[canonical::kLanes];
-  using Op = detail::MeanSumsOp<Real>;
+                     pde::detail::MeanSums* __restrict__ tiles) {
+  __shared__ pde::detail::MeanSums lanes[canonical::kLanes];
+  using Op = pde::detail::MeanSumsOp<Real>;
   const Op op;
   const std::int64_t tile_begin = std::int64_t{blockIdx.x} * canonical::kTile;
   // (No std::min: it would take kTile by reference, which device code cannot.)
   const std::int64_t remaining = total - (first_element + tile_begin);
   const std::int64_t length = remaining < canonical::kTile ? remaining : canonical::kTile;
   const int l = static_cast<int>(threadIdx.x);
-  detail::MeanSums acc = Op::identity();
+  pde::detail::MeanSums acc = Op::identity();
   for (int r = 0; r < canonical::kRows; ++r) {
     const std::int64_t k = std::int64_t{r} * canonical::kLanes + l;
     if (k < length) acc = op(acc, Op::load(part[tile_begin + k]));
@@ -120,7 +120,7 @@ void scale(void* b, std::int64_t n0, std::int64_t columns, std::int64_t t,
 
 template <class Real>
 void tile_sums(const Real* tiles_begin, std::int64_t tiles, std::int64_t first_element,
-               std::int64_t total, detail::MeanSums* out, StreamHandle stream) {
+               std::int64_t total, pde::detail::MeanSums* out, StreamHandle stream) {
   if (tiles == 0) return;
   tile_sums_kernel<Real><<<static_cast<unsigned>(tiles), canonical::kLanes, 0, stream>>>(
       tiles_begin, first_element, total, out);
@@ -138,10 +138,10 @@ void subtract(Real* u, std::int64_t n, Real shift, StreamHandle stream) {
   template void scale<Real>(void*, std::int64_t, std::int64_t, std::int64_t, std::int64_t,      \
                             const double*, const double*, const double*, double, StreamHandle); \
   template void tile_sums<Real>(const Real*, std::int64_t, std::int64_t, std::int64_t,          \
-                                detail::MeanSums*, StreamHandle);                               \
+                                pde::detail::MeanSums*, StreamHandle);                          \
   template void subtract<Real>(Real*, std::int64_t, Real, StreamHandle);
 GPUKIT_SLAB_KERNELS(float)
 GPUKIT_SLAB_KERNELS(double)
 #undef GPUKIT_SLAB_KERNELS
 
-}  // namespace gpukit::pde::slab_kernels
+}  // namespace gpukit::scale_out::slab_kernels

@@ -7,7 +7,7 @@
 #include "gpukit/core/cuda_handles.hpp"
 #include "pde/poisson_mean_sums.hpp"
 
-namespace gpukit::pde::slab_kernels {
+namespace gpukit::scale_out::slab_kernels {
 
 /// u_hat = -f_hat / (n |k|^2) over B = (n0, columns, T) complex Real values at `b` (zero mode
 /// 0): |k|^2 = k2_trailing[z] + (k2_split[column_begin + y] + k2_axis0[x]) (the serial CPU
@@ -23,10 +23,10 @@ void scale(void* b, std::int64_t n0, std::int64_t columns, std::int64_t t,
 /// expression (so the bits of the CPU's tiles).
 template <class Real>
 void tile_sums(const Real* tiles_begin, std::int64_t tiles, std::int64_t first_element,
-               std::int64_t total, detail::MeanSums* out, StreamHandle stream);
+               std::int64_t total, pde::detail::MeanSums* out, StreamHandle stream);
 
 /// u[i] -= shift for i < n (the corner gauge).
 template <class Real>
 void subtract(Real* u, std::int64_t n, Real shift, StreamHandle stream);
 
-}  // namespace gpukit::pde::slab_kernels
+}  // namespace gpukit::scale_out::slab_kernels
