@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,47 @@ TEST(DistributedCli, GpuListsWithoutTheGpusSayHowManyThereAre) {
   } else {
     EXPECT_NE(past.err.find("cuda:" + std::to_string(gpus) + " does not exist"), std::string::npos)
         << past.err;
+  }
+}
+
+// poisson takes device lists (slabs of axis 0 over the GPUs listed), but not for its demo, and a
+// list it cannot run on is refused before anything is written. Before, every list was a usage
+// error: "'cuda:all' lists several devices, but gpukit poisson runs on one".
+TEST(DistributedCli, PoissonTakesDeviceListsButNotForItsDemo) {
+  const std::string input = path("poisson_f.npy"), output = path("poisson_u.npy");
+  const std::int64_t shape[] = {4, 6};
+  std::vector<double> f(24);
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = (i % 2 == 0 ? 1.0 : -1.0);
+  io::write_npy<double>(input, shape, f);
+  const std::string solve = "poisson -i " + input + " -o " + output + " --device ";
+
+  const Result demo = run("poisson --demo 8 --device cuda:all");
+  EXPECT_EQ(demo.exit_code, 2) << demo.err;
+  EXPECT_NE(demo.err.find("poisson --demo runs on one device, but --device cuda:all lists several"),
+            std::string::npos)
+      << demo.err;
+  for (const char* bad : {"cuda:0,,1", "cuda:", "cuda:all,0"}) {
+    const Result r = run(solve + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("--device"), std::string::npos) << bad << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(output)) << bad;
+  }
+  const int gpus = cuda_device_count();
+  for (const std::string& list :
+       std::vector<std::string>{"cuda:all", "cuda:0,0", "cuda:0," + std::to_string(gpus)}) {
+    std::filesystem::remove(output);
+    const Result r = run(solve + list);
+    EXPECT_EQ(r.err.find("runs on one"), std::string::npos) << list << ": " << r.err;
+    if (gpus == 0 || list.ends_with(std::to_string(gpus))) {
+      // No GPU here (or one past the last): the device error of the other list commands.
+      EXPECT_EQ(r.exit_code, 7) << list << ": " << r.err;
+      EXPECT_NE(r.err.find("gpukit: device unavailable"), std::string::npos)
+          << list << ": " << r.err;
+      EXPECT_FALSE(std::filesystem::exists(output)) << list;
+    } else {
+      EXPECT_EQ(r.exit_code, 0) << list << ": " << r.err;
+      EXPECT_TRUE(std::filesystem::exists(output)) << list;
+    }
   }
 }
 
