@@ -191,15 +191,18 @@ int max_cpu_threads() {
   return std::max(1024, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-void add_device_options(CLI::App& command, DeviceOptions& options, DeviceLists lists) {
+void add_device_options(CLI::App& command, DeviceOptions& options, DeviceLists lists,
+                        std::string_view list_result) {
   const bool accepted = lists == DeviceLists::accepted;
   const std::string name = command.get_name();
   command
       .add_option("--device", options.device,
-                  accepted ? "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N | "
-                             "cuda:all | cuda:N,M,... (the work split over those GPUs, the same "
-                             "bits as one)"
-                           : "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N")
+                  accepted
+                      ? fmt::format("auto (a GPU when there is one, else the CPU) | cpu | cuda | "
+                                    "cuda:N | cuda:all | cuda:N,M,... (the work split over "
+                                    "those GPUs, {})",
+                                    list_result)
+                      : "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N")
       ->check(CLI::Validator(
           [accepted, name](std::string& spec) -> std::string {
             distributed::DeviceSpec parsed;

@@ -260,7 +260,8 @@ void register_poisson(CLI::App& app) {
                    ->transform(integer_in(2, 1 << 15));
   demo->excludes(input);
   demo->excludes(output);
-  add_device_options(*command, cli->device, DeviceLists::accepted);
+  add_device_options(*command, cli->device, DeviceLists::accepted,
+                     "in slabs of axis 0: one GPU's result within --check's bound");
   command->callback([cli] {
     if (cli->demo > 0) {
       refuse_device_list_and_ranks("poisson --demo", cli->device);
