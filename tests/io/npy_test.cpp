@@ -30,6 +30,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The message of the InvalidInput that `call` throws ("" and a test failure when it throws none).
+template <class Call>
+std::string message_of(const Call& call) {
+  try {
+    call();
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InvalidInput thrown";
+  return {};
+}
+
 static_assert(npy_dtype_of<std::int32_t>() == NpyDtype::int32);
 static_assert(npy_dtype_of<std::int64_t>() == NpyDtype::int64);
 static_assert(npy_dtype_of<long long>() == NpyDtype::int64);
@@ -607,15 +619,6 @@ TEST_F(NpyFiles, RowsAreRefusedWhereTheWholeArrayIsAndWhereTheyCannotBeRead) {
   const std::int64_t shape[] = {3, 2};
   const fs::path path = dir_ / "a.npy";
   write_npy<float>(path, shape, values);
-  auto message_of = [&](const auto& call) -> std::string {
-    try {
-      call();
-    } catch (const InvalidInput& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "no InvalidInput thrown";
-    return {};
-  };
   // Rows outside axis 0.
   EXPECT_NE(message_of([&] {
               read_npy_rows(path, {kFloat, "test"}, 2, 2);
@@ -712,15 +715,6 @@ TEST_F(NpyFiles, RowWritesAreRefusedOutsideAxisZeroAndForPartialRows) {
   AtomicFile file(dir_ / "a.npy");
   begin_npy_rows(file, NpyDtype::float32, shape);
   const fs::path temporary = file.temporary_path();
-  auto message_of = [&](const auto& call) -> std::string {
-    try {
-      call();
-    } catch (const InvalidInput& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "no InvalidInput thrown";
-    return {};
-  };
   EXPECT_NE(message_of([&] {
               write_npy_rows(temporary, NpyDtype::float32, shape, 2, bytes.first(16));
             }).find("rows 2 to 4 are outside axis 0"),
