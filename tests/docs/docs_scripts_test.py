@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Unit tests of scripts/compare_results.py and scripts/results_table.py on synthetic runs, and
-the check that docs/library.md quotes its examples (tests/docs/examples, built and run by ctest)
-as they are."""
+"""Unit tests of scripts/compare_results.py and scripts/results_table.py on synthetic runs, the
+check that docs/library.md quotes its examples (tests/docs/examples, built and run by ctest) as
+they are, and the check that every relative link of the docs reaches its file and heading."""
 
 import contextlib
 import io
@@ -169,6 +169,62 @@ class LibraryGuideTest(unittest.TestCase):
             self.assertIsNotNone(m, f"a cpp block of docs/library.md starts {first!r}")
             self.assertEqual(block, (ROOT / m.group(1)).read_text(),
                              f"docs/library.md does not quote {m.group(1)} as it is")
+
+
+# The pages a reader follows links through: the README, docs/ (journal included) and the
+# benchmarks' READMEs.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md")),
+         *sorted((ROOT / "bench").glob("**/*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+# A repository path written as code (`results/h100/gemm.json`): the pages name files this way too.
+CODE_PATH = re.compile(r"`((?:apps|bench|cmake|docs|fuzz|include|python|results|scripts|src|tests)"
+                       r"/[^`\s*<>{}$]*)`")
+
+
+def heading_anchors(page):
+    """The anchors GitHub gives the page's headings: lower case, punctuation dropped, spaces as
+    hyphens (code blocks left out: their # lines are no headings)."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+            for h in re.findall(r"^#+ (.*)$", text, flags=re.M)}
+
+
+def broken_links(pages):
+    """'page: target (why)' for every relative link of the pages that reaches no file or no
+    heading of its page."""
+    broken = []
+    for page in pages:
+        for target in LINK.findall(page.read_text()):
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path) if path else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target} (no such file)")
+            elif anchor and linked.suffix == ".md" and anchor not in heading_anchors(linked):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    return broken
+
+
+class DocsLinksTest(unittest.TestCase):
+    def test_every_relative_link_reaches_its_file_and_heading(self):
+        self.assertEqual(broken_links(PAGES), [])
+
+    def test_every_repository_path_the_pages_name_exists(self):
+        # The journal is lab notes: it may name files that were later renamed or merged.
+        missing = [f"{page.relative_to(ROOT)}: {path}"
+                   for page in PAGES if "journal" not in page.parts
+                   for path in (p.rstrip(".,:;") for p in CODE_PATH.findall(page.read_text()))
+                   if not (ROOT / path).exists()]
+        self.assertEqual(missing, [])
+
+    def test_the_check_finds_a_missing_file_and_a_missing_heading(self):
+        with tempfile.TemporaryDirectory() as d:
+            page = pathlib.Path(d, "page.md")
+            page.write_text("# A `code` title\n[a](missing.md) [b](#a-code-title) [c](#nowhere) "
+                            "[d](page.md#a-code-title) [e](https://example.com)\n")
+            self.assertEqual(broken_links([page]), ["page.md: missing.md (no such file)",
+                                                    "page.md: #nowhere (no such heading)"])
 
 
 if __name__ == "__main__":
