@@ -17,8 +17,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/harness.hpp"
 #include "cli_common.hpp"
-#include "gpukit/bench/harness.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
 

@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "bench/black_scholes_seed_demo.hpp"
 #include "cli_common.hpp"
 #include "cli_dist.hpp"
-#include "gpukit/bench/black_scholes_seed_demo.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
 #include "gpukit/dist/workers.hpp"

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "gpukit/bench/black_scholes_seed_demo.hpp"
+#include "bench/black_scholes_seed_demo.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/core/verify.hpp"

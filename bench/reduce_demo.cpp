@@ -1,4 +1,4 @@
-#include "gpukit/bench/reduce_demo.hpp"
+#include "bench/reduce_demo.hpp"
 
 #include <chrono>
 #include <cmath>

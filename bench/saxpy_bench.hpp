@@ -1,5 +1,5 @@
 #pragma once
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 
 namespace gpukit::bench {
 /// `gpukit bench saxpy`: the ladder for float (2^28) and double (2^27), y = alpha x + y in place,

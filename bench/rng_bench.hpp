@@ -1,5 +1,5 @@
 #pragma once
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 
 namespace gpukit::bench {
 /// `gpukit bench rng`: samples/s of every generator in the rng registry (gpukit's Philox streams

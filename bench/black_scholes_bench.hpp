@@ -1,5 +1,5 @@
 #pragma once
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 
 namespace gpukit::bench {
 /// `gpukit bench bs`: every registered CUDA variant (each verified against the double CPU

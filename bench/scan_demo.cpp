@@ -1,4 +1,4 @@
-#include "gpukit/bench/scan_demo.hpp"
+#include "bench/scan_demo.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "gpukit/bench/gemm_demo.hpp"
+#include "bench/gemm_demo.hpp"
 
 #include <chrono>
 #include <random>

@@ -3,21 +3,21 @@
 
 #include "bench/black_scholes_bench.hpp"
 #include "bench/gemm_bench.hpp"
-#include "bench/mc_bench.hpp"
+#include "bench/harness.hpp"
+#include "bench/monte_carlo_bench.hpp"
 #include "bench/poisson_bench.hpp"
 #include "bench/reduce_bench.hpp"
 #include "bench/rng_bench.hpp"
 #include "bench/saxpy_bench.hpp"
 #include "bench/scan_bench.hpp"
-#include "gpukit/bench/harness.hpp"
 #include "gpukit/blas/gemm_variants.hpp"
 #include "gpukit/blas/saxpy_variants.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
+#include "gpukit/pde/poisson_variants.hpp"
 #include "gpukit/primitives/compact_variants.hpp"
 #include "gpukit/primitives/reduce_variants.hpp"
 #include "gpukit/primitives/scan_variants.hpp"
 #include "gpukit/rng/generator_variants.hpp"
-#include "gpukit/pde/poisson_variants.hpp"
 
 namespace gpukit::bench {
 

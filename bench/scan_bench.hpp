@@ -1,5 +1,5 @@
 #pragma once
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 
 namespace gpukit::bench {
 /// `gpukit bench scan`: the seed's CPU-vs-GPU table (1024 to 16,777,216 floats), the ladder at

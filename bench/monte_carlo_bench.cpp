@@ -1,4 +1,4 @@
-#include "bench/mc_bench.hpp"
+#include "bench/monte_carlo_bench.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 
 namespace gpukit::bench {
 /// `gpukit bench reduce`: the seed's table (2^22 int32), the CS 152 table (2^30 int32), and the

@@ -1,4 +1,4 @@
-#include "gpukit/bench/saxpy_demo.hpp"
+#include "bench/saxpy_demo.hpp"
 
 #include <chrono>
 #include <random>

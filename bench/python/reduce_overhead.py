@@ -8,7 +8,7 @@ gpukit.reduce(x) and reduce_on_device wait for their stream; CuPy's sum is made 
 Goals (issue 21): gpukit.reduce's median per call at most 10 us above the C++ call's on the small
 array, and within 2% of it on the large one. Exit status 1 when a goal is missed.
 
-    python3 python/bench/reduce_overhead.py [--repeat 200] [--dtype float32] [--json out.json]
+    python3 bench/python/reduce_overhead.py [--repeat 200] [--dtype float32] [--json out.json]
 """
 
 from __future__ import annotations

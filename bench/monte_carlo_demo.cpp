@@ -1,4 +1,4 @@
-#include "gpukit/bench/monte_carlo_demo.hpp"
+#include "bench/monte_carlo_demo.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,5 @@
 #pragma once
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 
 namespace gpukit::bench {
 /// `gpukit bench gemm`: the seed's table (16384^2 float32: MatrixMult0, 1, 2 at 16 and 32, the

@@ -1,5 +1,5 @@
 #pragma once
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 
 namespace gpukit::bench {
 /// `gpukit bench mc`: one option on the device (European one step: paths/s; barrier with 252

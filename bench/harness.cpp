@@ -1,4 +1,4 @@
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,9 +1,9 @@
-#include "gpukit/bench/black_scholes_seed_demo.hpp"
+#include "bench/black_scholes_seed_demo.hpp"
 
 #include <chrono>
 #include <limits>
 
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/finance/black_scholes.hpp"

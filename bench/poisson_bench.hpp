@@ -1,5 +1,5 @@
 #pragma once
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 
 namespace gpukit::bench {
 /// `gpukit bench poisson`: every CUDA variant of the spectral Poisson solver against the vendor

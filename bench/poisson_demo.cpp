@@ -1,4 +1,4 @@
-#include "gpukit/bench/poisson_demo.hpp"
+#include "bench/poisson_demo.hpp"
 
 #include <chrono>
 #include <cmath>
