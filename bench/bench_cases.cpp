@@ -58,7 +58,7 @@ std::span<const BenchCase> bench_cases() {
        [] { return names_of(pde::poisson_variants()); }},
       {"saxpy", "SAXPY / DAXPY, y = alpha x + y (seed 003, the end-to-end example)",
        run_saxpy_bench, "elements", std::int64_t{1} << 30,
-       [] { return names_of(blas::axpy_variants()); }},
+       [] { return names_of(blas::saxpy_variants()); }},
       {"gemm", "matrix multiplication (seed 003)", run_gemm_bench,
        "rows and columns of square matrices", 32768,
        [] { return names_of(blas::gemm_variants()); }},

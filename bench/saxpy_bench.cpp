@@ -27,7 +27,7 @@ namespace gpukit::bench {
 namespace {
 
 using blas::AxpyRounding;
-using blas::AxpyVariant;
+using blas::SaxpyVariant;
 
 constexpr std::int64_t kFloatLadderSize = std::int64_t{1} << 28;   // the "float 2^28"
 constexpr std::int64_t kDoubleLadderSize = std::int64_t{1} << 27;  // the same 1 GiB an array
@@ -108,10 +108,10 @@ class AxpyWorkload {
   WorkloadShape shape() const {
     return {.elements = static_cast<double>(n_), .value_bytes = sizeof(T)};
   }
-  void launch(const AxpyVariant& v) {
+  void launch(const SaxpyVariant& v) {
     v.launch<T>(kAlpha<T>, x_.data(), y_.data(), y_.data(), n_, stream_.handle());
   }
-  Check check(const AxpyVariant& v) {
+  Check check(const SaxpyVariant& v) {
     cuda::copy_device_to_device_async(y_.data(), y_pristine_.data(), y_.size_bytes(),
                                       stream_.handle());
     launch(v);
@@ -139,7 +139,7 @@ void ladder_table(const BenchConfig& config, Report& report, std::int64_t n,
                           "element)",
                           sizeof(T) == 4 ? "SAXPY, the ladder" : "DAXPY, the ladder", n, type_name,
                           kAlpha<T>, 3 * sizeof(T)));
-  for (const AxpyVariant& v : blas::axpy_variants()) {
+  for (const SaxpyVariant& v : blas::saxpy_variants()) {
     if (!variant_selected(config, v.info.name)) continue;
     table.rows.push_back(time_variant(config, v, w));
   }
@@ -147,15 +147,15 @@ void ladder_table(const BenchConfig& config, Report& report, std::int64_t n,
 }
 
 void size_sweep(const BenchConfig& config, Report& report, const std::vector<std::int64_t>& sizes) {
-  const AxpyVariant& best = blas::default_axpy_variant();
-  const AxpyVariant& cublas = blas::find_axpy_variant("cublas");
+  const SaxpyVariant& best = blas::default_saxpy_variant();
+  const SaxpyVariant& cublas = blas::find_saxpy_variant("cublas");
   cuda::Stream stream;
   for (const std::int64_t n : sizes) {
     const Expected<float> expected(n);
     AxpyWorkload<float> w(expected, stream);
     Table table = device_table(
         report, fmt::format("SAXPY: the default variant against cuBLAS, {} float in place", n));
-    for (const AxpyVariant* v : {&best, &cublas}) {
+    for (const SaxpyVariant* v : {&best, &cublas}) {
       Row row = time_variant(config, *v, w);
       row.ladder = false;
       table.rows.push_back(std::move(row));

@@ -28,7 +28,7 @@ SaxpyDemo run_saxpy_demo(const Context& context, std::int64_t count, std::uint64
     // program's malloc'd arrays are), the kernel on y in place, the copy back; each phase between
     // events on the legacy default stream, on which all of them run in order.
     cuda::set_device(context.cuda_device);
-    const blas::AxpyVariant& seed_kernel = blas::find_axpy_variant("seed");
+    const blas::SaxpyVariant& seed_kernel = blas::find_saxpy_variant("seed");
     rounding = seed_kernel.rounding;
     cuda::DeviceBuffer<float> d_x(n), d_y(n);
     const cuda::Event start, copied_in, computed, copied_out;

@@ -767,8 +767,8 @@ def saxpy(
     handle = _arrays.resolve_stream(x, framework, stream)
     if out is None:
         out = _arrays.empty_like(y, _arrays.framework_of(y))
-    _core.axpy(float(alpha), *(_arrays.exported(v, _arrays.framework_of(v), handle)
-                               for v in (x, y, out)), device, handle)
+    _core.saxpy(float(alpha), *(_arrays.exported(v, _arrays.framework_of(v), handle)
+                                for v in (x, y, out)), device, handle)
     return out
 
 

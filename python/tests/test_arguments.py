@@ -13,7 +13,7 @@ import pytest
 import gpukit
 
 # nanobind's words when a value reaches a binding of the wrong type: they name internal functions
-# (axpy(), generate()) and must never reach a user.
+# (saxpy(), generate()) and must never reach a user.
 SIGNATURE_DUMP = "incompatible function arguments"
 
 
