@@ -36,10 +36,10 @@ std::span<const BenchCase> bench_cases() {
   // One entry per case study; a case's variants come from its own registry. The largest --size
   // of each keeps its buffers within one 80 GB GPU and the host's memory.
   static const BenchCase cases[] = {
-      {"bs", "Black-Scholes European options (seed 000, slides 3-15)", run_black_scholes_bench,
-       "options", std::int64_t{1} << 29,
+      {"black_scholes", "Black-Scholes European options (seed 000, slides 3-15)",
+       run_black_scholes_bench, "options", std::int64_t{1} << 29,
        [] { return names_of(finance::black_scholes_variants()); }},
-      {"mc", "Monte Carlo European and barrier options (seed 000, slides 16-39; seed 003)",
+      {"monte_carlo", "Monte Carlo European and barrier options (seed 000, slides 16-39; seed 003)",
        run_monte_carlo_bench, "", 0, [] { return std::vector<std::string>{}; }},
       {"reduce", "parallel reduction (seeds 000 slides 63-96, 001, 003)", run_reduce_bench,
        "elements", std::int64_t{1} << 32, [] { return names_of(primitives::reduce_variants()); }},

@@ -8,7 +8,7 @@
 // with a development driver of this kind (which, like this one, compiled
 // black_scholes_kernels.cu into itself so that every launch shape is reachable).
 //
-//   gpukit_tune_bs --options=2^26 --precision=double --cdf=hull
+//   gpukit_tune_black_scholes --options=2^26 --precision=double --cdf=hull
 
 #include <cuda_runtime.h>
 
@@ -195,7 +195,7 @@ void run(const gpukit::tuning::Knobs& knobs) {
 int main(int argc, char** argv) {
   return gpukit::tuning::run_driver([&] {
     gpukit::tuning::Knobs knobs(
-        argc, argv, "gpukit_tune_bs",
+        argc, argv, "gpukit_tune_black_scholes",
         {{"options", "2^26|options in the book"},
          {"precision", "double|float or double"},
          {"cdf", "hull|hull (the seed's polynomial) or erfc"},

@@ -126,7 +126,7 @@ TEST(Cli, GeneratedBookRoundTripsThroughBs) {
 
 TEST(Cli, BenchWritesJson) {
   const auto json = (scratch() / "bench.json").string();
-  const Result r = run("bench bs --device cpu --size 2000 --repeat 2 --json " + json);
+  const Result r = run("bench black_scholes --device cpu --size 2000 --repeat 2 --json " + json);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("cpu-openmp-float"), std::string::npos) << r.out;
   EXPECT_NE(slurp(json).find("\"samples_ms\""), std::string::npos);
