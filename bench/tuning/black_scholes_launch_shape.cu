@@ -4,7 +4,7 @@
 // that caps its registers (capN; cap1 is what the library's lean-math and lean-exact-grid use).
 // Every shape's calls and puts are checked against the library's CPU backend, each price within
 // twice black_scholes_price_bound (both sides within one bound of the exact price), before it is
-// timed. The A/B figures of docs/journal/black-scholes-notebook.md ("A/B figures") were taken
+// timed. The A/B figures of docs/journal/black_scholes-notebook.md ("A/B figures") were taken
 // with a development driver of this kind (which, like this one, compiled
 // black_scholes_kernels.cu into itself so that every launch shape is reachable).
 //

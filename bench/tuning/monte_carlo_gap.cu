@@ -6,7 +6,7 @@
 // stream: price within 2e-4 price + 0.02 standard errors, the bound of the GPU tests'
 // SameRandomNumbersAsTheCpu) on --check-paths paths, and cuRAND's price against the CPU's within
 // 6 combined standard errors (independent numbers). The gap analysis of
-// docs/journal/monte-carlo-notebook.md ("Why these kernels are fast") is what this driver
+// docs/journal/monte_carlo-notebook.md ("Why these kernels are fast") is what this driver
 // measures.
 //
 //   gpukit_tune_monte_carlo --problems=european,barrier
