@@ -1,10 +1,12 @@
 """poisson against manufactured solutions, gemm against numpy.matmul within its derived bound,
-saxpy against the exact result, and the random streams against their distributions (host
-arrays)."""
+saxpy against the exact result, and the random streams of gpukit.rng against their
+distributions (host arrays)."""
 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import warnings
 from fractions import Fraction
 
@@ -208,37 +210,57 @@ def test_scalars_within_the_dtypes_range_are_rounded_once():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_uniforms_are_uniform_open_and_addressable(dtype):
-    u = gpukit.random.uniform(1 << 18, seed=9, dtype=dtype, device="cpu")
+    u = gpukit.rng.uniform(1 << 18, seed=9, dtype=dtype, device="cpu")
     assert u.dtype == dtype and u.min() > 0 and u.max() < 1
     assert stats.kstest(u, "uniform").pvalue > 1e-4
-    pieces = np.concatenate([gpukit.random.uniform(1000, seed=9, dtype=dtype, device="cpu"),
-                             gpukit.random.uniform(777, seed=9, dtype=dtype, offset=1000,
-                                                   device="cpu")])
+    pieces = np.concatenate([gpukit.rng.uniform(1000, seed=9, dtype=dtype, device="cpu"),
+                             gpukit.rng.uniform(777, seed=9, dtype=dtype, offset=1000,
+                                                device="cpu")])
     np.testing.assert_array_equal(pieces, u[:1777])
-    assert not np.array_equal(u[:100], gpukit.random.uniform(100, seed=10, dtype=dtype,
-                                                             device="cpu"))
-    assert gpukit.random.uniform((3, 4), seed=1, device="cpu").shape == (3, 4)
+    assert not np.array_equal(u[:100], gpukit.rng.uniform(100, seed=10, dtype=dtype,
+                                                          device="cpu"))
+    assert gpukit.rng.uniform((3, 4), seed=1, device="cpu").shape == (3, 4)
 
 
 @pytest.mark.parametrize("transform", ["box_muller", "inverse_cdf"])
 def test_normals_are_standard_normal(transform):
-    z = gpukit.random.normal(1 << 18, seed=3, transform=transform, device="cpu")
+    z = gpukit.rng.normal(1 << 18, seed=3, transform=transform, device="cpu")
     assert stats.kstest(z, "norm").pvalue > 1e-4
     assert abs(z.mean()) < 5 / math.sqrt(z.size)
-    np.testing.assert_array_equal(z, gpukit.random.normal(1 << 18, seed=3, transform=transform,
-                                                          device="cpu"))
+    np.testing.assert_array_equal(z, gpukit.rng.normal(1 << 18, seed=3, transform=transform,
+                                                       device="cpu"))
 
 
 def test_random_words_and_arguments():
-    words = gpukit.random.bits(1 << 16, seed=1, device="cpu")
+    words = gpukit.rng.bits(1 << 16, seed=1, device="cpu")
     assert words.dtype == np.uint32
     # Each bit is a fair coin.
     ones = np.unpackbits(words.view(np.uint8)).mean()
     assert abs(ones - 0.5) < 5 * 0.5 / math.sqrt(words.size * 32)
     with pytest.raises(ValueError, match="generator must be 'philox'"):
-        gpukit.random.uniform(4, generator="mt19937")
+        gpukit.rng.uniform(4, generator="mt19937")
     with pytest.raises(ValueError, match="float32 or float64, not int32"):
-        gpukit.random.normal(4, dtype=np.int32, device="cpu")
+        gpukit.rng.normal(4, dtype=np.int32, device="cpu")
+
+
+def test_gpukit_random_is_the_deprecated_name_of_gpukit_rng():
+    # The random-number case study's stem is rng; scripts written for gpukit.random keep working,
+    # with a DeprecationWarning naming gpukit.rng, and get the same functions.
+    code = ("import warnings, gpukit\n"
+            "assert 'random' not in gpukit.__all__ and 'rng' in gpukit.__all__\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            "    u = gpukit.random.uniform(5, seed=3, device='cpu')\n"
+            "assert [str(w.message) for w in caught if w.category is DeprecationWarning] == "
+            "['gpukit.random is deprecated: use gpukit.rng (the same functions)'], caught\n"
+            "assert (u == gpukit.rng.uniform(5, seed=3, device='cpu')).all()\n"
+            "assert gpukit.random.normal is gpukit.rng.normal\n")
+    # A fresh interpreter: this process may have imported gpukit.random already.
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert gpukit.rng.bits(2, device="cpu").shape == (2,)  # the stem warns of nothing
 
 
 @pytest.mark.parametrize("value, error, message", [
