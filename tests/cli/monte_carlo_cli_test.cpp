@@ -38,7 +38,7 @@ long peak_kib_of_run_for(const std::vector<std::string>& args, int seconds) {
   return usage.ru_maxrss;
 }
 
-TEST(CliMcMemory, PeakMemoryDoesNotGrowWithPaths) {
+TEST(MonteCarloCliMemory, PeakMemoryDoesNotGrowWithPaths) {
   // One row at 2^34 paths (the limit): before issue 18 the CPU backend allocated 64 bytes per
   // 2048 paths up front (512 MiB here, touched at once); now a fixed 4 MiB of tile moments. The run
   // is stopped after 3 s (it would take hours); its peak must stay far below that.
@@ -52,7 +52,7 @@ TEST(CliMcMemory, PeakMemoryDoesNotGrowWithPaths) {
   EXPECT_GT(kib, 0);
 }
 
-TEST(CliMc, PathsOutsideTheLimitAreAUsageErrorNamingPaths) {
+TEST(MonteCarloCli, PathsOutsideTheLimitAreAUsageErrorNamingPaths) {
   const std::string book = write_file(
       "mc_limit.csv", "type,spot,strike,maturity,rate,volatility\ncall,100,100,1,0.05,0.2\n");
   for (const char* paths : {"17179869186", "1000000000000000", "1"}) {
@@ -83,7 +83,7 @@ std::map<std::string, std::string> prices_by_id(const std::string& csv) {
   return prices;
 }
 
-TEST(CliMc, ATradeKeepsItsPriceWhereverItSitsInWhicheverBook) {
+TEST(MonteCarloCli, ATradeKeepsItsPriceWhereverItSitsInWhicheverBook) {
   const std::string header =
       "id,type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps\n";
   const std::string t1 = "T1,call,100,105,1,0.03,0.25,,none,\n";
@@ -118,7 +118,7 @@ TEST(CliMc, ATradeKeepsItsPriceWhereverItSitsInWhicheverBook) {
   }
 }
 
-TEST(CliMc, CheckOnTheCpuComparesWithTheIndependentReference) {
+TEST(MonteCarloCli, CheckOnTheCpuComparesWithTheIndependentReference) {
   const std::string book =
       write_file("mc_check_cpu.csv",
                  "type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps\n"
@@ -138,7 +138,7 @@ TEST(CliMc, CheckOnTheCpuComparesWithTheIndependentReference) {
 
 // Issue 30: `mc --demo-options N` alone was a usage error though the README says it works, and
 // `--demo 2 --demo-options 3` priced 3 options without a word.
-TEST(CliMc, DemoOptionsAloneRunsTheDemoAndTwoDifferentCountsAreRefused) {
+TEST(MonteCarloCli, DemoOptionsAloneRunsTheDemoAndTwoDifferentCountsAreRefused) {
   const std::string paths = " --device cpu --paths 4096";
   for (const std::string args : {"--demo-options 3", "--demo 3 --demo-options 3", "--demo 3",
                                  "--demo --demo-options 3", "--demo-options 3 --demo"}) {
@@ -159,7 +159,7 @@ TEST(CliMc, DemoOptionsAloneRunsTheDemoAndTwoDifferentCountsAreRefused) {
 
 // Issue 30: deep out-of-the-money rows came out as price 0, std_error 0, ci [0, 0] without a word,
 // and a barrier breached at the start (a down-out at 110 on a spot of 100) was priced silently.
-TEST(CliMc, RowsWithoutAPayingPathAndBarriersBreachedAtTheStartAreNamed) {
+TEST(MonteCarloCli, RowsWithoutAPayingPathAndBarriersBreachedAtTheStartAreNamed) {
   const std::string book =
       write_file("mc_unpaid.csv",
                  "type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps\n"

@@ -1,4 +1,4 @@
-// tests/docs/examples/random_numbers.cpp: the example of docs/library.md, built and run by ctest.
+// tests/docs/examples/rng.cpp: the example of docs/library.md, built and run by ctest.
 #include <cstdio>
 #include <vector>
 
