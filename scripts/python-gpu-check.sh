@@ -7,7 +7,7 @@
 #   2. the gpukit tool in the same CMake tree (the tests compare Monte Carlo and the sums with it);
 #   3. the whole pytest suite with GPUKIT_REQUIRE_GPU=1: a GPU test that would skip (no GPU, no
 #      CuPy, no PyTorch) fails instead;
-#   4. the call-overhead benchmark (python/bench/reduce_overhead.py), against the C++ call and
+#   4. the call-overhead benchmark (bench/python/reduce_overhead.py), against the C++ call and
 #      cupy.sum.
 # Logs go to $OUT (the device tool's output folder) or ./out/python-gpu-check; the exit status is
 # 0 only when every step passed. The build folder is kept, so a second call rebuilds nothing:
@@ -61,7 +61,7 @@ export GPUKIT_REQUIRE_GPU=1 GPUKIT_REQUIRE_CLI=1 GPUKIT_CLI=$PWD/$build/apps/gpu
 # From $out, so that nothing but the installed package can be imported as gpukit.
 step pytest pytest.log bash -c "cd '$out' && '$python' -m pytest '$PWD/python/tests' -v \
   -p no:cacheprovider -rs ${GPUKIT_PYTEST_ARGS:-}"
-[ -n "${GPUKIT_PYTEST_ARGS:-}" ] || step bench bench.txt "$python" python/bench/reduce_overhead.py --json "$out/reduce_overhead.json"
+[ -n "${GPUKIT_PYTEST_ARGS:-}" ] || step bench bench.txt "$python" bench/python/reduce_overhead.py --json "$out/reduce_overhead.json"
 
 echo
 echo "== summary"

@@ -19,8 +19,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/poisson_demo.hpp"
 #include "cli_common.hpp"
-#include "gpukit/bench/poisson_demo.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
