@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "bench/black_scholes_seed_demo.hpp"
 #include "cli_common.hpp"
 #include "cli_distributed.hpp"
-#include "gpukit/bench/black_scholes_seed_demo.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
 #include "gpukit/distributed/test_fault.hpp"
@@ -311,8 +311,9 @@ void register_bs(CLI::App& app) {
       ->check(CLI::IsMember({"erfc", "hull", "hull-fast"}))
       ->capture_default_str();
   command
-      ->add_option("--variant", args->variant,
-                   "CUDA kernel variant (default: the fastest; `gpukit bench bs` lists them)")
+      ->add_option(
+          "--variant", args->variant,
+          "CUDA kernel variant (default: the fastest; `gpukit bench black_scholes` lists them)")
       ->check(
           accepted_by([](std::string_view name) { finance::find_black_scholes_variant(name); }));
   command->add_option("--rate", args->rate, "Risk-free rate for the whole book");

@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "bench/monte_carlo_demo.hpp"
 #include "cli_common.hpp"
 #include "cli_distributed.hpp"
-#include "gpukit/bench/monte_carlo_demo.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/distributed/test_fault.hpp"
 #include "gpukit/distributed/workers.hpp"

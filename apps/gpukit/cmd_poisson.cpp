@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
+#include "bench/poisson_demo.hpp"
 #include "cli_common.hpp"
 #include "cli_distributed.hpp"
-#include "gpukit/bench/poisson_demo.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
 #include "gpukit/io/npy.hpp"

@@ -17,9 +17,9 @@
 
 #include <fmt/format.h>
 
+#include "bench/harness.hpp"
 #include "cli_common.hpp"
 #include "cli_distributed.hpp"
-#include "gpukit/bench/harness.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/distributed/communicator.hpp"

@@ -16,7 +16,7 @@
 
 namespace gpukit::blas {
 
-struct AxpyVariant {
+struct SaxpyVariant {
   /// Enqueues out = alpha * x + y for `count` elements of device memory on `stream`; nothing
   /// waits. Any alignment of T. out may be y (in place) or an array that overlaps neither input.
   /// Launchers compute IEEE alpha * x + y for every alpha: the alpha == 0 rule of the API
@@ -52,13 +52,13 @@ struct AxpyVariant {
 };
 
 /// Every variant in ladder order (the seed's kernel first, cuBLAS last); empty without CUDA.
-std::span<const AxpyVariant> axpy_variants();
+std::span<const SaxpyVariant> saxpy_variants();
 
 /// The variant axpy() and axpy_on_device() use: the top of the ladder.
-const AxpyVariant& default_axpy_variant();
+const SaxpyVariant& default_saxpy_variant();
 
 /// Looks a variant up by name; InvalidInput listing the names when there is none,
 /// DeviceUnavailable in a build without CUDA.
-const AxpyVariant& find_axpy_variant(std::string_view name);
+const SaxpyVariant& find_saxpy_variant(std::string_view name);
 
 }  // namespace gpukit::blas
