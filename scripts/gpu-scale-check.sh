@@ -71,6 +71,7 @@ targets="gpukit distributed_tests distributed_cli_tests distributed_cli_gpu_test
          scale_out_poisson_tests scale_out_poisson_gpu_tests scale_out_poisson_multigpu_tests
          gpukit_tune_scale"
 [ $mpi = 1 ] && targets="$targets mpi_cli_tests poisson_mpi_cli_tests scale_out_poisson_mpi_tests"
+targets=$(echo $targets)  # one line: it goes into a bash -c command below
 step build build.log bash -c "cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DGPUKIT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUKIT_MPI=$([ $mpi = 1 ] && echo ON || echo OFF) \
   && cmake --build $build -j$(nproc) --target $targets" || { tail -40 "$out/build.log"; exit 1; }
