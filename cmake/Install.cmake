@@ -46,10 +46,18 @@ function(gpukit_install_package)
       $<INSTALL_INTERFACE:$<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>>)
   endif()
 
-  # The FFTW link rule gpukit_pde uses (static libraries carry their private link dependencies
+  # The FFTW link rule gpukit_pde and gpukit_scale_out use (static libraries carry their private link dependencies
   # into the package); it names no public API.
   set_target_properties(gpukit_fftw PROPERTIES EXPORT_NAME detail_fftw)
   install(TARGETS gpukit_umbrella gpukit_fftw EXPORT gpukitTargets)
+  # The same for FFTW's MPI libraries (gpukit_scale_out) and NCCL (gpukit_distributed), where the
+  # build found them (cmake/Distributed.cmake).
+  foreach(detail IN ITEMS fftw_mpi nccl)
+    if(TARGET gpukit_${detail})
+      set_target_properties(gpukit_${detail} PROPERTIES EXPORT_NAME detail_${detail})
+      install(TARGETS gpukit_${detail} EXPORT gpukitTargets)
+    endif()
+  endforeach()
 
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpukit
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}

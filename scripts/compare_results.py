@@ -3,20 +3,25 @@
 
     scripts/compare_results.py REFERENCE.json COMPARE.json [--threshold PCT] [--fail-slower PCT]
 
-Rows are matched by table title + variant + size (the row's element count). For each matched
+Both runs must be of one case (`gpukit bench CASE`; a run recorded under a case's older spelling,
+`bs` or `mc`, is of its stem's case). Rows are matched by table title + variant + size (the row's
+element count). For each matched
 row it prints the reference and compared median times, each run's noise (the relative standard
 deviation of its samples), the ratio compare/reference of the medians (below 1: faster) and a
 status: SAME when the change is within the larger of the two noises and --threshold (default
 1%), else FAST or SLOW. Rows present in one run only are listed after the tables.
 
 Exit status: 0; 1 if --fail-slower PCT is given and a matched row is more than PCT percent
-slower; 2 on a usage error or an unreadable file. Python 3 standard library only.
+slower; 2 on a usage error, an unreadable file or runs of different cases. Python 3 standard
+library only.
 """
 
 import argparse
 import json
 import math
 import sys
+
+from results_table import case_stem
 
 
 def noise(samples):
@@ -68,11 +73,17 @@ def compare(reference, candidate, threshold=0.01):
     return matched, only_ref, only_cmp
 
 
+def case_of(run):
+    """The run's case by its stem ("?" where the run names none)."""
+    return case_stem(run.get("case", "?"))
+
+
 def describe(run):
-    """Revision, GPU and, where the run recorded it (the harness's ISO 8601 UTC `date`), when."""
+    """Case, revision, GPU and, where the run recorded it (the harness's ISO 8601 UTC `date`),
+    when."""
     device = run.get("device", {}).get("name", run.get("backend", "?"))
     when = f" at {run['date']}" if run.get("date") else ""
-    return f"{run.get('git_revision', '?')} on {device}{when}"
+    return f"{case_of(run)}, {run.get('git_revision', '?')} on {device}{when}"
 
 
 def print_report(reference, candidate, matched, only_ref, only_cmp, out=None):
@@ -119,6 +130,11 @@ def main(argv=None):
         except (OSError, json.JSONDecodeError) as e:
             print(f"compare_results: {path}: {e}", file=sys.stderr)
             return 2
+    cases = [case_of(r) for r in runs]
+    if cases[0] != cases[1]:
+        print(f"compare_results: runs of different cases ({cases[0]}, {cases[1]})",
+              file=sys.stderr)
+        return 2
     matched, only_ref, only_cmp = compare(runs[0], runs[1], opts.threshold / 100)
     print_report(runs[0], runs[1], matched, only_ref, only_cmp)
     if opts.fail_slower is not None:

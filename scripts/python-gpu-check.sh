@@ -7,12 +7,13 @@
 #   2. the gpukit tool in the same CMake tree (the tests compare Monte Carlo and the sums with it);
 #   3. the whole pytest suite with GPUKIT_REQUIRE_GPU=1: a GPU test that would skip (no GPU, no
 #      CuPy, no PyTorch) fails instead;
-#   4. the call-overhead benchmark (python/bench/reduce_overhead.py), against the C++ call and
+#   4. the call-overhead benchmark (bench/python/reduce_overhead.py), against the C++ call and
 #      cupy.sum.
 # Logs go to $OUT (the device tool's output folder) or ./out/python-gpu-check; the exit status is
 # 0 only when every step passed. The build folder is kept, so a second call rebuilds nothing:
 # GPUKIT_PYTHON_CHECK_BUILD_ONLY=1 stops after the build (a first call within the device tool's
-# 10 minutes), a second call without it runs the tests and the benchmark.
+# 10 minutes), a second call without it runs the tests and the benchmark. GPUKIT_PYTEST_ARGS passes
+# extra arguments to pytest (say `-k ctrl_c` to re-run a few tests) and skips the benchmark.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out/python-gpu-check}
@@ -59,14 +60,14 @@ export PYTHONPATH=$PWD/$site${PYTHONPATH:+:$PYTHONPATH}
 export GPUKIT_REQUIRE_GPU=1 GPUKIT_REQUIRE_CLI=1 GPUKIT_CLI=$PWD/$build/apps/gpukit/gpukit
 # From $out, so that nothing but the installed package can be imported as gpukit.
 step pytest pytest.log bash -c "cd '$out' && '$python' -m pytest '$PWD/python/tests' -v \
-  -p no:cacheprovider -rs"
-step bench bench.txt "$python" python/bench/reduce_overhead.py --json "$out/reduce_overhead.json"
+  -p no:cacheprovider -rs ${GPUKIT_PYTEST_ARGS:-}"
+[ -n "${GPUKIT_PYTEST_ARGS:-}" ] || step bench bench.txt "$python" bench/python/reduce_overhead.py --json "$out/reduce_overhead.json"
 
 echo
 echo "== summary"
 tail -3 "$out/pytest.log"
 grep -E "FAILED|ERROR" "$out/pytest.log" | head -30
-cat "$out/bench.txt"
+cat "$out/bench.txt" 2>/dev/null
 failed=0
 for k in "${!status[@]}"; do
   printf '%-12s %s\n' "$k" "$([ "${status[$k]}" = 0 ] && echo PASS || echo "FAIL (${status[$k]})")"

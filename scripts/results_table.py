@@ -72,13 +72,26 @@ def run_date(run):
     return out.stdout.strip(), "commit"
 
 
+# The case names `gpukit bench` took before each case answered to its case study's stem; runs
+# recorded then carry them in `case` and in their command line.
+OLD_CASE_SPELLINGS = {"bs": "black_scholes", "mc": "monte_carlo"}
+
+
+def case_stem(case):
+    """A run's case by its stem (`bs` -> `black_scholes`)."""
+    return OLD_CASE_SPELLINGS.get(case, case)
+
+
 def bench_command(run):
-    """The command line as a reader would type it: `gpukit bench ...`, without the build path
-    and the --json file."""
+    """The command line as a reader would type it today: `gpukit bench ...` with the case's stem,
+    without the build path and the --json file."""
     argv = shlex.split(run.get("command_line", ""))
     if not argv:
-        return f"gpukit bench {run.get('case', '?')}"
+        return f"gpukit bench {case_stem(run.get('case', '?'))}"
     argv[0] = "gpukit"
+    if "bench" in argv[:-1]:
+        case = argv.index("bench") + 1
+        argv[case] = case_stem(argv[case])
     kept, skip = [], False
     for a in argv:
         if skip:

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/black_scholes_seed_demo.hpp"
 #include "cli_common.hpp"
-#include "gpukit/bench/black_scholes_seed_demo.hpp"
 
 namespace gpukit::cli {
 

@@ -21,8 +21,8 @@
 
 #include "gpukit/blas/scalar.hpp"
 #include "gpukit/core/error.hpp"
-#include "gpukit/dist/communicator.hpp"
-#include "gpukit/dist/devices.hpp"
+#include "gpukit/distributed/communicator.hpp"
+#include "gpukit/distributed/devices.hpp"
 #include "gpukit/io/atomic_file.hpp"
 #include "gpukit/io/csv.hpp"
 
@@ -195,27 +195,30 @@ int max_cpu_threads() {
   return std::max(1024, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-void add_device_options(CLI::App& command, DeviceOptions& options, DeviceLists lists) {
+void add_device_options(CLI::App& command, DeviceOptions& options, DeviceLists lists,
+                        std::string_view list_result) {
   const bool accepted = lists == DeviceLists::accepted;
   const std::string name = command.get_name();
   command
       .add_option("--device", options.device,
-                  accepted ? "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N | "
-                             "cuda:all | cuda:N,M,... (the work split over those GPUs, the same "
-                             "bits as one)"
-                           : "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N")
+                  accepted
+                      ? fmt::format("auto (a GPU when there is one, else the CPU) | cpu | cuda | "
+                                    "cuda:N | cuda:all | cuda:N,M,... (the work split over "
+                                    "those GPUs, {})",
+                                    list_result)
+                      : "auto (a GPU when there is one, else the CPU) | cpu | cuda | cuda:N")
       ->check(CLI::Validator(
           [accepted, name](std::string& spec) -> std::string {
-            dist::DeviceSpec parsed;
+            distributed::DeviceSpec parsed;
             try {
-              parsed = dist::parse_device_spec(spec);
+              parsed = distributed::parse_device_spec(spec);
             } catch (const Error& e) {
               return e.what();
             }
             if (parsed.is_list() && !accepted) {
               return fmt::format(
                   "'{}' lists several devices, but gpukit {} runs on one; device lists are "
-                  "for mc, bs and reduce",
+                  "for mc, bs, reduce and poisson",
                   spec, name);
             }
             return {};
@@ -230,13 +233,13 @@ void add_device_options(CLI::App& command, DeviceOptions& options, DeviceLists l
 }
 
 void refuse_device_list_and_ranks(const std::string& mode, const DeviceOptions& options) {
-  if (dist::parse_device_spec(options.device).is_list()) {
+  if (distributed::parse_device_spec(options.device).is_list()) {
     throw UsageError(
         fmt::format("{} runs on one device, but --device {} lists several", mode, options.device));
   }
-  if (dist::Communicator::world().distributed()) {
+  if (distributed::Communicator::world().distributed()) {
     throw UsageError(fmt::format("{} runs in one process, not across {} MPI ranks", mode,
-                                 dist::Communicator::world().size()));
+                                 distributed::Communicator::world().size()));
   }
 }
 

@@ -97,13 +97,16 @@ struct DeviceOptions {
 };
 
 /// Whether a command takes a list of devices (--device cuda:all, cuda:0,2,3): the commands that
-/// split their work into fixed blocks (mc, bs, reduce; docs/scale-out.md).
+/// spread their work over devices (mc, bs, reduce: fixed blocks; poisson: slabs;
+/// docs/scale-out.md).
 enum class DeviceLists { refused, accepted };
 
 /// Adds --device and --threads to a subcommand (both checked while parsing: exit 2; a list where
-/// the command refuses one is a usage error that says which commands take lists).
+/// the command refuses one is a usage error that says which commands take lists). `list_result`
+/// tells --help what a list gives where lists are accepted.
 void add_device_options(CLI::App& command, DeviceOptions& options,
-                        DeviceLists lists = DeviceLists::refused);
+                        DeviceLists lists = DeviceLists::refused,
+                        std::string_view list_result = "the same bits as one");
 
 /// For the one-device modes of a list-taking command (`mc --demo`): a usage error for a device
 /// list, or for a job of several MPI ranks.

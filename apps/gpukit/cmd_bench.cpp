@@ -13,18 +13,43 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "bench/harness.hpp"
 #include "cli_common.hpp"
-#include "gpukit/bench/harness.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::cli {
 
 namespace {
+
+// The names two cases had before every case answered to its case study's stem, still accepted for
+// the scripts that use them: the same run, recorded under the stem, after a warning.
+struct DeprecatedCaseSpelling {
+  std::string_view spelling;
+  std::string_view stem;
+};
+constexpr DeprecatedCaseSpelling kDeprecatedCaseSpellings[] = {{"bs", "black_scholes"},
+                                                               {"mc", "monte_carlo"}};
+
+// The case `name` stands for: its stem, with a warning on stderr (kept by --quiet) where `name` is
+// a deprecated spelling; `name` itself otherwise.
+std::string case_stem(const std::string& name) {
+  for (const DeprecatedCaseSpelling& d : kDeprecatedCaseSpellings) {
+    if (name == d.spelling) {
+      fmt::print(stderr,
+                 "gpukit: bench: warning: '{}' is the deprecated spelling of '{}': use `gpukit "
+                 "bench {}`\n",
+                 d.spelling, d.stem, d.stem);
+      return std::string(d.stem);
+    }
+  }
+  return name;
+}
 
 // --size within the case's range (0: its default), refused as a usage error otherwise.
 void check_size(const bench::BenchCase& c, std::int64_t size) {
@@ -120,9 +145,10 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--json", args->json_path, "Write every sample and the context as JSON");
   command->callback([args, cases] {
+    const std::string case_name = case_stem(args->case_name);
     const bench::BenchCase* chosen = nullptr;
     for (const bench::BenchCase& c : bench::bench_cases())
-      if (c.name == args->case_name) chosen = &c;
+      if (c.name == case_name) chosen = &c;
     if (chosen == nullptr) {
       throw CLI::ValidationError(
           fmt::format("bench: unknown case '{}'; the cases: {}", args->case_name, cases));

@@ -13,12 +13,13 @@
 
 #include <fmt/format.h>
 
+#include "bench/black_scholes_seed_demo.hpp"
 #include "cli_common.hpp"
-#include "cli_dist.hpp"
-#include "gpukit/bench/black_scholes_seed_demo.hpp"
+#include "cli_distributed.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
-#include "gpukit/dist/workers.hpp"
+#include "gpukit/distributed/test_fault.hpp"
+#include "gpukit/distributed/workers.hpp"
 #include "gpukit/finance/black_scholes_reference.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
 #include "gpukit/finance/choices.hpp"
@@ -138,20 +139,20 @@ void price_write_and_check(const BsArgs& args, const Job& job,
     write_and_check(args, job, context.describe(), book, view, result);
     return;
   }
-  dist::Communicator& comm = *job.comm;
+  distributed::Communicator& comm = *job.comm;
   std::optional<io::OptionBook> book;  // rank 0's
-  std::vector<std::byte> rows = dist::agree(comm, [&] {
+  std::vector<std::byte> rows = distributed::agree(comm, [&] {
     if (!comm.is_root()) return std::vector<std::byte>{};
     book.emplace(load());
     const std::vector<std::int64_t> count_of_rows = {static_cast<std::int64_t>(book->size())};
-    const std::span<const std::byte> bytes = dist::as_bytes(count_of_rows);
+    const std::span<const std::byte> bytes = distributed::as_bytes(count_of_rows);
     return std::vector<std::byte>(bytes.begin(), bytes.end());
   });
   comm.broadcast(rows);
-  const std::int64_t count = dist::from_bytes<std::int64_t>(rows).front();
+  const std::int64_t count = distributed::from_bytes<std::int64_t>(rows).front();
   const auto workers = static_cast<int>(job.workers.contexts.size());
-  const dist::WorkPlan plan = dist::plan_work(comm, workers, count);
-  const dist::BlockRange mine = plan.rank_ranges[static_cast<std::size_t>(comm.rank())];
+  const distributed::WorkPlan plan = distributed::plan_work(comm, workers, count);
+  const distributed::BlockRange mine = plan.rank_ranges[static_cast<std::size_t>(comm.rank())];
   warn_if_mixed(job, "bs");
 
   // This rank's rows: rank 0's book itself in a job of one process, else what rank 0 sent.
@@ -159,10 +160,10 @@ void price_write_and_check(const BsArgs& args, const Job& job,
   if (comm.distributed()) {
     std::vector<std::byte> all;
     std::vector<std::int64_t> sizes;
-    dist::agree(comm, [&] {
+    distributed::agree(comm, [&] {
       if (!comm.is_root()) return;
       const finance::OptionBookView whole = io::instrument_view(*book);
-      for (const dist::BlockRange& r : plan.rank_ranges) {
+      for (const distributed::BlockRange& r : plan.rank_ranges) {
         const std::vector<std::byte> piece = finance::pack_option_book(whole, r.first, r.count);
         all.insert(all.end(), piece.begin(), piece.end());
         sizes.push_back(static_cast<std::int64_t>(piece.size()));
@@ -170,7 +171,8 @@ void price_write_and_check(const BsArgs& args, const Job& job,
     });
     const std::vector<std::byte> piece = comm.scatter(all, sizes);
     std::vector<std::byte>().swap(all);
-    dist::agree(comm, [&] { received = std::make_unique<finance::PackedOptionBook>(piece); });
+    distributed::agree(comm,
+                       [&] { received = std::make_unique<finance::PackedOptionBook>(piece); });
   }
   const finance::OptionBookView local = received ? received->view() : io::instrument_view(*book);
 
@@ -185,10 +187,10 @@ void price_write_and_check(const BsArgs& args, const Job& job,
       columns.push_back(c);
     }
   }
-  dist::agree(comm, [&] {
-    dist::run_workers(workers, [&](int w, const dist::ReportProgress&) {
-      inject_rank_fault(job);
-      const dist::BlockRange range = plan.local_ranges[static_cast<std::size_t>(w)];
+  distributed::agree(comm, [&] {
+    distributed::run_workers(workers, [&](int w, const distributed::ReportProgress&) {
+      distributed::inject_rank_fault(*job.comm);
+      const distributed::BlockRange range = plan.local_ranges[static_cast<std::size_t>(w)];
       const std::int64_t at = range.first - mine.first;
       const finance::EuropeanBookResult part = finance::price_european_book(
           job.workers.contexts[static_cast<std::size_t>(w)],
@@ -202,10 +204,10 @@ void price_write_and_check(const BsArgs& args, const Job& job,
   });
   if (comm.distributed()) {
     for (std::vector<double>* c : columns) {
-      *c = dist::from_bytes<double>(comm.gather(dist::as_bytes(*c)));
+      *c = distributed::from_bytes<double>(comm.gather(distributed::as_bytes(*c)));
     }
   }
-  dist::agree(comm, [&] {
+  distributed::agree(comm, [&] {
     if (!comm.is_root()) return;
     write_and_check(args, job, job.description, *book, io::instrument_view(*book), result);
   });
@@ -303,8 +305,9 @@ void register_bs(CLI::App& app) {
       ->check(one_of(finance::normal_cdf_names()))
       ->capture_default_str();
   command
-      ->add_option("--variant", args->variant,
-                   "CUDA kernel variant (default: the fastest; `gpukit bench bs` lists them)")
+      ->add_option(
+          "--variant", args->variant,
+          "CUDA kernel variant (default: the fastest; `gpukit bench black_scholes` lists them)")
       ->check(
           accepted_by([](std::string_view name) { finance::find_black_scholes_variant(name); }));
   command->add_option("--rate", args->rate, "Risk-free rate for the whole book");

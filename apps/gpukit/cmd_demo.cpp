@@ -7,14 +7,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "bench/black_scholes_seed_demo.hpp"
+#include "bench/gemm_demo.hpp"
+#include "bench/monte_carlo_demo.hpp"
+#include "bench/poisson_demo.hpp"
+#include "bench/reduce_demo.hpp"
+#include "bench/saxpy_demo.hpp"
+#include "bench/scan_demo.hpp"
 #include "cli_common.hpp"
-#include "gpukit/bench/black_scholes_seed_demo.hpp"
-#include "gpukit/bench/gemm_demo.hpp"
-#include "gpukit/bench/monte_carlo_demo.hpp"
-#include "gpukit/bench/poisson_demo.hpp"
-#include "gpukit/bench/reduce_demo.hpp"
-#include "gpukit/bench/saxpy_demo.hpp"
-#include "gpukit/bench/scan_demo.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::cli {

@@ -11,11 +11,12 @@
 
 #include <fmt/format.h>
 
+#include "bench/monte_carlo_demo.hpp"
 #include "cli_common.hpp"
-#include "cli_dist.hpp"
-#include "gpukit/bench/monte_carlo_demo.hpp"
+#include "cli_distributed.hpp"
 #include "gpukit/core/error.hpp"
-#include "gpukit/dist/workers.hpp"
+#include "gpukit/distributed/test_fault.hpp"
+#include "gpukit/distributed/workers.hpp"
 #include "gpukit/finance/choices.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/finance/monte_carlo_blocks.hpp"
@@ -196,10 +197,10 @@ void price_file(const McArgs& args, const Job& job) {
 // (finance/monte_carlo_blocks.hpp), and rank 0 merges the blocks' moments in block order, which
 // gives the bits of the book priced on one device (of the job's backend), then checks and writes.
 void price_file_across(const McArgs& args, const Job& job) {
-  dist::Communicator& comm = *job.comm;
+  distributed::Communicator& comm = *job.comm;
   const finance::MonteCarloOptions options = options_of(args);
   std::optional<io::OptionBook> book;  // rank 0's
-  std::vector<std::byte> packed = dist::agree(comm, [&] {
+  std::vector<std::byte> packed = distributed::agree(comm, [&] {
     if (!comm.is_root()) return std::vector<std::byte>{};
     book.emplace(
         read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
@@ -212,27 +213,28 @@ void price_file_across(const McArgs& args, const Job& job) {
   });
   comm.broadcast(packed);
   std::unique_ptr<finance::PackedOptionBook> terms;
-  const finance::MonteCarloBlocks blocks = dist::agree(comm, [&] {
+  const finance::MonteCarloBlocks blocks = distributed::agree(comm, [&] {
     terms = std::make_unique<finance::PackedOptionBook>(packed);
     return finance::monte_carlo_blocks(terms->view(), options);
   });
   std::vector<std::byte>().swap(packed);
   const finance::MonteCarloBookView& view = terms->view();
   warn_if_mixed(job, "mc");
-  inject_lone_failure(job);
-  const dist::WorkPlan plan =
-      dist::plan_work(comm, static_cast<int>(job.workers.contexts.size()), blocks.weight);
+  distributed::inject_lone_failure(*job.comm);
+  const distributed::WorkPlan plan =
+      distributed::plan_work(comm, static_cast<int>(job.workers.contexts.size()), blocks.weight);
   const std::vector<finance::MonteCarloBlockMoments> moments =
-      dist::compute_blocks<finance::MonteCarloBlockMoments>(
+      distributed::compute_blocks<finance::MonteCarloBlockMoments>(
           comm, job.workers.contexts, plan, finance::monte_carlo_scenarios(options),
-          [&](const Context& context, dist::BlockRange range, const dist::ReportProgress& report) {
-            inject_rank_fault(job);
+          [&](const Context& context, distributed::BlockRange range,
+              const distributed::ReportProgress& report) {
+            distributed::inject_rank_fault(*job.comm);
             finance::MonteCarloOptions mine = options;
             mine.progress = report;
             return finance::price_monte_carlo_blocks(context, view, mine, range.first, range.count);
           },
           pricing_progress(job, view.count));
-  dist::agree(comm, [&] {
+  distributed::agree(comm, [&] {
     if (!comm.is_root()) return;
     const finance::MonteCarloBookResult r =
         finance::monte_carlo_result_from_blocks(view, options, moments, job.arithmetic());

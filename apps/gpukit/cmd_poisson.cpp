@@ -1,35 +1,29 @@
 // gpukit poisson: solves lap(u) = f with periodic boundaries for a 2D or 3D .npy grid f, written
 // as a .npy grid u of the same dtype and shape; `--demo [N]` runs the MATLAB test of the 2008
-// NVIDIA case study (slide 43).
-
-#include <fcntl.h>
-#include <unistd.h>
+// NVIDIA case study (slide 43). On a device list (--device cuda:all) or under mpirun the grid is
+// spread over the GPUs and ranks by one library call (gpukit/scale_out/poisson.hpp).
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
 #include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "bench/poisson_demo.hpp"
 #include "cli_common.hpp"
-#include "gpukit/bench/poisson_demo.hpp"
-#include "gpukit/core/device.hpp"
+#include "cli_distributed.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
-#include "gpukit/dist/communicator.hpp"
 #include "gpukit/io/npy.hpp"
 #include "gpukit/pde/poisson.hpp"
-#include "pde/distributed/npy_slabs.hpp"
-#include "pde/distributed/poisson_distributed.hpp"
-#include "pde/distributed/process_group.hpp"
+#include "gpukit/scale_out/poisson.hpp"
 
 namespace gpukit::cli {
 
@@ -88,16 +82,42 @@ void check_solution(const Context& context, const pde::PoissonGrid& grid,
   }
 }
 
-template <class Real>
-void solve_file(const Context& context, const io::NpyArray& array, const PoissonOptionsCli& cli) {
-  pde::PoissonGrid grid;
-  grid.shape = array.shape;
-  grid.lengths = parse_lengths(cli.lengths, static_cast<int>(array.shape.size()));
-  pde::validate_grid(grid);
+// The options every solve shares, read from the command line.
+pde::PoissonOptions solve_options(const PoissonOptionsCli& cli) {
   pde::PoissonOptions options;
   options.gauge = pde::parse_gauge(cli.gauge);
   options.strict = cli.strict;
   options.variant = cli.variant;
+  return options;
+}
+
+// The line that says what a solve runs on: the grid, the precision, the devices and the engine,
+// and how the grid was spread when it was.
+std::string describe_solve(const Job& job, const scale_out::PoissonSpread& spread,
+                           const std::string& gauge) {
+  std::string line = fmt::format(
+      "gpukit: poisson: {} {}, {} ({}), gauge {}", spread.grid.describe(),
+      spread.single_precision ? "float" : "double", job.workers.describe(), spread.engine, gauge);
+  const auto parts = static_cast<int>(spread.rows.size());
+  if (parts == 1 && spread.ranks == 1) return line;
+  std::string rows;
+  for (const std::int64_t r : spread.rows) rows += fmt::format("{}{}", rows.empty() ? "" : ", ", r);
+  const std::string ranks =
+      fmt::format("{} MPI rank{}", spread.ranks, spread.ranks == 1 ? "" : "s");
+  if (parts == spread.ranks) return fmt::format("{}, {} (rows of axis 0: {})", line, ranks, rows);
+  return fmt::format("{}, {} parts {} (rows of axis 0: {})", line, parts,
+                     spread.ranks == 1 ? "in one process" : "over " + ranks, rows);
+}
+
+// One process (one device, or a list of them): the whole grid read, solved by one call, checked
+// and written, as every command does.
+template <class Real>
+void solve_file(const Job& job, const io::NpyArray& array, const PoissonOptionsCli& cli) {
+  pde::PoissonGrid grid;
+  grid.shape = array.shape;
+  grid.lengths = parse_lengths(cli.lengths, static_cast<int>(array.shape.size()));
+  pde::validate_grid(grid);
+  const pde::PoissonOptions options = solve_options(cli);
   // The input in the solve's precision (a copy only when --precision differs from the dtype).
   std::vector<Real> values(static_cast<std::size_t>(array.size()));
   if (array.dtype == io::NpyDtype::float32) {
@@ -107,15 +127,12 @@ void solve_file(const Context& context, const io::NpyArray& array, const Poisson
     const auto in = array.values<double>();
     std::copy(in.begin(), in.end(), values.begin());
   }
-  pde::PoissonPlan<Real> plan(context, grid, options);
-  if (!quiet()) {
-    std::cerr << fmt::format("gpukit: poisson: {} {}, {} ({}), gauge {}\n", grid.describe(),
-                             std::is_same_v<Real, float> ? "float" : "double", context.describe(),
-                             plan.variant(), cli.gauge);
-  }
   std::vector<Real> f_copy;
   if (cli.check) f_copy = values;
-  const pde::PoissonResult result = plan.solve(values, values);
+  const pde::PoissonResult result = scale_out::solve_poisson<Real>(
+      job, grid, options, values, values, [&](const scale_out::PoissonSpread& spread) {
+        if (!quiet()) std::cerr << describe_solve(job, spread, cli.gauge) << "\n";
+      });
   if (result.mean_removed) {
     std::cerr << "gpukit: poisson: warning: " << pde::describe_removed_mean(result) << "\n";
   }
@@ -127,133 +144,16 @@ void solve_file(const Context& context, const io::NpyArray& array, const Poisson
     std::vector<double> out(values.begin(), values.end());
     io::write_npy<double>(cli.output, array.shape, out);
   }
-  if (cli.check) check_solution<Real>(context, grid, options, f_copy, values, cli.output);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Under mpirun: the grid split into slabs of axis 0 over the ranks (pde/distributed). Each rank
-// reads its own rows of the input and writes its own rows of the output (rank 0 creates the
-// output and renames it once every rank wrote), so no rank holds the whole grid; rank 0 prints
-// the progress line and the warning; a failure on any rank ends every rank with the same
-// message and exit code, and no output.
-
-/// Test hook: GPUKIT_TEST_FAULT=poisson-rank-fail:R makes rank R fail (as out of memory) after
-/// reading its slab, so that the CLI tests can show that one failing rank ends every rank
-/// cleanly. Not for users.
-void inject_rank_fault(const pde::distributed::ProcessGroup& group) {
-  const char* fault = std::getenv("GPUKIT_TEST_FAULT");
-  constexpr std::string_view kPrefix = "poisson-rank-fail:";
-  group.agree([&] {
-    if (fault == nullptr || !std::string_view(fault).starts_with(kPrefix)) return;
-    if (std::string_view(fault).substr(kPrefix.size()) == std::to_string(group.rank()))
-      throw OutOfMemory("poisson: a test fault on this rank (GPUKIT_TEST_FAULT)", 0);
-  });
-}
-
-// The device of this rank: `auto` and `cuda` take the local rank's GPU (local rank modulo the
-// GPUs of the host); the CPU threads default to this rank's share of the host.
-Context distributed_context(const pde::distributed::ProcessGroup& group,
-                            const DeviceOptions& device) {
-  DeviceSelection selection;
-  group.agree([&] { selection = select_device(device.device, device.threads); });
-  Context context = selection.context;
-  if (context.backend == Backend::cuda && (device.device == "auto" || device.device == "cuda"))
-    context.cuda_device = group.local_rank() % std::max(1, cuda_device_count());
-  if (device.threads == 0) {
-    const int share = std::max(
-        1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, group.local_size()));
-    context.cpu_threads = std::min(share, Context::cpu().effective_cpu_threads());
-  }
-  if (group.rank() == 0 && !selection.notice.empty() && !quiet())
-    std::cerr << selection.notice << "\n";
-  return context;
-}
-
-template <class Real>
-void solve_distributed(const pde::distributed::ProcessGroup& group, const Context& context,
-                       const io::NpyFileInfo& info, const PoissonOptionsCli& cli) {
-  namespace distributed = pde::distributed;
-  pde::PoissonGrid grid;
-  grid.shape = info.shape;
-  grid.lengths = parse_lengths(cli.lengths, static_cast<int>(info.shape.size()));
-  pde::PoissonOptions options;
-  group.agree([&] {
-    pde::validate_grid(grid);
-    options.gauge = pde::parse_gauge(cli.gauge);
-  });
-  options.strict = cli.strict;
-  options.variant = cli.variant;
-  pde::DistributedPoissonPlan<Real> plan(context, grid, options, group);
-  const pde::SlabRange slab = plan.slab(0);
-  if (group.rank() == 0 && !quiet()) {
-    std::string rows;
-    for (int p = 0; p < plan.parts(); ++p)
-      rows +=
-          fmt::format("{}{}", p ? ", " : "", pde::slab_range(grid.shape[0], plan.parts(), p).count);
-    std::cerr << fmt::format(
-        "gpukit: poisson: {} {}, {} ({}), gauge {}, {} MPI rank{} (rows of axis 0: {})\n",
-        grid.describe(), std::is_same_v<Real, float> ? "float" : "double", context.describe(),
-        plan.engine(), cli.gauge, group.size(), group.size() == 1 ? "" : "s", rows);
-  }
-  constexpr io::NpyDtype kFloats[] = {io::NpyDtype::float32, io::NpyDtype::float64};
-  io::NpyArray rows = distributed::read_npy_rows_collectively(
-      group, cli.input, {kFloats, "poisson"}, slab.begin, slab.count);
-  inject_rank_fault(group);
-  // Solved in place in the rows read when their dtype is the solve's precision (a slab of a grid
-  // larger than one device is large: no second copy), else in a converted copy.
-  std::vector<Real> converted;
-  std::span<Real> values;
-  if (rows.dtype == io::npy_dtype_of<Real>()) {
-    values = rows.values<Real>();
-  } else if (rows.dtype == io::NpyDtype::float32) {
-    converted.assign(rows.values<float>().begin(), rows.values<float>().end());
-    values = converted;
-  } else {
-    converted.assign(rows.values<double>().begin(), rows.values<double>().end());
-    values = converted;
-  }
-  const pde::PoissonResult result = plan.solve(std::span<const Real>(values), values);
-  if (result.mean_removed && group.rank() == 0) {
-    std::cerr << "gpukit: poisson: warning: " << pde::describe_removed_mean(result) << "\n";
-  }
-  // Written in the input's dtype: straight from the solution when it has it.
-  std::vector<std::byte> narrowed;
-  std::span<const std::byte> bytes = std::as_bytes(std::span<const Real>(values));
-  if (info.dtype != io::npy_dtype_of<Real>()) {
-    auto convert = [&](auto element) {
-      using T = decltype(element);
-      narrowed.resize(values.size() * sizeof(T));
-      T* out = reinterpret_cast<T*>(narrowed.data());
-      for (std::size_t i = 0; i < values.size(); ++i) out[i] = static_cast<T>(values[i]);
-    };
-    if (info.dtype == io::NpyDtype::float32) {
-      convert(float{});
-    } else {
-      convert(double{});
-    }
-    bytes = narrowed;
-  }
-  distributed::write_npy_rows_collectively(group, cli.output, info.dtype, info.shape, slab.begin,
-                                           bytes);
-}
-
-// A failure every rank meets alike (one the ranks settled, or a usage error, which depends only
-// on the command line and the input's header) is reported by rank 0 alone: the other ranks exit
-// with the same code and send their copy of the line to /dev/null, so that the terminal shows one
-// line, not one per rank interleaved. Any other failure keeps its message on every rank.
-void report_from_rank_zero(const std::exception& e) {
-  const bool everywhere =
-      pde::distributed::failure_agreed() || dynamic_cast<const CLI::ParseError*>(&e) != nullptr;
-  if (!everywhere || dist::launcher_rank() == 0) return;
-  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (null >= 0) {
-    ::dup2(null, STDERR_FILENO);
-    ::close(null);
+  if (cli.check) {
+    check_solution<Real>(job.workers.contexts.front(), grid, options, f_copy, values, cli.output);
   }
 }
 
-void run_distributed(const PoissonOptionsCli& cli) {
-  namespace distributed = pde::distributed;
+// Under mpirun: the grid split into slabs of axis 0 over the ranks, each reading and writing its
+// own rows of the files (no rank holds the whole grid) in the one call; rank 0 prints the line
+// and the warning; a failure on any rank ends every rank with the same message and exit code
+// (printed once, by rank 0), and no output.
+void solve_across_ranks(const Job& job, const PoissonOptionsCli& cli) {
   if (cli.check) {
     throw UsageError(
         "poisson --check is not available under mpirun (its long double reference needs the "
@@ -264,19 +164,20 @@ void run_distributed(const PoissonOptionsCli& cli) {
         "poisson under mpirun writes its output to a file (each rank writes its rows), not to "
         "standard output");
   }
-  const distributed::MpiSession session;  // initializes MPI unless main() did
-  const distributed::ProcessGroup group = distributed::ProcessGroup::mpi_world();
-  const Context context = distributed_context(group, cli.device);
-  constexpr io::NpyDtype kFloats[] = {io::NpyDtype::float32, io::NpyDtype::float64};
-  const io::NpyFileInfo info =
-      distributed::read_npy_info_collectively(group, cli.input, {kFloats, "poisson"});
-  group.agree([&] { pde::check_poisson_array_shape(info.shape, cli.input); });
-  const bool single =
-      cli.precision.empty() ? info.dtype == io::NpyDtype::float32 : cli.precision == "float";
-  if (single) {
-    solve_distributed<float>(group, context, info, cli);
-  } else {
-    solve_distributed<double>(group, context, info, cli);
+  scale_out::PoissonFileRequest request;
+  request.input = cli.input;
+  request.output = cli.output;
+  request.lengths = [&](int axes) { return parse_lengths(cli.lengths, axes); };
+  request.options = solve_options(cli);
+  if (!cli.precision.empty()) {
+    request.precision = cli.precision == "float" ? io::NpyDtype::float32 : io::NpyDtype::float64;
+  }
+  request.planned = [&](const scale_out::PoissonSpread& spread) {
+    if (job.is_root() && !quiet()) std::cerr << describe_solve(job, spread, cli.gauge) << "\n";
+  };
+  const pde::PoissonResult result = scale_out::solve_poisson_file(job, request);
+  if (result.mean_removed && job.is_root()) {
+    std::cerr << "gpukit: poisson: warning: " << pde::describe_removed_mean(result) << "\n";
   }
 }
 
@@ -359,37 +260,30 @@ void register_poisson(CLI::App& app) {
                    ->transform(integer_in(2, 1 << 15));
   demo->excludes(input);
   demo->excludes(output);
-  add_device_options(*command, cli->device);
+  add_device_options(*command, cli->device, DeviceLists::accepted,
+                     "in slabs of axis 0: one GPU's result within --check's bound");
   command->callback([cli] {
-    if (dist::started_by_mpi_launcher()) {
-      try {
-        if (cli->demo > 0)
-          throw UsageError("poisson --demo runs in one process: run it without mpirun");
-        if (cli->input.empty() || cli->output.empty())
-          throw UsageError("poisson: give --input FILE --output FILE");
-        run_distributed(*cli);
-      } catch (const std::exception& e) {
-        report_from_rank_zero(e);
-        throw;
-      }
-      return;
-    }
     if (cli->demo > 0) {
+      refuse_device_list_and_ranks("poisson --demo", cli->device);
       run_demo(resolve_context(cli->device), *cli);
       return;
     }
     if (cli->input.empty() || cli->output.empty())
       throw UsageError("poisson: give --input FILE --output FILE, or --demo [N]");
-    const Context context = resolve_context(cli->device);
+    const Job job = join_job(cli->device, "poisson", /*announce=*/false);
+    if (job.ranks() > 1) {
+      solve_across_ranks(job, *cli);
+      return;
+    }
     constexpr io::NpyDtype kFloats[] = {io::NpyDtype::float32, io::NpyDtype::float64};
     const io::NpyArray array = io::read_npy(cli->input, {kFloats, "poisson"});
     pde::check_poisson_array_shape(array.shape, cli->input);
     const bool single =
         cli->precision.empty() ? array.dtype == io::NpyDtype::float32 : cli->precision == "float";
     if (single) {
-      solve_file<float>(context, array, *cli);
+      solve_file<float>(job, array, *cli);
     } else {
-      solve_file<double>(context, array, *cli);
+      solve_file<double>(job, array, *cli);
     }
   });
 }

@@ -14,9 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
-#include "cli_dist.hpp"
+#include "cli_distributed.hpp"
 #include "gpukit/core/error.hpp"
-#include "gpukit/dist/workers.hpp"
+#include "gpukit/distributed/test_fault.hpp"
+#include "gpukit/distributed/workers.hpp"
 #include "gpukit/io/npy.hpp"
 #include "gpukit/primitives/check.hpp"
 #include "gpukit/primitives/reduce.hpp"
@@ -92,16 +93,16 @@ void reduce_and_print(const Context& context, const io::NpyArray& array,
 template <class T>
 void reduce_across(const Job& job, const io::NpyArray* array, std::int64_t count,
                    const std::string& dtype, const ReduceOptionsCli& cli) {
-  dist::Communicator& comm = *job.comm;
+  distributed::Communicator& comm = *job.comm;
   const primitives::ReduceOp op = primitives::parse_reduce_op(cli.op);
   primitives::ReduceOptions options;
   options.accurate_sum = cli.accurate;
   const primitives::ReduceSplit split =
-      dist::agree(comm, [&] { return primitives::reduce_split<T>(count, op, options); });
+      distributed::agree(comm, [&] { return primitives::reduce_split<T>(count, op, options); });
   const auto workers = static_cast<int>(job.workers.contexts.size());
-  const dist::WorkPlan plan = dist::plan_work(comm, workers, split.blocks);
-  const dist::BlockRange mine = plan.rank_ranges[static_cast<std::size_t>(comm.rank())];
-  const auto elements_of = [&](const dist::BlockRange& r) {
+  const distributed::WorkPlan plan = distributed::plan_work(comm, workers, split.blocks);
+  const distributed::BlockRange mine = plan.rank_ranges[static_cast<std::size_t>(comm.rank())];
+  const auto elements_of = [&](const distributed::BlockRange& r) {
     const std::int64_t first = r.first * split.block_elements;
     return std::min(count, r.end() * split.block_elements) - std::min(count, first);
   };
@@ -113,7 +114,7 @@ void reduce_across(const Job& job, const io::NpyArray* array, std::int64_t count
     std::span<const std::byte> all;
     if (comm.is_root()) {
       all = std::as_bytes(array->values<T>());
-      for (const dist::BlockRange& r : plan.rank_ranges) {
+      for (const distributed::BlockRange& r : plan.rank_ranges) {
         sizes.push_back(elements_of(r) * static_cast<std::int64_t>(sizeof(T)));
       }
     }
@@ -123,10 +124,11 @@ void reduce_across(const Job& job, const io::NpyArray* array, std::int64_t count
       comm.distributed() ? std::span<const T>(reinterpret_cast<const T*>(received.data()),
                                               received.size() / sizeof(T))
                          : array->values<T>();
-  const std::vector<std::byte> partials = dist::compute_blocks<std::byte>(
+  const std::vector<std::byte> partials = distributed::compute_blocks<std::byte>(
       comm, job.workers.contexts, plan, static_cast<std::int64_t>(split.partial_bytes),
-      [&](const Context& context, dist::BlockRange range, const dist::ReportProgress&) {
-        inject_rank_fault(job);
+      [&](const Context& context, distributed::BlockRange range,
+          const distributed::ReportProgress&) {
+        distributed::inject_rank_fault(*job.comm);
         std::vector<std::byte> out(static_cast<std::size_t>(range.count) * split.partial_bytes);
         const std::int64_t at = (range.first - mine.first) * split.block_elements;
         primitives::reduce_partials<T>(context,
@@ -136,7 +138,7 @@ void reduce_across(const Job& job, const io::NpyArray* array, std::int64_t count
         return out;
       });
   std::vector<std::byte>().swap(received);
-  dist::agree(comm, [&] {
+  distributed::agree(comm, [&] {
     if (!comm.is_root()) return;
     const auto result =
         primitives::reduce_from_partials<T>(partials, split, op, options, cli.device.threads);
@@ -177,19 +179,19 @@ void register_reduce(CLI::App& app) {
       return;
     }
     // Rank 0 reads the file and tells every rank its type and size.
-    dist::Communicator& comm = *job.comm;
+    distributed::Communicator& comm = *job.comm;
     std::optional<io::NpyArray> array;
-    std::vector<std::int64_t> header = dist::agree(comm, [&] {
+    std::vector<std::int64_t> header = distributed::agree(comm, [&] {
       if (!comm.is_root()) return std::vector<std::int64_t>{};
       array.emplace(io::read_npy(cli->input, {kPrimitiveDtypes, "reduce"}));
       with_primitive_element_type(array->dtype, cli->input, "reduce", [](auto) {});
       return std::vector<std::int64_t>{static_cast<std::int64_t>(array->dtype),
                                        static_cast<std::int64_t>(array->size())};
     });
-    const std::span<const std::byte> header_bytes = dist::as_bytes(header);
+    const std::span<const std::byte> header_bytes = distributed::as_bytes(header);
     std::vector<std::byte> bytes(header_bytes.begin(), header_bytes.end());
     comm.broadcast(bytes);
-    header = dist::from_bytes<std::int64_t>(bytes);
+    header = distributed::from_bytes<std::int64_t>(bytes);
     const auto dtype = static_cast<io::NpyDtype>(header[0]);
     with_primitive_element_type(dtype, cli->input, "reduce", [&](auto element) {
       reduce_across<decltype(element)>(job, array ? &*array : nullptr, header[1],

@@ -17,12 +17,12 @@
 
 #include <fmt/format.h>
 
+#include "bench/harness.hpp"
 #include "cli_common.hpp"
-#include "cli_dist.hpp"
-#include "gpukit/bench/harness.hpp"
+#include "cli_distributed.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
-#include "gpukit/dist/communicator.hpp"
+#include "gpukit/distributed/communicator.hpp"
 #include "gpukit/io/atomic_file.hpp"
 #include "gpukit/io/standard_output.hpp"
 
@@ -125,7 +125,7 @@ std::uint64_t arguments_hash(int argc, char** argv) {
 
 // Under an MPI launcher: every rank must run the same command, and only the commands that run
 // across ranks may have several. The message, or "" when the job may start. Collective.
-std::string job_problem(gpukit::dist::Communicator& comm, int argc, char** argv) {
+std::string job_problem(gpukit::distributed::Communicator& comm, int argc, char** argv) {
   if (!comm.distributed()) return {};
   const std::vector<std::int64_t> hashes =
       comm.all_gather(static_cast<std::int64_t>(arguments_hash(argc, argv)));
@@ -166,14 +166,14 @@ void register_saxpy(CLI::App& app);  // cmd_saxpy.cpp
 int main(int argc, char** argv) {
   gpukit::cli::guard_standard_streams();
   // An MPI job's ranks start MPI here (a process started alone does not); it ends when main does.
-  gpukit::dist::Environment mpi(argc, argv);
+  gpukit::distributed::Environment mpi(argc, argv);
   if (!mpi.problem().empty()) {
-    if (gpukit::dist::launcher_rank() == 0) {
+    if (gpukit::distributed::launcher_rank() == 0) {
       std::cerr << "gpukit: usage error: " << mpi.problem() << '\n';
     }
     return 2;
   }
-  gpukit::dist::Communicator& comm = gpukit::dist::Communicator::world();
+  gpukit::distributed::Communicator& comm = gpukit::distributed::Communicator::world();
   // Only rank 0 speaks for a job of several ranks: the others keep their messages to themselves
   // unless a failure was theirs alone (below).
   NullBuffer null_buffer;
@@ -210,12 +210,12 @@ int main(int argc, char** argv) {
   gpukit::cli::register_gemm(app);
   gpukit::cli::register_bench(app);
   if (!first_word_is_a_command(app, argc, argv, err)) return 2;
-  // An error that every rank throws alike (agreed by gpukit/dist, or by a module's own
+  // An error that every rank throws alike (agreed by gpukit/distributed, or by a module's own
   // agreement, or found before any rank could differ: the arguments) is reported once, by rank 0,
   // and every rank exits with its code. One that a rank met alone ends the whole job: the other
   // ranks never reach this point, so after a grace period the rank prints it and aborts the job.
   const auto report = [&](const std::exception& e, const std::string& line, int code) {
-    if (!comm.distributed() || dynamic_cast<const gpukit::dist::Agreed*>(&e) != nullptr ||
+    if (!comm.distributed() || dynamic_cast<const gpukit::distributed::Agreed*>(&e) != nullptr ||
         comm.all_reach_exit(std::chrono::seconds(20))) {
       err << line;
       return code;
@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
     std::cerr << fmt::format("gpukit: rank {} of {}: ", comm.rank(), comm.size())
               << line.substr(line.find(": ") + 2);
     std::cerr.flush();
-    gpukit::dist::abort_job(code);
+    gpukit::distributed::abort_job(code);
   };
   try {
     app.parse(argc, argv);

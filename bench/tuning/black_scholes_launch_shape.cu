@@ -4,11 +4,11 @@
 // that caps its registers (capN; cap1 is what the library's lean-math and lean-exact-grid use).
 // Every shape's prices (calls and puts alternating, each option its own side) are checked against
 // the library's CPU backend, each within twice black_scholes_price_bound (both within one bound of
-// the exact price), before it is timed. The A/B figures of docs/journal/black-scholes-notebook.md
+// the exact price), before it is timed. The A/B figures of docs/journal/black_scholes-notebook.md
 // ("A/B figures") were taken with a development driver of this kind (which, like this one, compiled
 // black_scholes_kernels.cu into itself so that every launch shape is reachable).
 //
-//   gpukit_tune_bs --options=2^26 --precision=double --cdf=hull
+//   gpukit_tune_black_scholes --options=2^26 --precision=double --cdf=hull
 
 #include <cuda_runtime.h>
 
@@ -199,7 +199,7 @@ void run(const gpukit::tuning::Knobs& knobs) {
 int main(int argc, char** argv) {
   return gpukit::tuning::run_driver([&] {
     gpukit::tuning::Knobs knobs(
-        argc, argv, "gpukit_tune_bs",
+        argc, argv, "gpukit_tune_black_scholes",
         {{"options", "2^26|options in the book"},
          {"precision", "double|float or double"},
          {"cdf", "hull|hull (the seed's polynomial) or erfc"},

@@ -6,10 +6,11 @@
 // stream: price within 2e-4 price + 0.02 standard errors, the bound of the GPU tests'
 // SameRandomNumbersAsTheCpu) on --check-paths paths, and cuRAND's price against the CPU's within
 // 6 combined standard errors (independent numbers). The gap analysis of
-// docs/journal/monte-carlo-notebook.md ("Why these kernels are fast") is what this driver
+// docs/journal/monte_carlo-notebook.md ("Why these kernels are fast") is what this driver
 // measures.
 //
-//   gpukit_tune_mc --problems=european,barrier --shapes=automatic,per_option,multi_block,staged
+//   gpukit_tune_monte_carlo --problems=european,barrier
+//       --shapes=automatic,per_option,multi_block,staged   (one command line)
 
 #include <cuda_runtime.h>
 
@@ -36,8 +37,8 @@ using gpukit::tuning::Timing;
 
 constexpr std::uint64_t kSeed = 2008;
 
-// An at-the-money call (S = K = 100, T = 1, r = 5%, q = 2%, sigma = 25%), as `gpukit bench mc`
-// prices it; the barrier problem adds a down-and-out barrier at 90 on 252 dates.
+// An at-the-money call (S = K = 100, T = 1, r = 5%, q = 2%, sigma = 25%), as `gpukit bench
+// monte_carlo` prices it; the barrier problem adds a down-and-out barrier at 90 on 252 dates.
 mc::OptionInputs option(bool barrier) {
   mc::OptionInputs in;
   in.spot = 100, in.strike = 100, in.maturity = 1, in.rate = 0.05, in.volatility = 0.25;
@@ -203,7 +204,7 @@ void run_problem(const gpukit::tuning::Knobs& knobs, bool barrier, cudaStream_t 
 int main(int argc, char** argv) {
   return gpukit::tuning::run_driver([&] {
     gpukit::tuning::Knobs knobs(
-        argc, argv, "gpukit_tune_mc",
+        argc, argv, "gpukit_tune_monte_carlo",
         {{"problems", "european,barrier|european (1 step), barrier (252 dates, down-and-out)"},
          {"shapes", "automatic,per_option,multi_block,staged|launch shapes (LaunchShape)"},
          {"threads-per-block", "256|comma list (multiples of 32; staged always uses 512)"},

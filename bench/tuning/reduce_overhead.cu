@@ -3,7 +3,7 @@
 // three clocks: back-to-back launches on a stream (CUDA events), calls captured in a CUDA graph
 // (the launch path's host cost removed), and the host's time to enqueue one call. Every
 // configuration's result is checked against the library's CPU reduce before it is timed.
-// The graph, enqueue and bare-kernel figures of docs/journal/reduction-notebook.md were taken
+// The graph, enqueue and bare-kernel figures of docs/journal/reduce-notebook.md were taken
 // with a development program of this kind.
 //
 //   gpukit_tune_reduce --sizes=2^20,2^24,2^30 --type=int32 --modes=stream,graph,enqueue

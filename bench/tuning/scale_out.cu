@@ -1,7 +1,7 @@
 // Scale-out across the GPUs of one host (docs/scale-out.md, issue 22's speed bars): each workload
 // on 1 GPU through the library's one-device path, then on N GPUs through the fixed blocks of
-// gpukit/dist (one worker thread a GPU, the results combined on the host in block order), with
-// the N-GPU result checked bit for bit against the 1-GPU one before its time is reported.
+// gpukit/distributed (one worker thread a GPU, the results combined on the host in block order),
+// with the N-GPU result checked bit for bit against the 1-GPU one before its time is reported.
 //
 //   european  Monte Carlo European calls, float, `--european-options` x `--european-paths`
 //             (default 4 x 2^34 = 2^36 paths): strong-scaling efficiency T1 / (N TN), bar 0.95
@@ -11,11 +11,16 @@
 //   reduce    a float sum of 2^34 elements already on the GPUs (2^34 / N on each): aggregate
 //             bandwidth against the sum of each GPU's own (reduce_on_device on its share, timed
 //             alone), bar 0.90; each GPU's partials also folded alone against reduce_on_device
+//   poisson   the distributed Poisson solver over slabs (`--poisson-*` knobs; also under mpirun,
+//             a GPU a rank) against the single-GPU solver, each configuration checked against a
+//             manufactured solution first, with its all-to-all timed alone beside it
+//             (scale_out_poisson.cpp)
 //
 // Times are host wall clock around the whole call (host to host for mc and bs, launch to the
-// host's result for reduce): median of --repeat runs after one untimed run.
+// host's result for reduce, whole solves for poisson): median of --repeat runs after untimed ones.
 //
-//   gpukit_tune_scale --gpus=1,2,all --cases=european,barrier,bs,reduce
+//   gpukit_tune_scale --gpus=1,2,all --cases=european,barrier,bs,reduce,poisson
+//   mpirun -np 2 gpukit_tune_scale --cases=poisson --poisson-shape=512x512x512
 
 #include <cuda_runtime.h>
 
@@ -35,20 +40,22 @@
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
-#include "gpukit/dist/partition.hpp"
-#include "gpukit/dist/workers.hpp"
+#include "gpukit/distributed/communicator.hpp"
+#include "gpukit/distributed/partition.hpp"
+#include "gpukit/distributed/workers.hpp"
 #include "gpukit/finance/black_scholes.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/finance/monte_carlo_blocks.hpp"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/reduce_partials.hpp"
+#include "scale_out_poisson.hpp"
 #include "tuning_common.hpp"
 
 namespace {
 
 namespace fin = gpukit::finance;
 namespace prim = gpukit::primitives;
-namespace dist = gpukit::dist;
+namespace distributed = gpukit::distributed;
 using gpukit::Context;
 
 struct Row {
@@ -133,10 +140,11 @@ McBook mc_book(int options, bool barrier) {
 fin::MonteCarloBookResult mc_on_gpus(const fin::MonteCarloBookView& view,
                                      const fin::MonteCarloOptions& options, int gpus) {
   const fin::MonteCarloBlocks blocks = fin::monte_carlo_blocks(view, options);
-  const std::vector<dist::BlockRange> ranges = dist::split_by_weight(blocks.weight, gpus);
+  const std::vector<distributed::BlockRange> ranges =
+      distributed::split_by_weight(blocks.weight, gpus);
   std::vector<std::vector<fin::MonteCarloBlockMoments>> parts(static_cast<std::size_t>(gpus));
-  dist::run_workers(gpus, [&](int w, const dist::ReportProgress&) {
-    const dist::BlockRange r = ranges[static_cast<std::size_t>(w)];
+  distributed::run_workers(gpus, [&](int w, const distributed::ReportProgress&) {
+    const distributed::BlockRange r = ranges[static_cast<std::size_t>(w)];
     parts[static_cast<std::size_t>(w)] =
         fin::price_monte_carlo_blocks(Context::cuda(w), view, options, r.first, r.count);
   });
@@ -204,12 +212,12 @@ void black_scholes(std::int64_t n, const std::vector<int>& gpu_counts, int repea
                   double(n) / t1 * 1e-9, "G options/s", 1.0, "vs N x 1 GPU", 0.0, true});
   std::printf("# bs on 1 GPU: %.3f s, %.1f GB/s host to host\n", t1, bytes / t1 * 1e-9);
   for (const int g : gpu_counts) {
-    const std::vector<dist::BlockRange> ranges = dist::split_evenly(n, g);
+    const std::vector<distributed::BlockRange> ranges = distributed::split_evenly(n, g);
     const int threads = std::max(1, host_threads() / g);
     std::fill(price.begin(), price.end(), -1.0f);
     const double tn = median_seconds(repeat, [&] {
-      dist::run_workers(g, [&](int w, const dist::ReportProgress&) {
-        const dist::BlockRange r = ranges[static_cast<std::size_t>(w)];
+      distributed::run_workers(g, [&](int w, const distributed::ReportProgress&) {
+        const distributed::BlockRange r = ranges[static_cast<std::size_t>(w)];
         price_range(Context::cuda(w, threads), r.first, r.count);
       });
     });
@@ -239,14 +247,14 @@ __global__ void fill_kernel(float* x, std::int64_t n, std::uint64_t offset) {
 void reduce(std::int64_t total, const std::vector<int>& gpu_counts, int repeat) {
   const prim::ReduceSplit split = prim::reduce_split<float>(total, prim::ReduceOp::sum);
   for (const int g : gpu_counts) {
-    const std::vector<dist::BlockRange> ranges = dist::split_evenly(split.blocks, g);
+    const std::vector<distributed::BlockRange> ranges = distributed::split_evenly(split.blocks, g);
     std::vector<gpukit::cuda::DeviceBuffer<float>> data;
     std::vector<std::unique_ptr<gpukit::cuda::Stream>> streams;
     std::vector<prim::ReduceWorkspace> workspaces(static_cast<std::size_t>(g));
     std::vector<std::int64_t> counts;
     try {
       for (int w = 0; w < g; ++w) {
-        const dist::BlockRange r = ranges[static_cast<std::size_t>(w)];
+        const distributed::BlockRange r = ranges[static_cast<std::size_t>(w)];
         const std::int64_t first = r.first * split.block_elements;
         const std::int64_t count = std::min(total, r.end() * split.block_elements) - first;
         gpukit::cuda::set_device(w);
@@ -286,10 +294,10 @@ void reduce(std::int64_t total, const std::vector<int>& gpu_counts, int repeat) 
     std::vector<std::byte> partials(static_cast<std::size_t>(split.blocks) * split.partial_bytes);
     float result = 0;
     const double t = median_seconds(repeat, [&] {
-      dist::run_workers(g, [&](int w, const dist::ReportProgress&) {
+      distributed::run_workers(g, [&](int w, const distributed::ReportProgress&) {
         const auto k = static_cast<std::size_t>(w);
         gpukit::cuda::set_device(w);
-        const dist::BlockRange r = ranges[k];
+        const distributed::BlockRange r = ranges[k];
         prim::reduce_partials_on_device<float>(
             data[k].data(), counts[k], split, r.first, prim::ReduceOp::sum, {},
             std::span<std::byte>(partials).subspan(
@@ -313,17 +321,31 @@ void reduce(std::int64_t total, const std::vector<int>& gpu_counts, int repeat) 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under mpirun the ranks form one job (the poisson case runs across them).
+  const distributed::Environment environment(argc, argv);
   return gpukit::tuning::run_driver([&] {
-    gpukit::tuning::Knobs knobs(argc, argv, "gpukit_tune_scale",
-                                {{"gpus", "1,2,all|GPU counts to measure (all: every GPU)"},
-                                 {"cases", "european,barrier,bs,reduce|workloads"},
-                                 {"european-options", "4|European rows"},
-                                 {"european-paths", "2^34|paths a European row"},
-                                 {"barrier-options", "4|barrier rows (252 dates)"},
-                                 {"barrier-paths", "2^30|paths a barrier row"},
-                                 {"bs-options", "2^31|options in the Black-Scholes book"},
-                                 {"reduce-elements", "2^34|floats in the reduction"},
-                                 {"repeat", "3|timed runs (median) after one untimed"}});
+    gpukit::tuning::Knobs knobs(
+        argc, argv, "gpukit_tune_scale",
+        {{"gpus", "1,2,all|GPU counts to measure (all: every GPU)"},
+         {"cases", "european,barrier,bs,reduce|workloads (and poisson)"},
+         {"european-options", "4|European rows"},
+         {"european-paths", "2^34|paths a European row"},
+         {"barrier-options", "4|barrier rows (252 dates)"},
+         {"barrier-paths", "2^30|paths a barrier row"},
+         {"bs-options", "2^31|options in the Black-Scholes book"},
+         {"reduce-elements", "2^34|floats in the reduction"},
+         {"repeat", "3|timed runs (median) after one untimed"},
+         {"poisson-shape", "1024x1024x1024|grid, axes in .npy order"},
+         {"poisson-precision", "float|float or double"},
+         {"poisson-engines", "cufft-nccl,cufft-copy|distributed engines at each count"},
+         {"poisson-warmup", "1|untimed solves first"},
+         {"poisson-host", "1|also time host data in and out (1) or not"},
+         {"poisson-host-repeat", "3|timed host-data solves (median)"},
+         {"poisson-compare",
+          "1|keep the single-GPU solution to compare with (its size in "
+          "host memory)"}});
+    if (!environment.problem().empty()) throw std::runtime_error(environment.problem());
+    distributed::Communicator& comm = distributed::Communicator::world();
     const int available = gpukit::cuda_device_count();
     if (available == 0) throw std::runtime_error("no CUDA device");
     std::set<int> counts;
@@ -333,6 +355,15 @@ int main(int argc, char** argv) {
     }
     const std::vector<int> gpus(counts.begin(), counts.end());
     const int repeat = static_cast<int>(knobs.integer("repeat"));
+    if (comm.distributed()) {
+      // Across the ranks of mpirun: only the grid case spreads over ranks.
+      for (const std::string& c : knobs.words("cases")) {
+        if (c != "poisson") throw std::invalid_argument("under mpirun only --cases=poisson runs");
+      }
+      if (comm.is_root()) std::printf("# %s\n", knobs.summary().c_str());
+      run_poisson_case(knobs, gpus, repeat);
+      return;
+    }
     std::printf("# %s\n", knobs.summary().c_str());
     for (int d = 0; d < available; ++d) {
       const gpukit::DeviceInfo info = gpukit::query_device(d);
@@ -353,11 +384,14 @@ int main(int argc, char** argv) {
         black_scholes(knobs.integer("bs-options"), gpus, repeat);
       } else if (c == "reduce") {
         reduce(knobs.integer("reduce-elements"), gpus, repeat);
+      } else if (c == "poisson") {
+        run_poisson_case(knobs, gpus, repeat);
       } else {
         throw std::invalid_argument("unknown case " + c);
       }
       std::fflush(stdout);
     }
+    if (rows.empty()) return;  // the poisson case prints its own table
     std::printf("\n| workload | GPUs | time (s) | rate | ratio | bar | same bits as 1 GPU |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     bool all_ok = true;

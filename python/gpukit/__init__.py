@@ -55,8 +55,8 @@ __all__ = [
     "monte_carlo",
     "poisson",
     "price_book",
-    "random",
     "reduce",
+    "rng",
     "saxpy",
     "scan",
 ]
@@ -744,8 +744,8 @@ def saxpy(
     handle = _arrays.resolve_stream(x, framework, stream)
     if out is None:
         out = _arrays.empty_like(y, _arrays.framework_of(y))
-    _core.axpy(float(alpha), *(_arrays.exported(v, _arrays.framework_of(v), handle)
-                               for v in (x, y, out)), device, handle)
+    _core.saxpy(float(alpha), *(_arrays.exported(v, _arrays.framework_of(v), handle)
+                                for v in (x, y, out)), device, handle)
     return out
 
 
@@ -828,4 +828,15 @@ def _refuse_other_methods_keywords(method: str, **given: tuple[Any, Any]) -> Non
                              f"\"{method}\" (got {name}={value!r})")
 
 
-from . import random  # noqa: E402  (the submodule needs the names above)
+from . import rng  # noqa: E402  (the submodule needs the names above)
+
+
+def __getattr__(name: str) -> Any:
+    # gpukit.random, the older name of gpukit.rng: imported (and its DeprecationWarning given)
+    # only when a script asks for it.
+    if name == "random":
+        # Not `from . import random`: that asks this function for the name again.
+        import importlib
+
+        return importlib.import_module(".random", __name__)
+    raise AttributeError(f"module 'gpukit' has no attribute {name!r}")

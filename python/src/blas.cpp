@@ -87,8 +87,8 @@ void gemm(const InArray& a, const InArray& b, const OutArray& c, bool transpose_
   });
 }
 
-void axpy(double alpha, const InArray& x, const InArray& y, const OutArray& out,
-          std::string_view device, std::uintptr_t stream) {
+void saxpy(double alpha, const InArray& x, const InArray& y, const OutArray& out,
+           std::string_view device, std::uintptr_t stream) {
   if (x.dtype() != y.dtype()) {
     throw InvalidInput(fmt::format("saxpy: x is {} and y is {}: x and y must have one dtype",
                                    dtype_name(x.dtype()), dtype_name(y.dtype())));
@@ -143,7 +143,7 @@ void bind_blas(nb::module_& m) {
         "blas::gemm (host arrays) or blas::gemm_on_device (CUDA arrays, queued on `stream`; the "
         "library keeps the plan per thread) of C = alpha op(a) op(b) + beta C for C-contiguous "
         "2-D a, b and c (M x N, the inputs' dtype; read when beta != 0).");
-  m.def("axpy", &axpy, nb::arg("alpha"), nb::arg("x"), nb::arg("y"), nb::arg("out"),
+  m.def("saxpy", &saxpy, nb::arg("alpha"), nb::arg("x"), nb::arg("y"), nb::arg("out"),
         nb::arg("device"), nb::arg("stream"),
         "blas::axpy (host arrays) or axpy_on_device (CUDA arrays, queued on `stream`): out = "
         "alpha x + y, alpha rounded to the arrays' dtype; out may be y.");

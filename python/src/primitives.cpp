@@ -89,7 +89,7 @@ std::int64_t compact(const InArray& x, const OutArray& out, std::string_view kee
   });
 }
 
-// The benchmark's baseline (python/bench/reduce_overhead.py): `repeats` back-to-back calls of the
+// The benchmark's baseline (bench/python/reduce_overhead.py): `repeats` back-to-back calls of the
 // C++ API on a CUDA array, each timed on the host clock (the call waits for its result), with no
 // Python between them. Seconds per call.
 std::vector<double> time_reduce_on_device(const InArray& x, std::string_view op_name, int repeats,
@@ -121,7 +121,7 @@ void bind_primitives(nb::module_& m) {
   m.def("time_reduce_on_device", &time_reduce_on_device, nb::arg("x"), nb::arg("op"),
         nb::arg("repeats"), nb::arg("stream"),
         "Seconds per call of `repeats` back-to-back primitives::reduce_on_device calls on the "
-        "CUDA array x, timed in C++ (the baseline of python/bench/reduce_overhead.py).");
+        "CUDA array x, timed in C++ (the baseline of bench/python/reduce_overhead.py).");
   m.def("reduce", &reduce, nb::arg("x"), nb::arg("op"), nb::arg("accurate"), nb::arg("device"),
         nb::arg("stream"),
         "primitives::reduce (host x) or reduce_on_device (CUDA x, waits for `stream`) of the "

@@ -13,7 +13,7 @@ import pytest
 import gpukit
 
 # nanobind's words when a value reaches a binding of the wrong type: they name internal functions
-# (axpy(), generate()) and must never reach a user.
+# (saxpy(), generate()) and must never reach a user.
 SIGNATURE_DUMP = "incompatible function arguments"
 
 
@@ -96,9 +96,9 @@ def test_integers_take_exact_integer_floats():
     terms = dict(device="cpu")
     np.testing.assert_array_equal(gpukit.monte_carlo(*TERMS, paths=1e4, seed=5.0, **terms)["price"],
                                   gpukit.monte_carlo(*TERMS, paths=10000, seed=5, **terms)["price"])
-    np.testing.assert_array_equal(gpukit.random.uniform(1e1, seed=2.0, offset=1e3, device="cpu"),
-                                  gpukit.random.uniform(10, seed=2, offset=1000, device="cpu"))
-    assert gpukit.random.bits((2.0, np.int64(3)), device="cpu").shape == (2, 3)
+    np.testing.assert_array_equal(gpukit.rng.uniform(1e1, seed=2.0, offset=1e3, device="cpu"),
+                                  gpukit.rng.uniform(10, seed=2, offset=1000, device="cpu"))
+    assert gpukit.rng.bits((2.0, np.int64(3)), device="cpu").shape == (2, 3)
     assert gpukit.monte_carlo(*TERMS, paths=np.int64(64), seed=np.uint64(2**64 - 1),
                               device="cpu")["paths"] == 64
 
@@ -115,20 +115,20 @@ def test_monte_carlo_integers_are_refused_by_name(keywords, name):
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: gpukit.random.normal(4, offset=-1), "offset"),
-    (lambda: gpukit.random.normal(4, offset=2**64), "offset"),
-    (lambda: gpukit.random.normal(4, offset=0.5), "offset"),
-    (lambda: gpukit.random.uniform(4, seed=-1), "seed"),
-    (lambda: gpukit.random.bits(4, seed=2**64), "seed"),
-    (lambda: gpukit.random.uniform(2.5), "n"),
-    (lambda: gpukit.random.uniform(-1), "n"),
-    (lambda: gpukit.random.uniform("3"), "n"),
-    (lambda: gpukit.random.uniform(None), "n"),
-    (lambda: gpukit.random.uniform((2, 2.5)), r"n\[1\]"),
-    (lambda: gpukit.random.uniform(4, dtype="float128x"), "dtype"),
-    (lambda: gpukit.random.uniform(4, like="cuda"), "like"),
-    (lambda: gpukit.random.normal(4, transform=None), "transform"),
-    (lambda: gpukit.random.normal(4, generator=None), "generator"),
+    (lambda: gpukit.rng.normal(4, offset=-1), "offset"),
+    (lambda: gpukit.rng.normal(4, offset=2**64), "offset"),
+    (lambda: gpukit.rng.normal(4, offset=0.5), "offset"),
+    (lambda: gpukit.rng.uniform(4, seed=-1), "seed"),
+    (lambda: gpukit.rng.bits(4, seed=2**64), "seed"),
+    (lambda: gpukit.rng.uniform(2.5), "n"),
+    (lambda: gpukit.rng.uniform(-1), "n"),
+    (lambda: gpukit.rng.uniform("3"), "n"),
+    (lambda: gpukit.rng.uniform(None), "n"),
+    (lambda: gpukit.rng.uniform((2, 2.5)), r"n\[1\]"),
+    (lambda: gpukit.rng.uniform(4, dtype="float128x"), "dtype"),
+    (lambda: gpukit.rng.uniform(4, like="cuda"), "like"),
+    (lambda: gpukit.rng.normal(4, transform=None), "transform"),
+    (lambda: gpukit.rng.normal(4, generator=None), "generator"),
 ])
 def test_random_arguments_are_refused_by_name(call, name):
     import re
@@ -138,9 +138,9 @@ def test_random_arguments_are_refused_by_name(call, name):
 
 
 def test_random_shape_is_an_integer_shape():
-    assert gpukit.random.uniform(3, device="cpu").shape == (3,)
-    assert gpukit.random.uniform(0, device="cpu").shape == (0,)
-    assert gpukit.random.uniform((2, 0), device="cpu").shape == (2, 0)
+    assert gpukit.rng.uniform(3, device="cpu").shape == (3,)
+    assert gpukit.rng.uniform(0, device="cpu").shape == (0,)
+    assert gpukit.rng.uniform((2, 0), device="cpu").shape == (2, 0)
 
 
 # ---- strings, flags and numbers --------------------------------------------------------------
@@ -198,9 +198,9 @@ ALL_CALLS = {
     "poisson": lambda device: gpukit.poisson(GRID, device=device),
     "gemm": lambda device: gpukit.gemm(GRID, GRID, device=device),
     "saxpy": lambda device: gpukit.saxpy(1.0, X, X, device=device),
-    "random.uniform": lambda device: gpukit.random.uniform(4, device=device),
-    "random.normal": lambda device: gpukit.random.normal(4, device=device),
-    "random.bits": lambda device: gpukit.random.bits(4, device=device),
+    "rng.uniform": lambda device: gpukit.rng.uniform(4, device=device),
+    "rng.normal": lambda device: gpukit.rng.normal(4, device=device),
+    "rng.bits": lambda device: gpukit.rng.bits(4, device=device),
 }
 
 
@@ -285,8 +285,8 @@ MASKED = np.ma.masked_array([1.0, 2.0, 3.0, 4.0], mask=[0, 1, 0, 0])
                                 barrier_type=np.ma.masked_array(["down-out"])), "barrier_type"),
     (lambda: gpukit.monte_carlo(*TERMS, ids=np.ma.masked_array(["a"])), "ids"),
     (lambda: gpukit.poisson(GRID, lengths=np.ma.masked_array([1.0, 2.0])), "lengths"),
-    (lambda: gpukit.random.uniform(np.ma.masked_array([2, 2])), "n"),
-    (lambda: gpukit.random.uniform(2, like=MASKED), "like"),
+    (lambda: gpukit.rng.uniform(np.ma.masked_array([2, 2])), "n"),
+    (lambda: gpukit.rng.uniform(2, like=MASKED), "like"),
 ])
 def test_masked_arrays_are_refused_by_name(call, name):
     assert refused(call, TypeError).startswith(f"{name} is a masked array, whose mask gpukit "

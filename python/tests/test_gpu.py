@@ -51,10 +51,10 @@ def test_torch_tensors_are_read_and_written_in_place(torch):
     torch.testing.assert_close(s, torch.cumsum(x, 0), rtol=1e-12, atol=0)
     assert gpukit.reduce(torch.arange(1 << 20, dtype=torch.int64, device="cuda")) == \
         (1 << 20) * ((1 << 20) - 1) // 2
-    u = gpukit.random.uniform(1000, seed=4, like=x)
+    u = gpukit.rng.uniform(1000, seed=4, like=x)
     assert isinstance(u, torch.Tensor) and u.is_cuda
     np.testing.assert_array_equal(u.cpu().numpy(),
-                                  gpukit.random.uniform(1000, seed=4, device="cpu"))
+                                  gpukit.rng.uniform(1000, seed=4, device="cpu"))
 
 
 def test_cupy_on_a_non_default_stream(cupy):
@@ -170,15 +170,15 @@ def test_poisson_of_a_cupy_grid(cupy):
     assert np.abs(cupy.asnumpy(solved) - host).max() < 1e-11
 
 
-def test_gemm_and_random_on_cupy(cupy, rng):
+def test_gemm_and_rng_on_cupy(cupy, rng):
     a = cupy.asarray(rng.standard_normal((300, 200)))
     b = cupy.asarray(rng.standard_normal((200, 100)))
     c = gpukit.gemm(a, b)
     assert isinstance(c, cupy.ndarray)
     cupy.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=1e-11)
-    u = gpukit.random.uniform(10001, seed=8, like=a)
-    np.testing.assert_array_equal(cupy.asnumpy(u), gpukit.random.uniform(10001, seed=8,
-                                                                         device="cpu"))
+    u = gpukit.rng.uniform(10001, seed=8, like=a)
+    np.testing.assert_array_equal(cupy.asnumpy(u), gpukit.rng.uniform(10001, seed=8,
+                                                                      device="cpu"))
 
 
 def test_errors_on_the_gpu(cupy):

@@ -59,8 +59,11 @@ UNINTERRUPTED_SECONDS = 40.0
 
 def lasting(seconds: float, pricing):
     """pricing(paths) sized to last about `seconds` on this machine (a pricing's time is linear
-    in its paths, measured here on a short run; at most 2^34 paths, an even number)."""
+    in its paths, measured here on a short run; at most 2^34 paths, an even number). A first
+    call warms up what is paid once (a GPU's context and modules: tenths of a second, which
+    would otherwise pass for the time of the short run and size the long one too short)."""
     paths = 1 << 14
+    pricing(paths)
     while True:
         start = time.perf_counter()
         pricing(paths)

@@ -37,7 +37,7 @@ def test_type_stubs_are_installed_beside_the_module():
     stub = (package / "_gpukit.pyi").read_text()
     # stubgen wrote every binding with its signature and docstring.
     for name in ("def reduce(", "def scan(", "def compact(", "def black_scholes(",
-                 "def monte_carlo(", "def poisson(", "def gemm(", "def axpy(", "def generate("):
+                 "def monte_carlo(", "def poisson(", "def gemm(", "def saxpy(", "def generate("):
         assert name in stub, name
     assert "reduce_on_device" in stub
     assert "class CudaError(RuntimeError)" in stub

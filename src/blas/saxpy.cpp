@@ -88,7 +88,7 @@ void axpy_on_device(T alpha, const T* x, const T* y, T* out, std::int64_t count,
     }
     return;
   }
-  default_axpy_variant().launch<T>(alpha, x, y, out, count, stream);
+  default_saxpy_variant().launch<T>(alpha, x, y, out, count, stream);
 }
 
 template void axpy<float>(const Context&, float, std::span<const float>, std::span<const float>,

@@ -25,8 +25,8 @@ struct StagingArea {
 };
 
 /// Held by a caller for as long as it uses `device`'s staging area: concurrent callers on one
-/// device take turns; callers on different devices (the threads of a multi-GPU run, gpukit/dist)
-/// run side by side, each through its own device's buffers and PCIe link.
+/// device take turns; callers on different devices (the threads of a multi-GPU run,
+/// gpukit/distributed) run side by side, each through its own device's buffers and PCIe link.
 std::unique_lock<std::mutex> lock_staging_area(int device);
 
 /// The process's staging area on `device` (one per device, made on first use while `device` is

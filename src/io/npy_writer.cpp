@@ -82,6 +82,36 @@ void write_npy(const std::filesystem::path& path, NpyDtype dtype,
   file.commit();
 }
 
+void begin_npy_rows(AtomicFile& file, NpyDtype dtype, std::span<const std::int64_t> shape) {
+  checked_shape_size(shape, dtype_size(dtype), file.target().string());
+  file.write(detail::npy_header_bytes(dtype, shape));
+}
+
+void write_npy_rows(const std::filesystem::path& path, NpyDtype dtype,
+                    std::span<const std::int64_t> shape, std::int64_t row_begin,
+                    std::span<const std::byte> bytes) {
+  const std::string name = path.string();
+  if (shape.empty()) throw InvalidInput(fmt::format("{}: a 0-d array has no rows to write", name));
+  const ShapeSize size = checked_shape_size(shape, dtype_size(dtype), name);
+  const std::int64_t rows = shape[0];
+  // The byte count of one row fits: the whole array's did.
+  const std::uint64_t row_bytes = rows == 0 ? 0 : size.bytes / static_cast<std::uint64_t>(rows);
+  const std::uint64_t count = row_bytes == 0 ? 0 : bytes.size() / row_bytes;
+  if ((row_bytes == 0 && !bytes.empty()) || (row_bytes > 0 && bytes.size() % row_bytes != 0)) {
+    throw InvalidInput(fmt::format("{}: {} bytes are not whole rows of {} bytes (shape {} of {})",
+                                   name, bytes.size(), row_bytes, shape_text(shape),
+                                   dtype_name(dtype)));
+  }
+  if (row_begin < 0 || row_begin > rows || count > static_cast<std::uint64_t>(rows - row_begin)) {
+    throw InvalidInput(fmt::format("{}: rows {} to {} are outside axis 0 of shape {}", name,
+                                   row_begin, row_begin + static_cast<std::int64_t>(count),
+                                   shape_text(shape)));
+  }
+  if (bytes.empty()) return;
+  const std::uint64_t header = detail::npy_header_bytes(dtype, shape).size();
+  write_file_region(path, header + static_cast<std::uint64_t>(row_begin) * row_bytes, bytes);
+}
+
 void write_npy(const std::filesystem::path& path, const NpyArray& array) {
   write_npy(path, array.dtype, array.shape, std::span(array.bytes(), array.byte_size()));
 }

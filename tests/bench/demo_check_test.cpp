@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "gpukit/bench/black_scholes_seed_demo.hpp"
-#include "gpukit/bench/reduce_demo.hpp"
-#include "gpukit/bench/scan_demo.hpp"
+#include "bench/black_scholes_seed_demo.hpp"
+#include "bench/reduce_demo.hpp"
+#include "bench/scan_demo.hpp"
 #include "gpukit/core/verify.hpp"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/scan.hpp"

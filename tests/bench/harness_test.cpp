@@ -1,4 +1,4 @@
-#include "gpukit/bench/harness.hpp"
+#include "bench/harness.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "gpukit/bench/black_scholes_seed_demo.hpp"
+#include "bench/black_scholes_seed_demo.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::bench {

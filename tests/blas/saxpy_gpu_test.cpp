@@ -67,7 +67,7 @@ struct DeviceArrays {
 
 // Runs `v` and checks every element and both guards; returns a description of the first failure.
 template <class T>
-std::string run_and_check(const AxpyVariant& v, T alpha, const std::vector<T>& xs,
+std::string run_and_check(const SaxpyVariant& v, T alpha, const std::vector<T>& xs,
                           const std::vector<T>& ys, std::size_t x_offset, std::size_t y_offset,
                           std::size_t out_offset, bool in_place, cuda::Stream& stream) {
   DeviceArrays<T> d(xs, ys, x_offset, y_offset, out_offset, in_place);
@@ -88,11 +88,11 @@ std::string run_and_check(const AxpyVariant& v, T alpha, const std::vector<T>& x
 }
 
 template <class T>
-class AxpyGpuTest : public ::testing::Test {};
+class SaxpyGpuTest : public ::testing::Test {};
 using ElementTypes = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(AxpyGpuTest, ElementTypes);
+TYPED_TEST_SUITE(SaxpyGpuTest, ElementTypes);
 
-TYPED_TEST(AxpyGpuTest, EveryVariantGivesItsExactRoundingOnRandomData) {
+TYPED_TEST(SaxpyGpuTest, EveryVariantGivesItsExactRoundingOnRandomData) {
   GPUKIT_REQUIRE_GPU();
   using T = TypeParam;
   const TestSeed seed;
@@ -108,7 +108,7 @@ TYPED_TEST(AxpyGpuTest, EveryVariantGivesItsExactRoundingOnRandomData) {
     const std::uint64_t s = seed.value() + static_cast<std::uint64_t>(n);
     const auto xs = random_values<T>(n, s), ys = random_values<T>(n, s + 1);
     const T alpha = random_alpha<T>(s);
-    for (const AxpyVariant& v : axpy_variants()) {
+    for (const SaxpyVariant& v : saxpy_variants()) {
       for (const Layout& l : layouts) {
         // The largest size in three layouts (equal and different misalignments, in place).
         if (n > 4097 && !(l.x == 1 && l.y == 1) && !(l.x == 1 && l.out == 2) &&
@@ -124,7 +124,7 @@ TYPED_TEST(AxpyGpuTest, EveryVariantGivesItsExactRoundingOnRandomData) {
   }
 }
 
-TYPED_TEST(AxpyGpuTest, EveryVariantPropagatesNanAndInfinities) {
+TYPED_TEST(SaxpyGpuTest, EveryVariantPropagatesNanAndInfinities) {
   GPUKIT_REQUIRE_GPU();
   using T = TypeParam;
   const auto specials = testing::special_values<T>();
@@ -136,7 +136,7 @@ TYPED_TEST(AxpyGpuTest, EveryVariantPropagatesNanAndInfinities) {
     }
   }
   cuda::Stream stream;
-  for (const AxpyVariant& v : axpy_variants()) {
+  for (const SaxpyVariant& v : saxpy_variants()) {
     for (const T alpha : {T(2), -T(0.5), std::numeric_limits<T>::infinity()}) {
       const std::string failure = run_and_check<T>(v, alpha, xs, ys, 1, 1, 1, false, stream);
       EXPECT_TRUE(failure.empty()) << v.info.name << " alpha " << alpha << ": " << failure;
@@ -144,19 +144,19 @@ TYPED_TEST(AxpyGpuTest, EveryVariantPropagatesNanAndInfinities) {
   }
 }
 
-TYPED_TEST(AxpyGpuTest, FusedVariantsBreakTheTieByTheExactValue) {
+TYPED_TEST(SaxpyGpuTest, FusedVariantsBreakTheTieByTheExactValue) {
   GPUKIT_REQUIRE_GPU();
   using T = TypeParam;
   const auto tie = testing::tie_case<T>();
   const std::vector<T> xs(1001, tie.x), ys(1001, tie.y);
   cuda::Stream stream;
-  for (const AxpyVariant& v : axpy_variants()) {
+  for (const SaxpyVariant& v : saxpy_variants()) {
     const std::string failure = run_and_check<T>(v, tie.alpha, xs, ys, 0, 0, 0, false, stream);
     EXPECT_TRUE(failure.empty()) << v.info.name << ": " << failure;
   }
 }
 
-TEST(AxpyGpu, OnDeviceChecksItsArgumentsAndAppliesTheAlphaZeroRule) {
+TEST(SaxpyGpu, OnDeviceChecksItsArgumentsAndAppliesTheAlphaZeroRule) {
   GPUKIT_REQUIRE_GPU();
   cuda::Stream stream;
   const std::vector<float> xs = {std::numeric_limits<float>::quiet_NaN(), 1.0f, -0.0f};
@@ -172,22 +172,22 @@ TEST(AxpyGpu, OnDeviceChecksItsArgumentsAndAppliesTheAlphaZeroRule) {
     EXPECT_TRUE(same_bits(all[kGuard + i], ys[i])) << i;  // y, bit for bit; x's NaN not read
 }
 
-TEST(AxpyVariants, TheRegistryIsALadderWithTheDefaultOnTopAndTheVendorLast) {
+TEST(SaxpyVariants, TheRegistryIsALadderWithTheDefaultOnTopAndTheVendorLast) {
   GPUKIT_REQUIRE_GPU();
-  const auto variants = axpy_variants();
+  const auto variants = saxpy_variants();
   ASSERT_GE(variants.size(), 5u);
   EXPECT_EQ(variants.front().info.name, "seed");
   EXPECT_TRUE(variants.back().info.vendor());
-  EXPECT_EQ(default_axpy_variant().info.role, VariantRole::best);
+  EXPECT_EQ(default_saxpy_variant().info.role, VariantRole::best);
   std::set<std::string_view> names;
-  for (const AxpyVariant& v : variants) {
+  for (const SaxpyVariant& v : variants) {
     EXPECT_TRUE(names.insert(v.info.name).second) << v.info.name;
     EXPECT_NE(v.launchers.get<float>(), nullptr);
     EXPECT_NE(v.launchers.get<double>(), nullptr);
     EXPECT_EQ(v.info.traffic.reads_per_element, 2);
     EXPECT_EQ(v.info.traffic.writes_per_element, 1);
   }
-  EXPECT_THROW(find_axpy_variant("no-such-variant"), InvalidInput);
+  EXPECT_THROW(find_saxpy_variant("no-such-variant"), InvalidInput);
 }
 
 }  // namespace

@@ -17,11 +17,11 @@ namespace {
 using testing::same_bits;
 
 template <class T>
-class AxpyReferenceTest : public ::testing::Test {};
+class SaxpyReferenceTest : public ::testing::Test {};
 using ElementTypes = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(AxpyReferenceTest, ElementTypes);
+TYPED_TEST_SUITE(SaxpyReferenceTest, ElementTypes);
 
-TYPED_TEST(AxpyReferenceTest, FusedAndSeparateDifferWhereTheProductIsInexact) {
+TYPED_TEST(SaxpyReferenceTest, FusedAndSeparateDifferWhereTheProductIsInexact) {
   using T = TypeParam;
   // a = x = 1 + 2^-k with 2k > p (p = 24 or 53): a x = 1 + 2^(1-k) + 2^-2k exactly, and 2^-2k is
   // less than half an ulp of 1, so rounding the product first loses it. y = -(1 + 2^(1-k)).
@@ -38,7 +38,7 @@ TYPED_TEST(AxpyReferenceTest, FusedAndSeparateDifferWhereTheProductIsInexact) {
   EXPECT_TRUE(same_bits(e.fused, std::fma(a, a, y)));
 }
 
-TYPED_TEST(AxpyReferenceTest, ATieInTheWiderSumIsBrokenByTheExactValue) {
+TYPED_TEST(SaxpyReferenceTest, ATieInTheWiderSumIsBrokenByTheExactValue) {
   using T = TypeParam;
   const auto tie = testing::tie_case<T>();
   const AxpyExpected<T> e = axpy_expected(tie.alpha, tie.x, tie.y);
@@ -47,7 +47,7 @@ TYPED_TEST(AxpyReferenceTest, ATieInTheWiderSumIsBrokenByTheExactValue) {
   EXPECT_TRUE(same_bits(e.fused, std::fma(tie.alpha, tie.x, tie.y)));
 }
 
-TYPED_TEST(AxpyReferenceTest, SpecialValuesFollowIeee) {
+TYPED_TEST(SaxpyReferenceTest, SpecialValuesFollowIeee) {
   using T = TypeParam;
   constexpr T inf = std::numeric_limits<T>::infinity();
   constexpr T max = std::numeric_limits<T>::max();
@@ -63,7 +63,7 @@ TYPED_TEST(AxpyReferenceTest, SpecialValuesFollowIeee) {
   EXPECT_TRUE(same_bits(axpy_expected(T(-1), T(3), T(3)).fused, T(0)));
 }
 
-TYPED_TEST(AxpyReferenceTest, TheCheckFindsAWrongElementAndAppliesTheAlphaZeroRule) {
+TYPED_TEST(SaxpyReferenceTest, TheCheckFindsAWrongElementAndAppliesTheAlphaZeroRule) {
   using T = TypeParam;
   const std::vector<T> x = {T(1.5), T(-2), T(0.25)}, y = {T(1), T(3), -T(0)};
   std::vector<T> out = {std::fma(T(3), x[0], y[0]), std::fma(T(3), x[1], y[1]),

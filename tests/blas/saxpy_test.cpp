@@ -35,13 +35,13 @@ using testing::random_values;
 using testing::same_bits;
 
 template <class Case>
-class AxpyTest : public EveryBackendTypedTest<Case> {
+class SaxpyTest : public EveryBackendTypedTest<Case> {
  protected:
   static AxpyRounding rounding() {
     return Case::backend == Backend::cpu ? AxpyRounding::fused_or_separate : AxpyRounding::fused;
   }
 };
-TYPED_TEST_SUITE_P(AxpyTest);
+TYPED_TEST_SUITE_P(SaxpyTest);
 
 // Host arrays that start `offset` elements into their storage, so that no 16-byte alignment is
 // assumed anywhere; the output is poisoned.
@@ -63,7 +63,7 @@ struct HostArrays {
   }
 };
 
-TYPED_TEST_P(AxpyTest, EveryElementOfRandomDataIsTheExactRounding) {
+TYPED_TEST_P(SaxpyTest, EveryElementOfRandomDataIsTheExactRounding) {
   using T = typename TypeParam::Element;
   const TestSeed seed;
   struct Offsets {
@@ -86,7 +86,7 @@ TYPED_TEST_P(AxpyTest, EveryElementOfRandomDataIsTheExactRounding) {
   }
 }
 
-TYPED_TEST_P(AxpyTest, InPlaceOnYAndWithXAsY) {
+TYPED_TEST_P(SaxpyTest, InPlaceOnYAndWithXAsY) {
   using T = typename TypeParam::Element;
   const TestSeed seed;
   for (const std::int64_t n : axpy_sizes()) {
@@ -102,7 +102,7 @@ TYPED_TEST_P(AxpyTest, InPlaceOnYAndWithXAsY) {
   }
 }
 
-TYPED_TEST_P(AxpyTest, AFusedTieIsBrokenByTheExactValue) {
+TYPED_TEST_P(SaxpyTest, AFusedTieIsBrokenByTheExactValue) {
   using T = typename TypeParam::Element;
   const auto tie = testing::tie_case<T>();
   // Enough copies that the CUDA path runs its vector body, not only its scalar edges.
@@ -119,7 +119,7 @@ TYPED_TEST_P(AxpyTest, AFusedTieIsBrokenByTheExactValue) {
   }
 }
 
-TYPED_TEST_P(AxpyTest, NanAndInfinitiesPropagate) {
+TYPED_TEST_P(SaxpyTest, NanAndInfinitiesPropagate) {
   using T = typename TypeParam::Element;
   const auto specials = testing::special_values<T>();
   std::vector<T> x, y;
@@ -143,7 +143,7 @@ TYPED_TEST_P(AxpyTest, NanAndInfinitiesPropagate) {
   }
 }
 
-TYPED_TEST_P(AxpyTest, AlphaZeroReturnsYBitForBitAndDoesNotReadX) {
+TYPED_TEST_P(SaxpyTest, AlphaZeroReturnsYBitForBitAndDoesNotReadX) {
   using T = typename TypeParam::Element;
   const auto specials = testing::special_values<T>();
   std::vector<T> x, y;
@@ -161,7 +161,7 @@ TYPED_TEST_P(AxpyTest, AlphaZeroReturnsYBitForBitAndDoesNotReadX) {
   }
 }
 
-TYPED_TEST_P(AxpyTest, BadArgumentsAreRefusedAndNothingIsWritten) {
+TYPED_TEST_P(SaxpyTest, BadArgumentsAreRefusedAndNothingIsWritten) {
   using T = typename TypeParam::Element;
   const std::vector<T> x(10, T(1)), y(11, T(2));
   std::vector<T> out(11, poison<T>());
@@ -182,16 +182,16 @@ TYPED_TEST_P(AxpyTest, BadArgumentsAreRefusedAndNothingIsWritten) {
   for (const T v : buffer) EXPECT_EQ(v, T(1));
 }
 
-REGISTER_TYPED_TEST_SUITE_P(AxpyTest, EveryElementOfRandomDataIsTheExactRounding,
+REGISTER_TYPED_TEST_SUITE_P(SaxpyTest, EveryElementOfRandomDataIsTheExactRounding,
                             InPlaceOnYAndWithXAsY, AFusedTieIsBrokenByTheExactValue,
                             NanAndInfinitiesPropagate, AlphaZeroReturnsYBitForBitAndDoesNotReadX,
                             BadArgumentsAreRefusedAndNothingIsWritten);
-GPUKIT_INSTANTIATE_ON_EVERY_BACKEND(AxpyTest, float, double);
+GPUKIT_INSTANTIATE_ON_EVERY_BACKEND(SaxpyTest, float, double);
 
 // Scenarios with their own types.
-class AxpyScenarios : public gpukit::testing::EveryBackendTest {};
+class SaxpyScenarios : public gpukit::testing::EveryBackendTest {};
 
-TEST_P(AxpyScenarios, ArraysOfSeveralChunksInPlace) {
+TEST_P(SaxpyScenarios, ArraysOfSeveralChunksInPlace) {
   // Over three of the CUDA host path's 2^22-element chunks (and a partial one), in place and one
   // element past 16-byte alignment: chunk k's y must be packed before chunk k's result lands on
   // it, and no chunk may see another's data. Float: its reference is fast.
@@ -210,7 +210,7 @@ TEST_P(AxpyScenarios, ArraysOfSeveralChunksInPlace) {
   EXPECT_TRUE(check.passed()) << check.bad_count << " wrong, first at " << check.first_bad;
 }
 
-TEST_P(AxpyScenarios, TheBitsDoNotDependOnTheThreadCount) {
+TEST_P(SaxpyScenarios, TheBitsDoNotDependOnTheThreadCount) {
   // OpenBLAS left to its own threads rounds the end of each thread's piece differently; the
   // CPU backend's fixed pieces must give one answer for every thread count.
   const TestSeed seed;
@@ -232,7 +232,7 @@ TEST_P(AxpyScenarios, TheBitsDoNotDependOnTheThreadCount) {
                   .passed());
 }
 
-GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(AxpyScenarios);
+GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(SaxpyScenarios);
 
 }  // namespace
 }  // namespace gpukit::blas

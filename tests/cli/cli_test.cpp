@@ -126,7 +126,7 @@ TEST(Cli, GeneratedBookRoundTripsThroughBs) {
 
 TEST(Cli, BenchWritesJson) {
   const auto json = (scratch() / "bench.json").string();
-  const Result r = run("bench bs --device cpu --size 2000 --repeat 2 --json " + json);
+  const Result r = run("bench black_scholes --device cpu --size 2000 --repeat 2 --json " + json);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("cpu-openmp-float"), std::string::npos) << r.out;
   EXPECT_NE(slurp(json).find("\"samples_ms\""), std::string::npos);
@@ -271,7 +271,7 @@ TEST(Cli, CompactKeepsInOrderAndCountsOnStderr) {
 
 // ---- gpukit mc ----------------------------------------------------------------------------------
 
-TEST(CliMc, PricesEuropeanAndBarrierRowsWithAllColumns) {
+TEST(MonteCarloCli, PricesEuropeanAndBarrierRowsWithAllColumns) {
   const std::string book = write_file("mc_book.csv",
                                       "id,type,spot,strike,maturity,rate,volatility,barrier,"
                                       "barrier_type,steps\n"
@@ -303,7 +303,7 @@ TEST(CliMc, PricesEuropeanAndBarrierRowsWithAllColumns) {
       << bs.out;
 }
 
-TEST(CliMc, BadRowsNameFileLineColumnAndLeaveNoOutput) {
+TEST(MonteCarloCli, BadRowsNameFileLineColumnAndLeaveNoOutput) {
   const std::string header =
       "type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps\n";
   const struct {
@@ -342,7 +342,7 @@ TEST(CliMc, BadRowsNameFileLineColumnAndLeaveNoOutput) {
   EXPECT_NE(r2.err.find("even"), std::string::npos) << r2.err;
 }
 
-TEST(CliMc, CheckPricesAgainOnTheCpuAndPrintsTheDifferences) {
+TEST(MonteCarloCli, CheckPricesAgainOnTheCpuAndPrintsTheDifferences) {
   const std::string book = write_file("mc_check.csv",
                                       "type,spot,strike,maturity,barrier,barrier_type,steps\n"
                                       "call,100,100,1,,,\n"
@@ -362,7 +362,7 @@ TEST(CliMc, CheckPricesAgainOnTheCpuAndPrintsTheDifferences) {
   EXPECT_TRUE(std::filesystem::exists(out));
 }
 
-TEST(CliMc, DemoPrintsMonteCarloBesideBlackScholes) {
+TEST(MonteCarloCli, DemoPrintsMonteCarloBesideBlackScholes) {
   const Result r = run("mc --demo --device cpu --paths 20000 --demo-options 3");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("MC: "), std::string::npos) << r.out;

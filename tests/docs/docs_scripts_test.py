@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Unit tests of scripts/compare_results.py and scripts/results_table.py on synthetic runs, and
-the check that docs/library.md quotes its examples (tests/docs/examples, built and run by ctest)
-as they are."""
+"""Unit tests of scripts/compare_results.py and scripts/results_table.py on synthetic runs, the
+check that docs/library.md quotes its examples (tests/docs/examples, built and run by ctest) as
+they are, and the check that every relative link of the docs reaches its file and heading."""
 
 import contextlib
 import io
@@ -19,7 +19,7 @@ import compare_results  # noqa: E402
 import results_table  # noqa: E402
 
 
-def run(revision, rows, title="Sum: 1024 int32", date=None):
+def run(revision, rows, title="Sum: 1024 int32", date=None, case="reduce"):
     """A minimal `gpukit bench --json` document: rows are (variant, elements, samples_ms)."""
     table = {"title": title, "limit_name": "D2D copy", "limit_gbps": 1000.0, "rows": []}
     for variant, elements, samples in rows:
@@ -33,7 +33,7 @@ def run(revision, rows, title="Sum: 1024 int32", date=None):
             "percent_of_limit": 0.4 * elements / (median * 1e-3) / 1e9, "verified": True,
             "note": "ok", "vendor": variant == "cub", "step_speedup": None,
             "cumulative_speedup": None, "vs_vendor": None})
-    document = {"case": "reduce", "command_line": "build/x/gpukit bench reduce --json /tmp/r.json",
+    document = {"case": case, "command_line": f"build/x/gpukit bench {case} --json /tmp/r.json",
                 "git_revision": revision, "backend": "cuda", "cpu_threads": 2,
                 "device": {"name": "Test GPU", "sm_count": 4}, "copy_bandwidth_gbps": 1000.0,
                 "tables": [table]}
@@ -79,8 +79,29 @@ class CompareTest(unittest.TestCase):
         out = io.StringIO()
         compare_results.print_report(self.ref, dated, *compare_results.compare(self.ref, dated),
                                      out=out)
-        self.assertIn("reference: aaaaaaa on Test GPU\n", out.getvalue())  # no date recorded
-        self.assertIn("compare:   fffffff on Test GPU at 2026-11-25T07:15:02Z\n", out.getvalue())
+        self.assertIn("reference: reduce, aaaaaaa on Test GPU\n", out.getvalue())  # no date
+        self.assertIn("compare:   reduce, fffffff on Test GPU at 2026-11-25T07:15:02Z\n",
+                      out.getvalue())
+
+    def test_a_case_recorded_under_its_older_spelling_is_the_same_case(self):
+        # Runs before the cases took their stems recorded `bs` and `mc`.
+        old = run("aaaaaaa", [("tiles", 1024, [2.0])], case="bs")
+        new = run("bbbbbbb", [("tiles", 1024, [1.0])], case="black_scholes")
+        out = io.StringIO()
+        compare_results.print_report(old, new, *compare_results.compare(old, new), out=out)
+        self.assertIn("reference: black_scholes, aaaaaaa on Test GPU\n", out.getvalue())
+        self.assertIn("1 rows matched: 1 faster", out.getvalue())
+        self.assertEqual(compare_results.case_of(run("c", [], case="mc")), "monte_carlo")
+
+    def test_runs_of_different_cases_are_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            ref, new = pathlib.Path(d, "ref.json"), pathlib.Path(d, "new.json")
+            ref.write_text(json.dumps(self.ref))
+            new.write_text(json.dumps(run("b", [("tiles", 1024, [1.0])], case="scan")))
+            err = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                self.assertEqual(compare_results.main([str(ref), str(new)]), 2)
+            self.assertIn("runs of different cases (reduce, scan)", err.getvalue())
 
     def test_rows_in_different_tables_do_not_match(self):
         other = run("eeeeeee", [("tiles", 1024, [1.0])], title="Sum: 1024 float")
@@ -105,6 +126,17 @@ class CompareTest(unittest.TestCase):
 
 
 class ResultsTableTest(unittest.TestCase):
+    def test_the_command_says_the_cases_stem(self):
+        # Runs recorded before the cases took their stems quote the command as it is typed now.
+        old = {"case": "bs", "command_line":
+               "build/gpu/apps/gpukit/gpukit bench bs --device cuda --json /root/out/bs.json"}
+        self.assertEqual(results_table.bench_command(old),
+                         "gpukit bench black_scholes --device cuda")
+        self.assertEqual(results_table.bench_command({"case": "mc"}), "gpukit bench monte_carlo")
+        self.assertEqual(results_table.bench_command(
+            {"command_line": "gpukit -q bench mc --json x.json --variants bs"}),
+            "gpukit -q bench monte_carlo --variants bs")
+
     def test_generate_then_check_is_idempotent(self):
         with tempfile.TemporaryDirectory(dir=ROOT) as d:
             data = pathlib.Path(d, "run.json")
@@ -169,6 +201,62 @@ class LibraryGuideTest(unittest.TestCase):
             self.assertIsNotNone(m, f"a cpp block of docs/library.md starts {first!r}")
             self.assertEqual(block, (ROOT / m.group(1)).read_text(),
                              f"docs/library.md does not quote {m.group(1)} as it is")
+
+
+# The pages a reader follows links through: the README, docs/ (journal included) and the
+# benchmarks' READMEs.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md")),
+         *sorted((ROOT / "bench").glob("**/*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+# A repository path written as code (`results/h100/gemm.json`): the pages name files this way too.
+CODE_PATH = re.compile(r"`((?:apps|bench|cmake|docs|fuzz|include|python|results|scripts|src|tests)"
+                       r"/[^`\s*<>{}$]*)`")
+
+
+def heading_anchors(page):
+    """The anchors GitHub gives the page's headings: lower case, punctuation dropped, spaces as
+    hyphens (code blocks left out: their # lines are no headings)."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+            for h in re.findall(r"^#+ (.*)$", text, flags=re.M)}
+
+
+def broken_links(pages):
+    """'page: target (why)' for every relative link of the pages that reaches no file or no
+    heading of its page."""
+    broken = []
+    for page in pages:
+        for target in LINK.findall(page.read_text()):
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path) if path else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target} (no such file)")
+            elif anchor and linked.suffix == ".md" and anchor not in heading_anchors(linked):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    return broken
+
+
+class DocsLinksTest(unittest.TestCase):
+    def test_every_relative_link_reaches_its_file_and_heading(self):
+        self.assertEqual(broken_links(PAGES), [])
+
+    def test_every_repository_path_the_pages_name_exists(self):
+        # The journal is lab notes: it may name files that were later renamed or merged.
+        missing = [f"{page.relative_to(ROOT)}: {path}"
+                   for page in PAGES if "journal" not in page.parts
+                   for path in (p.rstrip(".,:;") for p in CODE_PATH.findall(page.read_text()))
+                   if not (ROOT / path).exists()]
+        self.assertEqual(missing, [])
+
+    def test_the_check_finds_a_missing_file_and_a_missing_heading(self):
+        with tempfile.TemporaryDirectory() as d:
+            page = pathlib.Path(d, "page.md")
+            page.write_text("# A `code` title\n[a](missing.md) [b](#a-code-title) [c](#nowhere) "
+                            "[d](page.md#a-code-title) [e](https://example.com)\n")
+            self.assertEqual(broken_links([page]), ["page.md: missing.md (no such file)",
+                                                    "page.md: #nowhere (no such heading)"])
 
 
 if __name__ == "__main__":

@@ -25,6 +25,13 @@ file(REMOVE_RECURSE ${WORK_DIR})
 
 run_step("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 run_step("installed gpukit --version" ${prefix}/bin/gpukit --version)
+# The benchmarks (bench/: harness, per-case benches, demos) belong to the tool and the tests, not
+# to the public API: none of their headers or libraries is installed.
+file(GLOB_RECURSE installed_bench_files ${prefix}/include/gpukit/bench/*
+     ${prefix}/lib*/*gpukit_bench*)
+if(installed_bench_files)
+  message(FATAL_ERROR "the benchmarks were installed: ${installed_bench_files}")
+endif()
 
 set(configure_args -S ${CMAKE_CURRENT_LIST_DIR} -B ${consumer_build} -G ${GENERATOR}
     -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}

@@ -22,12 +22,25 @@
 #include <vector>
 
 #include "gpukit/core/error.hpp"
+#include "gpukit/io/atomic_file.hpp"
 #include "gpukit/io/npy.hpp"
 
 namespace gpukit::io {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The message of the InvalidInput that `call` throws ("" and a test failure when it throws none).
+template <class Call>
+std::string message_of(const Call& call) {
+  try {
+    call();
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InvalidInput thrown";
+  return {};
+}
 
 static_assert(npy_dtype_of<std::int32_t>() == NpyDtype::int32);
 static_assert(npy_dtype_of<std::int64_t>() == NpyDtype::int64);
@@ -606,15 +619,6 @@ TEST_F(NpyFiles, RowsAreRefusedWhereTheWholeArrayIsAndWhereTheyCannotBeRead) {
   const std::int64_t shape[] = {3, 2};
   const fs::path path = dir_ / "a.npy";
   write_npy<float>(path, shape, values);
-  auto message_of = [&](const auto& call) -> std::string {
-    try {
-      call();
-    } catch (const InvalidInput& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "no InvalidInput thrown";
-    return {};
-  };
   // Rows outside axis 0.
   EXPECT_NE(message_of([&] {
               read_npy_rows(path, {kFloat, "test"}, 2, 2);
@@ -664,6 +668,72 @@ TEST_F(NpyFiles, RowsAreRefusedWhereTheWholeArrayIsAndWhereTheyCannotBeRead) {
               read_npy_rows(dir_ / "scalar.npy", {kFloat, "test"}, 0, 0);
             }).find("0-d array"),
             std::string::npos);
+}
+
+// Writing by rows (begin_npy_rows, write_npy_rows): the header, then row ranges written in
+// any order and in pieces of any size, make the bytes write_npy writes for the whole array.
+
+TEST_F(NpyFiles, RowsWrittenInAnyOrderMakeTheFileWriteNpyWrites) {
+  const std::vector<std::vector<std::int64_t>> shapes = {{1},       {7},       {5, 3},
+                                                         {4, 1, 3}, {3, 2, 5}, {0, 4}};
+  for (const std::vector<std::int64_t>& shape : shapes) {
+    std::int64_t count = 1;
+    for (std::int64_t dim : shape) count *= dim;
+    std::vector<double> values(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i) * 0.25 - 2;
+    write_npy<double>(dir_ / "whole.npy", shape, values);
+    const std::string expected = read_file(dir_ / "whole.npy");
+    const auto row_bytes = static_cast<std::size_t>(shape[0] == 0 ? 0 : count / shape[0]) * 8;
+    const std::span<const std::byte> all = std::as_bytes(std::span(values));
+    // Pieces of 1, 2 and 3 rows, written last piece first.
+    for (const std::int64_t piece : {1, 2, 3}) {
+      SCOPED_TRACE(::testing::Message() << "shape of " << shape.size() << " axes, " << count
+                                        << " elements, pieces of " << piece << " rows");
+      {
+        AtomicFile file(dir_ / "rows.npy");
+        begin_npy_rows(file, NpyDtype::float64, shape);
+        std::vector<std::int64_t> starts;
+        for (std::int64_t r = 0; r < shape[0]; r += piece) starts.push_back(r);
+        std::reverse(starts.begin(), starts.end());
+        for (const std::int64_t r : starts) {
+          const std::int64_t n = std::min(piece, shape[0] - r);
+          write_npy_rows(file.temporary_path(), NpyDtype::float64, shape, r,
+                         all.subspan(static_cast<std::size_t>(r) * row_bytes,
+                                     static_cast<std::size_t>(n) * row_bytes));
+        }
+        file.commit();
+      }
+      EXPECT_TRUE(read_file(dir_ / "rows.npy") == expected);
+    }
+  }
+}
+
+TEST_F(NpyFiles, RowWritesAreRefusedOutsideAxisZeroAndForPartialRows) {
+  const std::int64_t shape[] = {3, 2};
+  const std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  const std::span<const std::byte> bytes = std::as_bytes(std::span(values));
+  AtomicFile file(dir_ / "a.npy");
+  begin_npy_rows(file, NpyDtype::float32, shape);
+  const fs::path temporary = file.temporary_path();
+  EXPECT_NE(message_of([&] {
+              write_npy_rows(temporary, NpyDtype::float32, shape, 2, bytes.first(16));
+            }).find("rows 2 to 4 are outside axis 0"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              write_npy_rows(temporary, NpyDtype::float32, shape, -1, bytes.first(8));
+            }).find("outside axis 0"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              write_npy_rows(temporary, NpyDtype::float32, shape, 0, bytes.first(12));
+            }).find("12 bytes are not whole rows of 8 bytes"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              write_npy_rows(temporary, NpyDtype::float32, std::span<const std::int64_t>(), 0,
+                             bytes.first(4));
+            }).find("0-d array"),
+            std::string::npos);
+  // A file that is not there is an I/O error (the rows need the header's file).
+  EXPECT_THROW(write_npy_rows(dir_ / "missing.npy", NpyDtype::float32, shape, 0, bytes), IoError);
 }
 
 TEST(NpyArrayType, ConstructionCopyAndMove) {

@@ -17,8 +17,8 @@
 #include <string>
 #include <utility>
 
+#include "bench/poisson_demo.hpp"
 #include "every_backend_test_support.hpp"
-#include "gpukit/bench/poisson_demo.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/pde/poisson.hpp"
 #include "gpukit/pde/poisson_variants.hpp"

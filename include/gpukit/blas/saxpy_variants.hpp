@@ -21,11 +21,11 @@ namespace gpukit::blas {
 /// neither input. Launchers compute IEEE alpha * x + y for every alpha: the alpha == 0 rule of the
 /// API (saxpy.hpp) is the dispatch's, applied before a launcher is called.
 template <class T>
-using AxpyLaunch = void(T alpha, const T* x, const T* y, T* out, std::int64_t count,
-                        StreamHandle stream);
-using AxpyLaunchers = PerType<AxpyLaunch, RealTypes>;
+using SaxpyLaunch = void(T alpha, const T* x, const T* y, T* out, std::int64_t count,
+                         StreamHandle stream);
+using SaxpyLaunchers = PerType<SaxpyLaunch, RealTypes>;
 
-struct AxpyVariant {
+struct SaxpyVariant {
   /// Traffic: x and y read once, out written once; two flops (a multiply and an add) an element.
   /// Every variant computes each element once, so its bits never depend on the launch shape or
   /// the run; `deterministic` is still false for all, because the CPU backend (OpenBLAS) may
@@ -33,7 +33,7 @@ struct AxpyVariant {
   VariantInfo info;
   /// What the tests require of every element (saxpy_reference.hpp).
   AxpyRounding rounding = AxpyRounding::fused;
-  AxpyLaunchers launchers;
+  SaxpyLaunchers launchers;
 
   template <class T>
   void launch(T alpha, const T* x, const T* y, T* out, std::int64_t count,
@@ -43,13 +43,13 @@ struct AxpyVariant {
 };
 
 /// Every variant in ladder order (the seed's kernel first, cuBLAS last); empty without CUDA.
-std::span<const AxpyVariant> axpy_variants();
+std::span<const SaxpyVariant> saxpy_variants();
 
 /// The variant axpy() and axpy_on_device() use: the top of the ladder.
-const AxpyVariant& default_axpy_variant();
+const SaxpyVariant& default_saxpy_variant();
 
 /// Looks a variant up by name; InvalidInput listing the names when there is none,
 /// DeviceUnavailable in a build without CUDA.
-const AxpyVariant& find_axpy_variant(std::string_view name);
+const SaxpyVariant& find_saxpy_variant(std::string_view name);
 
 }  // namespace gpukit::blas

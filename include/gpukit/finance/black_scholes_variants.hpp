@@ -1,7 +1,7 @@
 #pragma once
 // The registry of CUDA Black-Scholes kernels: the seed's kernel and each optimization step after
-// it. Tests and `gpukit bench bs` iterate over it, so a new entry is tested and measured with no
-// new test or bench code.
+// it. Tests and `gpukit bench black_scholes` iterate over it, so a new entry is tested and measured
+// with no new test or bench code.
 
 #include <span>
 #include <string_view>

@@ -1,6 +1,6 @@
 #pragma once
 // Monte Carlo in fixed blocks: the pieces a book is priced in across GPUs and processes
-// (gpukit/dist), with the bits of price_monte_carlo_book on one device.
+// (gpukit/distributed), with the bits of price_monte_carlo_book on one device.
 //
 // Each row's samples are cut into blocks of kMonteCarloBlockTiles tiles (the last block of a row
 // is short); every row has the same number of blocks, blocks_per_row = ceil(tiles / block
@@ -18,7 +18,7 @@
 // Use: every process computes monte_carlo_blocks(book, options) (cheap, the same everywhere),
 // each worker prices a contiguous range of blocks with price_monte_carlo_blocks, the ranges'
 // moments are concatenated in block order, and one process forms the result with
-// monte_carlo_result_from_blocks. gpukit mc does this with gpukit/dist (docs/scale-out.md).
+// monte_carlo_result_from_blocks. gpukit mc does this with gpukit/distributed (docs/scale-out.md).
 
 #include <cstdint>
 #include <span>

@@ -2,8 +2,8 @@
 // The registry of CUDA Monte Carlo variants: the seed's two ways of spreading an option's paths
 // over the GPU (one block per option; several blocks and a reduction), the staged launch for long
 // paths, the automatic choice the API makes, and cuRAND's device API as the vendor row. Tests and
-// `gpukit bench mc` iterate over it, so a new entry is tested and measured with no new test or
-// bench code.
+// `gpukit bench monte_carlo` iterate over it, so a new entry is tested and measured with no new
+// test or bench code.
 //
 // An entry prepares a book once (its rows' path parameters and a workspace on the device: the
 // set-up is not part of the timed work, as cuRAND's generator set-up is not in rng's registry),

@@ -1,7 +1,7 @@
 #pragma once
-// A book's terms as bytes, to move between the processes of a job (gpukit/dist): rank 0 reads the
-// CSV, every rank prices from what it receives. The format is plain data in the sender's byte
-// order (the hosts of a job share it), with a header that says which arrays follow.
+// A book's terms as bytes, to move between the processes of a job (gpukit/distributed): rank 0
+// reads the CSV, every rank prices from what it receives. The format is plain data in the sender's
+// byte order (the hosts of a job share it), with a header that says which arrays follow.
 
 #include <cstddef>
 #include <cstdint>

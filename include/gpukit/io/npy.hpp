@@ -227,6 +227,29 @@ void write_npy(const std::filesystem::path& path, std::span<const T> values) {
   write_npy(path, npy_dtype_of<T>(), shape, std::as_bytes(values));
 }
 
+class AtomicFile;  // gpukit/io/atomic_file.hpp
+
+/// Begins a C-order .npy output written by rows (write_npy_rows below), possibly by several
+/// processes: writes into `file` (an AtomicFile just made for the output) numpy's header for
+/// `dtype` and `shape`, the header write_npy writes. The file is complete, and the bytes write_npy
+/// writes for the same array, once every row is written; then `file.commit()` puts it in place.
+/// Throws InvalidInput for a negative dimension or a shape whose byte count overflows; IoError
+/// when the write fails.
+void begin_npy_rows(AtomicFile& file, NpyDtype dtype, std::span<const std::int64_t> shape);
+
+/// Writes rows [row_begin, row_begin + n) of axis 0 of the C-order array of `dtype` and `shape`
+/// into the file `path`, whose header begin_npy_rows wrote (an AtomicFile's temporary_path()):
+/// `bytes` holds n whole rows (a row: the product of shape[1:] elements), written at their offset
+/// after the header (io::write_file_region: positioned writes, flushed to disk). Rows may be
+/// written in any order, by any process that sees `path`; each of them once. Not collective:
+/// gpukit/scale_out/npy_rows.hpp is the helper by which the ranks of a job write one file.
+/// Throws InvalidInput for a 0-d shape, `bytes` that are not whole rows, or rows outside axis 0;
+/// IoError naming the file when it cannot be written. Tested in tests/io/npy_test.cpp (rows
+/// written in every order and piece size give write_npy's bytes).
+void write_npy_rows(const std::filesystem::path& path, NpyDtype dtype,
+                    std::span<const std::int64_t> shape, std::int64_t row_begin,
+                    std::span<const std::byte> bytes);
+
 namespace detail {
 /// Everything numpy.save writes before the data of a C-order array of `dtype` and `shape`: magic,
 /// version, header length, header dict, padding. Its size is a multiple of 64. Throws InvalidInput

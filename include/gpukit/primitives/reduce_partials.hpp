@@ -1,6 +1,6 @@
 #pragma once
 // A reduction in fixed blocks: the pieces an array is reduced in across GPUs and processes
-// (gpukit/dist), with the bits of reduce() of the whole array.
+// (gpukit/distributed), with the bits of reduce() of the whole array.
 //
 // The canonical tree (reduce_canonical.hpp) cuts the array into tiles of kTile = 16384 elements,
 // the tile results into tiles of the level above, and so on. A block is one tile of level

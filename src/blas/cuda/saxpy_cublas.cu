@@ -74,6 +74,6 @@ void launch_axpy_cublas(T alpha, const T* x, const T* y, T* out, std::int64_t co
   }
 }
 
-GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, AxpyLaunch, launch_axpy_cublas)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, SaxpyLaunch, launch_axpy_cublas)
 
 }  // namespace gpukit::blas::cuda_detail

@@ -40,7 +40,7 @@ void axpy_through_device(const Context& context, T alpha, std::span<const T> x,
   auto& slots = gpukit::detail::staging_area(context.cuda_device, 2 * stride * sizeof(T),
                                              plan.chunk_size() * sizeof(T))
                     .slots;
-  const AxpyVariant& variant = default_axpy_variant();
+  const SaxpyVariant& variant = default_saxpy_variant();
 
   auto start = [&](gpukit::detail::StagingSlot& slot, const gpukit::detail::HostChunk& c) {
     const std::size_t bytes = static_cast<std::size_t>(c.size) * sizeof(T);

@@ -227,9 +227,9 @@ void launch_axpy_vector16_unrolled(T alpha, const T* x, const T* y, T* out, std:
   GPUKIT_CUDA_CHECK_LAUNCH("axpy_vector16_unrolled_kernel");
 }
 
-GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, AxpyLaunch, launch_axpy_seed)
-GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, AxpyLaunch, launch_axpy_grid_stride)
-GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, AxpyLaunch, launch_axpy_vector16)
-GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, AxpyLaunch, launch_axpy_vector16_unrolled)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, SaxpyLaunch, launch_axpy_seed)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, SaxpyLaunch, launch_axpy_grid_stride)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, SaxpyLaunch, launch_axpy_vector16)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, SaxpyLaunch, launch_axpy_vector16_unrolled)
 
 }  // namespace gpukit::blas::cuda_detail

@@ -9,15 +9,15 @@ namespace gpukit::blas::cuda_detail {
 
 // The ladder (saxpy_kernels.cu).
 template <class T>
-AxpyLaunch<T> launch_axpy_seed;
+SaxpyLaunch<T> launch_axpy_seed;
 template <class T>
-AxpyLaunch<T> launch_axpy_grid_stride;
+SaxpyLaunch<T> launch_axpy_grid_stride;
 template <class T>
-AxpyLaunch<T> launch_axpy_vector16;
+SaxpyLaunch<T> launch_axpy_vector16;
 template <class T>
-AxpyLaunch<T> launch_axpy_vector16_unrolled;
+SaxpyLaunch<T> launch_axpy_vector16_unrolled;
 // cuBLAS's axpy, the vendor row (saxpy_cublas.cu).
 template <class T>
-AxpyLaunch<T> launch_axpy_cublas;
+SaxpyLaunch<T> launch_axpy_cublas;
 
 }  // namespace gpukit::blas::cuda_detail

@@ -1,11 +1,11 @@
 #pragma once
-// Internal, for `gpukit bench mc` and its test: the vendor reference the Monte Carlo kernels are
-// measured against. A plain kernel on cuRAND's device API (curandStatePhilox4_32_10_t, one
-// curand_init per thread with subsequence = thread index, curand_normal4 compiled with fast math),
-// per-thread sums of the payoff and its square, a block reduction and one double atomic per block.
-// It prices one option, European or down-and-out, with none of gpukit's contract (its numbers
-// depend on the launch shape, and its sums of squares are differenced): a speed reference only.
-// Plain C++: the launcher hides the CUDA types.
+// Internal, for `gpukit bench monte_carlo` and its test: the vendor reference the Monte Carlo
+// kernels are measured against. A plain kernel on cuRAND's device API (curandStatePhilox4_32_10_t,
+// one curand_init per thread with subsequence = thread index, curand_normal4 compiled with fast
+// math), per-thread sums of the payoff and its square, a block reduction and one double atomic per
+// block. It prices one option, European or down-and-out, with none of gpukit's contract (its
+// numbers depend on the launch shape, and its sums of squares are differenced): a speed reference
+// only. Plain C++: the launcher hides the CUDA types.
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 #pragma once
 // Internal: the Monte Carlo kernels' launchers (data on the device), used by the dispatch in
-// monte_carlo.cpp, the GPU tests (which force each launch shape) and `gpukit bench mc`.
+// monte_carlo.cpp, the GPU tests (which force each launch shape) and `gpukit bench monte_carlo`.
 
 #include <cstdint>
 #include <functional>

@@ -5,17 +5,17 @@
 #include <vector>
 
 #include <gpukit/core/device.hpp>
-#include <gpukit/dist/devices.hpp>
-#include <gpukit/dist/partition.hpp>
-#include <gpukit/dist/workers.hpp>
+#include <gpukit/distributed/devices.hpp>
+#include <gpukit/distributed/partition.hpp>
+#include <gpukit/distributed/workers.hpp>
 #include <gpukit/finance/monte_carlo.hpp>
 #include <gpukit/finance/monte_carlo_blocks.hpp>
 
 int main() {
   using namespace gpukit;
   // Every GPU of the host, or the CPU where there is none.
-  const dist::Workers workers =
-      dist::select_workers(cuda_device_count() > 0 ? "cuda:all" : "cpu", 0);
+  const distributed::Workers workers =
+      distributed::select_workers(cuda_device_count() > 0 ? "cuda:all" : "cpu", 0);
   const std::uint8_t is_put[] = {0, 1, 0};
   const double spot[] = {100, 100, 100}, strike[] = {90, 100, 110}, maturity[] = {1, 1, 2};
   finance::MonteCarloBookView book;
@@ -32,10 +32,11 @@ int main() {
   // of its own; the moments merge on the host in block order.
   const finance::MonteCarloBlocks blocks = finance::monte_carlo_blocks(book, options);
   const auto n = static_cast<int>(workers.contexts.size());
-  const std::vector<dist::BlockRange> ranges = dist::split_by_weight(blocks.weight, n);
+  const std::vector<distributed::BlockRange> ranges =
+      distributed::split_by_weight(blocks.weight, n);
   std::vector<std::vector<finance::MonteCarloBlockMoments>> parts(static_cast<std::size_t>(n));
-  dist::run_workers(n, [&](int w, const dist::ReportProgress&) {
-    const dist::BlockRange r = ranges[static_cast<std::size_t>(w)];
+  distributed::run_workers(n, [&](int w, const distributed::ReportProgress&) {
+    const distributed::BlockRange r = ranges[static_cast<std::size_t>(w)];
     parts[static_cast<std::size_t>(w)] = finance::price_monte_carlo_blocks(
         workers.contexts[static_cast<std::size_t>(w)], book, options, r.first, r.count);
   });

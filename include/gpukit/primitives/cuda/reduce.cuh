@@ -28,7 +28,7 @@
 // - otherwise (other grids, chunked input): one sum per tile; the last block to finish does
 //   every level above.
 //
-// Measured and dropped (docs/case-studies/reduction.md): splitting a tile's lanes over 2 or 4
+// Measured and dropped (docs/case-studies/reduce.md): splitting a tile's lanes over 2 or 4
 // blocks when tiles are scarce (exact, but slower at 2^20 than one 512- or 1024-thread block per
 // tile), and L2::256B / evict_first load hints (8% slower streaming at 2^30).
 

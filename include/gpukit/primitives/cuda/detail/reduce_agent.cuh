@@ -396,7 +396,7 @@ __global__ void __launch_bounds__(kThreads)
 /// Threads per block: a tile per 1024-thread block (one lane a thread) while the tiles do not
 /// fill the SMs (launch-bound calls: 2^20 elements are 64 tiles on 132 SMs), 512 otherwise (2
 /// lanes a thread, so a row of floats is one 8-byte load per thread and the 16 rows' loads fit
-/// in 64 registers; two resident blocks per SM). Measured on the H200 (reduction.md).
+/// in 64 registers; two resident blocks per SM). Measured on the H200 (reduce.md).
 inline int default_block_threads(std::int64_t tiles, int sm_count) {
   return tiles <= sm_count ? 1024 : 512;
 }

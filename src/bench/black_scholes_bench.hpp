@@ -1,8 +1,0 @@
-#pragma once
-#include "gpukit/bench/harness.hpp"
-
-namespace gpukit::bench {
-/// `gpukit bench bs`: every registered CUDA variant (each verified against the double CPU
-/// reference before it is timed), the host-to-host paths against PCIe, and the CPU backend.
-void run_black_scholes_bench(const BenchConfig& config, Report& report);
-}  // namespace gpukit::bench

@@ -1,0 +1,32 @@
+#pragma once
+// Internal: the kernels of the distributed Poisson solver's CUDA engine, launched from plain C++
+// (poisson_slab_cuda.cpp). Each queues its work on `stream` of the current device.
+
+#include <cstdint>
+
+#include "gpukit/core/cuda_handles.hpp"
+#include "pde/poisson_mean_sums.hpp"
+
+namespace gpukit::scale_out::slab_kernels {
+
+/// u_hat = -f_hat / (n |k|^2) over B = (n0, columns, T) complex Real values at `b` (zero mode
+/// 0): |k|^2 = k2_trailing[z] + (k2_split[column_begin + y] + k2_axis0[x]) (the serial CPU
+/// backend's order of additions), the multiplier computed in double and rounded once.
+template <class Real>
+void scale(void* b, std::int64_t n0, std::int64_t columns, std::int64_t t,
+           std::int64_t column_begin, const double* k2_axis0, const double* k2_split,
+           const double* k2_trailing, double inv_n, StreamHandle stream);
+
+/// The first-level tiles of the canonical tree (reduce_canonical.hpp) that start at
+/// `tiles_begin`, the element of global index `first_element` (a multiple of kTile) of an array
+/// of `total`: `tiles` results of MeanSumsOp<Real> into `out`, each exactly reduce_tile's
+/// expression (so the bits of the CPU's tiles).
+template <class Real>
+void tile_sums(const Real* tiles_begin, std::int64_t tiles, std::int64_t first_element,
+               std::int64_t total, pde::detail::MeanSums* out, StreamHandle stream);
+
+/// u[i] -= shift for i < n (the corner gauge).
+template <class Real>
+void subtract(Real* u, std::int64_t n, Real shift, StreamHandle stream);
+
+}  // namespace gpukit::scale_out::slab_kernels

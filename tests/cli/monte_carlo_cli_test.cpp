@@ -1,0 +1,207 @@
+// gpukit mc as a user runs it: memory that does not grow with --paths, the --paths limit, prices
+// keyed by the trade id, and --check against the independent reference.
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_test_support.hpp"
+
+namespace gpukit::cli_testing {
+namespace {
+
+// The peak resident memory (KiB) of `gpukit <args>` run for `seconds`, then stopped.
+long peak_kib_of_run_for(const std::vector<std::string>& args, int seconds) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    std::vector<char*> argv;
+    std::string binary = GPUKIT_BINARY;
+    argv.push_back(binary.data());
+    std::vector<std::string> copies = args;
+    for (std::string& a : copies) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  ::kill(child, SIGKILL);
+  int status = 0;
+  struct rusage usage {};
+  ::wait4(child, &status, 0, &usage);
+  return usage.ru_maxrss;
+}
+
+TEST(MonteCarloCliMemory, PeakMemoryDoesNotGrowWithPaths) {
+  // One row at 2^34 paths (the limit): before issue 18 the CPU backend allocated 64 bytes per
+  // 2048 paths up front (512 MiB here, touched at once); now a fixed 4 MiB of tile moments. The run
+  // is stopped after 3 s (it would take hours); its peak must stay far below that.
+  const std::string book = write_file(
+      "mc_memory.csv", "type,spot,strike,maturity,rate,volatility\ncall,100,100,1,0.05,0.2\n");
+  const std::string out = (scratch() / "mc_memory_out.csv").string();
+  const long kib = peak_kib_of_run_for({"mc", "--device", "cpu", "--threads", "1", "--input", book,
+                                        "--output", out, "--paths", "17179869184"},
+                                       3);
+  EXPECT_LT(kib, 200 * 1024) << "peak " << kib << " KiB";
+  EXPECT_GT(kib, 0);
+}
+
+TEST(MonteCarloCli, PathsOutsideTheLimitAreAUsageErrorNamingPaths) {
+  const std::string book = write_file(
+      "mc_limit.csv", "type,spot,strike,maturity,rate,volatility\ncall,100,100,1,0.05,0.2\n");
+  for (const char* paths : {"17179869186", "1000000000000000", "1"}) {
+    const Result r =
+        run(std::string("mc --device cpu --input ") + book + " --output - --paths " + paths);
+    EXPECT_EQ(r.exit_code, 2) << paths << r.err;
+    EXPECT_NE(r.err.find("--paths"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("allocation"), std::string::npos) << r.err;
+  }
+}
+
+// The price column of each row, keyed by its id.
+std::map<std::string, std::string> prices_by_id(const std::string& csv) {
+  std::map<std::string, std::string> prices;
+  std::size_t line_start = csv.find('\n') + 1;
+  while (line_start < csv.size()) {
+    const std::size_t end = csv.find('\n', line_start);
+    const std::string line = csv.substr(line_start, end - line_start);
+    std::vector<std::string> fields;
+    std::size_t from = 0;
+    for (std::size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
+      fields.push_back(line.substr(from, comma - from));
+    fields.push_back(line.substr(from));
+    // id first; price is the first output column, after the 10 input columns.
+    prices[fields[0]] += fields[10] + ";";
+    line_start = end + 1;
+  }
+  return prices;
+}
+
+TEST(MonteCarloCli, ATradeKeepsItsPriceWhereverItSitsInWhicheverBook) {
+  const std::string header =
+      "id,type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps\n";
+  const std::string t1 = "T1,call,100,105,1,0.03,0.25,,none,\n";
+  const std::string t2 = "T2,put,100,95,0.5,0.03,0.3,85,down-out,12\n";
+  const std::string t3 = "T3,call,90,100,2,0.01,0.2,120,up-in,6\n";
+  const std::string other = "X9,call,50,50,1,0.02,0.4,,none,\n";
+  const std::string a = write_file("mc_ids_a.csv", header + t1 + t2 + t3);
+  const std::string b = write_file("mc_ids_b.csv", header + other + t3 + other + t1 + t2);
+  const auto out_a = (scratch() / "mc_ids_a_out.csv").string();
+  const auto out_b = (scratch() / "mc_ids_b_out.csv").string();
+  for (const char* flags :
+       {"", " --antithetic --control-variate --monitoring continuous", " --precision float"}) {
+    const std::string common = std::string(" --device cpu --paths 5000 --seed 11") + flags;
+    const Result ra = run("mc --input " + a + " --output " + out_a + common);
+    ASSERT_EQ(ra.exit_code, 0) << ra.err;
+    const Result rb = run("mc --threads 1 --input " + b + " --output " + out_b + common);
+    ASSERT_EQ(rb.exit_code, 0) << rb.err;
+    const auto pa = prices_by_id(slurp(out_a)), pb = prices_by_id(slurp(out_b));
+    for (const char* id : {"T1", "T2", "T3"}) {
+      EXPECT_EQ(pa.at(id), pb.at(id)) << id << flags;
+      EXPECT_NE(pa.at(id), "0;") << id;
+    }
+    // X9 twice: one id, one stream, one price, said once on stderr.
+    // (It said "1 ids appear".)
+    EXPECT_NE(rb.err.find("gpukit: mc: 1 id appears on more than one row (2 rows)"),
+              std::string::npos)
+        << rb.err;
+    EXPECT_EQ(pb.at("X9").substr(0, pb.at("X9").find(';') + 1) +
+                  pb.at("X9").substr(0, pb.at("X9").find(';') + 1),
+              pb.at("X9"));
+    EXPECT_EQ(ra.err.find("on more than one row"), std::string::npos) << ra.err;
+  }
+}
+
+TEST(MonteCarloCli, CheckOnTheCpuComparesWithTheIndependentReference) {
+  const std::string book =
+      write_file("mc_check_cpu.csv",
+                 "type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps\n"
+                 "call,100,100,1,0.05,0.2,,none,\n"
+                 "put,100,95,1,0.05,0.2,90,down-out,6\n"
+                 "call,100,100,1,0.05,0.2,120,up-in,6\n");
+  const auto out = (scratch() / "mc_check_cpu_out.csv").string();
+  for (const char* flags : {"", " --precision float --control-variate --antithetic"}) {
+    std::filesystem::remove(out);
+    const Result r = run("mc --device cpu --input " + book + " --output " + out +
+                         " --paths 6000 --check --monitoring continuous" + flags);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("vs an independent long-double reference"), std::string::npos) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(out));
+  }
+}
+
+// Issue 30: `mc --demo-options N` alone was a usage error though the README says it works, and
+// `--demo 2 --demo-options 3` priced 3 options without a word.
+TEST(MonteCarloCli, DemoOptionsAloneRunsTheDemoAndTwoDifferentCountsAreRefused) {
+  const std::string paths = " --device cpu --paths 4096";
+  for (const std::string args : {"--demo-options 3", "--demo 3 --demo-options 3", "--demo 3",
+                                 "--demo --demo-options 3", "--demo-options 3 --demo"}) {
+    const Result r = run("mc " + args + paths);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    EXPECT_NE(r.out.find("(4096 paths each, 3 options, double)"), std::string::npos)
+        << args << ": " << r.out;
+  }
+  const Result both = run("mc --demo 2 --demo-options 3" + paths);
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_NE(both.err.find("--demo 2 and --demo-options 3 give two numbers of demo options"),
+            std::string::npos)
+      << both.err;
+  EXPECT_TRUE(both.out.empty()) << both.out;
+  const Result with_input = run("mc --demo-options 3 --input x.csv --output -" + paths);
+  EXPECT_EQ(with_input.exit_code, 2) << with_input.err;
+}
+
+// Issue 30: deep out-of-the-money rows came out as price 0, std_error 0, ci [0, 0] without a word,
+// and a barrier breached at the start (a down-out at 110 on a spot of 100) was priced silently.
+TEST(MonteCarloCli, RowsWithoutAPayingPathAndBarriersBreachedAtTheStartAreNamed) {
+  const std::string book =
+      write_file("mc_unpaid.csv",
+                 "type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps\n"
+                 "call,100,100,1,0.05,0.2,,none,\n"
+                 "call,100,400,0.1,0.05,0.2,,none,\n"
+                 "put,100,100,1,0.05,0.2,110,down-out,12\n"
+                 "call,100,100,1,0.05,0.2,90,up-in,12\n"
+                 "put,100,10,0.1,0.05,0.2,,none,\n"
+                 "call,100,400,0,0.05,0.2,,none,\n");
+  for (const std::string flags : {"", " --quiet"}) {
+    const Result r = run("mc --device cpu --paths 2000 --input " + book + " --output -" + flags);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("gpukit: mc: warning: " + book +
+                         ":4: the down-out barrier 110 is breached at the start (spot 100): the "
+                         "option is priced as knocked out (price 0)\n"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("gpukit: mc: warning: " + book +
+                         ":5: the up-in barrier 90 is breached at the start (spot 100): the option "
+                         "is priced as knocked in (the vanilla option)\n"),
+              std::string::npos)
+        << r.err;
+    // Rows 3 and 6; row 7 (no time left) and the knocked-out row 4 are 0 for reasons of their own.
+    EXPECT_NE(r.err.find("gpukit: mc: warning: 2 of 6 options had no paying path among their 2000 "
+                         "paths (" +
+                         book + ":3, " + book +
+                         ":6): their price, std_error and ci "
+                         "are 0, which is no confidence interval; it says that a path pays with a "
+                         "probability below 0.0015 (95% confidence)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.out.find("call,100,400,0.1,0.05,0.2,,none,,0,0,0,0,2000\n"), std::string::npos)
+        << r.out;
+  }
+  // A book without such rows says nothing.
+  const Result quiet = run("mc --device cpu --paths 2000 --output - --input " +
+                           write_file("mc_paid.csv",
+                                      "type,spot,strike,maturity,rate,volatility\n"
+                                      "call,100,100,1,0.05,0.2\n"));
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("warning"), std::string::npos) << quiet.err;
+}
+
+}  // namespace
+}  // namespace gpukit::cli_testing
