@@ -24,12 +24,14 @@
 #include "gemm_test_support.hpp"
 #include "gpukit/blas/gemm.hpp"
 #include "gpukit/core/error.hpp"
+#include "refusal_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::blas {
 namespace {
 
 using gpukit::testing::EveryBackendTest;
+using gpukit::testing::refusal;
 using gpukit::testing::TestSeed;
 using testing::GemmCase;
 using testing::GemmInputs;
@@ -222,17 +224,6 @@ TEST_P(GemmScenarios, TheThreadsCachedPlanIsReplacedWhenAnyFieldOfTheProblemChan
 GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(GemmScenarios);
 
 // --- CPU only ----------------------------------------------------------------------------------
-
-// The message of the InvalidInput `f` throws, or "no error".
-template <class F>
-std::string refusal(const F& f) {
-  try {
-    f();
-  } catch (const InvalidInput& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 // gemm_problem: numpy's matmul of two stored 2-D matrices, as `gpukit gemm` and Python take them.
 TEST(GemmProblemOfStoredMatrices, IsNumpysMatmulWithTheDatasPrecision) {

@@ -14,23 +14,15 @@
 
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
+#include "refusal_test_support.hpp"
 
 namespace gpukit::finance {
 namespace {
 
+using gpukit::testing::refusal;
+
 std::vector<std::string_view> words(std::span<const std::string_view> names) {
   return {names.begin(), names.end()};
-}
-
-// The message of the InvalidInput `parse` throws, or "no error".
-template <class Parse>
-std::string refusal(const Parse& parse) {
-  try {
-    parse();
-  } catch (const InvalidInput& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(FinanceChoices, EachCdfWordNamesItsFunction) {
