@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "every_backend_test_support.hpp"
@@ -41,27 +43,41 @@ class SpreadCalls : public gpukit::testing::EveryBackendTest {
   }
 };
 
+// Every column of `got` (its members `columns`, named) with the bits of `expected`'s.
+template <class Result>
+void expect_same_columns(
+    const Result& expected, const Result& got,
+    std::initializer_list<std::pair<const char*, std::vector<double> Result::*>> columns) {
+  for (const auto& [name, column] : columns) {
+    EXPECT_TRUE(same_bits(expected.*column, got.*column)) << name;
+  }
+}
+
 void expect_same_columns(const finance::EuropeanBookResult& expected,
                          const finance::EuropeanBookResult& got) {
-  EXPECT_TRUE(same_bits(expected.price, got.price)) << "price";
-  EXPECT_TRUE(same_bits(expected.delta, got.delta)) << "delta";
-  EXPECT_TRUE(same_bits(expected.gamma, got.gamma)) << "gamma";
-  EXPECT_TRUE(same_bits(expected.vega, got.vega)) << "vega";
-  EXPECT_TRUE(same_bits(expected.theta, got.theta)) << "theta";
-  EXPECT_TRUE(same_bits(expected.rho, got.rho)) << "rho";
+  using R = finance::EuropeanBookResult;
+  expect_same_columns(expected, got,
+                      {{"price", &R::price},
+                       {"delta", &R::delta},
+                       {"gamma", &R::gamma},
+                       {"vega", &R::vega},
+                       {"theta", &R::theta},
+                       {"rho", &R::rho}});
 }
 
 void expect_same_columns(const finance::MonteCarloBookResult& expected,
                          const finance::MonteCarloBookResult& got) {
-  EXPECT_TRUE(same_bits(expected.price, got.price)) << "price";
-  EXPECT_TRUE(same_bits(expected.std_error, got.std_error)) << "std_error";
-  EXPECT_TRUE(same_bits(expected.ci_low, got.ci_low)) << "ci_low";
-  EXPECT_TRUE(same_bits(expected.ci_high, got.ci_high)) << "ci_high";
-  EXPECT_TRUE(same_bits(expected.paths, got.paths)) << "paths";
-  EXPECT_TRUE(same_bits(expected.delta, got.delta)) << "delta";
-  EXPECT_TRUE(same_bits(expected.vega, got.vega)) << "vega";
-  EXPECT_TRUE(same_bits(expected.vrf_antithetic, got.vrf_antithetic)) << "vrf_antithetic";
-  EXPECT_TRUE(same_bits(expected.vrf_control, got.vrf_control)) << "vrf_control";
+  using R = finance::MonteCarloBookResult;
+  expect_same_columns(expected, got,
+                      {{"price", &R::price},
+                       {"std_error", &R::std_error},
+                       {"ci_low", &R::ci_low},
+                       {"ci_high", &R::ci_high},
+                       {"paths", &R::paths},
+                       {"delta", &R::delta},
+                       {"vega", &R::vega},
+                       {"vrf_antithetic", &R::vrf_antithetic},
+                       {"vrf_control", &R::vrf_control}});
 }
 
 // Not a vacuous comparison: some price is a real price.
