@@ -37,17 +37,24 @@ const char* cdf_name(NormalCdf cdf) {
   return "?";
 }
 
-// A book in one precision, with its long-double reference prices.
+// Bytes a priced option moves: spot, strike and maturity read, its side (a byte) read, its price
+// written (rate and volatility are the book's).
+template <class Real>
+constexpr double kBytesPerOption = 3 * sizeof(Real) + 1 + sizeof(Real);
+
+// A book in one precision (calls and puts alternating), with its long-double reference prices.
 template <class Real>
 struct Workload {
   std::int64_t n = 0;
   std::vector<Real> spot, strike, maturity;
+  std::vector<std::uint8_t> is_put;
   Real rate = 0, volatility = 0;
-  std::vector<double> reference_call, reference_put;
+  std::vector<double> reference;        // each option's own side
   double max_spot = 0, max_strike = 0;  // the magnitudes rounding errors scale with
 
-  BlackScholesInputs<Real> inputs(const Real* s, const Real* x, const Real* t) const {
-    return {n, s, x, t, {nullptr, rate}, {nullptr, volatility}, {}};
+  BlackScholesInputs<Real> inputs(const Real* s, const Real* x, const Real* t,
+                                  const std::uint8_t* sides) const {
+    return {n, s, x, t, {nullptr, rate}, {nullptr, volatility}, {}, {sides, 0}};
   }
 };
 
@@ -59,11 +66,11 @@ Workload<Real> make_workload(std::int64_t n, const Context& context) {
   w.spot.assign(book.spot.begin(), book.spot.end());
   w.strike.assign(book.strike.begin(), book.strike.end());
   w.maturity.assign(book.maturity.begin(), book.maturity.end());
+  w.is_put = book.is_put;
   w.rate = static_cast<Real>(book.rate);
   w.volatility = static_cast<Real>(book.volatility);
   // The reference prices the very (rounded) inputs the kernels see.
-  w.reference_call.resize(static_cast<std::size_t>(n));
-  w.reference_put.resize(static_cast<std::size_t>(n));
+  w.reference.resize(static_cast<std::size_t>(n));
   const int threads = Context::cpu(context.cpu_threads).effective_cpu_threads();
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t i = 0; i < n; ++i) {
@@ -71,8 +78,7 @@ Workload<Real> make_workload(std::int64_t n, const Context& context) {
     // The library's independent reference (long double, N from erfc), which no row runs.
     const finance::ReferencePrices r = finance::black_scholes_reference(
         w.spot[k], w.strike[k], w.maturity[k], w.rate, w.volatility, 0.0L);
-    w.reference_call[k] = static_cast<double>(r.call);
-    w.reference_put[k] = static_cast<double>(r.put);
+    w.reference[k] = static_cast<double>(w.is_put[k] ? r.put : r.call);
   }
   w.max_spot = 30.0, w.max_strike = 100.0;  // the generated book's ranges (slide 12)
   return w;
@@ -86,20 +92,16 @@ struct Verdict {
 };
 
 template <class Real>
-Verdict verify(const Workload<Real>& w, const std::vector<Real>& call, const std::vector<Real>& put,
-               NormalCdf cdf) {
-  const ErrorMetrics ec = compare<double, Real>(w.reference_call, call);
-  const ErrorMetrics ep = compare<double, Real>(w.reference_put, put);
-  const double max_abs = std::max(ec.max_abs, ep.max_abs);
+Verdict verify(const Workload<Real>& w, const std::vector<Real>& price, NormalCdf cdf) {
+  const ErrorMetrics e = compare<double, Real>(w.reference, price);
   // The library's bound at maturity 0 and zero rates: its scale is then max(S) + max(X), at least
   // every option's own scale.
   const double bound =
       finance::black_scholes_price_bound<Real>(w.max_spot, w.max_strike, 0, 0, 0, cdf);
-  const bool ok = max_abs <= bound;  // false for NaN
+  const bool ok = e.max_abs <= bound;  // false for NaN
   return {ok,
           fmt::format("{} max|err| {:.2e} L1 {:.2e} vs the long-double reference (bound {:.1e})",
-                      ok ? "ok" : "MISMATCH", max_abs, std::max(ec.relative_l1, ep.relative_l1),
-                      bound)};
+                      ok ? "ok" : "MISMATCH", e.max_abs, e.relative_l1, bound)};
 }
 
 // Poison for host outputs: every price NaN, so that an option nobody wrote fails the check.
@@ -120,13 +122,14 @@ class DeviceBookWorkload {
         spot_(size()),
         strike_(size()),
         maturity_(size()),
-        call_(size()),
-        put_(size()),
-        in_(w.inputs(spot_.data(), strike_.data(), maturity_.data())),
-        out_{call_.data(), put_.data()} {
+        price_(size()),
+        is_put_(size()),
+        in_(w.inputs(spot_.data(), strike_.data(), maturity_.data(), is_put_.data())),
+        out_{price_.data()} {
     spot_.copy_from_host(w.spot);
     strike_.copy_from_host(w.strike);
     maturity_.copy_from_host(w.maturity);
+    is_put_.copy_from_host(w.is_put);
   }
 
   NormalCdf cdf = NormalCdf::erfc;
@@ -137,14 +140,12 @@ class DeviceBookWorkload {
   }
   void launch(const finance::BlackScholesVariant& v) { v.launch(in_, out_, cdf, stream_.handle()); }
   Check check(const finance::BlackScholesVariant& v) {
-    cuda::fill_bytes_async(call_.data(), 0xFF, size() * sizeof(Real), stream_.handle());
-    cuda::fill_bytes_async(put_.data(), 0xFF, size() * sizeof(Real), stream_.handle());
+    cuda::fill_bytes_async(price_.data(), 0xFF, size() * sizeof(Real), stream_.handle());
     launch(v);
     stream_.synchronize();
-    std::vector<Real> call(size()), put(size());
-    call_.copy_to_host(call);
-    put_.copy_to_host(put);
-    const Verdict verdict = verify(w_, call, put, cdf);
+    std::vector<Real> price(size());
+    price_.copy_to_host(price);
+    const Verdict verdict = verify(w_, price, cdf);
     return {verdict.ok, verdict.what};
   }
 
@@ -153,7 +154,8 @@ class DeviceBookWorkload {
 
   const Workload<Real>& w_;
   cuda::Stream& stream_;
-  cuda::DeviceBuffer<Real> spot_, strike_, maturity_, call_, put_;
+  cuda::DeviceBuffer<Real> spot_, strike_, maturity_, price_;
+  cuda::DeviceBuffer<std::uint8_t> is_put_;
   BlackScholesInputs<Real> in_;
   BlackScholesOutputs<Real> out_;
 };
@@ -169,8 +171,9 @@ void device_tables(const BenchConfig& config, Report& report, const Workload<Rea
     if (sizeof(Real) == 8 && cdf == NormalCdf::hull_polynomial_fast_math) continue;
     Table table;
     table.title = fmt::format(
-        "Black-Scholes {}: {} options in device memory, call + put, CND {} ({} bytes/option)",
-        precision, w.n, cdf_name(cdf), 5 * sizeof(Real));
+        "Black-Scholes {}: {} options in device memory, calls and puts, each its own side, CND {} "
+        "({} bytes/option)",
+        precision, w.n, cdf_name(cdf), kBytesPerOption<Real>);
     table.element_name = "options";
     table.limit_gbps = report.copy_bandwidth_gbps;
     table.limit_name = "D2D copy";
@@ -192,32 +195,36 @@ void host_table(const BenchConfig& config, Report& report, const Workload<Real>&
   const int repeat = std::min(config.repeat, 5);
   Table table;
   table.title = fmt::format(
-      "Black-Scholes {}: {} options host to host (slides 12-15 and the chunked pipeline)",
-      precision, n);
+      "Black-Scholes {}: {} options host to host (slides 12-15 and the chunked pipeline, {} "
+      "bytes/option)",
+      precision, n, kBytesPerOption<Real>);
   table.element_name = "options";
   const TransferBandwidth& tb = *report.transfer;
   // Inputs travel host-to-device and outputs device-to-host, each at its measured pinned rate,
   // in parallel at best: that is the PCIe limit of a host-to-host pass.
-  const double seconds_per_option =
-      std::max(3.0 * sizeof(Real) / (tb.host_to_device_pinned_gbps * 1e9),
-               2.0 * sizeof(Real) / (tb.device_to_host_pinned_gbps * 1e9));
-  table.limit_gbps = 5.0 * sizeof(Real) / seconds_per_option / 1e9;
+  constexpr double kReadBytes = 3.0 * sizeof(Real) + 1, kWrittenBytes = sizeof(Real);
+  const double seconds_per_option = std::max(kReadBytes / (tb.host_to_device_pinned_gbps * 1e9),
+                                             kWrittenBytes / (tb.device_to_host_pinned_gbps * 1e9));
+  table.limit_gbps = kBytesPerOption<Real> / seconds_per_option / 1e9;
   table.limit_name = "PCIe limit";
 
-  cuda::DeviceBuffer<Real> d_spot(un), d_strike(un), d_maturity(un), d_call(un), d_put(un);
-  const BlackScholesInputs<Real> d_in = w.inputs(d_spot.data(), d_strike.data(), d_maturity.data());
-  const BlackScholesOutputs<Real> d_out{d_call.data(), d_put.data()};
-  std::vector<Real> call(un), put(un);
+  cuda::DeviceBuffer<Real> d_spot(un), d_strike(un), d_maturity(un), d_price(un);
+  cuda::DeviceBuffer<std::uint8_t> d_is_put(un);
+  const BlackScholesInputs<Real> d_in =
+      w.inputs(d_spot.data(), d_strike.data(), d_maturity.data(), d_is_put.data());
+  const BlackScholesOutputs<Real> d_out{d_price.data()};
+  std::vector<Real> price(un);
   cuda::Stream stream;
 
-  auto synchronous_pass = [&](const Real* s, const Real* x, const Real* t, Real* c, Real* p) {
+  auto synchronous_pass = [&](const Real* s, const Real* x, const Real* t,
+                              const std::uint8_t* sides, Real* p) {
     cuda::copy_to_device(d_spot.data(), s, bytes);
     cuda::copy_to_device(d_strike.data(), x, bytes);
     cuda::copy_to_device(d_maturity.data(), t, bytes);
+    cuda::copy_to_device(d_is_put.data(), sides, un);
     finance::price_black_scholes_on_device(d_in, d_out, stream.handle());
     stream.synchronize();
-    cuda::copy_to_host(c, d_call.data(), bytes);
-    cuda::copy_to_host(p, d_put.data(), bytes);
+    cuda::copy_to_host(p, d_price.data(), bytes);
   };
 
   auto add_row = [&](std::string name, std::string description, std::string seed_ref,
@@ -227,35 +234,34 @@ void host_table(const BenchConfig& config, Report& report, const Workload<Real>&
     row.description = std::move(description);
     row.seed_reference = std::move(seed_ref);
     row.elements = static_cast<double>(n);
-    row.bytes = 5.0 * static_cast<double>(bytes);
+    row.bytes = kBytesPerOption<Real> * static_cast<double>(n);
     row.samples_ms = std::move(samples);
-    const Verdict verdict = verify(w, call, put, NormalCdf::erfc);
+    const Verdict verdict = verify(w, price, NormalCdf::erfc);
     row.verify(verdict.ok, verdict.what);
     table.rows.push_back(std::move(row));
-    poison(call);  // the next row starts from poison
-    poison(put);
+    poison(price);  // the next row starts from poison
   };
-  poison(call);
-  poison(put);
+  poison(price);
 
   add_row("pageable-sync", "blocking copies from pageable memory, kernel, copies back",
           "000 slide 12", time_on_host(1, repeat, [&] {
-            synchronous_pass(w.spot.data(), w.strike.data(), w.maturity.data(), call.data(),
-                             put.data());
+            synchronous_pass(w.spot.data(), w.strike.data(), w.maturity.data(), w.is_put.data(),
+                             price.data());
           }));
   {
-    cuda::PinnedBuffer<Real> pinned(5 * un);
-    std::fill(pinned.data() + 3 * un, pinned.data() + 5 * un,
+    cuda::PinnedBuffer<Real> pinned(4 * un);
+    cuda::PinnedBuffer<std::uint8_t> pinned_sides(un);
+    std::fill(pinned.data() + 3 * un, pinned.data() + 4 * un,
               std::numeric_limits<Real>::quiet_NaN());
     std::copy(w.spot.begin(), w.spot.end(), pinned.data());
     std::copy(w.strike.begin(), w.strike.end(), pinned.data() + un);
     std::copy(w.maturity.begin(), w.maturity.end(), pinned.data() + 2 * un);
+    std::copy(w.is_put.begin(), w.is_put.end(), pinned_sides.data());
     const auto samples = time_on_host(1, repeat, [&] {
       synchronous_pass(pinned.data(), pinned.data() + un, pinned.data() + 2 * un,
-                       pinned.data() + 3 * un, pinned.data() + 4 * un);
+                       pinned_sides.data(), pinned.data() + 3 * un);
     });
-    std::copy(pinned.data() + 3 * un, pinned.data() + 4 * un, call.begin());
-    std::copy(pinned.data() + 4 * un, pinned.data() + 5 * un, put.begin());
+    std::copy(pinned.data() + 3 * un, pinned.data() + 4 * un, price.begin());
     add_row("pinned-sync", "the same blocking copies from page-locked memory", "000 slide 15",
             samples);
   }
@@ -263,8 +269,9 @@ void host_table(const BenchConfig& config, Report& report, const Workload<Real>&
           "pageable arrays staged through pinned double buffers, copies overlapped with compute",
           "beyond the seed", time_on_host(1, repeat, [&] {
             finance::price_black_scholes(
-                config.context, w.inputs(w.spot.data(), w.strike.data(), w.maturity.data()),
-                BlackScholesOutputs<Real>{call.data(), put.data()});
+                config.context,
+                w.inputs(w.spot.data(), w.strike.data(), w.maturity.data(), w.is_put.data()),
+                BlackScholesOutputs<Real>{price.data()});
           }));
   report.tables.push_back(std::move(table));
 }
@@ -286,7 +293,9 @@ constexpr HostVariant<CpuPricer<Real>> kCpuOpenmp = {
     .info = {.name = "cpu-openmp",
              .description = "OpenMP over options, the shared arithmetic, erfc CND",
              .seed_reference = "000 slide 12 (CPU)",
-             .traffic = {.reads_per_element = 3, .writes_per_element = 2},
+             .traffic = {.reads_per_element = 3,
+                         .writes_per_element = 1,
+                         .extra_read_bytes_per_element = 1},
              .deterministic = true},
     .launch = cpu_price<Real>,
 };
@@ -297,30 +306,27 @@ template <class Real>
 class CpuBookWorkload {
  public:
   CpuBookWorkload(const Workload<Real>& w, const Context& cpu)
-      : w_(w),
-        cpu_(cpu),
-        call_(static_cast<std::size_t>(w.n)),
-        put_(static_cast<std::size_t>(w.n)) {}
+      : w_(w), cpu_(cpu), price_(static_cast<std::size_t>(w.n)) {}
 
   WorkloadShape shape() const {
     return {.elements = static_cast<double>(w_.n), .value_bytes = sizeof(Real)};
   }
   void launch(const HostVariant<CpuPricer<Real>>& v) {
-    v.launch(cpu_, w_.inputs(w_.spot.data(), w_.strike.data(), w_.maturity.data()),
-             BlackScholesOutputs<Real>{call_.data(), put_.data()});
+    v.launch(cpu_,
+             w_.inputs(w_.spot.data(), w_.strike.data(), w_.maturity.data(), w_.is_put.data()),
+             BlackScholesOutputs<Real>{price_.data()});
   }
   Check check(const HostVariant<CpuPricer<Real>>& v) {
-    poison(call_);
-    poison(put_);
+    poison(price_);
     launch(v);
-    const Verdict verdict = verify(w_, call_, put_, NormalCdf::erfc);
+    const Verdict verdict = verify(w_, price_, NormalCdf::erfc);
     return {verdict.ok, verdict.what};
   }
 
  private:
   const Workload<Real>& w_;
   Context cpu_;
-  std::vector<Real> call_, put_;
+  std::vector<Real> price_;
 };
 
 template <class Real>
@@ -358,7 +364,8 @@ void run_black_scholes_bench(const BenchConfig& config, Report& report) {
   }
   const std::int64_t cpu_n = std::min(n, kMaxCpuOptions);
   Table cpu_table;
-  cpu_table.title = fmt::format("Black-Scholes on the CPU backend: {} options, call + put", cpu_n);
+  cpu_table.title = fmt::format(
+      "Black-Scholes on the CPU backend: {} options, calls and puts, each its own side", cpu_n);
   cpu_table.element_name = "options";
   if (want_float)
     cpu_table.rows.push_back(cpu_row(config, make_workload<float>(cpu_n, config.context), "float"));

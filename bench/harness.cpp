@@ -116,7 +116,8 @@ Row variant_row(const VariantInfo& info, const WorkloadShape& shape, std::string
   const double outputs = shape.output_elements < 0 ? shape.elements : shape.output_elements;
   const TrafficModel& t = info.traffic;
   row.bytes =
-      (t.reads_per_element * shape.elements + t.writes_per_element * outputs) * shape.value_bytes;
+      (t.reads_per_element * shape.elements + t.writes_per_element * outputs) * shape.value_bytes +
+      t.extra_read_bytes_per_element * shape.elements;
   row.flops = t.flops_per_element * shape.elements;
   return row;
 }

@@ -71,9 +71,15 @@ targets="gpukit distributed_tests distributed_cli_tests distributed_cli_gpu_test
          scale_out_poisson_tests scale_out_poisson_gpu_tests scale_out_poisson_multigpu_tests
          gpukit_tune_scale"
 [ $mpi = 1 ] && targets="$targets mpi_cli_tests poisson_mpi_cli_tests scale_out_poisson_mpi_tests"
-step build build.log bash -c "cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DGPUKIT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUKIT_MPI=$([ $mpi = 1 ] && echo ON || echo OFF) \
-  && cmake --build $build -j$(nproc) --target $targets" || { tail -40 "$out/build.log"; exit 1; }
+# The MPI Poisson tests exist only where FFTW's MPI interface is installed: build what exists.
+step configure build.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGPUKIT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUKIT_MPI=$([ $mpi = 1 ] && echo ON || echo OFF) ||
+  { tail -40 "$out/build.log"; exit 1; }
+known=$(ninja -C "$build" -t targets all | cut -d: -f1)
+buildable=$(for t in $targets; do grep -qx "$t" <<<"$known" && echo "$t"; done)
+for t in $targets; do grep -qx "$t" <<<"$buildable" || say "   not in this build: $t"; done
+step build build.log cmake --build "$build" -j"$(nproc)" --target $buildable ||
+  { tail -40 "$out/build.log"; exit 1; }
 gpukit=$build/apps/gpukit/gpukit
 tests=$build/tests
 
@@ -95,10 +101,10 @@ if wants tests; then
   step tests-poisson-multi tests.log "$tests/scale_out/scale_out_poisson_multigpu_tests"
   if [ $mpi = 1 ]; then
     step tests-mpi tests.log "$tests/distributed/mpi_cli_tests" --gtest_filter='Cuda/*'
-    step tests-poisson-mpi tests.log timeout 120 mpirun --oversubscribe -np 3 \
+    [ -x "$tests/scale_out/scale_out_poisson_mpi_tests" ] && step tests-poisson-mpi tests.log timeout 120 mpirun --oversubscribe -np 3 \
       "$tests/scale_out/scale_out_poisson_mpi_tests"
     # NCCL takes a GPU once in a job: no more ranks than GPUs.
-    [ "$gpus" -ge 2 ] && step tests-poisson-mpi-cli tests.log env GPUKIT_MPI_CLI_DEVICE=cuda \
+    [ "$gpus" -ge 2 ] && [ -x "$tests/cli/poisson_mpi_cli_tests" ] && step tests-poisson-mpi-cli tests.log env GPUKIT_MPI_CLI_DEVICE=cuda \
       GPUKIT_MPI_CLI_RANKS=1,2 timeout 180 "$tests/cli/poisson_mpi_cli_tests" \
       --gtest_filter='*MatchesTheSingleProcessSolve*'
   fi

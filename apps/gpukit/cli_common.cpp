@@ -159,6 +159,10 @@ CLI::Validator accepted_by(std::function<void(std::string_view)> parse) {
       "", "accepted_by");
 }
 
+CLI::Validator one_of(std::span<const std::string_view> words) {
+  return CLI::IsMember(std::vector<std::string>(words.begin(), words.end()));
+}
+
 template <class T>
 T scalar_option(std::string_view option, std::string_view text) {
   try {

@@ -53,6 +53,10 @@ CLI::Validator any_uint64();
 /// so that a bad enumerated value is a usage error (exit 2) found before any input is read.
 CLI::Validator accepted_by(std::function<void(std::string_view)> parse);
 
+/// A check that the value is one of a library's words (finance/choices.hpp: normal_cdf_names(),
+/// ...), listed in the help and in CLI11's usage error.
+CLI::Validator one_of(std::span<const std::string_view> words);
+
 /// A scalar option of element type T (gemm's --alpha and --beta, saxpy's --alpha) read under
 /// blas::parse_scalar's rule (gpukit/blas/scalar.hpp): a bad one is a usage error (exit 2), found
 /// before any input is read for T = double and once the arrays' dtype is known for float.

@@ -20,6 +20,7 @@
 #include "gpukit/core/verify.hpp"
 #include "gpukit/finance/black_scholes_reference.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
+#include "gpukit/finance/choices.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/io/csv.hpp"
 #include "gpukit/io/option_book.hpp"
@@ -44,12 +45,6 @@ struct BsArgs {
   char delimiter = ',';
   DeviceOptions device;
 };
-
-finance::NormalCdf parse_cdf(const std::string& name) {
-  return name == "erfc"   ? finance::NormalCdf::erfc
-         : name == "hull" ? finance::NormalCdf::hull_polynomial
-                          : finance::NormalCdf::hull_polynomial_fast_math;
-}
 
 /// Test hook: GPUKIT_TEST_FAULT=bs-zero-puts sets every put price to 0 after pricing, so that the
 /// CLI tests can show that --check catches a wrong result on every backend. Not for users.
@@ -88,13 +83,13 @@ void check_prices(const Job& job, const std::string& device, const BsArgs& args,
 
 finance::BlackScholesOptions pricing_options(const BsArgs& args) {
   finance::BlackScholesOptions options;
-  options.cdf = parse_cdf(args.cdf);
+  options.cdf = finance::parse_normal_cdf("--cdf", args.cdf);
   options.variant = args.variant;
   return options;
 }
 
 finance::Precision precision_of(const BsArgs& args) {
-  return args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
+  return finance::parse_precision("--precision", args.precision);
 }
 
 /// Writes `book` with its price (and Greek) columns, and with --check checks every price after
@@ -119,7 +114,8 @@ void write_and_check(const BsArgs& args, const Job& job, const std::string& devi
   write_output_atomically(args.output,
                           [&](std::ostream& out) { io::write_priced_book(out, book, columns); });
   if (args.check) {
-    check_prices(job, device, args, view, precision, parse_cdf(args.cdf), result.price);
+    check_prices(job, device, args, view, precision, finance::parse_normal_cdf("--cdf", args.cdf),
+                 result.price);
   }
 }
 
@@ -151,10 +147,8 @@ void price_file(const BsArgs& args, const Job& job) {
 void generate(const BsArgs& args, const Job& job) {
   price_write_and_check(args, job, [&args] {
     const bench::GeneratedBook g = bench::generate_seed_book(args.generate, args.seed);
-    std::vector<std::uint8_t> is_put(g.spot.size());
-    for (std::size_t i = 0; i < is_put.size(); ++i) is_put[i] = static_cast<std::uint8_t>(i % 2);
-    const finance::OptionBookView view{static_cast<std::int64_t>(is_put.size()),
-                                       is_put.data(),
+    const finance::OptionBookView view{static_cast<std::int64_t>(g.is_put.size()),
+                                       g.is_put.data(),
                                        g.spot.data(),
                                        g.strike.data(),
                                        g.maturity.data(),
@@ -224,13 +218,13 @@ void register_bs(CLI::App& app) {
   command
       ->add_option("--precision", args->precision,
                    "double | float (float: every number must fit a float)")
-      ->check(CLI::IsMember({"double", "float"}))
+      ->check(one_of(finance::precision_names()))
       ->capture_default_str();
   command
       ->add_option("--cdf", args->cdf,
                    "erfc (accurate) | hull (the polynomial of the 2008 case study) | hull-fast "
                    "(the same with fast float intrinsics, as in the CUDA SDK sample)")
-      ->check(CLI::IsMember({"erfc", "hull", "hull-fast"}))
+      ->check(one_of(finance::normal_cdf_names()))
       ->capture_default_str();
   command
       ->add_option(

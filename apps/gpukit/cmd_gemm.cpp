@@ -25,23 +25,13 @@ struct GemmOptionsCli {
   std::string alpha = "1", beta = "0";  // read under blas::parse_scalar's rule, in the dtype
 };
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string text = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
-  }
-  return text + (shape.size() == 1 ? ",)" : ")");
-}
-
 constexpr io::NpyDtype kFloats[] = {io::NpyDtype::float32, io::NpyDtype::float64};
 
-io::NpyArray read_matrix(const std::string& path) {
-  io::NpyArray array = io::read_npy(path, {kFloats, "gemm"});
-  if (array.shape.size() != 2) {
-    throw InvalidInput(fmt::format("{}: gemm takes 2-D arrays, not {}-D (shape {})", path,
-                                   array.shape.size(), shape_text(array.shape)));
-  }
-  return array;
+io::NpyArray read_matrix(const std::string& path) { return io::read_npy(path, {kFloats, "gemm"}); }
+
+// A matrix read from `path` as blas::gemm_problem names it: by its path.
+blas::GemmOperand operand(const std::string& path, const io::NpyArray& array) {
+  return {path, array.shape, io::dtype_name(array.dtype)};
 }
 
 template <class T>
@@ -91,50 +81,16 @@ void run_gemm(const GemmOptionsCli& cli) {
   const Context context = resolve_context(cli.device);
   const io::NpyArray a = read_matrix(cli.a_path);
   const io::NpyArray b = read_matrix(cli.b_path);
-  if (a.dtype != b.dtype) {
-    throw InvalidInput(fmt::format("gemm: {} is {} but {} is {}; give both the same dtype",
-                                   cli.a_path, io::dtype_name(a.dtype), cli.b_path,
-                                   io::dtype_name(b.dtype)));
-  }
-  const bool single = a.dtype == io::NpyDtype::float32;
-  blas::GemmProblem problem;
-  problem.precision = cli.precision.empty()
-                          ? (single ? blas::GemmPrecision::float32 : blas::GemmPrecision::float64)
-                          : blas::parse_gemm_precision(cli.precision);
-  if ((problem.precision == blas::GemmPrecision::float64) == single) {
-    throw InvalidInput(fmt::format(
-        "gemm: --precision {} computes on {} data, but the inputs are {} (the output keeps the "
-        "inputs' dtype)",
-        cli.precision, single ? "float64" : "float32", io::dtype_name(a.dtype)));
-  }
-  // numpy's matmul of 2-D arrays: op(A) is M x K, op(B) is K x N.
-  problem.transpose_a = cli.transpose_a;
-  problem.transpose_b = cli.transpose_b;
-  problem.m = cli.transpose_a ? a.shape[1] : a.shape[0];
-  problem.k = cli.transpose_a ? a.shape[0] : a.shape[1];
-  const std::int64_t b_rows = cli.transpose_b ? b.shape[1] : b.shape[0];
-  problem.n = cli.transpose_b ? b.shape[0] : b.shape[1];
-  if (b_rows != problem.k) {
-    throw InvalidInput(fmt::format(
-        "gemm: shapes do not match: {}{} has shape {} and {}{} has shape {} ({} columns against {} "
-        "rows)",
-        cli.a_path, cli.transpose_a ? " (transposed)" : "", shape_text(a.shape), cli.b_path,
-        cli.transpose_b ? " (transposed)" : "", shape_text(b.shape), problem.k, b_rows));
-  }
-  // Sizes whose product overflows (an M x N output of two empty inputs, say) stop here, before
+  // The library's rules of the problem (numpy's matmul of 2-D arrays, as Python's gemm), before
   // anything is allocated or written.
-  blas::validate_gemm_problem(problem);
+  const blas::GemmProblem problem =
+      blas::gemm_problem(operand(cli.a_path, a), operand(cli.b_path, b), cli.transpose_a,
+                         cli.transpose_b, cli.precision, "--precision");
+  const bool single = a.dtype == io::NpyDtype::float32;
   io::NpyArray c0;
   if (reads_c0) {
     c0 = read_matrix(cli.c0_path);
-    if (c0.dtype != a.dtype) {
-      throw InvalidInput(fmt::format("gemm: {} is {} but the inputs are {}", cli.c0_path,
-                                     io::dtype_name(c0.dtype), io::dtype_name(a.dtype)));
-    }
-    if (c0.shape[0] != problem.m || c0.shape[1] != problem.n) {
-      throw InvalidInput(fmt::format("gemm: {} has shape {}, but the product has shape ({}, {})",
-                                     cli.c0_path, shape_text(c0.shape), problem.m, problem.n));
-    }
+    blas::check_gemm_c0(problem, operand(cli.c0_path, c0));
   }
   if (!quiet()) {
     std::cerr << fmt::format("gpukit: gemm: {} on {}\n", problem.describe(), context.describe());

@@ -15,6 +15,7 @@
 #include "cli_common.hpp"
 #include "cli_distributed.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/finance/choices.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/io/csv.hpp"
 #include "gpukit/io/option_book.hpp"
@@ -40,18 +41,14 @@ struct McArgs {
 };
 
 finance::MonteCarloOptions options_of(const McArgs& args) {
-  finance::MonteCarloOptions options;
-  options.paths = args.paths;
-  options.seed = args.seed;
-  options.monitoring = args.monitoring == "continuous" ? finance::BarrierMonitoring::continuous
-                                                       : finance::BarrierMonitoring::discrete;
-  options.antithetic = args.antithetic;
-  options.control_variate = args.control_variate;
-  options.greeks = args.greeks;
-  options.variance_reduction_factors = args.antithetic || args.control_variate;
-  options.precision =
-      args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
-  return options;
+  return finance::monte_carlo_options(
+      {.paths = args.paths,
+       .seed = args.seed,
+       .monitoring = finance::parse_barrier_monitoring("--monitoring", args.monitoring),
+       .antithetic = args.antithetic,
+       .control_variate = args.control_variate,
+       .greeks = args.greeks,
+       .precision = finance::parse_precision("--precision", args.precision)});
 }
 
 // --check: the independent reference (finance::check_monte_carlo_book: the same estimator on the
@@ -207,8 +204,7 @@ void run_demo(const McArgs& args, const Context& context, bool paths_given) {
   // The case study's 200M paths on a GPU; a CPU gets 2^18 unless told otherwise.
   const std::int64_t paths =
       paths_given ? args.paths : (context.backend == Backend::cuda ? 200'000'000 : 1 << 18);
-  const finance::Precision precision =
-      args.precision == "float" ? finance::Precision::float32 : finance::Precision::float64;
+  const finance::Precision precision = finance::parse_precision("--precision", args.precision);
   const bench::MonteCarloDemo demo =
       bench::run_monte_carlo_demo(context, args.demo_options, paths, precision, args.seed);
   fmt::print("MonteCarlo simulation for European call options ({} paths each, {} options, {})\n",
@@ -286,7 +282,7 @@ void register_mc(CLI::App& app) {
       ->transform(any_uint64())
       ->capture_default_str();
   command->add_option("--monitoring", args->monitoring, "discrete | continuous (barrier rows)")
-      ->check(CLI::IsMember({"discrete", "continuous"}))
+      ->check(one_of(finance::barrier_monitoring_names()))
       ->capture_default_str();
   command->add_flag("--antithetic", args->antithetic,
                     "Antithetic variates (adds vrf_antithetic; paths must be even)");
@@ -300,7 +296,7 @@ void register_mc(CLI::App& app) {
   command
       ->add_option("--precision", args->precision,
                    "double | float (float: every number must fit a float)")
-      ->check(CLI::IsMember({"double", "float"}))
+      ->check(one_of(finance::precision_names()))
       ->capture_default_str();
   auto* demo_options =
       command

@@ -2,10 +2,10 @@
 // thread) under each launch shape, timed alternately in one process: the SM-filling grid or one
 // tile a block (the exact grid), with the `__launch_bounds__` minimum of N resident blocks an SM
 // that caps its registers (capN; cap1 is what the library's lean-math and lean-exact-grid use).
-// Every shape's calls and puts are checked against the library's CPU backend, each price within
-// twice black_scholes_price_bound (both sides within one bound of the exact price), before it is
-// timed. The A/B figures of docs/journal/black_scholes-notebook.md ("A/B figures") were taken
-// with a development driver of this kind (which, like this one, compiled
+// Every shape's prices (calls and puts alternating, each option its own side) are checked against
+// the library's CPU backend, each within twice black_scholes_price_bound (both within one bound of
+// the exact price), before it is timed. The A/B figures of docs/journal/black_scholes-notebook.md
+// ("A/B figures") were taken with a development driver of this kind (which, like this one, compiled
 // black_scholes_kernels.cu into itself so that every launch shape is reachable).
 //
 //   gpukit_tune_black_scholes --options=2^26 --precision=double --cdf=hull
@@ -101,14 +101,16 @@ void run(const gpukit::tuning::Knobs& knobs) {
   const std::vector<std::string> shapes = knobs.words("shapes");
 
   // The seed's book: spot in [5, 30], strike in [1, 100], maturity in [0.25, 10] years; one rate
-  // and volatility for the book (0.02, 0.30), no dividend.
+  // and volatility for the book (0.02, 0.30), no dividend; calls and puts alternating.
   const auto count = static_cast<std::size_t>(n);
   std::vector<Real> spot(count), strike(count), maturity(count);
+  std::vector<std::uint8_t> is_put(count);
   const auto seed = static_cast<std::uint64_t>(knobs.integer("seed"));
   for (std::size_t i = 0; i < count; ++i) {
     spot[i] = static_cast<Real>(5 + 25 * gpukit::tuning::uniform01(seed, 3 * i));
     strike[i] = static_cast<Real>(1 + 99 * gpukit::tuning::uniform01(seed, 3 * i + 1));
     maturity[i] = static_cast<Real>(0.25 + 9.75 * gpukit::tuning::uniform01(seed, 3 * i + 2));
+    is_put[i] = static_cast<std::uint8_t>(i % 2);
   }
   fin::BlackScholesInputs<Real> host_in;
   host_in.count = n;
@@ -118,43 +120,43 @@ void run(const gpukit::tuning::Knobs& knobs) {
   host_in.rate.scalar = Real(0.02);
   host_in.volatility.scalar = Real(0.30);
   host_in.dividend.scalar = Real(0);
-  std::vector<Real> cpu_call(count), cpu_put(count);
+  host_in.is_put.values = is_put.data();
+  std::vector<Real> cpu_price(count);
   fin::BlackScholesOptions options;
   options.cdf = cdf;
-  fin::price_black_scholes<Real>(gpukit::Context::cpu(), host_in, {cpu_call.data(), cpu_put.data()},
-                                 options);
+  fin::price_black_scholes<Real>(gpukit::Context::cpu(), host_in, {cpu_price.data()}, options);
 
   const std::size_t bytes = count * sizeof(Real);
-  Real* d[5] = {};
+  Real* d[4] = {};
   for (Real*& p : d) GPUKIT_TUNING_CHECK(cudaMalloc(&p, bytes));
+  std::uint8_t* d_is_put = nullptr;
+  GPUKIT_TUNING_CHECK(cudaMalloc(&d_is_put, count));
   GPUKIT_TUNING_CHECK(cudaMemcpy(d[0], spot.data(), bytes, cudaMemcpyHostToDevice));
   GPUKIT_TUNING_CHECK(cudaMemcpy(d[1], strike.data(), bytes, cudaMemcpyHostToDevice));
   GPUKIT_TUNING_CHECK(cudaMemcpy(d[2], maturity.data(), bytes, cudaMemcpyHostToDevice));
+  GPUKIT_TUNING_CHECK(cudaMemcpy(d_is_put, is_put.data(), count, cudaMemcpyHostToDevice));
   fin::BlackScholesInputs<Real> in = host_in;
   in.spot = d[0];
   in.strike = d[1];
   in.maturity = d[2];
+  in.is_put.values = d_is_put;
   fin::BlackScholesOutputs<Real> out;
-  out.call = d[3];
-  out.put = d[4];
+  out.price = d[3];
   cudaStream_t stream;
   GPUKIT_TUNING_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
-  // Checked first, into poisoned outputs: every call and put against the CPU's.
+  // Checked first, into poisoned outputs: every price against the CPU's.
   for (const std::string& shape : shapes) {
-    GPUKIT_TUNING_CHECK(cudaMemsetAsync(out.call, 0xFF, bytes, stream));
-    GPUKIT_TUNING_CHECK(cudaMemsetAsync(out.put, 0xFF, bytes, stream));
+    GPUKIT_TUNING_CHECK(cudaMemsetAsync(out.price, 0xFF, bytes, stream));
     launch<Real>(shape, cdf, in, out, stream);
     GPUKIT_TUNING_CHECK(cudaStreamSynchronize(stream));
-    std::vector<Real> call(count), put(count);
-    GPUKIT_TUNING_CHECK(cudaMemcpy(call.data(), out.call, bytes, cudaMemcpyDeviceToHost));
-    GPUKIT_TUNING_CHECK(cudaMemcpy(put.data(), out.put, bytes, cudaMemcpyDeviceToHost));
+    std::vector<Real> price(count);
+    GPUKIT_TUNING_CHECK(cudaMemcpy(price.data(), out.price, bytes, cudaMemcpyDeviceToHost));
     double worst = 0;
     for (std::size_t i = 0; i < count; ++i) {
       const double bound =
           2 * fin::black_scholes_price_bound<Real>(spot[i], strike[i], maturity[i], 0.02, 0, cdf);
-      const double e = std::max(std::abs(double(call[i]) - double(cpu_call[i])),
-                                std::abs(double(put[i]) - double(cpu_put[i])));
+      const double e = std::abs(double(price[i]) - double(cpu_price[i]));
       if (!(e <= bound)) {  // NaN fails
         throw std::runtime_error(shape + ": option " + std::to_string(i) +
                                  " differs from the CPU by " + std::to_string(e) +
@@ -167,7 +169,8 @@ void run(const gpukit::tuning::Knobs& knobs) {
   }
 
   // Every shape in turn, `rounds` times, so that drift of the clocks touches them alike.
-  const double moved = double(n) * 5 * sizeof(Real);  // spot, strike, maturity in; call, put out
+  // Spot, strike, maturity and the side (a byte) in; the price out.
+  const double moved = double(n) * (4 * sizeof(Real) + 1);
   const Timing copy = gpukit::tuning::time_copy(stream, std::size_t(moved / 2), warmup, repeat);
   std::printf("%-11s %6s %24s %12s %9s %8s  %s\n", "shape", "round", "median ms (min-max)",
               "G options/s", "GB/s", "% copy", "what");
@@ -187,6 +190,7 @@ void run(const gpukit::tuning::Knobs& knobs) {
     }
   }
   for (Real* p : d) GPUKIT_TUNING_CHECK(cudaFree(p));
+  GPUKIT_TUNING_CHECK(cudaFree(d_is_put));
   GPUKIT_TUNING_CHECK(cudaStreamDestroy(stream));
 }
 

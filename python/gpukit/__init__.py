@@ -203,15 +203,11 @@ def _dtype_of(x: Any, framework: str) -> Any:
 # Option pricing
 
 
-_PRECISIONS = {"double": np.float64, "float": np.float32}
-
-
 def _precision_dtype(precision: str) -> Any:
+    """The dtype a pricing `precision` computes in, by the library's rule
+    (finance::parse_precision)."""
     _checks.text(precision, "precision", "double or float")
-    try:
-        return _PRECISIONS[precision]
-    except KeyError:
-        raise ValueError(f"precision must be double or float, got '{precision}'") from None
+    return np.dtype(_core.precision_dtype(precision)).type
 
 
 class _Book:
@@ -399,30 +395,16 @@ def black_scholes(
     else:
         columns = [book.column(v, dtype) for v in (spot, strike, maturity)]
         parameters = [book.parameter(v, dtype) for v in (rate, volatility, dividend)]
-    per_option_side = not isinstance(is_put, bool)
-    if per_option_side:
-        is_put = book.column(is_put, np.bool_)
+    # Each option's side goes through: the library computes and writes that side only.
+    sides = is_put if isinstance(is_put, bool) else book.column(is_put, np.uint8)
     handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
         else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
-    names = ["call", "put"]
-    if greeks:
-        names += ["call_delta", "put_delta", "gamma", "vega", "call_theta", "put_theta",
-                  "call_rho", "put_rho"]
+    names = ["price", "delta", "gamma", "vega", "theta", "rho"] if greeks else ["price"]
     outputs = {name: book.empty(dtype) for name in names}
-    _core.black_scholes(*book.exported(columns + parameters, handle),
+    _core.black_scholes(*book.exported(columns + parameters + [sides], handle),
                         {k: book.exported([v], handle)[0] for k, v in outputs.items()}, cdf,
                         variant, device, handle)
-
-    def side(call_name: str, put_name: str) -> Any:
-        if per_option_side:
-            return book.shaped(book.xp.where(is_put, outputs[put_name], outputs[call_name]))
-        return book.shaped(outputs[put_name if is_put else call_name])
-
-    priced = {"price": side("call", "put")}
-    if greeks:
-        priced.update(delta=side("call_delta", "put_delta"), gamma=book.shaped(outputs["gamma"]),
-                      vega=book.shaped(outputs["vega"]), theta=side("call_theta", "put_theta"),
-                      rho=side("call_rho", "put_rho"))
+    priced = {name: book.shaped(v) for name, v in outputs.items()}
     if not book.on_cuda:
         _refuse_non_finite("black_scholes", priced, precision, False, book.option_at)
     return priced if greeks else priced["price"]
@@ -749,30 +731,25 @@ def gemm(
     framework = _arrays.framework_of(a)
     a, transpose_a = _c_order_operand(a, framework, transpose_a)
     b, transpose_b = _c_order_operand(b, framework, transpose_b)
-    if len(a.shape) != 2 or len(b.shape) != 2:
-        bad, name = (a, "a") if len(a.shape) != 2 else (b, "b")
-        raise ValueError(f"gemm takes 2-D arrays, not {len(bad.shape)}-D ({name} has shape "
-                         f"{tuple(bad.shape)})")
-    m = a.shape[1] if transpose_a else a.shape[0]
-    n = b.shape[0] if transpose_b else b.shape[1]
+    # The library's rules of the problem (blas::gemm_problem, as `gpukit gemm`'s), before
+    # anything is allocated: 2-D float32 or float64 matrices of one dtype, shapes that match, a
+    # precision that computes on that dtype.
+    shape = ([int(v) for v in a.shape], _arrays.dtype_name(a, framework),
+             [int(v) for v in b.shape], _arrays.dtype_name(b, framework), transpose_a,
+             transpose_b, precision or "")
+    m, n = _core.gemm_shape(*shape)
     dtype = _dtype_of(a, framework)
-    if dtype in (np.float32, np.float64):
-        # The scalar rule of `gpukit gemm` (gpukit/blas/scalar.hpp), before beta decides whether
-        # c is read: a ValueError naming alpha or beta.
-        alpha = _core.blas_scalar("alpha", _checks.number(alpha, "alpha"), dtype.name)
-        beta = _core.blas_scalar("beta", _checks.number(beta, "beta"), dtype.name)
+    # The scalar rule of `gpukit gemm` (gpukit/blas/scalar.hpp), before beta decides whether c is
+    # read: a ValueError naming alpha or beta.
+    alpha = _core.blas_scalar("alpha", _checks.number(alpha, "alpha"), dtype.name)
+    beta = _core.blas_scalar("beta", _checks.number(beta, "beta"), dtype.name)
     handle = _arrays.resolve_stream(a, framework, stream, "a")
     out = _arrays.empty(framework, a, (m, n), dtype)
     if beta != 0:
         if c is None:
             raise ValueError("gemm: beta != 0 needs c (the M x N matrix beta scales)")
         c = _arrays.contiguous(_checks.array(c, "c"), framework)
-        if tuple(c.shape) != (m, n):
-            raise ValueError(f"gemm: c has shape {tuple(c.shape)}, but the product has shape "
-                             f"({m}, {n})")
-        if _dtype_of(c, framework) != dtype:
-            raise ValueError(f"gemm: c is {_dtype_of(c, framework).name} but the inputs are "
-                             f"{dtype.name}")
+        _core.gemm_shape(*shape, [int(v) for v in c.shape], _arrays.dtype_name(c, framework))
         out[...] = c
     _core.gemm(*(_arrays.exported(v, framework, handle) for v in (a, b, out)), transpose_a,
                transpose_b, precision or "", float(alpha), float(beta), variant, device, handle)

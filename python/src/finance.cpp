@@ -23,6 +23,7 @@
 #include "arrays.hpp"
 #include "gpukit/finance/black_scholes.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
+#include "gpukit/finance/choices.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/finance/instrument.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
@@ -34,28 +35,19 @@ namespace gpukit::python {
 
 namespace {
 
-finance::NormalCdf parse_cdf(std::string_view name) {
-  if (name == "erfc") return finance::NormalCdf::erfc;
-  if (name == "hull") return finance::NormalCdf::hull_polynomial;
-  if (name == "hull-fast") return finance::NormalCdf::hull_polynomial_fast_math;
-  throw InvalidInput(fmt::format("cdf must be erfc, hull or hull-fast, got '{}'", name));
-}
-
 // Black-Scholes options as `gpukit bs` takes them: a variant must be one of the registry's (the
 // CLI's --variant rule), on every backend, although only a GPU runs one.
 finance::BlackScholesOptions black_scholes_options(std::string_view cdf,
                                                    const std::string& variant) {
   finance::BlackScholesOptions options;
-  options.cdf = parse_cdf(cdf);
+  options.cdf = finance::parse_normal_cdf("cdf", cdf);
   if (!variant.empty()) finance::find_black_scholes_variant(variant);
   options.variant = variant;
   return options;
 }
 
 finance::Precision parse_precision(std::string_view name) {
-  if (name == "double") return finance::Precision::float64;
-  if (name == "float") return finance::Precision::float32;
-  throw InvalidInput(fmt::format("precision must be double or float, got '{}'", name));
+  return finance::parse_precision("precision", name);
 }
 
 // The arrays of one call, checked and kept alive, with their place: every array of a call is in
@@ -89,6 +81,15 @@ class Terms {
                                       std::string_view expected) {
     if (PyFloat_Check(value.ptr())) return {nullptr, static_cast<Real>(nb::cast<double>(value))};
     return {column<Real>(value, name, count, expected), 0};
+  }
+
+  /// Each option's side: a bool for the book, or a uint8 array (non-zero a put) per option.
+  finance::PerOption<std::uint8_t> sides(nb::handle value, std::string_view name,
+                                         std::int64_t count) {
+    if (PyBool_Check(value.ptr())) {
+      return {nullptr, static_cast<std::uint8_t>(value.ptr() == Py_True ? 1 : 0)};
+    }
+    return {column<std::uint8_t>(value, name, count, "uint8"), 0};
   }
 
   /// An output array of `count` elements of T.
@@ -140,12 +141,11 @@ class Terms {
   std::vector<std::pair<std::string, ArrayPlace>> places_;
 };
 
-// Black-Scholes of arrays (host or device) in Real, calls and puts of every option in one pass
-// (as price_european_book prices a book, so each side has the bits `gpukit bs` gives it); the
-// Python layer picks each option's side.
+// Black-Scholes of arrays (host or device) in Real, each option on its own side (`put`), as
+// price_european_book prices a book, so each option has the bits `gpukit bs` gives it.
 template <class Real>
 void black_scholes_in(Terms& terms, const InArray& spot, nb::handle strike, nb::handle maturity,
-                      nb::handle rate, nb::handle volatility, nb::handle dividend,
+                      nb::handle rate, nb::handle volatility, nb::handle dividend, nb::handle put,
                       const nb::dict& outputs, const finance::BlackScholesOptions& options,
                       std::string_view device, std::uintptr_t stream) {
   const std::string_view expected = sizeof(Real) == 4 ? "float32" : "float64";
@@ -157,18 +157,12 @@ void black_scholes_in(Terms& terms, const InArray& spot, nb::handle strike, nb::
       terms.column<Real>(maturity, "maturity", n, expected),
       terms.per_option<Real>(rate, "rate", n, expected),
       terms.per_option<Real>(volatility, "volatility", n, expected),
-      terms.per_option<Real>(dividend, "dividend", n, expected)};
+      terms.per_option<Real>(dividend, "dividend", n, expected),
+      terms.sides(put, "put", n)};
   finance::BlackScholesOutputs<Real> out;
-  const std::pair<const char*, Real**> slots[] = {{"call", &out.call},
-                                                  {"put", &out.put},
-                                                  {"call_delta", &out.call_delta},
-                                                  {"put_delta", &out.put_delta},
-                                                  {"gamma", &out.gamma},
-                                                  {"vega", &out.vega},
-                                                  {"call_theta", &out.call_theta},
-                                                  {"put_theta", &out.put_theta},
-                                                  {"call_rho", &out.call_rho},
-                                                  {"put_rho", &out.put_rho}};
+  const std::pair<const char*, Real**> slots[] = {{"price", &out.price}, {"delta", &out.delta},
+                                                  {"gamma", &out.gamma}, {"vega", &out.vega},
+                                                  {"theta", &out.theta}, {"rho", &out.rho}};
   for (const auto& [name, slot] : slots) {
     if (outputs.contains(name)) *slot = terms.output<Real>(outputs[name], name, n);
   }
@@ -183,17 +177,17 @@ void black_scholes_in(Terms& terms, const InArray& spot, nb::handle strike, nb::
 }
 
 void black_scholes(nb::handle spot, nb::handle strike, nb::handle maturity, nb::handle rate,
-                   nb::handle volatility, nb::handle dividend, const nb::dict& outputs,
-                   std::string_view cdf, const std::string& variant, std::string_view device,
-                   std::uintptr_t stream) {
+                   nb::handle volatility, nb::handle dividend, nb::handle put,
+                   const nb::dict& outputs, std::string_view cdf, const std::string& variant,
+                   std::string_view device, std::uintptr_t stream) {
   const finance::BlackScholesOptions options = black_scholes_options(cdf, variant);
   Terms terms("black_scholes");
   // Taken once: a CUDA array arrives as a DLPack capsule, which can be consumed only once.
   const InArray spot_array = nb::cast<InArray>(spot);
   with_real_type(spot_array.dtype(), "black_scholes", [&](auto element) {
     using Real = decltype(element);
-    black_scholes_in<Real>(terms, spot_array, strike, maturity, rate, volatility, dividend, outputs,
-                           options, device, stream);
+    black_scholes_in<Real>(terms, spot_array, strike, maturity, rate, volatility, dividend, put,
+                           outputs, options, device, stream);
   });
 }
 
@@ -259,28 +253,6 @@ nb::dict price_european_book(std::int64_t n, nb::handle is_put, nb::handle spot,
   return columns;
 }
 
-finance::MonteCarloOptions monte_carlo_options(std::int64_t paths, std::uint64_t seed,
-                                               std::string_view monitoring, bool antithetic,
-                                               bool control_variate, bool greeks,
-                                               std::string_view precision) {
-  // As `gpukit mc` sets them (cmd_mc.cpp, options_of).
-  finance::MonteCarloOptions options;
-  options.paths = paths;
-  options.seed = seed;
-  if (monitoring == "continuous") {
-    options.monitoring = finance::BarrierMonitoring::continuous;
-  } else if (monitoring != "discrete") {
-    throw InvalidInput(
-        fmt::format("monitoring must be discrete or continuous, got '{}'", monitoring));
-  }
-  options.antithetic = antithetic;
-  options.control_variate = control_variate;
-  options.greeks = greeks;
-  options.variance_reduction_factors = antithetic || control_variate;
-  options.precision = parse_precision(precision);
-  return options;
-}
-
 nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::handle strike,
                      nb::handle maturity, nb::handle rate, nb::handle volatility,
                      nb::handle dividend, nb::handle barrier_type, nb::handle barrier,
@@ -288,8 +260,14 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
                      std::int64_t paths, std::uint64_t seed, std::string_view monitoring,
                      bool antithetic, bool control_variate, bool greeks, std::string_view precision,
                      std::string_view device, std::uintptr_t stream) {
-  finance::MonteCarloOptions options =
-      monte_carlo_options(paths, seed, monitoring, antithetic, control_variate, greeks, precision);
+  finance::MonteCarloOptions options = finance::monte_carlo_options(
+      {.paths = paths,
+       .seed = seed,
+       .monitoring = finance::parse_barrier_monitoring("monitoring", monitoring),
+       .antithetic = antithetic,
+       .control_variate = control_variate,
+       .greeks = greeks,
+       .precision = parse_precision(precision)});
   // A long pricing stops on Ctrl-C between blocks, with KeyboardInterrupt.
   options.progress = signal_check();
   Terms terms("monte_carlo");
@@ -403,6 +381,11 @@ std::tuple<nb::ndarray<nb::numpy, std::uint64_t>, std::int64_t, std::int64_t> st
 
 std::optional<bool> option_type(std::string_view text) { return io::parse_option_type(text); }
 
+// finance::parse_precision of `precision`, as numpy names the dtype it prices in.
+std::string precision_dtype(std::string_view precision) {
+  return parse_precision(precision) == finance::Precision::float32 ? "float32" : "float64";
+}
+
 std::string no_paying_path_note(const std::vector<std::string>& locations,
                                 std::int64_t rows_without, std::int64_t rows, std::int64_t paths,
                                 bool antithetic) {
@@ -428,11 +411,13 @@ std::optional<int> barrier_type(std::string_view text) {
 void bind_finance(nb::module_& m) {
   m.attr("monte_carlo_max_paths") = finance::kMonteCarloMaxPaths;
   m.def("black_scholes", &black_scholes, nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"),
-        nb::arg("rate"), nb::arg("volatility"), nb::arg("dividend"), nb::arg("outputs"),
-        nb::arg("cdf"), nb::arg("variant"), nb::arg("device"), nb::arg("stream"),
+        nb::arg("rate"), nb::arg("volatility"), nb::arg("dividend"), nb::arg("put"),
+        nb::arg("outputs"), nb::arg("cdf"), nb::arg("variant"), nb::arg("device"),
+        nb::arg("stream"),
         "finance::price_black_scholes (host arrays) or price_black_scholes_on_device (CUDA "
         "arrays, queued on `stream`, not waited for) into the arrays of `outputs` (names of "
-        "BlackScholesOutputs' fields). rate, volatility and dividend: a float or an array.");
+        "BlackScholesOutputs' fields), each option on its own side. rate, volatility and "
+        "dividend: a float or an array; put: a bool or a uint8 array (non-zero a put).");
   m.def("price_european_book", &price_european_book, nb::arg("count"), nb::arg("is_put"),
         nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"),
         nb::arg("volatility"), nb::arg("dividend"), nb::arg("precision"), nb::arg("greeks"),
@@ -472,6 +457,9 @@ void bind_finance(nb::module_& m) {
         nb::arg("rows"), nb::arg("paths"), nb::arg("antithetic"),
         "finance::monte_carlo_no_paying_path_note: the warning about rows none of whose paths "
         "paid, naming the first `locations`.");
+  m.def("precision_dtype", &precision_dtype, nb::arg("precision"),
+        "finance::parse_precision: 'float64' for double, 'float32' for float; ValueError "
+        "otherwise, naming precision.");
   m.def("option_type", &option_type, nb::arg("text"),
         "io::parse_option_type: True for a put, False for a call, None for another word.");
   m.def("barrier_type", &barrier_type, nb::arg("text"),

@@ -137,6 +137,21 @@ def test_gemm_layouts_shapes_and_rules(rng):
         gpukit.gemm(a, b, "tf32", device="cpu")
     with pytest.raises(ValueError, match="beta != 0 needs c"):
         gpukit.gemm(a, b, beta=1.0, device="cpu")
+    # The library's rules of the problem (blas::gemm_problem, as `gpukit gemm`'s), in Python's
+    # words: the arguments by their names, never a flag.
+    with pytest.raises(ValueError,
+                       match=r"^gemm takes 2-D arrays, not 1-D \(b has shape \(30,\)\)$"):
+        gpukit.gemm(a, b[:, 0].copy(), device="cpu")
+    with pytest.raises(ValueError, match=r"^gemm takes float32 or float64, not int32 \(a\)$"):
+        gpukit.gemm(a.astype(np.int32), b.astype(np.int32), device="cpu")
+    with pytest.raises(ValueError, match=r"^gemm: precision double computes on float64 data, but "
+                                         r"the inputs are float32"):
+        gpukit.gemm(a.astype(np.float32), b.astype(np.float32), "double", device="cpu")
+    with pytest.raises(ValueError, match=r"^gemm: c has shape \(20, 40\), but the product has "
+                                         r"shape \(40, 20\)$"):
+        gpukit.gemm(a, b, beta=1.0, c=np.zeros((20, 40)), device="cpu")
+    with pytest.raises(ValueError, match=r"^gemm: c is float32 but the inputs are float64$"):
+        gpukit.gemm(a, b, beta=1.0, c=np.zeros((40, 20), np.float32), device="cpu")
     # beta = 0: c is not read (a NaN there does not reach the result).
     c = np.full((40, 20), np.nan)
     assert not np.isnan(gpukit.gemm(a, b, c=c, device="cpu")).any()

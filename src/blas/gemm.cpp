@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include "blas/cuda/gemm_host_pipeline.hpp"
 #include "blas/cuda/gemm_launchers.hpp"
 #include "gpukit/core/memory.hpp"
+#include "gpukit/core/stream.hpp"
 #endif
 
 namespace gpukit::blas {
@@ -186,6 +188,88 @@ void validate_gemm_problem(const GemmProblem& p) {
                                      m.matrix, m.shape.rows, m.shape.columns, m.ld_name,
                                      m.ld == 0 ? minimum : m.ld));
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A product as the front doors are given it.
+
+namespace {
+
+// numpy's spelling of a shape: "(3, 4)", "(4,)".
+std::string shape_text(std::span<const std::int64_t> shape) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  }
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+void check_operand(const GemmOperand& x) {
+  if (x.shape.size() != 2) {
+    throw InvalidInput(fmt::format("gemm takes 2-D arrays, not {}-D ({} has shape {})",
+                                   x.shape.size(), x.name, shape_text(x.shape)));
+  }
+  if (x.dtype != "float32" && x.dtype != "float64") {
+    throw InvalidInput(fmt::format("gemm takes float32 or float64, not {} ({})", x.dtype, x.name));
+  }
+}
+
+// The dtype of a problem's data: float64 for double, float32 for the others.
+std::string_view data_dtype(GemmPrecision precision) {
+  return precision == GemmPrecision::float64 ? "float64" : "float32";
+}
+
+}  // namespace
+
+GemmProblem gemm_problem(const GemmOperand& a, const GemmOperand& b, bool transpose_a,
+                         bool transpose_b, std::string_view precision,
+                         std::string_view precision_argument) {
+  check_operand(a);
+  check_operand(b);
+  if (a.dtype != b.dtype) {
+    throw InvalidInput(fmt::format("gemm: {} is {} but {} is {}; give both the same dtype", a.name,
+                                   a.dtype, b.name, b.dtype));
+  }
+  const bool single = a.dtype == "float32";
+  GemmProblem problem;
+  problem.precision = precision.empty() ? (single ? GemmPrecision::float32 : GemmPrecision::float64)
+                                        : parse_gemm_precision(precision);
+  if (data_dtype(problem.precision) != a.dtype) {
+    throw InvalidInput(fmt::format(
+        "gemm: {} {} computes on {} data, but the inputs are {} (the output keeps the inputs' "
+        "dtype)",
+        precision_argument, precision, data_dtype(problem.precision), a.dtype));
+  }
+  // numpy's matmul of 2-D arrays: op(A) is M x K, op(B) is K x N.
+  problem.transpose_a = transpose_a;
+  problem.transpose_b = transpose_b;
+  problem.m = transpose_a ? a.shape[1] : a.shape[0];
+  problem.k = transpose_a ? a.shape[0] : a.shape[1];
+  const std::int64_t b_rows = transpose_b ? b.shape[1] : b.shape[0];
+  problem.n = transpose_b ? b.shape[0] : b.shape[1];
+  if (b_rows != problem.k) {
+    throw InvalidInput(fmt::format(
+        "gemm: shapes do not match: {}{} has shape {} and {}{} has shape {} ({} columns against {} "
+        "rows)",
+        a.name, transpose_a ? " (transposed)" : "", shape_text(a.shape), b.name,
+        transpose_b ? " (transposed)" : "", shape_text(b.shape), problem.k, b_rows));
+  }
+  // Sizes whose product overflows (an M x N output of two empty inputs, say) stop here, before
+  // anything is allocated or written.
+  validate_gemm_problem(problem);
+  return problem;
+}
+
+void check_gemm_c0(const GemmProblem& problem, const GemmOperand& c0) {
+  const std::string_view dtype = data_dtype(problem.precision);
+  if (c0.dtype != dtype) {
+    throw InvalidInput(
+        fmt::format("gemm: {} is {} but the inputs are {}", c0.name, c0.dtype, dtype));
+  }
+  if (c0.shape.size() != 2 || c0.shape[0] != problem.m || c0.shape[1] != problem.n) {
+    throw InvalidInput(fmt::format("gemm: {} has shape {}, but the product has shape ({}, {})",
+                                   c0.name, shape_text(c0.shape), problem.m, problem.n));
   }
 }
 
@@ -382,6 +466,81 @@ std::string default_gemm_variant(GemmPrecision) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The plan cache of gemm() and gemm_on_device() (gemm.hpp).
+
+namespace {
+
+bool same_problem(const GemmProblem& a, const GemmProblem& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.layout == b.layout &&
+         a.transpose_a == b.transpose_a && a.transpose_b == b.transpose_b && a.lda == b.lda &&
+         a.ldb == b.ldb && a.ldc == b.ldc && a.precision == b.precision;
+}
+
+bool same_context(const Context& a, const Context& b) {
+  return a.backend == b.backend && a.cuda_device == b.cuda_device && a.cpu_threads == b.cpu_threads;
+}
+
+// The calling thread's plan of its last product, and the stream its last queued run went to.
+struct ThreadPlan {
+  Context context;
+  GemmProblem problem;
+  std::string variant;
+  std::unique_ptr<GemmPlan> plan;
+  StreamHandle last_stream = {};
+  bool in_flight = false;
+
+  // Waits for the plan's last queued run.
+  void settle() {
+    if (!in_flight) return;
+#if GPUKIT_HAVE_CUDA
+    cuda::synchronize_stream(last_stream);
+#endif
+    in_flight = false;
+  }
+
+  // The plan for a product, made when the last differs. `queue`: the stream a device-data run
+  // will be queued on; none for a host call, which finds the plan idle.
+  GemmPlan& plan_for(const Context& wanted_context, const GemmProblem& wanted,
+                     std::string_view wanted_variant, const StreamHandle* queue) {
+    const bool same = plan && same_context(context, wanted_context) &&
+                      same_problem(problem, wanted) && variant == wanted_variant;
+    if (!same || queue == nullptr || *queue != last_stream) settle();
+    if (!same) {
+      plan.reset();
+      plan = std::make_unique<GemmPlan>(wanted_context, wanted, wanted_variant);
+      context = wanted_context, problem = wanted, variant = std::string(wanted_variant);
+    }
+    return *plan;
+  }
+};
+
+ThreadPlan& thread_plan() {
+  thread_local ThreadPlan cached;
+  return cached;
+}
+
+}  // namespace
+
+template <class T>
+void gemm_on_device(const Context& context, const GemmProblem& problem, T alpha, const T* a,
+                    const T* b, T beta, T* c, StreamHandle stream, std::string_view variant) {
+  if (context.backend != Backend::cuda) {
+    throw DeviceUnavailable("gemm_on_device: the matrices are on a GPU; give a CUDA context");
+  }
+  ThreadPlan& cached = thread_plan();
+  GemmPlan& plan = cached.plan_for(context, problem, variant, &stream);
+  plan.run(alpha, a, b, beta, c, stream);
+  cached.last_stream = stream;
+  cached.in_flight = true;
+}
+
+template void gemm_on_device<float>(const Context&, const GemmProblem&, float, const float*,
+                                    const float*, float, float*, StreamHandle, std::string_view);
+template void gemm_on_device<double>(const Context&, const GemmProblem&, double, const double*,
+                                     const double*, double, double*, StreamHandle,
+                                     std::string_view);
+
+// ---------------------------------------------------------------------------------------------
 // The host-data API.
 
 template <class T>
@@ -408,7 +567,7 @@ void gemm(const Context& context, const GemmProblem& problem, T alpha, std::span
       overlaps(c.data(), c_bytes, b.data(), b_bytes)) {
     throw InvalidInput("gemm: C overlaps A or B");
   }
-  GemmPlan plan(context, problem, variant);
+  GemmPlan& plan = thread_plan().plan_for(context, problem, variant, nullptr);
   if (context.backend == Backend::cpu) {
     plan.run(alpha, a.data(), b.data(), beta, c.data());
     return;

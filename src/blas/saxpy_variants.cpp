@@ -13,7 +13,6 @@ namespace {
 
 #if GPUKIT_HAVE_CUDA
 using namespace cuda_detail;
-#define GPUKIT_AXPY_LAUNCHERS(name) .float32 = &name<float>, .float64 = &name<double>
 
 // x and y read once, out written once; a multiply and an add an element.
 constexpr TrafficModel kSaxpyTraffic{
@@ -29,7 +28,7 @@ constexpr SaxpyVariant kVariants[] = {
               .traffic = kSaxpyTraffic,
               .in_place = true},
      .rounding = AxpyRounding::fused,
-     GPUKIT_AXPY_LAUNCHERS(launch_axpy_seed)},
+     .launchers = SaxpyLaunchers::of([]<class T> { return &launch_axpy_seed<T>; })},
     {.info = {.name = "grid-stride",
               .description = "a grid of the blocks resident at once (SM count), grid-stride loop",
               .seed_reference = "beyond the seeds",
@@ -37,7 +36,7 @@ constexpr SaxpyVariant kVariants[] = {
               .traffic = kSaxpyTraffic,
               .in_place = true},
      .rounding = AxpyRounding::fused,
-     GPUKIT_AXPY_LAUNCHERS(launch_axpy_grid_stride)},
+     .launchers = SaxpyLaunchers::of([]<class T> { return &launch_axpy_grid_stride<T>; })},
     {.info = {.name = "vector16",
               .description = "16-byte loads and stores, head and tail one by one",
               .seed_reference = "beyond the seeds",
@@ -45,7 +44,7 @@ constexpr SaxpyVariant kVariants[] = {
               .traffic = kSaxpyTraffic,
               .in_place = true},
      .rounding = AxpyRounding::fused,
-     GPUKIT_AXPY_LAUNCHERS(launch_axpy_vector16)},
+     .launchers = SaxpyLaunchers::of([]<class T> { return &launch_axpy_vector16<T>; })},
     {.info = {.name = "vector16-unrolled",
               .description = "4+4 16-byte loads a thread issued before the stores (default)",
               .seed_reference = "beyond the seeds",
@@ -53,7 +52,7 @@ constexpr SaxpyVariant kVariants[] = {
               .traffic = kSaxpyTraffic,
               .in_place = true},
      .rounding = AxpyRounding::fused,
-     GPUKIT_AXPY_LAUNCHERS(launch_axpy_vector16_unrolled)},
+     .launchers = SaxpyLaunchers::of([]<class T> { return &launch_axpy_vector16_unrolled<T>; })},
     {.info = {.name = "cublas",
               .description = "cuBLAS cublasSaxpy / cublasDaxpy (y in place), the vendor baseline",
               .seed_reference = "vendor",
@@ -62,9 +61,8 @@ constexpr SaxpyVariant kVariants[] = {
               .in_place = true},
      // cuBLAS does not document whether its axpy fuses the multiply and the add.
      .rounding = AxpyRounding::fused_or_separate,
-     GPUKIT_AXPY_LAUNCHERS(launch_axpy_cublas)},
+     .launchers = SaxpyLaunchers::of([]<class T> { return &launch_axpy_cublas<T>; })},
 };
-#undef GPUKIT_AXPY_LAUNCHERS
 constexpr std::string_view kDefaultVariant = "vector16-unrolled";
 #endif
 

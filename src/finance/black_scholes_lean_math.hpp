@@ -1,6 +1,6 @@
 #pragma once
-// Internal: call and put of one option with the least arithmetic we know how to do at the same
-// accuracy as detail::price_option (black_scholes_math.hpp), for the `lean-math` CUDA variant.
+// Internal: the price of one option on its side with the least arithmetic we know how to do at the
+// same accuracy as detail::price_option (black_scholes_math.hpp), for the `lean-math` CUDA variant.
 // Kept host-and-device so the CPU tests check it against price_option on extreme books.
 //
 // What it saves over price_option, per option:
@@ -8,9 +8,10 @@
 //   1/(sigma sqrt T) = rsqrt(T) (1/sigma); F/K = F (1/K).
 // - Hull's CND needs phi(d) for both d1 and d2; the identity F phi(d1) = K phi(d2) (F = S e^{-qT},
 //   K = X e^{-rT}, since d1^2 - d2^2 = 2 ln(F/K)) gives both from one exponential.
-// - Both prices come from the two small tails F N(-|d1|) and K N(-|d2|) (the large tails by one
-//   subtraction each), not from four CND values; neither price loses relative accuracy to the
-//   cancellation in 1 - N(d), as in price_option.
+// - Either side's price comes from the two small tails F N(-|d1|) and K N(-|d2|) (the large tails
+//   by one subtraction each), not from four CND values; neither side loses relative accuracy to
+//   the cancellation in 1 - N(d), as in price_option. The side picks two of the four terms and
+//   subtracts once, the subtraction each side had when both were computed: the same bits.
 // - In double, exp and log are lean_exp_double and lean_log_double (lean_math/lean_double_math.hpp:
 //   within 1 ulp, measured by the CPU tests; the library's beyond their ranges), whose
 //   coefficients cost no extra instructions.
@@ -36,11 +37,6 @@
 
 namespace gpukit::finance::detail {
 
-template <class Real>
-struct CallPut {
-  Real call, put;
-};
-
 /// A constant of the formula: in double from the coefficient block (constant memory on the
 /// device), in float the immediate.
 template <class Real>
@@ -65,12 +61,19 @@ GPUKIT_HD_INLINE Real hull_series(Real k) {
   }
 }
 
+/// The side's two terms of the price from F N(d1), F N(-d1), K N(d2) and K N(-d2), one
+/// subtraction: call F N(d1) - K N(d2), put K N(-d2) - F N(-d1).
+template <class Real>
+GPUKIT_HD_INLINE Real side_difference(bool is_put, Real fwd_n_d1, Real fwd_n_md1, Real pv_n_d2,
+                                      Real pv_n_md2) {
+  return is_put ? pv_n_md2 - fwd_n_md1 : fwd_n_d1 - pv_n_d2;
+}
+
 /// inv_volatility is lean_rcp<kFast>(volatility), computed by the caller so a book-wide volatility
 /// costs one reciprocal per thread, not one per option.
 template <class Real, NormalCdf Cdf>
-GPUKIT_HD_INLINE CallPut<Real> price_call_put_lean(Real spot, Real strike, Real maturity, Real rate,
-                                                   Real volatility, Real inv_volatility,
-                                                   Real dividend) {
+GPUKIT_HD_INLINE Real price_lean(Real spot, Real strike, Real maturity, Real rate, Real volatility,
+                                 Real inv_volatility, Real dividend, bool is_put) {
   constexpr bool kFast = Cdf == NormalCdf::hull_polynomial_fast_math;
   constexpr Real kTiny = std::numeric_limits<Real>::min();  // smallest normal number
   const Real rsqrt_t = lean_rsqrt<kFast>(maturity);
@@ -123,23 +126,23 @@ GPUKIT_HD_INLINE CallPut<Real> price_call_put_lean(Real spot, Real strike, Real 
     const Real fwd_n_md1 = d1 > Real(0) ? fwd_tail : fwd_rest;  // F N(-d1)
     const Real pv_n_d2 = d2 > Real(0) ? pv_rest : pv_tail;      // K N(d2)
     const Real pv_n_md2 = d2 > Real(0) ? pv_tail : pv_rest;     // K N(-d2)
-    return {max_zero(fwd_n_d1 - pv_n_d2), max_zero(pv_n_md2 - fwd_n_md1)};
+    return max_zero(side_difference(is_put, fwd_n_d1, fwd_n_md1, pv_n_d2, pv_n_md2));
   }
-  return {max_zero(fwd - pv), max_zero(pv - fwd)};
+  return max_zero(is_put ? pv - fwd : fwd - pv);
 }
 
 template <class Real, NormalCdf Cdf>
-GPUKIT_HD_INLINE CallPut<Real> price_call_put_lean(Real spot, Real strike, Real maturity, Real rate,
-                                                   Real volatility, Real dividend) {
-  return price_call_put_lean<Real, Cdf>(
-      spot, strike, maturity, rate, volatility,
-      lean_rcp<Cdf == NormalCdf::hull_polynomial_fast_math>(volatility), dividend);
+GPUKIT_HD_INLINE Real price_lean(Real spot, Real strike, Real maturity, Real rate, Real volatility,
+                                 Real dividend, bool is_put) {
+  return price_lean<Real, Cdf>(spot, strike, maturity, rate, volatility,
+                               lean_rcp<Cdf == NormalCdf::hull_polynomial_fast_math>(volatility),
+                               dividend, is_put);
 }
 
-/// Call and put of N options at once, double precision, Hull's CND: price_call_put_lean's
+/// The prices of N options on their sides at once, double precision, Hull's CND: price_lean's
 /// arithmetic with no branch before the end, so the N options' chains of dependent FP64
 /// instructions interleave, and with the range checks of every step folded into one test for all
-/// N. An option whose inputs fall outside the ranges below takes price_call_put_lean.
+/// N. An option whose inputs fall outside the ranges below takes price_lean.
 ///
 /// The fast path takes ln(F/K) as ln(S (1/X)) + (r - q) T, so the logarithm does not wait for the
 /// discount factors. Its ranges: S, X, T and sigma in [2^-256, 2^256) (every product and quotient
@@ -148,10 +151,12 @@ GPUKIT_HD_INLINE CallPut<Real> price_call_put_lean(Real spot, Real strike, Real 
 /// Inside them every step is a normal number, so the primitives run without their range checks.
 /// inv_volatility may be lean_rcp_moderate(volatility): it is used only inside the ranges.
 template <int N, bool kDividend>
-GPUKIT_HD_INLINE void price_call_put_lean_hull_double(
-    const double (&spot)[N], const double (&strike)[N], const double (&maturity)[N],
-    const double (&rate)[N], const double (&volatility)[N], const double (&inv_volatility)[N],
-    const double (&dividend)[N], CallPut<double> (&out)[N]) {
+GPUKIT_HD_INLINE void price_lean_hull_double(const double (&spot)[N], const double (&strike)[N],
+                                             const double (&maturity)[N], const double (&rate)[N],
+                                             const double (&volatility)[N],
+                                             const double (&inv_volatility)[N],
+                                             const double (&dividend)[N], const bool (&is_put)[N],
+                                             double (&price)[N]) {
   // High words of 2^-256 and of the range's span: a span of a power of two lets one OR of the
   // four offsets stand for four compares.
   constexpr std::uint32_t kRangeBase = (1023u - 256u) << 20;
@@ -186,7 +191,7 @@ GPUKIT_HD_INLINE void price_call_put_lean_hull_double(
     const double d2 = d1 - vol_sqrt_t;
     option_in_range[i] = (offsets < kRangeSpan) & exponents_in_range & (math_abs(d1) < 37.0);
     in_range = in_range & option_in_range[i];
-    // F phi(d1) = K phi(d2) and Hull's two reciprocals from one, as in price_call_put_lean;
+    // F phi(d1) = K phi(d2) and Hull's two reciprocals from one, as in price_lean;
     // phi(d1) from one exponential of -d1^2/2 - ln sqrt(2 pi).
     const double density_weight =
         fwd * lean_exp_double_in_range(fma(d1 * -0.5, d1, coefficients.log_inv_sqrt_2pi));
@@ -201,14 +206,14 @@ GPUKIT_HD_INLINE void price_call_put_lean_hull_double(
     const double pv_n_d2 = d2 > 0.0 ? pv_rest : pv_tail;      // K N(d2)
     const double pv_n_md2 = d2 > 0.0 ? pv_tail : pv_rest;     // K N(-d2)
     // Finite inside the ranges, so max(x, 0) needs no NaN test.
-    const double call = fwd_n_d1 - pv_n_d2, put = pv_n_md2 - fwd_n_md1;
-    out[i] = {call > 0.0 ? call : 0.0, put > 0.0 ? put : 0.0};
+    const double difference = side_difference(is_put[i], fwd_n_d1, fwd_n_md1, pv_n_d2, pv_n_md2);
+    price[i] = difference > 0.0 ? difference : 0.0;
   }
   if (!in_range) {
     for (int i = 0; i < N; ++i) {
       if (option_in_range[i]) continue;
-      out[i] = price_call_put_lean<double, NormalCdf::hull_polynomial>(
-          spot[i], strike[i], maturity[i], rate[i], volatility[i], dividend[i]);
+      price[i] = price_lean<double, NormalCdf::hull_polynomial>(
+          spot[i], strike[i], maturity[i], rate[i], volatility[i], dividend[i], is_put[i]);
     }
   }
 }

@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include <cstdint>
+
 #include "gpukit/core/host_device.hpp"
 #include "gpukit/finance/black_scholes.hpp"
 
@@ -77,10 +79,11 @@ GPUKIT_HD_INLINE NormalTails<Real> normal_tails(Real d) {
                : NormalTails<Real>{small_tail, large_tail};
 }
 
+/// One option's results on its own side.
 template <class Real>
 struct OptionResult {
-  Real call, put;
-  Real call_delta, put_delta, gamma, vega, call_theta, put_theta, call_rho, put_rho;
+  Real price;
+  Real delta, gamma, vega, theta, rho;
 };
 
 /// max(x, 0) that keeps a NaN (and never returns -0).
@@ -89,10 +92,12 @@ GPUKIT_HD_INLINE Real max_zero(Real x) {
   return x > Real(0) ? x : (x != x ? x : Real(0));
 }
 
-/// Prices one option; Greeks only when `kGreeks` (the compiler drops them otherwise).
+/// Prices one option on its side (`is_put`); Greeks only when `kGreeks` (the compiler drops them
+/// otherwise). Each side's expressions are the ones both sides shared when every option was priced
+/// as a call and a put, so a side's bits do not depend on the other being asked for.
 template <class Real, NormalCdf Cdf, bool kGreeks>
 GPUKIT_HD_INLINE OptionResult<Real> price_option(Real spot, Real strike, Real maturity, Real rate,
-                                                 Real volatility, Real dividend) {
+                                                 Real volatility, Real dividend, bool is_put) {
   constexpr bool kFast = Cdf == NormalCdf::hull_polynomial_fast_math;
   const Real sqrt_t = math_sqrt(maturity);
   const Real vol_sqrt_t = volatility * sqrt_t;
@@ -112,35 +117,30 @@ GPUKIT_HD_INLINE OptionResult<Real> price_option(Real spot, Real strike, Real ma
     const Real d2 = d1 - vol_sqrt_t;
     const NormalTails<Real> n1 = normal_tails<Real, Cdf>(d1);
     const NormalTails<Real> n2 = normal_tails<Real, Cdf>(d2);
-    r.call = max_zero(fwd_spot * n1.lower - pv_strike * n2.lower);
-    r.put = max_zero(pv_strike * n2.upper - fwd_spot * n1.upper);
+    r.price = is_put ? max_zero(pv_strike * n2.upper - fwd_spot * n1.upper)
+                     : max_zero(fwd_spot * n1.lower - pv_strike * n2.lower);
     if constexpr (kGreeks) {
       const Real density = Real(kInvSqrt2Pi) * math_exp(Real(-0.5) * d1 * d1);
       const Real time_decay = -fwd_spot * density * volatility / (Real(2) * sqrt_t);
-      r.call_delta = dividend_discount * n1.lower;
-      r.put_delta = -dividend_discount * n1.upper;
+      r.delta = is_put ? -dividend_discount * n1.upper : dividend_discount * n1.lower;
       r.gamma = dividend_discount * density / (spot * vol_sqrt_t);
       r.vega = fwd_spot * density * sqrt_t;
-      r.call_theta = time_decay - rate * pv_strike * n2.lower + dividend * fwd_spot * n1.lower;
-      r.put_theta = time_decay + rate * pv_strike * n2.upper - dividend * fwd_spot * n1.upper;
-      r.call_rho = maturity * pv_strike * n2.lower;
-      r.put_rho = -maturity * pv_strike * n2.upper;
+      r.theta = is_put ? time_decay + rate * pv_strike * n2.upper - dividend * fwd_spot * n1.upper
+                       : time_decay - rate * pv_strike * n2.lower + dividend * fwd_spot * n1.lower;
+      r.rho = is_put ? -maturity * pv_strike * n2.upper : maturity * pv_strike * n2.lower;
     }
   } else {
     // No diffusion left (or a zero strike): the discounted intrinsic value of the forward.
-    const bool call_in_the_money = fwd_spot > pv_strike;
-    const bool put_in_the_money = pv_strike > fwd_spot;
-    r.call = max_zero(fwd_spot - pv_strike);
-    r.put = max_zero(pv_strike - fwd_spot);
+    const bool in_the_money = is_put ? pv_strike > fwd_spot : fwd_spot > pv_strike;
+    r.price = is_put ? max_zero(pv_strike - fwd_spot) : max_zero(fwd_spot - pv_strike);
     if constexpr (kGreeks) {
-      r.call_delta = call_in_the_money ? dividend_discount : Real(0);
-      r.put_delta = put_in_the_money ? -dividend_discount : Real(0);
+      r.delta = in_the_money ? (is_put ? -dividend_discount : dividend_discount) : Real(0);
       r.gamma = Real(0);
       r.vega = Real(0);
-      r.call_theta = call_in_the_money ? dividend * fwd_spot - rate * pv_strike : Real(0);
-      r.put_theta = put_in_the_money ? rate * pv_strike - dividend * fwd_spot : Real(0);
-      r.call_rho = call_in_the_money ? maturity * pv_strike : Real(0);
-      r.put_rho = put_in_the_money ? -maturity * pv_strike : Real(0);
+      r.theta = in_the_money ? (is_put ? rate * pv_strike - dividend * fwd_spot
+                                       : dividend * fwd_spot - rate * pv_strike)
+                             : Real(0);
+      r.rho = in_the_money ? (is_put ? -maturity * pv_strike : maturity * pv_strike) : Real(0);
     }
   }
   return r;
@@ -151,21 +151,22 @@ GPUKIT_HD_INLINE Real parameter_at(const PerOption<Real>& p, std::int64_t i) {
   return p.values != nullptr ? p.values[i] : p.scalar;
 }
 
+/// Whether option `i` is a put.
+GPUKIT_HD_INLINE bool is_put_at(const PerOption<std::uint8_t>& is_put, std::int64_t i) {
+  return parameter_at(is_put, i) != 0;
+}
+
 /// Writes the requested outputs of option `i`.
 template <class Real, bool kGreeks>
 GPUKIT_HD_INLINE void store_result(const BlackScholesOutputs<Real>& out, std::int64_t i,
                                    const OptionResult<Real>& r) {
-  if (out.call) out.call[i] = r.call;
-  if (out.put) out.put[i] = r.put;
+  if (out.price) out.price[i] = r.price;
   if constexpr (kGreeks) {
-    if (out.call_delta) out.call_delta[i] = r.call_delta;
-    if (out.put_delta) out.put_delta[i] = r.put_delta;
+    if (out.delta) out.delta[i] = r.delta;
     if (out.gamma) out.gamma[i] = r.gamma;
     if (out.vega) out.vega[i] = r.vega;
-    if (out.call_theta) out.call_theta[i] = r.call_theta;
-    if (out.put_theta) out.put_theta[i] = r.put_theta;
-    if (out.call_rho) out.call_rho[i] = r.call_rho;
-    if (out.put_rho) out.put_rho[i] = r.put_rho;
+    if (out.theta) out.theta[i] = r.theta;
+    if (out.rho) out.rho[i] = r.rho;
   }
 }
 
@@ -175,7 +176,7 @@ GPUKIT_HD_INLINE void price_and_store(const BlackScholesInputs<Real>& in,
                                       const BlackScholesOutputs<Real>& out, std::int64_t i) {
   const OptionResult<Real> r = price_option<Real, Cdf, kGreeks>(
       in.spot[i], in.strike[i], in.maturity[i], parameter_at(in.rate, i),
-      parameter_at(in.volatility, i), parameter_at(in.dividend, i));
+      parameter_at(in.volatility, i), parameter_at(in.dividend, i), is_put_at(in.is_put, i));
   store_result<Real, kGreeks>(out, i, r);
 }
 

@@ -1,6 +1,9 @@
 #include "gpukit/finance/european_book.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
+#include <type_traits>
 
 #include "gpukit/core/error.hpp"
 
@@ -8,61 +11,68 @@ namespace gpukit::finance {
 
 namespace {
 
+// The book's columns in Real: a double book's own arrays (nothing copied), a float book's rounded
+// copies (the rounding is what pricing in float means).
 template <class Real>
-std::vector<Real> as_real(const double* values, std::int64_t count) {
-  return std::vector<Real>(values, values + count);
-}
+struct BookColumns {
+  std::vector<Real> spot, strike, maturity, rate, volatility, dividend;  // float only
+  BlackScholesInputs<Real> inputs;
+
+  BookColumns(const BookColumns&) = delete;
+  BookColumns& operator=(const BookColumns&) = delete;
+  explicit BookColumns(const OptionBookView& book) {
+    const auto column = [n = book.count](const double* values, std::vector<Real>& storage) {
+      if constexpr (std::is_same_v<Real, double>) {
+        return values;
+      } else {
+        storage.assign(values, values + n);
+        return static_cast<const Real*>(storage.data());
+      }
+    };
+    const auto parameter = [&](const PerOption<double>& p, std::vector<Real>& storage) {
+      if (p.values == nullptr) return PerOption<Real>{nullptr, static_cast<Real>(p.scalar)};
+      return PerOption<Real>{column(p.values, storage), 0};
+    };
+    inputs = {book.count,
+              column(book.spot, spot),
+              column(book.strike, strike),
+              column(book.maturity, maturity),
+              parameter(book.rate, rate),
+              parameter(book.volatility, volatility),
+              parameter(book.dividend, dividend),
+              {book.is_put, 0}};
+  }
+};
 
 template <class Real>
 EuropeanBookResult price_in(const Context& context, const OptionBookView& book, bool greeks,
                             const BlackScholesOptions& options) {
-  const std::int64_t n = book.count;
-  const auto un = static_cast<std::size_t>(n);
-  const std::vector<Real> spot = as_real<Real>(book.spot, n),
-                          strike = as_real<Real>(book.strike, n),
-                          maturity = as_real<Real>(book.maturity, n);
-  std::vector<Real> rate, volatility, dividend;
-  auto parameter = [&](const PerOption<double>& p, std::vector<Real>& storage) {
-    if (p.values == nullptr) return PerOption<Real>{nullptr, static_cast<Real>(p.scalar)};
-    storage = as_real<Real>(p.values, n);
-    return PerOption<Real>{storage.data(), 0};
-  };
-  const BlackScholesInputs<Real> in{n,
-                                    spot.data(),
-                                    strike.data(),
-                                    maturity.data(),
-                                    parameter(book.rate, rate),
-                                    parameter(book.volatility, volatility),
-                                    parameter(book.dividend, dividend)};
-  // Calls and puts come out of one pass; each row then takes its own side.
-  std::vector<Real> call(un), put(un);
-  std::vector<Real> call_delta, put_delta, gamma, vega, call_theta, put_theta, call_rho, put_rho;
-  BlackScholesOutputs<Real> out{call.data(), put.data()};
-  if (greeks) {
-    for (auto* v :
-         {&call_delta, &put_delta, &gamma, &vega, &call_theta, &put_theta, &call_rho, &put_rho})
-      v->resize(un);
-    out.call_delta = call_delta.data(), out.put_delta = put_delta.data();
-    out.gamma = gamma.data(), out.vega = vega.data();
-    out.call_theta = call_theta.data(), out.put_theta = put_theta.data();
-    out.call_rho = call_rho.data(), out.put_rho = put_rho.data();
-  }
-  price_black_scholes(context, in, out, options);
-
+  const auto n = static_cast<std::size_t>(book.count);
+  const BookColumns<Real> columns(book);
+  // Each row's own side straight into the result's columns: in double the result's own arrays,
+  // in float arrays of float widened after.
   EuropeanBookResult result;
-  result.price.resize(un);
-  for (std::size_t i = 0; i < un; ++i) result.price[i] = book.is_put[i] ? put[i] : call[i];
-  if (greeks) {
-    for (auto* v : {&result.delta, &result.gamma, &result.vega, &result.theta, &result.rho})
-      v->resize(un);
-    for (std::size_t i = 0; i < un; ++i) {
-      const bool is_put = book.is_put[i] != 0;
-      result.delta[i] = is_put ? put_delta[i] : call_delta[i];
-      result.gamma[i] = gamma[i];
-      result.vega[i] = vega[i];
-      result.theta[i] = is_put ? put_theta[i] : call_theta[i];
-      result.rho[i] = is_put ? put_rho[i] : call_rho[i];
+  std::vector<double>* outputs[] = {&result.price, &result.delta, &result.gamma,
+                                    &result.vega,  &result.theta, &result.rho};
+  const std::size_t count = greeks ? std::size(outputs) : 1;
+  std::vector<std::vector<Real>> computed(std::is_same_v<Real, double> ? 0 : count);
+  Real* BlackScholesOutputs<Real>::*const members[] = {
+      &BlackScholesOutputs<Real>::price, &BlackScholesOutputs<Real>::delta,
+      &BlackScholesOutputs<Real>::gamma, &BlackScholesOutputs<Real>::vega,
+      &BlackScholesOutputs<Real>::theta, &BlackScholesOutputs<Real>::rho};
+  BlackScholesOutputs<Real> out;
+  for (std::size_t k = 0; k < count; ++k) {
+    outputs[k]->resize(n);
+    if constexpr (std::is_same_v<Real, double>) {
+      out.*members[k] = outputs[k]->data();
+    } else {
+      computed[k].resize(n);
+      out.*members[k] = computed[k].data();
     }
+  }
+  price_black_scholes(context, columns.inputs, out, options);
+  for (std::size_t k = 0; k < computed.size(); ++k) {
+    std::copy(computed[k].begin(), computed[k].end(), outputs[k]->begin());
   }
   return result;
 }

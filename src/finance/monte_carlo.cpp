@@ -463,6 +463,19 @@ std::string monte_carlo_no_paying_path_note(std::span<const std::string> locatio
       rows_without, rows, options.paths, where, 3.0 / trials);
 }
 
+MonteCarloOptions monte_carlo_options(const MonteCarloRequest& request) {
+  MonteCarloOptions options;
+  options.paths = request.paths;
+  options.seed = request.seed;
+  options.monitoring = request.monitoring;
+  options.antithetic = request.antithetic;
+  options.control_variate = request.control_variate;
+  options.greeks = request.greeks;
+  options.variance_reduction_factors = request.antithetic || request.control_variate;
+  options.precision = request.precision;
+  return options;
+}
+
 double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOptions& options) {
   double path_steps = 0;
   for (std::int64_t i = 0; i < book.count; ++i) {

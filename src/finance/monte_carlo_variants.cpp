@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpukit/core/error.hpp"
@@ -89,15 +90,12 @@ class PathsRun final : public MonteCarloDeviceRun {
   mc::LaunchConfig config_;
 };
 
-template <mc::LaunchShape kShape>
+template <class Real, mc::LaunchShape kShape>
 std::unique_ptr<MonteCarloDeviceRun> prepare_paths(const MonteCarloBookView& book,
                                                    const MonteCarloOptions& options) {
   mc::check_book_and_options(book, options);
   refuse_greeks_and_large_books(book, options);
-  if (options.precision == Precision::float32) {
-    return std::make_unique<PathsRun<float>>(book, options, kShape);
-  }
-  return std::make_unique<PathsRun<double>>(book, options, kShape);
+  return std::make_unique<PathsRun<Real>>(book, options, kShape);
 }
 
 // cuRAND's device API in the plain kernel of monte_carlo_curand_reference.hpp: one float call,
@@ -146,6 +144,7 @@ class CurandRun final : public MonteCarloDeviceRun {
   cuda::DeviceBuffer<double> sums_;
 };
 
+template <class Real>
 std::unique_ptr<MonteCarloDeviceRun> prepare_curand(const MonteCarloBookView& book,
                                                     const MonteCarloOptions& options) {
   mc::check_book_and_options(book, options);
@@ -156,7 +155,7 @@ std::unique_ptr<MonteCarloDeviceRun> prepare_curand(const MonteCarloBookView& bo
                        what);
   };
   if (book.count != 1) refuse("the book must have one row");
-  if (options.precision != Precision::float32) refuse("the precision must be float");
+  if constexpr (!std::is_same_v<Real, float>) refuse("the precision must be float");
   if (options.antithetic || options.control_variate) refuse("no variance reduction");
   // The inputs as given (double): the kernel's float parameters are rounded from them once.
   const mc::OptionInputs row = mc::option_inputs<double>(book, 0);
@@ -180,6 +179,8 @@ constexpr TrafficModel kPathSteps{
 // deterministic: the bits depend on neither the launch shape nor the run and equal the API's on a
 // CUDA context; they share the CPU backend's random numbers and summation tree, and differ from
 // its bits only by the last bits of exp/log/sin/cos (monte_carlo.hpp).
+using Preparers = PerType<MonteCarloPrepare, RealTypes>;
+
 constexpr MonteCarloVariant kVariants[] = {
     {.info = {.name = "per-option",
               .description = "one block per option computes its tiles and merges them (one kernel)",
@@ -187,7 +188,8 @@ constexpr MonteCarloVariant kVariants[] = {
               .role = VariantRole::step,
               .traffic = kPathSteps,
               .deterministic = true},
-     .prepare = &prepare_paths<mc::LaunchShape::per_option>},
+     .preparers = Preparers::of(
+         []<class Real> { return &prepare_paths<Real, mc::LaunchShape::per_option>; })},
     {.info = {.name = "multi-block",
               .description = "warps over every (option, tile) in a grid-stride loop, then a merge "
                              "kernel",
@@ -195,7 +197,8 @@ constexpr MonteCarloVariant kVariants[] = {
               .role = VariantRole::step,
               .traffic = kPathSteps,
               .deterministic = true},
-     .prepare = &prepare_paths<mc::LaunchShape::multi_block>},
+     .preparers = Preparers::of(
+         []<class Real> { return &prepare_paths<Real, mc::LaunchShape::multi_block>; })},
     {.info = {.name = "staged",
               .description = "a block of 16 warps per tile (one quad of each lane per warp), then "
                              "the merge kernel: long paths on few tiles",
@@ -203,7 +206,8 @@ constexpr MonteCarloVariant kVariants[] = {
               .role = VariantRole::step,
               .traffic = kPathSteps,
               .deterministic = true},
-     .prepare = &prepare_paths<mc::LaunchShape::staged>},
+     .preparers =
+         Preparers::of([]<class Real> { return &prepare_paths<Real, mc::LaunchShape::staged>; })},
     {.info = {.name = "automatic",
               .description = "staged for long paths on few tiles, else per-option where an "
                              "option's tiles fill a block twice over, else multi-block",
@@ -211,7 +215,8 @@ constexpr MonteCarloVariant kVariants[] = {
               .role = VariantRole::best,
               .traffic = kPathSteps,
               .deterministic = true},
-     .prepare = &prepare_paths<mc::LaunchShape::automatic>},
+     .preparers = Preparers::of(
+         []<class Real> { return &prepare_paths<Real, mc::LaunchShape::automatic>; })},
     {.info = {.name = "curand-philox",
               .description = "cuRAND device API (Philox4_32_10, curand_normal4, fast math) in a "
                              "plain kernel, one atomic per block",
@@ -219,7 +224,7 @@ constexpr MonteCarloVariant kVariants[] = {
               .role = VariantRole::vendor,
               .traffic = kPathSteps,
               .deterministic = false},
-     .prepare = &prepare_curand,
+     .preparers = Preparers::of([]<class Real> { return &prepare_curand<Real>; }),
      .prices_any_book = false},
 };
 constexpr std::string_view kDefaultVariant = "automatic";

@@ -11,10 +11,10 @@ namespace {
 
 #if GPUKIT_HAVE_CUDA
 using namespace cuda_detail;
-#define GPUKIT_POISSON_FUNCTIONS(v)                                                          \
-  .supports = &v##_supports, .device_bytes_float = &v##_device_bytes<float>,                 \
-  .device_bytes_double = &v##_device_bytes<double>, .make_float = &make_##v##_solver<float>, \
-  .make_double = &make_##v##_solver<double>
+// An entry's functions: <v>_supports, <v>_device_bytes<Real>, make_<v>_solver<Real>
+// (poisson_device_solver.hpp), in the registry's one shape.
+using DeviceBytesTable = PerType<PoissonDeviceBytes, RealTypes>;
+using MakeSolverTable = PerType<MakePoissonSolver, RealTypes>;
 
 // The traffic model counts one read of f and one write of u per grid point; its flops depend on
 // the grid (PoissonVariant::info_for).
@@ -31,28 +31,40 @@ const PoissonVariant kVariants[] = {
               .role = VariantRole::step,
               .traffic = kReadFWriteU},
      .bytes_per_element = 4 + 8 + 4 * 16 + 16 + 8 + 4,
-     GPUKIT_POISSON_FUNCTIONS(seed)},
+     .supports = &seed_supports,
+     .device_bytes_of = DeviceBytesTable::of([]<class Real> { return &seed_device_bytes<Real>; }),
+     .make_solver = MakeSolverTable::of([]<class Real> { return &make_seed_solver<Real>; })},
     {.info = {.name = "seed-shared-k",
               .description = "the seed with the wave numbers staged in shared memory",
               .seed_reference = "000: slides 57-58",
               .role = VariantRole::step,
               .traffic = kReadFWriteU},
      .bytes_per_element = 4 + 8 + 4 * 16 + 16 + 8 + 4,
-     GPUKIT_POISSON_FUNCTIONS(seed_shared_k)},
+     .supports = &seed_shared_k_supports,
+     .device_bytes_of =
+         DeviceBytesTable::of([]<class Real> { return &seed_shared_k_device_bytes<Real>; }),
+     .make_solver =
+         MakeSolverTable::of([]<class Real> { return &make_seed_shared_k_solver<Real>; })},
     {.info = {.name = "seed-coalesced",
               .description = "and complex elements loaded and stored as one float2/double2",
               .seed_reference = "000: slides 59-62",
               .role = VariantRole::step,
               .traffic = kReadFWriteU},
      .bytes_per_element = 4 + 8 + 4 * 16 + 16 + 8 + 4,
-     GPUKIT_POISSON_FUNCTIONS(seed_coalesced)},
+     .supports = &seed_coalesced_supports,
+     .device_bytes_of =
+         DeviceBytesTable::of([]<class Real> { return &seed_coalesced_device_bytes<Real>; }),
+     .make_solver =
+         MakeSolverTable::of([]<class Real> { return &make_seed_coalesced_solver<Real>; })},
     {.info = {.name = "r2c",
               .description = "R2C/C2R on the half spectrum, solve with |k|^2 from the indices",
               .seed_reference = "beyond the seeds: the symmetry slide 44 left out",
               .role = VariantRole::step,
               .traffic = kReadFWriteU},
      .bytes_per_element = 4 + 4 * 8 + 8 + 4,
-     GPUKIT_POISSON_FUNCTIONS(r2c)},
+     .supports = &r2c_supports,
+     .device_bytes_of = DeviceBytesTable::of([]<class Real> { return &r2c_device_bytes<Real>; }),
+     .make_solver = MakeSolverTable::of([]<class Real> { return &make_r2c_solver<Real>; })},
     {.info =
          {.name = "fused",
           .description =
@@ -61,16 +73,19 @@ const PoissonVariant kVariants[] = {
           .role = VariantRole::best,
           .traffic = kReadFWriteU},
      .bytes_per_element = 4 + 2 * 8 + 8 + 4,
-     GPUKIT_POISSON_FUNCTIONS(fused)},
+     .supports = &fused_supports,
+     .device_bytes_of = DeviceBytesTable::of([]<class Real> { return &fused_device_bytes<Real>; }),
+     .make_solver = MakeSolverTable::of([]<class Real> { return &make_fused_solver<Real>; })},
     {.info = {.name = "cufft",
               .description = "cuFFT R2C, a plain scaling kernel, cuFFT C2R: the vendor baseline",
               .seed_reference = "vendor",
               .role = VariantRole::vendor,
               .traffic = kReadFWriteU},
      .bytes_per_element = 4 + 4 * 8 + 8 + 4,
-     GPUKIT_POISSON_FUNCTIONS(cufft)},
+     .supports = &cufft_supports,
+     .device_bytes_of = DeviceBytesTable::of([]<class Real> { return &cufft_device_bytes<Real>; }),
+     .make_solver = MakeSolverTable::of([]<class Real> { return &make_cufft_solver<Real>; })},
 };
-#undef GPUKIT_POISSON_FUNCTIONS
 
 constexpr std::string_view kBest[] = {"fused", "r2c", "cufft"};
 #endif

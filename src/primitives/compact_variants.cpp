@@ -12,8 +12,6 @@ namespace {
 
 #if GPUKIT_HAVE_CUDA
 using namespace cuda_detail;
-#define GPUKIT_COMPACT_LAUNCHERS(name) \
-  &name<std::int32_t>, &name<std::int64_t>, &name<std::uint32_t>, &name<float>, &name<double>
 // A compaction reads each element once and writes each kept element once.
 constexpr TrafficModel kReadAndKeptWrite{.reads_per_element = 1, .writes_per_element = 1};
 
@@ -24,15 +22,14 @@ constexpr CompactVariant kVariants[] = {
               .seed_reference = "004: stream compaction",
               .role = VariantRole::best,
               .traffic = kReadAndKeptWrite},
-     .launchers = {GPUKIT_COMPACT_LAUNCHERS(launch_compact_single_pass)}},
+     .launchers = CompactLaunchers::of([]<class T> { return &launch_compact_single_pass<T>; })},
     {.info = {.name = "cub-select",
               .description = "CUB DeviceSelect::If (CUDA toolkit), the vendor baseline",
               .seed_reference = "vendor",
               .role = VariantRole::vendor,
               .traffic = kReadAndKeptWrite},
-     .launchers = {GPUKIT_COMPACT_LAUNCHERS(launch_compact_cub)}},
+     .launchers = CompactLaunchers::of([]<class T> { return &launch_compact_cub<T>; })},
 };
-#undef GPUKIT_COMPACT_LAUNCHERS
 #endif
 
 }  // namespace

@@ -13,8 +13,6 @@ namespace {
 
 #if GPUKIT_HAVE_CUDA
 using namespace cuda_detail;
-#define GPUKIT_SCAN_LAUNCHERS(name) \
-  &name<std::int32_t>, &name<std::int64_t>, &name<std::uint32_t>, &name<float>, &name<double>
 
 // A scan reads each element once and writes each once.
 constexpr TrafficModel kReadAndWrite{.reads_per_element = 1, .writes_per_element = 1};
@@ -28,27 +26,27 @@ constexpr ScanVariant kVariants[] = {
               .role = VariantRole::step,
               .traffic = kReadAndWrite},
      .max_count = kOneBlockMaxCount,
-     .launchers = {GPUKIT_SCAN_LAUNCHERS(launch_hillis_steele)}},
+     .launchers = ScanLaunchers::of([]<class T> { return &launch_hillis_steele<T>; })},
     {.info = {.name = "work-efficient",
               .description = "one block, up-sweep then down-sweep of a balanced tree (2n adds)",
               .seed_reference = "004: Harris-Sengupta-Owens prescan",
               .role = VariantRole::step,
               .traffic = kReadAndWrite},
      .max_count = kOneBlockMaxCount,
-     .launchers = {GPUKIT_SCAN_LAUNCHERS(launch_work_efficient)}},
+     .launchers = ScanLaunchers::of([]<class T> { return &launch_work_efficient<T>; })},
     {.info = {.name = "work-efficient-padded",
               .description = "the same, one pad word per 32 shared-memory words",
               .seed_reference = "004: bank conflicts and padding",
               .role = VariantRole::step,
               .traffic = kReadAndWrite},
      .max_count = kOneBlockMaxCount,
-     .launchers = {GPUKIT_SCAN_LAUNCHERS(launch_work_efficient_padded)}},
+     .launchers = ScanLaunchers::of([]<class T> { return &launch_work_efficient_padded<T>; })},
     {.info = {.name = "multi-block",
               .description = "scan 2048-element tiles, scan the tile sums recursively, add back",
               .seed_reference = "004: arrays beyond one block (the exercise)",
               .role = VariantRole::step,
               .traffic = kReadAndWrite},
-     .launchers = {GPUKIT_SCAN_LAUNCHERS(launch_multi_block)}},
+     .launchers = ScanLaunchers::of([]<class T> { return &launch_multi_block<T>; })},
     {.info = {.name = "decoupled-lookback",
               .description = "single pass, 4096-element tiles bracketed canonically "
                              "(bitwise-deterministic floats)",
@@ -58,7 +56,7 @@ constexpr ScanVariant kVariants[] = {
               .deterministic = true,
               .in_place = true},
      .exact_integer_sums = true,
-     .launchers = {GPUKIT_SCAN_LAUNCHERS(launch_decoupled_lookback)}},
+     .launchers = ScanLaunchers::of([]<class T> { return &launch_decoupled_lookback<T>; })},
     {.info = {.name = "exact-lookback",
               .description = "classic look-back, tiles of up to 64 KB loaded at once, for "
                              "exact ops; float sum/product: the row above",
@@ -68,7 +66,7 @@ constexpr ScanVariant kVariants[] = {
               .deterministic = true,
               .in_place = true},
      .exact_integer_sums = true,
-     .launchers = {GPUKIT_SCAN_LAUNCHERS(launch_exact_lookback)}},
+     .launchers = ScanLaunchers::of([]<class T> { return &launch_exact_lookback<T>; })},
     {.info = {.name = "pipelined-lookback",
               .description = "persistent warp-specialised blocks, 32 KB tiles through six "
                              "bulk-copied stages (sm_90), exact ops from 32 MB; otherwise the "
@@ -79,15 +77,14 @@ constexpr ScanVariant kVariants[] = {
               .deterministic = true,
               .in_place = true},
      .exact_integer_sums = true,
-     .launchers = {GPUKIT_SCAN_LAUNCHERS(launch_pipelined_lookback)}},
+     .launchers = ScanLaunchers::of([]<class T> { return &launch_pipelined_lookback<T>; })},
     {.info = {.name = "cub",
               .description = "CUB DeviceScan (CUDA toolkit), the vendor baseline",
               .seed_reference = "vendor",
               .role = VariantRole::vendor,
               .traffic = kReadAndWrite},
-     .launchers = {GPUKIT_SCAN_LAUNCHERS(launch_cub_scan)}},
+     .launchers = ScanLaunchers::of([]<class T> { return &launch_cub_scan<T>; })},
 };
-#undef GPUKIT_SCAN_LAUNCHERS
 constexpr std::string_view kDefaultVariant = "pipelined-lookback";
 #endif
 

@@ -121,6 +121,40 @@ TEST_F(GemmVariantTest, EveryVariantMatchesTheReferenceOnRaggedShapesLayoutsAndT
   }
 }
 
+// gemm_on_device through the calling thread's cached plan: testing::one_field_changes on device
+// data, queued on two streams in turn (the plan waits for its last stream before it serves the
+// other), C holding NaN where beta = 0 (make_inputs), each product checked against the reference.
+TEST_F(GemmVariantTest, TheDeviceApiReplacesTheThreadsPlanWhenTheProblemChanges) {
+  std::uint64_t seed = TestSeed().value();
+  cuda::Stream streams[2];
+  int turn = 0;
+  const GemmRunner<float> on_device_api = [&](const GemmInputs<float>& in, std::vector<float>& c) {
+    cuda::DeviceBuffer<float> d_a(in.a.size()), d_b(in.b.size()), d_c(c.size());
+    d_a.copy_from_host(in.a);
+    d_b.copy_from_host(in.b);
+    d_c.copy_from_host(c);
+    const cuda::Stream& stream = streams[turn++ % 2];
+    gemm_on_device<float>(Context::cuda(), in.problem, in.alpha, d_a.data(), d_b.data(), in.beta,
+                          d_c.data(), stream.handle());
+    stream.synchronize();
+    d_c.copy_to_host(c);
+  };
+  for (const GemmProblem& p : testing::one_field_changes()) {
+    SCOPED_TRACE(p.describe());
+    for (const float beta : {0.0f, -0.5f}) {
+      const auto in = testing::make_inputs<float>(p, 1.5f, beta, Values::uniform, ++seed);
+      testing::expect_gemm_matches_reference<float>(in, Values::uniform, on_device_api,
+                                                    "gemm_on_device");
+    }
+  }
+}
+
+TEST_F(GemmVariantTest, TheDeviceApiNeedsACudaContext) {
+  EXPECT_THROW(gemm_on_device<float>(Context::cpu(), GemmProblem{}, 1.0f, nullptr, nullptr, 0.0f,
+                                     nullptr, StreamHandle{}),
+               DeviceUnavailable);
+}
+
 TEST_F(GemmVariantTest, EveryVariantGivesExactIntegerProducts) {
   const TestSeed seed;
   std::uint64_t stream = seed.value();

@@ -24,12 +24,14 @@
 #include "gemm_test_support.hpp"
 #include "gpukit/blas/gemm.hpp"
 #include "gpukit/core/error.hpp"
+#include "refusal_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::blas {
 namespace {
 
 using gpukit::testing::EveryBackendTest;
+using gpukit::testing::refusal;
 using gpukit::testing::TestSeed;
 using testing::GemmCase;
 using testing::GemmInputs;
@@ -207,9 +209,104 @@ TEST_P(GemmScenarios, BadArgumentsAreRefusedWithTheShapesNamed) {
             "gemm: a double plan runs on double data, not float");
 }
 
+// The calling thread's plan cache (gemm.hpp): testing::one_field_changes, every product checked
+// against the reference.
+TEST_P(GemmScenarios, TheThreadsCachedPlanIsReplacedWhenAnyFieldOfTheProblemChanges) {
+  std::uint64_t stream = TestSeed().value();
+  const std::vector<GemmProblem> loop = testing::one_field_changes();
+  for (std::size_t i = 0; i < loop.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "product " << i << ": " << loop[i].describe());
+    const auto in = testing::make_inputs<float>(loop[i], 1.5f, -0.5f, Values::uniform, ++stream);
+    testing::expect_gemm_matches_reference<float>(in, Values::uniform, host_api<float>(), "gemm");
+  }
+}
+
 GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(GemmScenarios);
 
 // --- CPU only ----------------------------------------------------------------------------------
+
+// gemm_problem: numpy's matmul of two stored 2-D matrices, as `gpukit gemm` and Python take them.
+TEST(GemmProblemOfStoredMatrices, IsNumpysMatmulWithTheDatasPrecision) {
+  const std::vector<std::int64_t> a_shape = {3, 4}, b_shape = {4, 2}, bt_shape = {2, 4};
+  const GemmProblem plain =
+      gemm_problem({"A", a_shape, "float64"}, {"B", b_shape, "float64"}, false, false, "", "-p");
+  EXPECT_EQ(plain.m, 3);
+  EXPECT_EQ(plain.n, 2);
+  EXPECT_EQ(plain.k, 4);
+  EXPECT_EQ(plain.layout, Layout::row_major);
+  EXPECT_EQ(plain.lda, 0);  // packed
+  EXPECT_EQ(plain.precision, GemmPrecision::float64);
+  // op(A) = A^T is 4 x 3, so op(B) has 3 rows.
+  const std::vector<std::int64_t> c_shape = {3, 5};
+  const GemmProblem transposed =
+      gemm_problem({"A", a_shape, "float32"}, {"C", c_shape, "float32"}, true, false, "tf32", "-p");
+  EXPECT_TRUE(transposed.transpose_a);
+  EXPECT_FALSE(transposed.transpose_b);
+  EXPECT_EQ(transposed.m, 4);
+  EXPECT_EQ(transposed.n, 5);
+  EXPECT_EQ(transposed.k, 3);
+  EXPECT_EQ(transposed.precision, GemmPrecision::tf32);
+  const GemmProblem b_transposed =
+      gemm_problem({"A", a_shape, "float32"}, {"B", bt_shape, "float32"}, false, true, "", "-p");
+  EXPECT_EQ(b_transposed.n, 2);
+  EXPECT_EQ(b_transposed.precision, GemmPrecision::float32);
+  EXPECT_EQ(refusal([&] {
+              check_gemm_c0(plain, {"C0", std::vector<std::int64_t>{3, 2}, "float64"});
+            }),
+            "no error");
+}
+
+TEST(GemmProblemOfStoredMatrices, EachRuleIsRefusedInTheCallersWords) {
+  const std::vector<std::int64_t> m34 = {3, 4}, m42 = {4, 2}, v4 = {4}, t = {2, 2, 2};
+  const auto problem = [&](GemmOperand a, GemmOperand b, bool ta, std::string_view precision,
+                           std::string_view argument) {
+    return refusal([&] { gemm_problem(a, b, ta, false, precision, argument); });
+  };
+  EXPECT_EQ(problem({"a", m34, "float64"}, {"b", v4, "float64"}, false, "", "precision"),
+            "gemm takes 2-D arrays, not 1-D (b has shape (4,))");
+  EXPECT_EQ(problem({"x.npy", t, "float64"}, {"b", m42, "float64"}, false, "", "precision"),
+            "gemm takes 2-D arrays, not 3-D (x.npy has shape (2, 2, 2))");
+  EXPECT_EQ(problem({"a", m34, "int32"}, {"b", m42, "int32"}, false, "", "precision"),
+            "gemm takes float32 or float64, not int32 (a)");
+  EXPECT_EQ(problem({"a", m34, "float64"}, {"b", m42, "float32"}, false, "", "precision"),
+            "gemm: a is float64 but b is float32; give both the same dtype");
+  EXPECT_EQ(problem({"a", m34, "float32"}, {"b", m42, "float32"}, false, "double", "--precision"),
+            "gemm: --precision double computes on float64 data, but the inputs are float32 (the "
+            "output keeps the inputs' dtype)");
+  EXPECT_EQ(problem({"a", m34, "float64"}, {"b", m42, "float64"}, false, "bf16", "precision"),
+            "gemm: precision bf16 computes on float32 data, but the inputs are float64 (the "
+            "output keeps the inputs' dtype)");
+  EXPECT_EQ(problem({"a", m34, "float64"}, {"b", m42, "float64"}, false, "half", "precision"),
+            "unknown precision 'half' (known: float, double, tf32, bf16)");
+  EXPECT_EQ(problem({"a", m34, "float64"}, {"b", m42, "float64"}, true, "", "precision"),
+            "gemm: shapes do not match: a (transposed) has shape (3, 4) and b has shape (4, 2) (3 "
+            "columns against 4 rows)");
+  // Sizes whose product overflows stop here (validate_gemm_problem's rule).
+  const std::vector<std::int64_t> tall = {std::int64_t{1} << 40, 0},
+                                  wide = {0, std::int64_t{1} << 40};
+  EXPECT_NE(problem({"a", tall, "float32"}, {"b", wide, "float32"}, false, "", "precision"),
+            "no error");
+}
+
+TEST(GemmProblemOfStoredMatrices, TheMatrixBetaScalesIsMByNOfTheInputsDtype) {
+  const std::vector<std::int64_t> m34 = {3, 4}, m42 = {4, 2};
+  const GemmProblem p =
+      gemm_problem({"a", m34, "float32"}, {"b", m42, "float32"}, false, false, "tf32", "precision");
+  const std::vector<std::int64_t> good = {3, 2}, swapped = {2, 3}, flat = {6};
+  EXPECT_EQ(refusal([&] { check_gemm_c0(p, {"c", good, "float32"}); }), "no error");
+  EXPECT_EQ(refusal([&] {
+              check_gemm_c0(p, {"c", good, "float64"});
+            }),
+            "gemm: c is float64 but the inputs are float32");
+  EXPECT_EQ(refusal([&] {
+              check_gemm_c0(p, {"c0.npy", swapped, "float32"});
+            }),
+            "gemm: c0.npy has shape (2, 3), but the product has shape (3, 2)");
+  EXPECT_EQ(refusal([&] {
+              check_gemm_c0(p, {"c", flat, "float32"});
+            }),
+            "gemm: c has shape (6,), but the product has shape (3, 2)");
+}
 
 TEST(GemmRounding, Tf32KeepsTenMantissaBitsRoundingToNearestTiesAway) {
   const float one = 1.0f, ulp = 0x1p-10f;  // tf32's unit in the last place at 1

@@ -155,6 +155,33 @@ void expect_gemm_matches_reference(const GemmInputs<T>& in, Values values, const
   EXPECT_EQ(padding_changed, 0) << "elements of C's padding were written";
 }
 
+/// Products for the calling thread's plan cache (gemm.hpp): a float problem three times, then
+/// each field of it changed alone, each followed by the problem again, so that a cache that
+/// compared too few fields would run a stale plan.
+inline std::vector<GemmProblem> one_field_changes() {
+  const GemmProblem base =
+      make_problem({31, 33, 17}, Layout::row_major, false, false, GemmPrecision::float32, 0);
+  std::vector<GemmProblem> loop = {base, base, base};
+  const auto changed = [&](auto change) {
+    GemmProblem p = base;
+    change(p);
+    loop.push_back(p);
+    loop.push_back(base);
+  };
+  changed([](GemmProblem& p) { p.m = 32; });
+  changed([](GemmProblem& p) { p.n = 34; });
+  changed([](GemmProblem& p) { p.k = 18; });
+  changed([](GemmProblem& p) { p.layout = Layout::column_major; });
+  changed([](GemmProblem& p) { p.transpose_a = true; });
+  changed([](GemmProblem& p) { p.transpose_b = true; });
+  changed([](GemmProblem& p) { p.lda = 20; });
+  changed([](GemmProblem& p) { p.ldb = 40; });
+  changed([](GemmProblem& p) { p.ldc = 35; });
+  changed([](GemmProblem& p) { p.precision = GemmPrecision::tf32; });
+  changed([](GemmProblem& p) { p.precision = GemmPrecision::bf16; });
+  return loop;
+}
+
 /// The element type a precision's data is stored in, as a callable's template argument.
 template <class F>
 void with_storage_type(GemmPrecision precision, F&& f) {

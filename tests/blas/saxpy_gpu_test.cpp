@@ -182,8 +182,8 @@ TEST(SaxpyVariants, TheRegistryIsALadderWithTheDefaultOnTopAndTheVendorLast) {
   std::set<std::string_view> names;
   for (const SaxpyVariant& v : variants) {
     EXPECT_TRUE(names.insert(v.info.name).second) << v.info.name;
-    EXPECT_NE(v.float32, nullptr);
-    EXPECT_NE(v.float64, nullptr);
+    EXPECT_NE(v.launchers.get<float>(), nullptr);
+    EXPECT_NE(v.launchers.get<double>(), nullptr);
     EXPECT_EQ(v.info.traffic.reads_per_element, 2);
     EXPECT_EQ(v.info.traffic.writes_per_element, 1);
   }

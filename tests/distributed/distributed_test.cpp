@@ -185,8 +185,14 @@ TEST(SelectWorkers, TheRanksOfAHostShareItsCores) {
     }
   }
   if (cuda_device_count() > 0) {
-    const Workers two = select_workers("cuda:0,0", 0, 0, 2);
+    // Four entries over two ranks: two workers a rank, four on the host.
+    const Workers two = select_workers("cuda:0,0,0,0", 0, 0, 2);
+    ASSERT_EQ(two.contexts.size(), 2u);
     for (const Context& c : two.contexts) EXPECT_EQ(c.cpu_threads, std::max(1, cores / 4));
+    // Two entries over two ranks: one worker a rank, two on the host.
+    const Workers one = select_workers("cuda:0,0", 0, 1, 2);
+    ASSERT_EQ(one.contexts.size(), 1u);
+    EXPECT_EQ(one.contexts[0].cpu_threads, std::max(1, cores / 2));
   }
 }
 

@@ -1,4 +1,4 @@
-// The lean-math call/put arithmetic (the lean-math CUDA variants' body), on the CPU: against the
+// The lean-math arithmetic (the lean-math CUDA variants' body), each side, on the CPU: against the
 // long-double closed form and against price_option on books that reach both tails, and on the
 // degenerate and NaN inputs. The GPU tests run the same function in the kernels.
 
@@ -105,18 +105,58 @@ TEST(BlackScholesLeanMath, DoubleLogWithinOneUlpAndTheLibraryBeyondItsRange) {
   EXPECT_TRUE(std::isnan(detail::lean_log_double(NAN)));
 }
 
+// Both sides of one option through the arithmetic that prices one side (its call, then its put),
+// to compare with references that give both.
+template <class Real>
+struct CallPut {
+  Real call, put;
+};
+
 template <class Real, NormalCdf Cdf>
-detail::CallPut<Real> lean(const Book& b, std::size_t i) {
-  return detail::price_call_put_lean<Real, Cdf>(Real(b.spot[i]), Real(b.strike[i]),
-                                                Real(b.maturity[i]), Real(b.rate[i]),
-                                                Real(b.volatility[i]), Real(b.dividend[i]));
+CallPut<Real> lean_call_put(Real spot, Real strike, Real maturity, Real rate, Real volatility,
+                            Real dividend) {
+  return {detail::price_lean<Real, Cdf>(spot, strike, maturity, rate, volatility, dividend, false),
+          detail::price_lean<Real, Cdf>(spot, strike, maturity, rate, volatility, dividend, true)};
 }
 
 template <class Real, NormalCdf Cdf>
-detail::OptionResult<Real> shared(const Book& b, std::size_t i) {
-  return detail::price_option<Real, Cdf, false>(Real(b.spot[i]), Real(b.strike[i]),
-                                                Real(b.maturity[i]), Real(b.rate[i]),
-                                                Real(b.volatility[i]), Real(b.dividend[i]));
+CallPut<Real> shared_call_put(Real spot, Real strike, Real maturity, Real rate, Real volatility,
+                              Real dividend) {
+  const auto side = [&](bool is_put) {
+    return detail::price_option<Real, Cdf, false>(spot, strike, maturity, rate, volatility,
+                                                  dividend, is_put)
+        .price;
+  };
+  return {side(false), side(true)};
+}
+
+// The vector path's calls and puts of N options, and its prices of the same N options with the
+// sides `is_put` mixes.
+template <int N, bool kDividend>
+void lean_pair_call_put(const double (&spot)[N], const double (&strike)[N],
+                        const double (&maturity)[N], const double (&rate)[N],
+                        const double (&volatility)[N], const double (&inv_volatility)[N],
+                        const double (&dividend)[N], CallPut<double> (&out)[N]) {
+  bool calls[N], puts[N];
+  double call[N], put[N];
+  for (int k = 0; k < N; ++k) calls[k] = false, puts[k] = true;
+  detail::price_lean_hull_double<N, kDividend>(spot, strike, maturity, rate, volatility,
+                                               inv_volatility, dividend, calls, call);
+  detail::price_lean_hull_double<N, kDividend>(spot, strike, maturity, rate, volatility,
+                                               inv_volatility, dividend, puts, put);
+  for (int k = 0; k < N; ++k) out[k] = {call[k], put[k]};
+}
+
+template <class Real, NormalCdf Cdf>
+CallPut<Real> lean(const Book& b, std::size_t i) {
+  return lean_call_put<Real, Cdf>(Real(b.spot[i]), Real(b.strike[i]), Real(b.maturity[i]),
+                                  Real(b.rate[i]), Real(b.volatility[i]), Real(b.dividend[i]));
+}
+
+template <class Real, NormalCdf Cdf>
+CallPut<Real> shared(const Book& b, std::size_t i) {
+  return shared_call_put<Real, Cdf>(Real(b.spot[i]), Real(b.strike[i]), Real(b.maturity[i]),
+                                    Real(b.rate[i]), Real(b.volatility[i]), Real(b.dividend[i]));
 }
 
 // Extreme books (strikes e^-3..e^3 times spot, 1 day to 30 years, volatilities 0.01-3) and the
@@ -208,16 +248,23 @@ void expect_hull_pairs_match_price_option(const Book& b, std::uint64_t seed) {
     const double inv_volatility[2] = {1 / volatility[0], 1 / volatility[1]};
     const double dividend[2] = {kDividend ? b.dividend[i] : 0.0,
                                 kDividend ? b.dividend[i + 1] : 0.0};
-    detail::CallPut<double> got[2];
-    detail::price_call_put_lean_hull_double<2, kDividend>(spot, strike, maturity, rate, volatility,
-                                                          inv_volatility, dividend, got);
+    CallPut<double> got[2];
+    lean_pair_call_put<2, kDividend>(spot, strike, maturity, rate, volatility, inv_volatility,
+                                     dividend, got);
+    // A pair of a call and a put gives each the bits of its side.
+    const bool mixed[2] = {i % 4 == 0, i % 4 != 0};
+    double mixed_price[2];
+    detail::price_lean_hull_double<2, kDividend>(spot, strike, maturity, rate, volatility,
+                                                 inv_volatility, dividend, mixed, mixed_price);
     for (int k = 0; k < 2; ++k) {
-      const auto ref = detail::price_option<double, NormalCdf::hull_polynomial, false>(
+      const auto ref = shared_call_put<double, NormalCdf::hull_polynomial>(
           spot[k], strike[k], maturity[k], rate[k], volatility[k], dividend[k]);
       const double tol = testing::price_tolerance<double>(spot[k], strike[k], maturity[k], rate[k],
                                                           dividend[k], NormalCdf::erfc);
       ASSERT_NEAR(got[k].call, ref.call, tol) << "seed " << seed << " option " << i + k;
       ASSERT_NEAR(got[k].put, ref.put, tol) << "seed " << seed << " option " << i + k;
+      ASSERT_EQ(mixed_price[k], mixed[k] ? got[k].put : got[k].call)
+          << "seed " << seed << " option " << i + k;
     }
   }
 }
@@ -235,7 +282,7 @@ TEST(BlackScholesLeanMath, HullPairsMatchTheSharedArithmetic) {
 }
 
 // Outside the pair path's ranges (either option of the pair) both options take
-// price_call_put_lean, bit for bit: degenerate, NaN, huge and tiny inputs, |d1| at 37.
+// price_lean, bit for bit: degenerate, NaN, huge and tiny inputs, |d1| at 37.
 TEST(BlackScholesLeanMath, HullPairsTakeTheCheckedPathOnlyForTheOptionOutsideItsRanges) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
@@ -260,20 +307,20 @@ TEST(BlackScholesLeanMath, HullPairsTakeTheCheckedPathOnlyForTheOptionOutsideIts
       const double spot[2] = {a[0], c[0]}, strike[2] = {a[1], c[1]}, maturity[2] = {a[2], c[2]};
       const double rate[2] = {a[3], c[3]}, volatility[2] = {a[4], c[4]}, dividend[2] = {a[5], c[5]};
       const double inv_volatility[2] = {1 / a[4], 1 / c[4]};
-      detail::CallPut<double> got[2];
-      detail::price_call_put_lean_hull_double<2, true>(spot, strike, maturity, rate, volatility,
-                                                       inv_volatility, dividend, got);
+      CallPut<double> got[2];
+      lean_pair_call_put<2, true>(spot, strike, maturity, rate, volatility, inv_volatility,
+                                  dividend, got);
       for (int k = 0; k < 2; ++k) {
         // The odd option takes the checked path; the good one keeps the bits it has alone (an
         // option's bits never depend on the option it shares a vector with).
-        auto want = detail::price_call_put_lean<double, NormalCdf::hull_polynomial>(
+        auto want = lean_call_put<double, NormalCdf::hull_polynomial>(
             spot[k], strike[k], maturity[k], rate[k], volatility[k], dividend[k]);
         if ((slot == 0) != (k == 0)) {
           const double s1[1] = {spot[k]}, x1[1] = {strike[k]}, t1[1] = {maturity[k]},
                        r1[1] = {rate[k]}, v1[1] = {volatility[k]}, q1[1] = {dividend[k]},
                        iv1[1] = {inv_volatility[k]};
-          detail::CallPut<double> alone[1];
-          detail::price_call_put_lean_hull_double<1, true>(s1, x1, t1, r1, v1, iv1, q1, alone);
+          CallPut<double> alone[1];
+          lean_pair_call_put<1, true>(s1, x1, t1, r1, v1, iv1, q1, alone);
           want = alone[0];
         }
         const auto same = [](double x, double y) {
@@ -307,7 +354,7 @@ void expect_degenerate_cases() {
                            // 1/sigma overflows while sigma sqrt T is a normal number
                            {100, 100, 1e30f, 0, tiny * Real(1 << 20), 0}};
   for (const auto& c : cases) {
-    const auto got = detail::price_call_put_lean<Real, Cdf>(c[0], c[1], c[2], c[3], c[4], c[5]);
+    const auto got = lean_call_put<Real, Cdf>(c[0], c[1], c[2], c[3], c[4], c[5]);
     const double fwd = double(c[0]) * std::exp(-double(c[5]) * double(c[2]));
     const double pvk = double(c[1]) * std::exp(-double(c[3]) * double(c[2]));
     // Exact up to rounding, except at the money, where Hull's polynomial misses N(0) = 1/2.
@@ -320,8 +367,7 @@ void expect_degenerate_cases() {
   for (int field = 0; field < 6; ++field) {
     Real in[6] = {100, 95, 1, 0.03, 0.25, 0.01};
     in[field] = std::numeric_limits<Real>::quiet_NaN();
-    const auto got =
-        detail::price_call_put_lean<Real, Cdf>(in[0], in[1], in[2], in[3], in[4], in[5]);
+    const auto got = lean_call_put<Real, Cdf>(in[0], in[1], in[2], in[3], in[4], in[5]);
     EXPECT_TRUE(std::isnan(got.call) && std::isnan(got.put)) << "NaN in input " << field;
   }
 }

@@ -29,32 +29,29 @@ using gpukit::testing::EveryBackendTest;
 using testing::Book;
 using testing::closed_form;
 
+/// One run's outputs: each option's own side, as BlackScholesInputs::is_put gives it.
 template <class Real>
-struct Priced {
-  std::vector<Real> call, put, call_delta, put_delta, gamma, vega, call_theta, put_theta, call_rho,
-      put_rho;
+struct Sided {
+  std::vector<Real> price, delta, gamma, vega, theta, rho;
 };
 
-/// Prices `b` in Real on `context` (the book's host arrays, rounded to Real) with every output
-/// poisoned first, so that an unwritten output fails every comparison.
+/// Prices `b` in Real on `context` (the book's host arrays, rounded to Real), each option on the
+/// side `is_put` gives it, with every output poisoned first, so that an unwritten output fails
+/// every comparison.
 template <class Real>
-Priced<Real> price_on(const Context& context, const Book& b, NormalCdf cdf, bool greeks,
-                      std::int64_t chunk_options = 0) {
+Sided<Real> price_sided(const Context& context, const Book& b, PerOption<std::uint8_t> is_put,
+                        NormalCdf cdf, bool greeks, std::int64_t chunk_options = 0) {
   const std::size_t n = b.size();
   std::vector<Real> s(b.spot.begin(), b.spot.end()), x(b.strike.begin(), b.strike.end()),
       t(b.maturity.begin(), b.maturity.end()), r(b.rate.begin(), b.rate.end()),
       v(b.volatility.begin(), b.volatility.end()), q(b.dividend.begin(), b.dividend.end());
-  Priced<Real> p;
+  Sided<Real> p;
   const Real nan = std::numeric_limits<Real>::quiet_NaN();
-  for (auto* o : {&p.call, &p.put, &p.call_delta, &p.put_delta, &p.gamma, &p.vega, &p.call_theta,
-                  &p.put_theta, &p.call_rho, &p.put_rho})
-    o->assign(n, nan);
-  BlackScholesOutputs<Real> out{p.call.data(), p.put.data()};
+  for (auto* o : {&p.price, &p.delta, &p.gamma, &p.vega, &p.theta, &p.rho}) o->assign(n, nan);
+  BlackScholesOutputs<Real> out{p.price.data()};
   if (greeks) {
-    out.call_delta = p.call_delta.data(), out.put_delta = p.put_delta.data();
-    out.gamma = p.gamma.data(), out.vega = p.vega.data();
-    out.call_theta = p.call_theta.data(), out.put_theta = p.put_theta.data();
-    out.call_rho = p.call_rho.data(), out.put_rho = p.put_rho.data();
+    out.delta = p.delta.data(), out.gamma = p.gamma.data(), out.vega = p.vega.data();
+    out.theta = p.theta.data(), out.rho = p.rho.data();
   }
   BlackScholesOptions options;
   options.cdf = cdf;
@@ -66,9 +63,28 @@ Priced<Real> price_on(const Context& context, const Book& b, NormalCdf cdf, bool
                                                t.data(),
                                                {r.data()},
                                                {v.data()},
-                                               {q.data()}},
+                                               {q.data()},
+                                               is_put},
                       out, options);
   return p;
+}
+
+/// Both sides of every option: the book priced as calls, then as puts (a side for the book).
+template <class Real>
+struct Priced {
+  std::vector<Real> call, put, call_delta, put_delta, gamma, vega, call_theta, put_theta, call_rho,
+      put_rho;
+};
+
+template <class Real>
+Priced<Real> price_on(const Context& context, const Book& b, NormalCdf cdf, bool greeks,
+                      std::int64_t chunk_options = 0) {
+  Sided<Real> calls = price_sided<Real>(context, b, {nullptr, 0}, cdf, greeks, chunk_options);
+  Sided<Real> puts = price_sided<Real>(context, b, {nullptr, 1}, cdf, greeks, chunk_options);
+  return {std::move(calls.price), std::move(puts.price),  std::move(calls.delta),
+          std::move(puts.delta),  std::move(calls.gamma), std::move(calls.vega),
+          std::move(calls.theta), std::move(puts.theta),  std::move(calls.rho),
+          std::move(puts.rho)};
 }
 
 class BlackScholesScenarios : public EveryBackendTest {};
@@ -263,6 +279,59 @@ TEST_P(BlackScholesScenarios, PricesWithoutGreeksDoNotDependOnChunks) {
   expect_prices_independent_of_chunks<double>(context(1), context(3));
 }
 
+// Calls and puts mixed in one book, in an irregular pattern (vectors of the GPU kernels hold
+// both, and any non-zero byte is a put): each option gets the bits of its side priced for a whole
+// book of that side, its price and, with Greeks, its delta, theta and rho; gamma and vega are the
+// same on both sides. Every precision and CDF, outputs poisoned first.
+template <class Real>
+void expect_each_option_on_its_own_side(const Context& context) {
+  const Book b = testing::extreme_book(4099, 31);
+  std::vector<std::uint8_t> is_put(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    is_put[i] = (i * 7) % 3 == 0 ? static_cast<std::uint8_t>(1 + i % 255) : 0;
+  }
+  for (const NormalCdf cdf :
+       {NormalCdf::erfc, NormalCdf::hull_polynomial, NormalCdf::hull_polynomial_fast_math}) {
+    for (const bool greeks : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << sizeof(Real) * 8 << "-bit, cdf " << static_cast<int>(cdf)
+                                        << (greeks ? ", greeks" : ""));
+      const Priced<Real> both = price_on<Real>(context, b, cdf, greeks);
+      const Sided<Real> own = price_sided<Real>(context, b, {is_put.data(), 0}, cdf, greeks);
+      for (std::size_t i = 0; i < b.size(); ++i) {
+        const bool put = is_put[i] != 0;
+        ASSERT_EQ(own.price[i], put ? both.put[i] : both.call[i]) << "option " << i;
+        if (!greeks) continue;
+        ASSERT_EQ(own.delta[i], put ? both.put_delta[i] : both.call_delta[i]) << "option " << i;
+        ASSERT_EQ(own.theta[i], put ? both.put_theta[i] : both.call_theta[i]) << "option " << i;
+        ASSERT_EQ(own.rho[i], put ? both.put_rho[i] : both.call_rho[i]) << "option " << i;
+        ASSERT_EQ(own.gamma[i], both.gamma[i]) << "option " << i;
+        ASSERT_EQ(own.vega[i], both.vega[i]) << "option " << i;
+      }
+    }
+  }
+}
+
+TEST_P(BlackScholesScenarios, EachOptionIsPricedOnItsOwnSide) {
+  expect_each_option_on_its_own_side<float>(context());
+  expect_each_option_on_its_own_side<double>(context());
+}
+
+// A book of puts: gamma and vega are those of the calls (they do not depend on the side), and a
+// book-wide side reaches every option of a chunked CUDA book.
+TEST_P(BlackScholesScenarios, GammaAndVegaAreTheSameOnBothSides) {
+  const Book b = testing::seed_like_book(70001, 12);
+  const Sided<double> calls = price_sided<double>(context(), b, {nullptr, 0}, NormalCdf::erfc, true,
+                                                  /*chunk_options=*/4096);
+  const Sided<double> puts = price_sided<double>(context(), b, {nullptr, 1}, NormalCdf::erfc, true,
+                                                 /*chunk_options=*/4096);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    ASSERT_EQ(calls.gamma[i], puts.gamma[i]) << "option " << i;
+    ASSERT_EQ(calls.vega[i], puts.vega[i]) << "option " << i;
+    ASSERT_LE(puts.delta[i], 0.0) << "option " << i;
+    ASSERT_GE(calls.delta[i], 0.0) << "option " << i;
+  }
+}
+
 TEST_P(BlackScholesScenarios, NegativeCountIsInvalidInput) {
   BlackScholesInputs<double> in;
   in.count = -1;
@@ -275,16 +344,7 @@ GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(BlackScholesScenarios);
 struct CheckedBook {
   std::vector<std::uint8_t> is_put;
   Book book;
-  OptionBookView view() const {
-    return {static_cast<std::int64_t>(book.size()),
-            is_put.data(),
-            book.spot.data(),
-            book.strike.data(),
-            book.maturity.data(),
-            {book.rate.data()},
-            {book.volatility.data()},
-            {book.dividend.data()}};
-  }
+  OptionBookView view() const { return testing::book_view(book, is_put.data()); }
 };
 
 CheckedBook checked_book(Book b) {

@@ -10,6 +10,7 @@
 
 #include "gpukit/finance/black_scholes.hpp"
 #include "gpukit/finance/black_scholes_reference.hpp"
+#include "gpukit/finance/instrument.hpp"
 
 namespace gpukit::finance::testing {
 
@@ -17,6 +18,18 @@ struct Book {
   std::vector<double> spot, strike, maturity, rate, volatility, dividend;
   std::size_t size() const { return spot.size(); }
 };
+
+/// `b` as the book price_european_book takes, each row's side from `is_put` (b.size() entries).
+inline OptionBookView book_view(const Book& b, const std::uint8_t* is_put) {
+  return {static_cast<std::int64_t>(b.size()),
+          is_put,
+          b.spot.data(),
+          b.strike.data(),
+          b.maturity.data(),
+          {b.rate.data()},
+          {b.volatility.data()},
+          {b.dividend.data()}};
+}
 
 /// The seed's ranges (slide 12) with per-option rate, volatility and dividend.
 inline Book seed_like_book(std::size_t n, std::uint64_t seed) {

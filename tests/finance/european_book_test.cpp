@@ -19,14 +19,7 @@ TEST_P(EuropeanBookScenarios, EachRowTakesItsOwnSideAndGreeks) {
   std::vector<std::uint8_t> is_put(b.size());
   for (std::size_t i = 0; i < b.size(); ++i)
     is_put[i] = static_cast<std::uint8_t>((i * 7) % 3 == 0);
-  const OptionBookView view{static_cast<std::int64_t>(b.size()),
-                            is_put.data(),
-                            b.spot.data(),
-                            b.strike.data(),
-                            b.maturity.data(),
-                            {b.rate.data()},
-                            {b.volatility.data()},
-                            {b.dividend.data()}};
+  const OptionBookView view = testing::book_view(b, is_put.data());
   for (Precision precision : {Precision::float64, Precision::float32}) {
     const EuropeanBookResult r = price_european_book(context(), view, precision, true);
     ASSERT_EQ(r.price.size(), b.size());
@@ -78,14 +71,7 @@ TEST_P(EuropeanBookScenarios, RefusesBarrierRowsAndPricesRowsMarkedEuropean) {
   std::array<BarrierType, 5> barrier_type;  // (a vector here trips g++ 12's -Wfree-nonheap-object)
   barrier_type.fill(BarrierType::none);
   const std::vector<double> barrier(b.size(), 1.0);
-  OptionBookView view{5,
-                      is_put.data(),
-                      b.spot.data(),
-                      b.strike.data(),
-                      b.maturity.data(),
-                      {b.rate.data()},
-                      {b.volatility.data()},
-                      {b.dividend.data()}};
+  OptionBookView view = testing::book_view(b, is_put.data());
   view.barrier_type = barrier_type.data();
   view.barrier = barrier.data();
   const EuropeanBookResult r = price_european_book(context(), view, Precision::float64, false);

@@ -867,7 +867,8 @@ TEST(MonteCarlo, TheVariantRegistryHasOneBestAndOneVendorRow) {
   int best = 0, vendor = 0;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     const MonteCarloVariant& v = variants[i];
-    EXPECT_NE(v.prepare, nullptr) << v.info.name;
+    EXPECT_NE(v.preparers.get<float>(), nullptr) << v.info.name;
+    EXPECT_NE(v.preparers.get<double>(), nullptr) << v.info.name;
     EXPECT_GT(v.info.traffic.flops_per_element, 0) << v.info.name;
     EXPECT_EQ(v.info.deterministic, !v.info.vendor()) << v.info.name;
     EXPECT_EQ(v.prices_any_book, !v.info.vendor()) << v.info.name;

@@ -101,6 +101,31 @@ struct GemmProblem {
 /// and every buffer's element count and byte size fit std::int64_t.
 void validate_gemm_problem(const GemmProblem& problem);
 
+/// A stored matrix as a front door knows it before it reads the elements: the name its messages
+/// give it (a file's path, an argument's name), its shape as stored (C order) and its dtype in
+/// numpy's name ("float32", "float64", "int32", ...).
+struct GemmOperand {
+  std::string_view name;
+  std::span<const std::int64_t> shape;
+  std::string_view dtype;
+};
+
+/// The problem of numpy's matmul of two stored 2-D matrices, as `gpukit gemm` and Python's gemm
+/// take them: op(A) (M x K) times op(B) (K x N), row-major and packed, in `precision` ("" for the
+/// data's own: float for float32, double for float64; else a parse_gemm_precision name). The
+/// rules both front doors apply, written once: each operand 2-D, float32 or float64, both of one
+/// dtype, a precision that computes on that dtype (tf32 and bf16 on float32: the output keeps the
+/// inputs' dtype), K columns of op(A) against K rows of op(B), and validate_gemm_problem's sizes.
+/// InvalidInput in the front door's words: the operands by their names, the precision by
+/// `precision_argument` ("--precision", "precision").
+GemmProblem gemm_problem(const GemmOperand& a, const GemmOperand& b, bool transpose_a,
+                         bool transpose_b, std::string_view precision,
+                         std::string_view precision_argument);
+
+/// InvalidInput, in the same words, unless `c0` (the matrix beta scales) is M x N of the inputs'
+/// dtype (`problem` from gemm_problem).
+void check_gemm_c0(const GemmProblem& problem, const GemmOperand& c0);
+
 /// Whether a plan can run a problem, and why not.
 struct GemmSupport {
   bool ok = true;
@@ -173,10 +198,27 @@ std::string default_gemm_variant(GemmPrecision precision);
 /// context's device (a CUDA context copies A, B, and C when beta != 0, to the device and C back;
 /// the spans must not overlap C). The spans hold at least a_elements(), b_elements(),
 /// c_elements() (InvalidInput naming the matrix otherwise); elements outside the matrices (a
-/// leading dimension's padding) are neither read nor written. Blocks until C is written.
+/// leading dimension's padding) are neither read nor written. Blocks until C is written. The plan
+/// is the calling thread's cached one (below).
 template <class T>
 void gemm(const Context& context, const GemmProblem& problem, T alpha, std::span<const T> a,
           std::span<const T> b, T beta, std::span<T> c, std::string_view variant = {});
+
+/// The device-data API: the same product for matrices in device memory of the context's GPU (a
+/// CUDA context; pointers holding a_elements(), b_elements(), c_elements(); C overlapping neither A
+/// nor B), queued on `stream` and not waited for: the buffers must live until the stream has run
+/// it. DeviceUnavailable on a CPU context or without CUDA.
+///
+/// The plan cache (of gemm() and gemm_on_device()): each thread keeps the GemmPlan of its last
+/// product (its context, problem and variant: a cuBLAS handle, the bf16 workspace), so that a
+/// loop of products of one shape plans once; a call that differs replaces it (until then the plan
+/// keeps its device memory: the bf16 copies of A and B where it has them). A plan's runs share
+/// its workspace, so before it serves another stream, or a host call, or is replaced, the stream
+/// of its last queued run is waited for: that stream must stay valid until the thread's next GEMM
+/// call (or its exit, when the plan is freed).
+template <class T>
+void gemm_on_device(const Context& context, const GemmProblem& problem, T alpha, const T* a,
+                    const T* b, T beta, T* c, StreamHandle stream, std::string_view variant = {});
 
 /// The independent reference of the tests and of `gemm --check`: every element of
 /// alpha * op(A) * op(B) + beta * C0 as a scalar loop in long double over the inputs as given

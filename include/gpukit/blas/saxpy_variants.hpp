@@ -8,23 +8,24 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <type_traits>
 
 #include "gpukit/blas/saxpy_reference.hpp"
 #include "gpukit/core/cuda_handles.hpp"
-#include "gpukit/core/variant_registry.hpp"
+#include "gpukit/core/per_type.hpp"
+#include "gpukit/core/variant_info.hpp"
 
 namespace gpukit::blas {
 
-struct SaxpyVariant {
-  /// Enqueues out = alpha * x + y for `count` elements of device memory on `stream`; nothing
-  /// waits. Any alignment of T. out may be y (in place) or an array that overlaps neither input.
-  /// Launchers compute IEEE alpha * x + y for every alpha: the alpha == 0 rule of the API
-  /// (saxpy.hpp) is the dispatch's, applied before a launcher is called.
-  template <class T>
-  using Launcher = void (*)(T alpha, const T* x, const T* y, T* out, std::int64_t count,
-                            StreamHandle stream);
+/// A CUDA launcher: enqueues out = alpha * x + y for `count` elements of device memory on
+/// `stream`; nothing waits. Any alignment of T. out may be y (in place) or an array that overlaps
+/// neither input. Launchers compute IEEE alpha * x + y for every alpha: the alpha == 0 rule of the
+/// API (saxpy.hpp) is the dispatch's, applied before a launcher is called.
+template <class T>
+using SaxpyLaunch = void(T alpha, const T* x, const T* y, T* out, std::int64_t count,
+                         StreamHandle stream);
+using SaxpyLaunchers = PerType<SaxpyLaunch, RealTypes>;
 
+struct SaxpyVariant {
   /// Traffic: x and y read once, out written once; two flops (a multiply and an add) an element.
   /// Every variant computes each element once, so its bits never depend on the launch shape or
   /// the run; `deterministic` is still false for all, because the CPU backend (OpenBLAS) may
@@ -32,22 +33,12 @@ struct SaxpyVariant {
   VariantInfo info;
   /// What the tests require of every element (saxpy_reference.hpp).
   AxpyRounding rounding = AxpyRounding::fused;
-  Launcher<float> float32 = nullptr;
-  Launcher<double> float64 = nullptr;
+  SaxpyLaunchers launchers;
 
-  template <class T>
-  Launcher<T> launcher() const {
-    if constexpr (std::is_same_v<T, float>) {
-      return float32;
-    } else {
-      static_assert(std::is_same_v<T, double>, "axpy is for float and double");
-      return float64;
-    }
-  }
   template <class T>
   void launch(T alpha, const T* x, const T* y, T* out, std::int64_t count,
               StreamHandle stream) const {
-    launcher<T>()(alpha, x, y, out, count, stream);
+    launchers.get<T>()(alpha, x, y, out, count, stream);
   }
 };
 

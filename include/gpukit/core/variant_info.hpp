@@ -22,7 +22,8 @@ enum class VariantRole {
 
 /// The global-memory traffic and arithmetic of one run, per element, counted in values of the
 /// element type the variant is launched for: each input read once and each output written once
-/// (the design's GB/s rule), so that bytes = count x values x sizeof(value).
+/// (the design's GB/s rule), so that bytes = count x values x sizeof(value), plus the bytes of any
+/// column whose type is its own.
 struct TrafficModel {
   /// Values read per input element.
   double reads_per_element = 1;
@@ -32,6 +33,9 @@ struct TrafficModel {
   /// Floating-point operations per input element; 0 where the variant is memory-bound and no
   /// TFLOP/s figure is meaningful.
   double flops_per_element = 0;
+  /// Bytes read per input element besides the values above, the same for every element type (a
+  /// Black-Scholes option's side: one byte).
+  double extra_read_bytes_per_element = 0;
 };
 
 struct VariantInfo {

@@ -4,6 +4,9 @@
 //
 // Formulas (F = S e^{-qT}, K = X e^{-rT}, s = sigma sqrt(T), d1 = ln(F/K)/s + s/2, d2 = d1 - s):
 //   call = F N(d1) - K N(d2),  put = K N(-d2) - F N(-d1).
+// Each option is priced on its own side (BlackScholesInputs::is_put): only that side's price and
+// Greeks are computed and written, so a book moves its inputs, a byte of side and one value per
+// output.
 // Degenerate inputs (sigma sqrt(T) == 0, or X == 0) give the discounted intrinsic value
 // max(F - K, 0) / max(K - F, 0), never NaN. Greeks are per unit (not per 1%), theta per year of
 // calendar time (-dV/dT); in the degenerate case they are the one-sided derivatives of the
@@ -53,26 +56,24 @@ struct BlackScholesInputs {
   const Real* strike = nullptr;
   const Real* maturity = nullptr;  // years
   PerOption<Real> rate, volatility, dividend;
+  /// Each option's side: a put where non-zero, a call where 0 (an OptionBookView's is_put column
+  /// as it is), per option or once for the book (by default every option is a call). It selects
+  /// what is computed and written: the outputs hold each option's own side.
+  PerOption<std::uint8_t> is_put;
 };
 
-/// Outputs; each may be null (not computed). Outputs must not alias inputs.
+/// Each option's results on its own side (BlackScholesInputs::is_put); each array may be null (not
+/// computed). Outputs must not alias inputs.
 template <class Real>
 struct BlackScholesOutputs {
-  Real* call = nullptr;
-  Real* put = nullptr;
-  Real* call_delta = nullptr;
-  Real* put_delta = nullptr;
-  Real* gamma = nullptr;
-  Real* vega = nullptr;
-  Real* call_theta = nullptr;
-  Real* put_theta = nullptr;
-  Real* call_rho = nullptr;
-  Real* put_rho = nullptr;
+  Real* price = nullptr;  // the call's or the put's
+  Real* delta = nullptr;  // of the option's side (a put's is the put delta)
+  Real* gamma = nullptr;  // the same for both sides
+  Real* vega = nullptr;   // the same for both sides
+  Real* theta = nullptr;  // of the option's side, per year
+  Real* rho = nullptr;    // of the option's side
 
-  bool has_greeks() const {
-    return call_delta || put_delta || gamma || vega || call_theta || put_theta || call_rho ||
-           put_rho;
-  }
+  bool has_greeks() const { return delta || gamma || vega || theta || rho; }
 };
 
 struct BlackScholesOptions {
@@ -82,11 +83,12 @@ struct BlackScholesOptions {
   std::int64_t chunk_options = 0;
 };
 
-/// Prices a book in host memory. CPU context: OpenMP over options. CUDA context: the book streams
-/// through pinned double buffers in chunks, overlapping transfers in both directions with the
-/// kernel, so a book larger than device memory streams through. The pinned and device staging
-/// buffers (about 160 MB in float) are kept between calls and freed at exit; concurrent CUDA calls
-/// take turns on them.
+/// Prices a book in host memory, each option on its own side, reading the caller's arrays where
+/// they are (no copy of the book is made). CPU context: OpenMP over options. CUDA context: the book
+/// streams through pinned double buffers in chunks, overlapping transfers in both directions with
+/// the kernel, so a book larger than device memory streams through. The pinned and device staging
+/// buffers (about 140 MB in float, for a book of per-option sides and one output) are kept between
+/// calls and freed at exit; concurrent CUDA calls take turns on them.
 /// Throws DeviceUnavailable, OutOfMemory or CudaError; InvalidInput for count < 0 or an unknown
 /// variant.
 template <class Real>

@@ -58,13 +58,13 @@ struct BlackScholesCheck {
   bool passed = false;            // worst_ratio <= 1: every price within its own bound
 };
 
-/// Checks the calls and puts of a book priced in Real (`call` and `put` each empty or one per
-/// option), each price against the reference on the same (Real) inputs within
-/// black_scholes_price_bound<Real>. Indexes: calls 0..count-1, then puts count..2 count-1.
+/// Checks the prices of a book priced in Real (one per option, each on its own side:
+/// inputs.is_put), each against the reference on the same (Real) inputs within
+/// black_scholes_price_bound<Real>.
 template <class Real>
 BlackScholesCheck check_black_scholes_prices(const BlackScholesInputs<Real>& inputs,
-                                             std::span<const Real> call, std::span<const Real> put,
-                                             NormalCdf cdf, int threads = 0);
+                                             std::span<const Real> price, NormalCdf cdf,
+                                             int threads = 0);
 
 /// Checks the prices of price_european_book (one per option, its own side) the same way; the
 /// inputs are rounded to the precision the book was priced in first, as price_european_book does.

@@ -6,30 +6,30 @@
 #include <span>
 #include <string_view>
 
+#include "gpukit/core/per_type.hpp"
 #include "gpukit/core/variant_info.hpp"
 #include "gpukit/finance/black_scholes.hpp"
 
 namespace gpukit::finance {
 
-struct BlackScholesVariant {
-  template <class Real>
-  using Launcher = void (*)(const BlackScholesInputs<Real>&, const BlackScholesOutputs<Real>&,
-                            NormalCdf, StreamHandle);
+/// A CUDA launcher: prices `in` into `out` (device memory of the current device) with `cdf` on
+/// `stream`, without waiting.
+template <class Real>
+using BlackScholesLaunch = void(const BlackScholesInputs<Real>& in,
+                                const BlackScholesOutputs<Real>& out, NormalCdf cdf,
+                                StreamHandle stream);
+using BlackScholesLaunchers = PerType<BlackScholesLaunch, RealTypes>;
 
-  /// Traffic: a book with scalar rate and volatility, call and put written; three values read and
-  /// two written per option.
+struct BlackScholesVariant {
+  /// Traffic: a book with scalar rate and volatility and a side per option: three values and a
+  /// byte read, one value written per option.
   VariantInfo info;
-  Launcher<float> launch_float;
-  Launcher<double> launch_double;
+  BlackScholesLaunchers launchers;
 
   template <class Real>
   void launch(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
               NormalCdf cdf, StreamHandle stream) const {
-    if constexpr (sizeof(Real) == sizeof(float)) {
-      launch_float(in, out, cdf, stream);
-    } else {
-      launch_double(in, out, cdf, stream);
-    }
+    launchers.get<Real>()(in, out, cdf, stream);
   }
 };
 

@@ -18,10 +18,11 @@ struct EuropeanBookResult {
   std::vector<double> delta, gamma, vega, theta, rho;  // empty unless Greeks were asked for
 };
 
-/// Prices `book` (finance/instrument.hpp) on `context`, each row its own side. float32 rounds the
-/// inputs to float first. Same contract and errors as price_black_scholes, and InvalidInput for a
-/// barrier row (barrier_type other than none: Monte Carlo prices those); steps and stream are not
-/// read.
+/// Prices `book` (finance/instrument.hpp) on `context`, each row its own side (only that side is
+/// computed). float64 prices the book's own columns, without a copy: the call allocates its result
+/// columns and nothing else of the book's size. float32 rounds the inputs to float first (a copy
+/// in float). Same contract and errors as price_black_scholes, and InvalidInput for a barrier row
+/// (barrier_type other than none: Monte Carlo prices those); steps and stream are not read.
 EuropeanBookResult price_european_book(const Context& context, const OptionBookView& book,
                                        Precision precision, bool greeks,
                                        const BlackScholesOptions& options = {});

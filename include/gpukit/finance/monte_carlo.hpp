@@ -125,6 +125,22 @@ struct MonteCarloOptions {
   std::function<void(double fraction_done)> progress;
 };
 
+/// What `gpukit mc` and Python's monte_carlo are asked for (their words read by choices.hpp).
+struct MonteCarloRequest {
+  std::int64_t paths = 1 << 20;
+  std::uint64_t seed = 2008;
+  BarrierMonitoring monitoring = BarrierMonitoring::discrete;
+  bool antithetic = false;
+  bool control_variate = false;
+  bool greeks = false;
+  Precision precision = Precision::float64;
+};
+
+/// The options both front doors price a request's book with: the request's, and the
+/// variance-reduction factors reported whenever a variance reduction is on (the columns
+/// vrf_antithetic and vrf_control of the techniques used).
+MonteCarloOptions monte_carlo_options(const MonteCarloRequest& request);
+
 /// The path-steps price_monte_carlo_book simulates for `book` (paths times each row's steps; five
 /// books' worth with Greeks: the base book and four bumped ones), as a double: a measure of the
 /// work, for deciding whether a run is long enough to report its progress.

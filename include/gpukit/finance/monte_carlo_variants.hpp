@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/core/per_type.hpp"
 #include "gpukit/core/variant_info.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 
@@ -36,23 +37,31 @@ class MonteCarloDeviceRun {
   virtual MonteCarloBookResult result(StreamHandle stream) = 0;
 };
 
-struct MonteCarloVariant {
-  /// Prepares `book` (host memory) with `options` (its precision picks the kernels' type) on the
-  /// current device. Throws what price_monte_carlo_book throws for a bad book or options, and
-  /// InvalidInput for what the variant does not price: Greeks (the bumped books are the API's),
-  /// a book of more than kMonteCarloDevicePartRows rows, or, for the vendor row, anything but its
-  /// one problem.
-  using Prepare = std::unique_ptr<MonteCarloDeviceRun> (*)(const MonteCarloBookView& book,
-                                                           const MonteCarloOptions& options);
+/// Prepares `book` (host memory) with `options` on the current device, for kernels in Real (the
+/// options' precision). Throws what price_monte_carlo_book throws for a bad book or options, and
+/// InvalidInput for what the variant does not price: Greeks (the bumped books are the API's), a
+/// book of more than kMonteCarloDevicePartRows rows, or, for the vendor row, anything but its one
+/// problem.
+template <class Real>
+using MonteCarloPrepare = std::unique_ptr<MonteCarloDeviceRun>(const MonteCarloBookView& book,
+                                                               const MonteCarloOptions& options);
 
+struct MonteCarloVariant {
   /// Traffic: an element is a path-step (a one-step European option: a path); no global memory
   /// is read or written per element (a row's parameters and its tile moments are a few bytes per
   /// 2048 paths). Flops are counted as in the seed: each hardware function (log, sqrt, sin, cos,
   /// exp) as one.
   VariantInfo info;
-  Prepare prepare = nullptr;
+  PerType<MonteCarloPrepare, RealTypes> preparers;
   /// Prices every book gpukit's API prices (false: the vendor row's one problem only).
   bool prices_any_book = true;
+
+  /// The run of `book` prepared by the function for the options' precision.
+  std::unique_ptr<MonteCarloDeviceRun> prepare(const MonteCarloBookView& book,
+                                               const MonteCarloOptions& options) const {
+    return options.precision == Precision::float32 ? preparers.get<float>()(book, options)
+                                                   : preparers.get<double>()(book, options);
+  }
 };
 
 /// Every variant in ladder order (the seed's two launches first, cuRAND last); empty in a build

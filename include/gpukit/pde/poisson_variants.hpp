@@ -20,9 +20,9 @@
 #include <memory>
 #include <span>
 #include <string_view>
-#include <type_traits>
 
 #include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/core/per_type.hpp"
 #include "gpukit/core/variant_info.hpp"
 #include "gpukit/pde/poisson.hpp"
 
@@ -60,12 +60,14 @@ inline double poisson_flops_per_element(std::int64_t points) {
   return points > 1 ? 5 * std::log2(static_cast<double>(points)) + 1 : 0;
 }
 
-struct PoissonVariant {
-  template <class Real>
-  using DeviceBytes = std::size_t (*)(const GridShape&);
-  template <class Real>
-  using Factory = std::unique_ptr<DeviceSolver<Real>> (*)(const GridShape&);
+/// Device memory a variant's solver for `shape` allocates, known before it allocates anything.
+template <class Real>
+using PoissonDeviceBytes = std::size_t(const GridShape& shape);
+/// A variant's solver for `shape`.
+template <class Real>
+using MakePoissonSolver = std::unique_ptr<DeviceSolver<Real>>(const GridShape& shape);
 
+struct PoissonVariant {
   /// Traffic: one read of f and one write of u per grid point (what the bench's GB/s counts).
   /// Its flops_per_element is 0: a spectral solve's flops per point grow with log2 of the grid's
   /// size, which a per-element constant cannot hold; info_for(shape) fills it in for a grid.
@@ -74,10 +76,8 @@ struct PoissonVariant {
   /// estimate for the napkin math, beyond the traffic model's one read and one write.
   double bytes_per_element = 0;
   bool (*supports)(const GridShape&) = nullptr;
-  DeviceBytes<float> device_bytes_float = nullptr;
-  DeviceBytes<double> device_bytes_double = nullptr;
-  Factory<float> make_float = nullptr;
-  Factory<double> make_double = nullptr;
+  PerType<PoissonDeviceBytes, RealTypes> device_bytes_of;
+  PerType<MakePoissonSolver, RealTypes> make_solver;
 
   /// `info` with its traffic model's flops_per_element for `shape` (the flop model above).
   VariantInfo info_for(const GridShape& shape) const {
@@ -88,17 +88,11 @@ struct PoissonVariant {
 
   template <class Real>
   std::size_t device_bytes(const GridShape& shape) const {
-    if constexpr (std::is_same_v<Real, float>)
-      return device_bytes_float(shape);
-    else
-      return device_bytes_double(shape);
+    return device_bytes_of.get<Real>()(shape);
   }
   template <class Real>
   std::unique_ptr<DeviceSolver<Real>> make(const GridShape& shape) const {
-    if constexpr (std::is_same_v<Real, float>)
-      return make_float(shape);
-    else
-      return make_double(shape);
+    return make_solver.get<Real>()(shape);
   }
 };
 

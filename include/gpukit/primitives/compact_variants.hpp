@@ -5,34 +5,30 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <type_traits>
 
-#include "gpukit/core/variant_registry.hpp"
-
+#include "gpukit/core/per_type.hpp"
+#include "gpukit/core/variant_info.hpp"
 #include "gpukit/primitives/compact.hpp"
 
 namespace gpukit::primitives {
 
-struct CompactVariant {
-  /// Compacts `count` elements at `input` into `output` (device memory, disjoint) on `stream`
-  /// and writes the number kept to `device_count`; nothing waits.
-  template <class T>
-  using Launcher = void (*)(const T* input, T* output, std::int64_t count, KeepPredicate keep,
-                            std::int64_t* device_count, ScanWorkspace& workspace,
-                            StreamHandle stream);
+/// A CUDA launcher: compacts `count` elements at `input` into `output` (device memory, disjoint)
+/// on `stream` and writes the number kept to `device_count`; nothing waits.
+template <class T>
+using CompactLaunch = void(const T* input, T* output, std::int64_t count, KeepPredicate keep,
+                           std::int64_t* device_count, ScanWorkspace& workspace,
+                           StreamHandle stream);
+using CompactLaunchers = PerType<CompactLaunch, PrimitiveTypes>;
 
+struct CompactVariant {
   /// Traffic: one value read per element and one written per kept element.
   VariantInfo info;
-  ElementTypeLaunchers<Launcher> launchers;
+  CompactLaunchers launchers;
 
   template <class T>
   void launch(const T* input, T* output, std::int64_t count, KeepPredicate keep,
               std::int64_t* device_count, ScanWorkspace& workspace, StreamHandle stream) const {
-    launcher<T>()(input, output, count, keep, device_count, workspace, stream);
-  }
-  template <class T>
-  Launcher<T> launcher() const {
-    return launchers.template for_type<T>();
+    launchers.get<T>()(input, output, count, keep, device_count, workspace, stream);
   }
 };
 

@@ -7,17 +7,21 @@
 #include <span>
 #include <string_view>
 
-#include "gpukit/core/variant_registry.hpp"
+#include "gpukit/core/per_type.hpp"
+#include "gpukit/core/variant_info.hpp"
 #include "gpukit/primitives/reduce.hpp"
 
 namespace gpukit::primitives {
 
-struct ReduceVariant {
-  template <class T>
-  using Launcher = void (*)(const T* device_data, std::int64_t count, ReduceOp op,
-                            reduce_result_t<T>* device_result, ReduceWorkspace& workspace,
-                            StreamHandle stream, const ReduceOptions& options);
+/// A CUDA launcher: reduces `count` elements at `device_data` on `stream` into `device_result`
+/// (device memory); nothing waits.
+template <class T>
+using ReduceLaunch = void(const T* device_data, std::int64_t count, ReduceOp op,
+                          reduce_result_t<T>* device_result, ReduceWorkspace& workspace,
+                          StreamHandle stream, const ReduceOptions& options);
+using ReduceLaunchers = PerType<ReduceLaunch, PrimitiveTypes>;
 
+struct ReduceVariant {
   /// `deterministic`: follows the fixed tree of reduce_canonical.hpp, so floating results are
   /// bitwise equal to the CPU backend's; the others add in an order that depends on the launch
   /// shape. Traffic: one value read per element.
@@ -26,17 +30,13 @@ struct ReduceVariant {
   bool exact_integer_sums = false;
   /// Honours ReduceOptions::block_threads (the seed's kernels 1-5 take any power of two).
   bool takes_block_threads = false;
-  ElementTypeLaunchers<Launcher> launchers;
+  ReduceLaunchers launchers;
 
   template <class T>
   void launch(const T* device_data, std::int64_t count, ReduceOp op,
               reduce_result_t<T>* device_result, ReduceWorkspace& workspace, StreamHandle stream,
               const ReduceOptions& options = {}) const {
-    launcher<T>()(device_data, count, op, device_result, workspace, stream, options);
-  }
-  template <class T>
-  Launcher<T> launcher() const {
-    return launchers.template for_type<T>();
+    launchers.get<T>()(device_data, count, op, device_result, workspace, stream, options);
   }
 };
 

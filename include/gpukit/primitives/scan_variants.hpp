@@ -8,21 +8,21 @@
 #include <limits>
 #include <span>
 #include <string_view>
-#include <type_traits>
 
-#include "gpukit/core/variant_registry.hpp"
-
+#include "gpukit/core/per_type.hpp"
+#include "gpukit/core/variant_info.hpp"
 #include "gpukit/primitives/scan.hpp"
 
 namespace gpukit::primitives {
 
-struct ScanVariant {
-  /// Scans `count` elements at `input` into `output` (device memory; `output` may equal
-  /// `input` when the variant is `in_place`) on `stream`; nothing waits.
-  template <class T>
-  using Launcher = void (*)(const T* input, T* output, std::int64_t count, ScanOp op, ScanKind kind,
-                            ScanWorkspace& workspace, StreamHandle stream);
+/// A CUDA launcher: scans `count` elements at `input` into `output` (device memory; `output` may
+/// equal `input` when the variant is `in_place`) on `stream`; nothing waits.
+template <class T>
+using ScanLaunch = void(const T* input, T* output, std::int64_t count, ScanOp op, ScanKind kind,
+                        ScanWorkspace& workspace, StreamHandle stream);
+using ScanLaunchers = PerType<ScanLaunch, PrimitiveTypes>;
 
+struct ScanVariant {
   /// `deterministic`: follows the canonical bracketing (scan_canonical.hpp), bitwise equal to the
   /// CPU backend; `in_place`: `output` may equal `input`. Traffic: one value read and one written
   /// per element.
@@ -31,16 +31,12 @@ struct ScanVariant {
   std::int64_t max_count = std::numeric_limits<std::int64_t>::max();
   /// Accumulates integer sums exactly and reports overflow in the workspace; the others wrap.
   bool exact_integer_sums = false;
-  ElementTypeLaunchers<Launcher> launchers;
+  ScanLaunchers launchers;
 
   template <class T>
   void launch(const T* input, T* output, std::int64_t count, ScanOp op, ScanKind kind,
               ScanWorkspace& workspace, StreamHandle stream) const {
-    launcher<T>()(input, output, count, op, kind, workspace, stream);
-  }
-  template <class T>
-  Launcher<T> launcher() const {
-    return launchers.template for_type<T>();
+    launchers.get<T>()(input, output, count, op, kind, workspace, stream);
   }
 };
 

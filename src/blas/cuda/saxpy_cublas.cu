@@ -74,9 +74,6 @@ void launch_axpy_cublas(T alpha, const T* x, const T* y, T* out, std::int64_t co
   }
 }
 
-template void launch_axpy_cublas<float>(float, const float*, const float*, float*, std::int64_t,
-                                        StreamHandle);
-template void launch_axpy_cublas<double>(double, const double*, const double*, double*,
-                                         std::int64_t, StreamHandle);
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, SaxpyLaunch, launch_axpy_cublas)
 
 }  // namespace gpukit::blas::cuda_detail

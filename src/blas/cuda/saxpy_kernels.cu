@@ -227,15 +227,9 @@ void launch_axpy_vector16_unrolled(T alpha, const T* x, const T* y, T* out, std:
   GPUKIT_CUDA_CHECK_LAUNCH("axpy_vector16_unrolled_kernel");
 }
 
-#define GPUKIT_INSTANTIATE_AXPY_LAUNCHER(name)                                            \
-  template void name<float>(float, const float*, const float*, float*, std::int64_t,      \
-                            StreamHandle);                                                \
-  template void name<double>(double, const double*, const double*, double*, std::int64_t, \
-                             StreamHandle);
-GPUKIT_INSTANTIATE_AXPY_LAUNCHER(launch_axpy_seed)
-GPUKIT_INSTANTIATE_AXPY_LAUNCHER(launch_axpy_grid_stride)
-GPUKIT_INSTANTIATE_AXPY_LAUNCHER(launch_axpy_vector16)
-GPUKIT_INSTANTIATE_AXPY_LAUNCHER(launch_axpy_vector16_unrolled)
-#undef GPUKIT_INSTANTIATE_AXPY_LAUNCHER
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, SaxpyLaunch, launch_axpy_seed)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, SaxpyLaunch, launch_axpy_grid_stride)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, SaxpyLaunch, launch_axpy_vector16)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, SaxpyLaunch, launch_axpy_vector16_unrolled)
 
 }  // namespace gpukit::blas::cuda_detail

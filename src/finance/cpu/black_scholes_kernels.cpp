@@ -1,4 +1,5 @@
-// The CPU backend of Black-Scholes: one OpenMP loop over independent options.
+// The CPU backend of Black-Scholes: one OpenMP loop over independent options, each priced on its
+// own side.
 
 #include "finance/cpu/black_scholes_launchers.hpp"
 
@@ -9,8 +10,9 @@ namespace gpukit::finance::cpu_detail {
 
 namespace {
 
-// One option's call and put on one thread (erfc, double): 60 ns; with delta and gamma 85 ns
-// (gpukit_tune_cpu_threads costs at idle, 2^16 options: 53 and 72, 65 and 96). The thread rule's
+// One option on one thread (erfc, double): 60 ns; with delta and gamma 85 ns
+// (gpukit_tune_cpu_threads costs at idle, 2^16 options: 53 and 72, 65 and 96, measured when every
+// option was priced as a call and a put: its own side alone costs no more). The thread rule's
 // figures.
 constexpr double kNsPerOption = 60, kNsPerOptionWithGreeks = 85;
 

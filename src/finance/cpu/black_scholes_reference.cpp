@@ -80,26 +80,20 @@ Real parameter(const PerOption<Real>& p, std::int64_t i) {
 
 template <class Real>
 BlackScholesCheck check_black_scholes_prices(const BlackScholesInputs<Real>& in,
-                                             std::span<const Real> call, std::span<const Real> put,
-                                             NormalCdf cdf, int threads) {
+                                             std::span<const Real> price, NormalCdf cdf,
+                                             int threads) {
   const std::int64_t n = std::max<std::int64_t>(in.count, 0);
-  const auto un = static_cast<std::size_t>(n);
-  if ((!call.empty() && call.size() != un) || (!put.empty() && put.size() != un))
-    throw InvalidInput("check_black_scholes_prices: a price array differs from the book's count");
-  // Calls first (when given), then puts.
-  const std::int64_t calls = call.empty() ? 0 : n;
-  const std::int64_t items = calls + (put.empty() ? 0 : n);
-  return check_items(items, threads,
-                     [&](std::int64_t j, double& ref, double& price, double& bound) {
-                       const bool is_put = j >= calls;
-                       const std::int64_t i = is_put ? j - calls : j;
+  if (price.size() != static_cast<std::size_t>(n))
+    throw InvalidInput("check_black_scholes_prices: the prices differ from the book's count");
+  return check_items(n, threads,
+                     [&](std::int64_t i, double& ref, double& got, double& bound) {
                        const auto k = static_cast<std::size_t>(i);
                        const Real S = in.spot[k], X = in.strike[k], T = in.maturity[k];
                        const Real r = parameter(in.rate, i), v = parameter(in.volatility, i),
                                   q = parameter(in.dividend, i);
                        const ReferencePrices p = black_scholes_reference(S, X, T, r, v, q);
-                       ref = static_cast<double>(is_put ? p.put : p.call);
-                       price = static_cast<double>(is_put ? put[k] : call[k]);
+                       ref = static_cast<double>(parameter(in.is_put, i) != 0 ? p.put : p.call);
+                       got = static_cast<double>(price[k]);
                        bound = black_scholes_price_bound<Real>(S, X, T, r, q, cdf);
                      },
                      {});
@@ -142,11 +136,9 @@ BlackScholesCheck check_european_book_prices(const OptionBookView& book, Precisi
 }
 
 template BlackScholesCheck check_black_scholes_prices<float>(const BlackScholesInputs<float>&,
-                                                             std::span<const float>,
                                                              std::span<const float>, NormalCdf,
                                                              int);
 template BlackScholesCheck check_black_scholes_prices<double>(const BlackScholesInputs<double>&,
-                                                              std::span<const double>,
                                                               std::span<const double>, NormalCdf,
                                                               int);
 

@@ -42,16 +42,17 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   cuda::set_device(context.cuda_device);
   const int threads = context.effective_cpu_threads();
 
-  // The arrays that travel, in a fixed order; scalar parameters travel inside the views.
+  // The arrays that travel, in a fixed order, straight from the caller's arrays into pinned
+  // memory (no copy of the book is made first); scalar parameters and a book-wide side travel
+  // inside the views. The sides, a byte per option, travel after the arrays of Real.
   std::vector<const Real*> inputs = {in.spot, in.strike, in.maturity};
   for (const PerOption<Real>* p : {&in.rate, &in.volatility, &in.dividend})
     if (p->values != nullptr) inputs.push_back(p->values);
-  std::array<Real * BlackScholesOutputs<Real>::*, 10> output_members = {
-      &BlackScholesOutputs<Real>::call,       &BlackScholesOutputs<Real>::put,
-      &BlackScholesOutputs<Real>::call_delta, &BlackScholesOutputs<Real>::put_delta,
-      &BlackScholesOutputs<Real>::gamma,      &BlackScholesOutputs<Real>::vega,
-      &BlackScholesOutputs<Real>::call_theta, &BlackScholesOutputs<Real>::put_theta,
-      &BlackScholesOutputs<Real>::call_rho,   &BlackScholesOutputs<Real>::put_rho};
+  const std::uint8_t* sides = in.is_put.values;
+  std::array<Real * BlackScholesOutputs<Real>::*, 6> output_members = {
+      &BlackScholesOutputs<Real>::price, &BlackScholesOutputs<Real>::delta,
+      &BlackScholesOutputs<Real>::gamma, &BlackScholesOutputs<Real>::vega,
+      &BlackScholesOutputs<Real>::theta, &BlackScholesOutputs<Real>::rho};
   std::vector<Real * BlackScholesOutputs<Real>::*> outputs;
   for (auto member : output_members)
     if (out.*member != nullptr) outputs.push_back(member);
@@ -61,11 +62,12 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   const std::int64_t chunk = plan.chunk_size();
   // Each array's region starts on a 256-byte boundary so the vector kernels stay vectorized.
   const std::int64_t stride = (chunk + 63) / 64 * 64;
+  const std::size_t real_input_bytes = inputs.size() * stride * sizeof(Real);
+  const std::size_t side_bytes = sides != nullptr ? static_cast<std::size_t>(stride) : 0;
 
   const auto lock = gpukit::detail::lock_staging_area(context.cuda_device);
-  gpukit::detail::StagingArea& area =
-      gpukit::detail::staging_area(context.cuda_device, inputs.size() * stride * sizeof(Real),
-                                   outputs.size() * stride * sizeof(Real));
+  gpukit::detail::StagingArea& area = gpukit::detail::staging_area(
+      context.cuda_device, real_input_bytes + side_bytes, outputs.size() * stride * sizeof(Real));
   using gpukit::detail::HostChunk;
   using gpukit::detail::StagingSlot;
 
@@ -85,7 +87,11 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
     for (std::size_t a = 0; a < inputs.size(); ++a) {
       gpukit::detail::parallel_copy(pinned_in + a * stride, inputs[a] + c.begin, bytes, threads);
     }
-    cuda::copy_to_device_async(device_in, pinned_in, inputs.size() * stride * sizeof(Real),
+    if (sides != nullptr) {
+      gpukit::detail::parallel_copy(slot.pinned_in.data() + real_input_bytes, sides + c.begin,
+                                    static_cast<std::size_t>(c.size), threads);
+    }
+    cuda::copy_to_device_async(device_in, pinned_in, real_input_bytes + side_bytes,
                                slot.stream.handle());
     BlackScholesInputs<Real> d_in = in;
     d_in.count = c.size;
@@ -95,6 +101,7 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
     d_in.maturity = device_in + (a++) * stride;
     for (PerOption<Real>* p : {&d_in.rate, &d_in.volatility, &d_in.dividend})
       if (p->values != nullptr) p->values = device_in + (a++) * stride;
+    if (sides != nullptr) d_in.is_put.values = slot.device_in.data() + real_input_bytes;
     BlackScholesOutputs<Real> d_out{};
     for (std::size_t o = 0; o < outputs.size(); ++o) d_out.*outputs[o] = device_out + o * stride;
     price_black_scholes_on_device(d_in, d_out, slot.stream.handle(), options);

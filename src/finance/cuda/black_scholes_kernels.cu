@@ -1,12 +1,13 @@
 // The CUDA Black-Scholes ladder: the seed's kernel (slide 11) and the steps that take it to the
-// HBM limit on an H200. Every kernel prices with detail::price_option, the CPU's arithmetic,
-// except the lean-math variants' calls and puts (black_scholes_lean_math.hpp: the same formula
-// with fewer transcendental functions and no divisions, tested against the CPU's).
+// HBM limit on an H200. Every kernel prices each option on its own side (BlackScholesInputs::
+// is_put) with detail::price_option, the CPU's arithmetic, except the lean-math variants' prices
+// (black_scholes_lean_math.hpp: the same formula with fewer transcendental functions and no
+// divisions, tested against the CPU's).
 //
-// Napkin math (float, call + put, rate/volatility given once): 12 bytes read + 8 written per
-// option; at the H200's ~4.3 TB/s copy bandwidth that is ~215 G options/s, i.e. ~150 issue slots
-// per option across 132 SMs at 1.98 GHz, so the kernel must keep transcendental work lean and
-// many loads in flight.
+// Napkin math (float, a side per option, rate/volatility given once): 13 bytes read + 4 written
+// per option; at the H200's ~4.3 TB/s copy bandwidth that is ~250 G options/s, i.e. ~130 issue
+// slots per option across 132 SMs at 1.98 GHz, so the kernel must keep transcendental work lean
+// and many loads in flight.
 
 #include <cuda_runtime.h>
 
@@ -28,19 +29,20 @@ namespace {
 
 constexpr int kThreadsPerBlock = 256;
 
-// The arithmetic of one option: price_option (the CPU's) or, for the lean-math variants' call and
-// put, price_call_put_lean; the Greeks always take price_option.
+// The arithmetic of one option on its side: price_option (the CPU's) or, for the lean-math
+// variants' prices, price_lean; the Greeks always take price_option.
 template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean>
 __device__ __forceinline__ OptionResult<Real> price_one(Real spot, Real strike, Real maturity,
-                                                        Real rate, Real volatility, Real dividend) {
+                                                        Real rate, Real volatility, Real dividend,
+                                                        bool is_put) {
   if constexpr (kLean && !kGreeks) {
-    const detail::CallPut<Real> p =
-        detail::price_call_put_lean<Real, Cdf>(spot, strike, maturity, rate, volatility, dividend);
     OptionResult<Real> r{};
-    r.call = p.call, r.put = p.put;
+    r.price =
+        detail::price_lean<Real, Cdf>(spot, strike, maturity, rate, volatility, dividend, is_put);
     return r;
   } else {
-    return price_option<Real, Cdf, kGreeks>(spot, strike, maturity, rate, volatility, dividend);
+    return price_option<Real, Cdf, kGreeks>(spot, strike, maturity, rate, volatility, dividend,
+                                            is_put);
   }
 }
 
@@ -57,8 +59,8 @@ __device__ __forceinline__ void price_and_store_one(const BlackScholesInputs<Rea
                                                     std::int64_t i) {
   if constexpr (kLean && !kGreeks && sizeof(Real) == sizeof(double) && Cdf != NormalCdf::erfc) {
     // An option outside the vectors (the array's last count % W, or a misaligned view) takes the
-    // vectors' arithmetic, price_call_put_lean_hull_double, with their 1/sigma, so that its bits do
-    // not depend on where the array or a chunk of it ends.
+    // vectors' arithmetic, price_lean_hull_double, with their 1/sigma, so that its bits do not
+    // depend on where the array or a chunk of it ends.
     constexpr bool kFastRcp = Cdf == NormalCdf::hull_polynomial_fast_math;
     const double one_spot[1] = {in.spot[i]}, one_strike[1] = {in.strike[i]},
                  one_maturity[1] = {in.maturity[i]},
@@ -68,23 +70,25 @@ __device__ __forceinline__ void price_and_store_one(const BlackScholesInputs<Rea
     const double one_inv_volatility[1] = {in.volatility.values == nullptr
                                               ? detail::lean_rcp<kFastRcp>(in.volatility.scalar)
                                               : detail::lean_rcp_moderate(one_volatility[0])};
-    detail::CallPut<double> p[1];
+    const bool one_is_put[1] = {detail::is_put_at(in.is_put, i)};
+    double price[1];
     if (in.dividend.values != nullptr || in.dividend.scalar != 0.0) {
-      detail::price_call_put_lean_hull_double<1, true>(one_spot, one_strike, one_maturity, one_rate,
-                                                       one_volatility, one_inv_volatility,
-                                                       one_dividend, p);
+      detail::price_lean_hull_double<1, true>(one_spot, one_strike, one_maturity, one_rate,
+                                              one_volatility, one_inv_volatility, one_dividend,
+                                              one_is_put, price);
     } else {
-      detail::price_call_put_lean_hull_double<1, false>(one_spot, one_strike, one_maturity,
-                                                        one_rate, one_volatility,
-                                                        one_inv_volatility, one_dividend, p);
+      detail::price_lean_hull_double<1, false>(one_spot, one_strike, one_maturity, one_rate,
+                                               one_volatility, one_inv_volatility, one_dividend,
+                                               one_is_put, price);
     }
     OptionResult<Real> r{};
-    r.call = p[0].call, r.put = p[0].put;
+    r.price = price[0];
     detail::store_result<Real, kGreeks>(out, i, r);
   } else if constexpr (kLean && !kGreeks) {
     const OptionResult<Real> r = price_one<Real, Cdf, kGreeks, kLean>(
         in.spot[i], in.strike[i], in.maturity[i], detail::parameter_at(in.rate, i),
-        detail::parameter_at(in.volatility, i), detail::parameter_at(in.dividend, i));
+        detail::parameter_at(in.volatility, i), detail::parameter_at(in.dividend, i),
+        detail::is_put_at(in.is_put, i));
     detail::store_result<Real, kGreeks>(out, i, r);
   } else {
     price_and_store<Real, Cdf, kGreeks>(in, out, i);
@@ -106,17 +110,20 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 // ---------------------------------------------------------------------------------------------
 // 16-byte vector kernel: each thread loads kVectorsPerThread 16-byte vectors of every input
-// array before computing, so up to 6 x kVectorsPerThread loads are in flight per thread.
+// array (and the options' sides, a byte each) before computing, so up to 7 x kVectorsPerThread
+// loads are in flight per thread.
 template <class Real>
 struct Vector16;
 template <>
 struct Vector16<float> {
   using type = float4;
+  using sides = uchar4;  // the sides of a vector's options
   static constexpr int kWidth = 4;
 };
 template <>
 struct Vector16<double> {
   using type = double2;
+  using sides = uchar2;
   static constexpr int kWidth = 2;
 };
 
@@ -171,6 +178,31 @@ __device__ __forceinline__ void load_parameter(const PerOption<Real>& p, std::in
   }
 }
 
+// The sides of vector `index`'s options: their bytes in one load, or the book's one side.
+template <class Real, bool kStreaming>
+__device__ __forceinline__ void load_sides(const PerOption<std::uint8_t>& is_put,
+                                           std::int64_t index,
+                                           bool (&out)[Vector16<Real>::kWidth]) {
+  if (is_put.values != nullptr) {
+    using Sides = typename Vector16<Real>::sides;
+    const Sides* p = reinterpret_cast<const Sides*>(is_put.values) + index;
+    Sides v;
+    if constexpr (kStreaming) {
+      v = __ldcs(p);
+    } else {
+      v = *p;
+    }
+    if constexpr (Vector16<Real>::kWidth == 4) {
+      out[0] = v.x != 0, out[1] = v.y != 0, out[2] = v.z != 0, out[3] = v.w != 0;
+    } else {
+      out[0] = v.x != 0, out[1] = v.y != 0;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vector16<Real>::kWidth; ++k) out[k] = is_put.scalar != 0;
+  }
+}
+
 __device__ __forceinline__ void prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
 }
@@ -180,20 +212,20 @@ template <class Real, NormalCdf Cdf, bool kGreeks, bool kLean, int kVectorsPerTh
 __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInputs<Real>& in,
                                                           const BlackScholesOutputs<Real>& out) {
   constexpr int W = Vector16<Real>::kWidth;
-  constexpr bool kLeanCallPut = kLean && !kGreeks;
+  constexpr bool kLeanPrice = kLean && !kGreeks;
   load_lean_tables<Real, kLean>();
   // The lean arithmetic takes 1/sigma from its caller: in double (a reciprocal is ~10
   // instructions) a book-wide volatility's once per thread; in float it stays per option.
   constexpr bool kFastRcp = Cdf == NormalCdf::hull_polynomial_fast_math;
-  constexpr bool kHoistInvVolatility = kLeanCallPut && sizeof(Real) == sizeof(double);
+  constexpr bool kHoistInvVolatility = kLeanPrice && sizeof(Real) == sizeof(double);
   Real scalar_inv_volatility = Real(0);
   if (kHoistInvVolatility && in.volatility.values == nullptr) {
     scalar_inv_volatility = detail::lean_rcp<kFastRcp>(in.volatility.scalar);
   }
   // Double Hull takes both options of a vector at once, without a branch before the end
-  // (price_call_put_lean_hull_double); a book without dividends skips their exponential.
+  // (price_lean_hull_double); a book without dividends skips their exponential.
   constexpr bool kLeanHullPair =
-      kLeanCallPut && sizeof(Real) == sizeof(double) && Cdf != NormalCdf::erfc;
+      kLeanPrice && sizeof(Real) == sizeof(double) && Cdf != NormalCdf::erfc;
   const bool has_dividend = in.dividend.values != nullptr || in.dividend.scalar != Real(0);
   // On a grid that strides (sm_filling), ask L2 for the next tile's inputs while this one is
   // priced, so that the next iteration's loads wait for L2, not for HBM: the pair path needs its
@@ -207,6 +239,7 @@ __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInpu
     Real spot[kVectorsPerThread][W], strike[kVectorsPerThread][W], maturity[kVectorsPerThread][W];
     Real rate[kVectorsPerThread][W], volatility[kVectorsPerThread][W];
     Real dividend[kVectorsPerThread][W];
+    bool is_put[kVectorsPerThread][W];
     // All loads first: the memory system sees every request before the first dependent use.
 #pragma unroll
     for (int u = 0; u < kVectorsPerThread; ++u) {
@@ -218,6 +251,7 @@ __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInpu
         load_parameter<Real, kStreaming>(in.rate, v, rate[u]);
         load_parameter<Real, kStreaming>(in.volatility, v, volatility[u]);
         load_parameter<Real, kStreaming>(in.dividend, v, dividend[u]);
+        load_sides<Real, kStreaming>(in.is_put, v, is_put[u]);
       }
     }
     if constexpr (kPrefetchNextTile) {
@@ -229,6 +263,7 @@ __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInpu
           prefetch_l2(in.spot + W * next);
           prefetch_l2(in.strike + W * next);
           prefetch_l2(in.maturity + W * next);
+          if (in.is_put.values != nullptr) prefetch_l2(in.is_put.values + W * next);
         }
       }
     }
@@ -236,12 +271,10 @@ __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInpu
     for (int u = 0; u < kVectorsPerThread; ++u) {
       const std::int64_t v = base + u * blockDim.x + threadIdx.x;
       if (v >= vector_count) continue;
-      Real call[W], put[W];
-      Real call_delta[W], put_delta[W], gamma[W], vega[W];
-      Real call_theta[W], put_theta[W], call_rho[W], put_rho[W];
+      Real price[W];
+      Real delta[W], gamma[W], vega[W], theta[W], rho[W];
       if constexpr (kLeanHullPair) {
         double inv_volatility[W];
-        detail::CallPut<double> p[W];
 #pragma unroll
         for (int k = 0; k < W; ++k) {
           inv_volatility[k] = in.volatility.values == nullptr
@@ -249,52 +282,43 @@ __device__ __forceinline__ void black_scholes_vector_body(const BlackScholesInpu
                                   : detail::lean_rcp_moderate(volatility[u][k]);
         }
         if (has_dividend) {
-          detail::price_call_put_lean_hull_double<W, true>(spot[u], strike[u], maturity[u], rate[u],
-                                                           volatility[u], inv_volatility,
-                                                           dividend[u], p);
+          detail::price_lean_hull_double<W, true>(spot[u], strike[u], maturity[u], rate[u],
+                                                  volatility[u], inv_volatility, dividend[u],
+                                                  is_put[u], price);
         } else {
-          detail::price_call_put_lean_hull_double<W, false>(spot[u], strike[u], maturity[u],
-                                                            rate[u], volatility[u], inv_volatility,
-                                                            dividend[u], p);
+          detail::price_lean_hull_double<W, false>(spot[u], strike[u], maturity[u], rate[u],
+                                                   volatility[u], inv_volatility, dividend[u],
+                                                   is_put[u], price);
         }
-#pragma unroll
-        for (int k = 0; k < W; ++k) call[k] = p[k].call, put[k] = p[k].put;
       } else {
 #pragma unroll
         for (int k = 0; k < W; ++k) {
-          if constexpr (kLeanCallPut) {
+          if constexpr (kLeanPrice) {
             const Real inv_volatility = kHoistInvVolatility && in.volatility.values == nullptr
                                             ? scalar_inv_volatility
                                             : detail::lean_rcp<kFastRcp>(volatility[u][k]);
-            const detail::CallPut<Real> p = detail::price_call_put_lean<Real, Cdf>(
-                spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k],
-                inv_volatility, dividend[u][k]);
-            call[k] = p.call, put[k] = p.put;
+            price[k] = detail::price_lean<Real, Cdf>(spot[u][k], strike[u][k], maturity[u][k],
+                                                     rate[u][k], volatility[u][k], inv_volatility,
+                                                     dividend[u][k], is_put[u][k]);
             continue;
           }
-          const OptionResult<Real> r =
-              price_one<Real, Cdf, kGreeks, kLean>(spot[u][k], strike[u][k], maturity[u][k],
-                                                   rate[u][k], volatility[u][k], dividend[u][k]);
-          call[k] = r.call, put[k] = r.put;
+          const OptionResult<Real> r = price_one<Real, Cdf, kGreeks, kLean>(
+              spot[u][k], strike[u][k], maturity[u][k], rate[u][k], volatility[u][k],
+              dividend[u][k], is_put[u][k]);
+          price[k] = r.price;
           if constexpr (kGreeks) {
-            call_delta[k] = r.call_delta, put_delta[k] = r.put_delta;
-            gamma[k] = r.gamma, vega[k] = r.vega;
-            call_theta[k] = r.call_theta, put_theta[k] = r.put_theta;
-            call_rho[k] = r.call_rho, put_rho[k] = r.put_rho;
+            delta[k] = r.delta, gamma[k] = r.gamma, vega[k] = r.vega;
+            theta[k] = r.theta, rho[k] = r.rho;
           }
         }
       }
-      if (out.call) store_vector<Real, kStreaming>(out.call, v, call);
-      if (out.put) store_vector<Real, kStreaming>(out.put, v, put);
+      if (out.price) store_vector<Real, kStreaming>(out.price, v, price);
       if constexpr (kGreeks) {
-        if (out.call_delta) store_vector<Real, kStreaming>(out.call_delta, v, call_delta);
-        if (out.put_delta) store_vector<Real, kStreaming>(out.put_delta, v, put_delta);
+        if (out.delta) store_vector<Real, kStreaming>(out.delta, v, delta);
         if (out.gamma) store_vector<Real, kStreaming>(out.gamma, v, gamma);
         if (out.vega) store_vector<Real, kStreaming>(out.vega, v, vega);
-        if (out.call_theta) store_vector<Real, kStreaming>(out.call_theta, v, call_theta);
-        if (out.put_theta) store_vector<Real, kStreaming>(out.put_theta, v, put_theta);
-        if (out.call_rho) store_vector<Real, kStreaming>(out.call_rho, v, call_rho);
-        if (out.put_rho) store_vector<Real, kStreaming>(out.put_rho, v, put_rho);
+        if (out.theta) store_vector<Real, kStreaming>(out.theta, v, theta);
+        if (out.rho) store_vector<Real, kStreaming>(out.rho, v, rho);
       }
     }
   }
@@ -327,30 +351,30 @@ __global__ void __launch_bounds__(kThreadsPerBlock, kMinBlocksPerSm)
 // ---------------------------------------------------------------------------------------------
 // Launch plumbing: one dispatcher over (cdf, greeks) instead of a switch ladder per variant.
 
-bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+bool aligned(const void* p, std::uintptr_t bytes) {
+  return (reinterpret_cast<std::uintptr_t>(p) & (bytes - 1)) == 0;  // nullptr is aligned
+}
 
+// Whether the vector kernels can load and store every array: 16 bytes of each array of Real, and
+// the sides of a vector's options (one byte each) in one load.
 template <class Real>
-bool all_aligned16(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out) {
+bool vectors_aligned(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out) {
   const void* pointers[] = {in.spot,
                             in.strike,
                             in.maturity,
                             in.rate.values,
                             in.volatility.values,
                             in.dividend.values,
-                            out.call,
-                            out.put,
-                            out.call_delta,
-                            out.put_delta,
+                            out.price,
+                            out.delta,
                             out.gamma,
                             out.vega,
-                            out.call_theta,
-                            out.put_theta,
-                            out.call_rho,
-                            out.put_rho};
+                            out.theta,
+                            out.rho};
   for (const void* p : pointers) {
-    if (!aligned16(p)) return false;  // nullptr is aligned
+    if (!aligned(p, 16)) return false;
   }
-  return true;
+  return aligned(in.is_put.values, Vector16<Real>::kWidth);
 }
 
 // Enough resident blocks to fill every SM once (the "launch sized from the SM count" step).
@@ -424,7 +448,7 @@ template <class Real, int kVectorsPerThread, bool kStreaming, bool kLean = false
 void launch_vectorized(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                        NormalCdf cdf, StreamHandle stream, GridPolicy policy) {
   if (in.count <= 0) return;
-  if (!all_aligned16(in, out)) {
+  if (!vectors_aligned(in, out)) {
     // 16-byte vectors need 16-byte aligned arrays; a misaligned view takes the scalar path.
     launch_grid_stride<Real, kLean>(in, out, cdf, stream, GridPolicy::sm_filling);
     return;
@@ -508,7 +532,7 @@ void launch_lean_exact_grid(const BlackScholesInputs<Real>& in,
 template <class Real>
 void launch_lean_occupancy(const BlackScholesInputs<Real>& in, const BlackScholesOutputs<Real>& out,
                            NormalCdf cdf, StreamHandle stream) {
-  // Greeks keep lean-exact-grid's kernel: under the cap their ten outputs would spill.
+  // Greeks keep lean-exact-grid's kernel: under the cap their six outputs would spill.
   if (out.has_greeks()) {
     launch_lean_exact_grid(in, out, cdf, stream);
   } else if (sizeof(Real) == sizeof(double) && cdf != NormalCdf::erfc) {
@@ -518,20 +542,14 @@ void launch_lean_occupancy(const BlackScholesInputs<Real>& in, const BlackSchole
   }
 }
 
-#define GPUKIT_INSTANTIATE_BS_LAUNCHER(name)                                                     \
-  template void name<float>(const BlackScholesInputs<float>&, const BlackScholesOutputs<float>&, \
-                            NormalCdf, StreamHandle);                                            \
-  template void name<double>(const BlackScholesInputs<double>&,                                  \
-                             const BlackScholesOutputs<double>&, NormalCdf, StreamHandle);
-
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_seed)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_sm_count_grid)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_vector_io)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_vector_io_ilp)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_streaming)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_exact_grid)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_math)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_exact_grid)
-GPUKIT_INSTANTIATE_BS_LAUNCHER(launch_lean_occupancy)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_seed)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_sm_count_grid)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_vector_io)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_vector_io_ilp)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_streaming)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_exact_grid)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_lean_math)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_lean_exact_grid)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, BlackScholesLaunch, launch_lean_occupancy)
 
 }  // namespace gpukit::finance::cuda_detail

@@ -2,11 +2,11 @@
 // Internal: the functions behind each entry of the registry (gpukit/pde/poisson_variants.hpp:
 // GridShape, DeviceSolver), callable from plain C++ (no CUDA headers). A variant is three
 // functions named after it:
-//   bool <variant>_supports(const GridShape&)              shapes it can solve (all others: false)
-//   std::size_t <variant>_device_bytes<Real>(const GridShape&)
-//                                                          device memory a solver allocates, known
-//                                                          before allocating anything
-//   std::unique_ptr<DeviceSolver<Real>> make_<variant>_solver<Real>(const GridShape&)
+//   bool <variant>_supports(const GridShape&)   shapes it can solve (all others: false)
+//   PoissonDeviceBytes<Real> <variant>_device_bytes
+//                                               device memory a solver allocates, known before
+//                                               allocating anything
+//   MakePoissonSolver<Real> make_<variant>_solver
 // so that the registry can refuse a grid that does not fit before any allocation, and a solver
 // (its cuFFT plans, tables and buffers) is created once per shape and then solves many
 // right-hand sides.
@@ -31,18 +31,31 @@ using pde::GridShape;
 //   r2c             the improved solve kernel: |k|^2 from the indices, no tables, one complex
 //                   load and store per element, no division or modulo
 //   cufft           the vendor row: cuFFT R2C, a plain flat-index scaling kernel, cuFFT C2R
-#define GPUKIT_POISSON_DECLARE_VARIANT(variant)               \
-  bool variant##_supports(const GridShape& shape);            \
-  template <class Real>                                       \
-  std::size_t variant##_device_bytes(const GridShape& shape); \
-  template <class Real>                                       \
-  std::unique_ptr<DeviceSolver<Real>> make_##variant##_solver(const GridShape& shape);
-GPUKIT_POISSON_DECLARE_VARIANT(seed)
-GPUKIT_POISSON_DECLARE_VARIANT(seed_shared_k)
-GPUKIT_POISSON_DECLARE_VARIANT(seed_coalesced)
-GPUKIT_POISSON_DECLARE_VARIANT(r2c)
-GPUKIT_POISSON_DECLARE_VARIANT(cufft)
-#undef GPUKIT_POISSON_DECLARE_VARIANT
+bool seed_supports(const GridShape& shape);
+template <class Real>
+PoissonDeviceBytes<Real> seed_device_bytes;
+template <class Real>
+MakePoissonSolver<Real> make_seed_solver;
+bool seed_shared_k_supports(const GridShape& shape);
+template <class Real>
+PoissonDeviceBytes<Real> seed_shared_k_device_bytes;
+template <class Real>
+MakePoissonSolver<Real> make_seed_shared_k_solver;
+bool seed_coalesced_supports(const GridShape& shape);
+template <class Real>
+PoissonDeviceBytes<Real> seed_coalesced_device_bytes;
+template <class Real>
+MakePoissonSolver<Real> make_seed_coalesced_solver;
+bool r2c_supports(const GridShape& shape);
+template <class Real>
+PoissonDeviceBytes<Real> r2c_device_bytes;
+template <class Real>
+MakePoissonSolver<Real> make_r2c_solver;
+bool cufft_supports(const GridShape& shape);
+template <class Real>
+PoissonDeviceBytes<Real> cufft_device_bytes;
+template <class Real>
+MakePoissonSolver<Real> make_cufft_solver;
 
 // The fused solver (poisson_fused.cu): cuFFT real-to-complex transforms along the contiguous
 // axes, then one kernel that does the forward transform along axis 0, the Poisson scaling and
@@ -50,8 +63,8 @@ GPUKIT_POISSON_DECLARE_VARIANT(cufft)
 // half spectrum instead of three of each), then cuFFT complex-to-real along the contiguous axes.
 bool fused_supports(const GridShape& shape);
 template <class Real>
-std::size_t fused_device_bytes(const GridShape& shape);
+PoissonDeviceBytes<Real> fused_device_bytes;
 template <class Real>
-std::unique_ptr<DeviceSolver<Real>> make_fused_solver(const GridShape& shape);
+MakePoissonSolver<Real> make_fused_solver;
 
 }  // namespace gpukit::pde::cuda_detail

@@ -627,9 +627,7 @@ std::unique_ptr<DeviceSolver<Real>> make_fused_solver(const GridShape& shape) {
   return std::make_unique<FusedSolver<Real>>(shape);
 }
 
-template std::size_t fused_device_bytes<float>(const GridShape&);
-template std::size_t fused_device_bytes<double>(const GridShape&);
-template std::unique_ptr<DeviceSolver<float>> make_fused_solver<float>(const GridShape&);
-template std::unique_ptr<DeviceSolver<double>> make_fused_solver<double>(const GridShape&);
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, PoissonDeviceBytes, fused_device_bytes)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, MakePoissonSolver, make_fused_solver)
 
 }  // namespace gpukit::pde::cuda_detail

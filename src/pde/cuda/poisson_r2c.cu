@@ -161,13 +161,9 @@ std::unique_ptr<DeviceSolver<Real>> make_cufft_solver(const GridShape& shape) {
   return std::make_unique<HalfSpectrumSolver<Real, Kind::cufft>>(shape);
 }
 
-#define GPUKIT_INSTANTIATE(variant, Real)                              \
-  template std::size_t variant##_device_bytes<Real>(const GridShape&); \
-  template std::unique_ptr<DeviceSolver<Real>> make_##variant##_solver<Real>(const GridShape&);
-GPUKIT_INSTANTIATE(r2c, float)
-GPUKIT_INSTANTIATE(r2c, double)
-GPUKIT_INSTANTIATE(cufft, float)
-GPUKIT_INSTANTIATE(cufft, double)
-#undef GPUKIT_INSTANTIATE
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, PoissonDeviceBytes, r2c_device_bytes)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, MakePoissonSolver, make_r2c_solver)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, PoissonDeviceBytes, cufft_device_bytes)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, MakePoissonSolver, make_cufft_solver)
 
 }  // namespace gpukit::pde::cuda_detail

@@ -219,15 +219,11 @@ std::unique_ptr<DeviceSolver<Real>> make_seed_coalesced_solver(const GridShape& 
   return std::make_unique<SeedSolver<Real, Step::coalesced>>(shape);
 }
 
-#define GPUKIT_INSTANTIATE(variant, Real)                              \
-  template std::size_t variant##_device_bytes<Real>(const GridShape&); \
-  template std::unique_ptr<DeviceSolver<Real>> make_##variant##_solver<Real>(const GridShape&);
-GPUKIT_INSTANTIATE(seed, float)
-GPUKIT_INSTANTIATE(seed, double)
-GPUKIT_INSTANTIATE(seed_shared_k, float)
-GPUKIT_INSTANTIATE(seed_shared_k, double)
-GPUKIT_INSTANTIATE(seed_coalesced, float)
-GPUKIT_INSTANTIATE(seed_coalesced, double)
-#undef GPUKIT_INSTANTIATE
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, PoissonDeviceBytes, seed_device_bytes)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, MakePoissonSolver, make_seed_solver)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, PoissonDeviceBytes, seed_shared_k_device_bytes)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, MakePoissonSolver, make_seed_shared_k_solver)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, PoissonDeviceBytes, seed_coalesced_device_bytes)
+GPUKIT_INSTANTIATE_PER_TYPE(RealTypes, MakePoissonSolver, make_seed_coalesced_solver)
 
 }  // namespace gpukit::pde::cuda_detail

@@ -34,18 +34,7 @@ void launch_compact_cub(const T* input, T* output, std::int64_t count, KeepPredi
   });
 }
 
-#define GPUKIT_INSTANTIATE_COMPACT(name, T)                                                       \
-  template void name<T>(const T*, T*, std::int64_t, KeepPredicate, std::int64_t*, ScanWorkspace&, \
-                        StreamHandle);
-#define GPUKIT_INSTANTIATE_COMPACT_ALL(name)      \
-  GPUKIT_INSTANTIATE_COMPACT(name, std::int32_t)  \
-  GPUKIT_INSTANTIATE_COMPACT(name, std::int64_t)  \
-  GPUKIT_INSTANTIATE_COMPACT(name, std::uint32_t) \
-  GPUKIT_INSTANTIATE_COMPACT(name, float)         \
-  GPUKIT_INSTANTIATE_COMPACT(name, double)
-GPUKIT_INSTANTIATE_COMPACT_ALL(launch_compact_single_pass)
-GPUKIT_INSTANTIATE_COMPACT_ALL(launch_compact_cub)
-#undef GPUKIT_INSTANTIATE_COMPACT_ALL
-#undef GPUKIT_INSTANTIATE_COMPACT
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, CompactLaunch, launch_compact_single_pass)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, CompactLaunch, launch_compact_cub)
 
 }  // namespace gpukit::primitives::cuda_detail

@@ -4,15 +4,13 @@
 #include <cstdint>
 
 #include "gpukit/primitives/compact.hpp"
+#include "gpukit/primitives/compact_variants.hpp"
 
 namespace gpukit::primitives::cuda_detail {
 
 template <class T>
-void launch_compact_single_pass(const T* input, T* output, std::int64_t count, KeepPredicate keep,
-                                std::int64_t* device_count, ScanWorkspace& workspace,
-                                StreamHandle stream);
+CompactLaunch<T> launch_compact_single_pass;
 template <class T>
-void launch_compact_cub(const T* input, T* output, std::int64_t count, KeepPredicate keep,
-                        std::int64_t* device_count, ScanWorkspace& workspace, StreamHandle stream);
+CompactLaunch<T> launch_compact_cub;
 
 }  // namespace gpukit::primitives::cuda_detail

@@ -106,7 +106,7 @@ void launch_consecutive_work_blocks(const T* input, std::int64_t count, ReduceOp
     reduce_in_passes<T, Op>(input, count, result, workspace, stream, pass, partials_for);
   });
 }
-GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(launch_consecutive_work_blocks)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_consecutive_work_blocks)
 
 template <class T>
 void launch_work_blocks_tree(const T* input, std::int64_t count, ReduceOp op,
@@ -123,7 +123,7 @@ void launch_work_blocks_tree(const T* input, std::int64_t count, ReduceOp op,
         GPUKIT_CUDA_CHECK_LAUNCH("reduce_work_blocks_tree_kernel");
       });
 }
-GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(launch_work_blocks_tree)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_work_blocks_tree)
 
 template <class T>
 void launch_grid_stride_consecutive(const T* input, std::int64_t count, ReduceOp op,
@@ -140,6 +140,6 @@ void launch_grid_stride_consecutive(const T* input, std::int64_t count, ReduceOp
         GPUKIT_CUDA_CHECK_LAUNCH("reduce_grid_stride_consecutive_kernel");
       });
 }
-GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(launch_grid_stride_consecutive)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_grid_stride_consecutive)
 
 }  // namespace gpukit::primitives::cuda_detail

@@ -47,6 +47,6 @@ void launch_cub(const T* input, std::int64_t count, ReduceOp op, reduce_result_t
     GPUKIT_CUDA_CHECK_LAUNCH("finalize_in_place_kernel");
   });
 }
-GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(launch_cub)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_cub)
 
 }  // namespace gpukit::primitives::cuda_detail

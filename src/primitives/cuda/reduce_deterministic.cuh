@@ -183,7 +183,7 @@ void launch_deterministic_groups(void* tile_sums, std::int64_t total_tiles, Redu
 }  // namespace gpukit::primitives::cuda_detail
 
 #define GPUKIT_INSTANTIATE_DETERMINISTIC(T)                                                       \
-  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(launch_deterministic, T)                                 \
+  template ReduceLaunch<T> launch_deterministic<T>;                                               \
   template std::size_t deterministic_scratch_bytes<T>(std::int64_t, ReduceOp,                     \
                                                       const ReduceOptions&);                      \
   template std::size_t deterministic_accumulator_size<T>(ReduceOp, bool, std::int64_t);           \

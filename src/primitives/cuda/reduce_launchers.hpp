@@ -6,43 +6,43 @@
 #include <cstdint>
 
 #include "gpukit/primitives/reduce.hpp"
+#include "gpukit/primitives/reduce_variants.hpp"
 
 namespace gpukit::primitives::cuda_detail {
 
-#define GPUKIT_DECLARE_REDUCE_LAUNCHER(name)                                             \
-  template <class T>                                                                     \
-  void name(const T* input, std::int64_t count, ReduceOp op, reduce_result_t<T>* result, \
-            ReduceWorkspace& workspace, StreamHandle stream, const ReduceOptions& options);
-
-#define GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, T)                                          \
-  template void name<T>(const T*, std::int64_t, ReduceOp, reduce_result_t<T>*, ReduceWorkspace&, \
-                        StreamHandle, const ReduceOptions&);
-#define GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(name)              \
-  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, std::int32_t)  \
-  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, std::int64_t)  \
-  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, std::uint32_t) \
-  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, float)         \
-  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER_FOR(name, double)
-
-// The seed's kernels 1-7 (reduce_seed_kernels.cu).
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_interleaved_divergent)
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_interleaved_bank_conflicts)
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_sequential_addressing)
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_first_add_during_load)
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_unroll_last_warp)
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_completely_unrolled)
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_multiple_elements_per_thread)
+// The seed's kernels 1-7 (reduce_seed_kernels.cu). Kernels 1-5 take any power-of-two block size
+// and share one launcher, the kernel its parameter; 6 and 7 take the seed's 128 threads.
+enum class SeedReduceKernel {
+  interleaved_divergent,
+  interleaved_bank_conflicts,
+  sequential_addressing,
+  first_add_during_load,
+  unroll_last_warp,
+};
+template <class T, SeedReduceKernel kKernel>
+ReduceLaunch<T> launch_seed_kernel;
+template <class T>
+ReduceLaunch<T> launch_completely_unrolled;
+template <class T>
+ReduceLaunch<T> launch_multiple_elements_per_thread;
 // CS 152's methods 0, 4 and 5 (reduce_cs152_kernels.cu).
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_consecutive_work_blocks)
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_work_blocks_tree)
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_grid_stride_consecutive)
+template <class T>
+ReduceLaunch<T> launch_consecutive_work_blocks;
+template <class T>
+ReduceLaunch<T> launch_work_blocks_tree;
+template <class T>
+ReduceLaunch<T> launch_grid_stride_consecutive;
 // Hopper steps (reduce_modern_kernels.cu).
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_vector_loads)
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_warp_shuffle_one_pass)
+template <class T>
+ReduceLaunch<T> launch_vector_loads;
+template <class T>
+ReduceLaunch<T> launch_warp_shuffle_one_pass;
 // The deterministic engine, the API's default (reduce_deterministic.cu).
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_deterministic)
+template <class T>
+ReduceLaunch<T> launch_deterministic;
 // CUB's DeviceReduce, the vendor row (reduce_cub.cu).
-GPUKIT_DECLARE_REDUCE_LAUNCHER(launch_cub)
+template <class T>
+ReduceLaunch<T> launch_cub;
 
 /// Workspace scratch bytes launch_deterministic<T> reserves for these arguments.
 template <class T>

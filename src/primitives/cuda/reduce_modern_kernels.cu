@@ -182,7 +182,7 @@ void launch_vector_loads(const T* input, std::int64_t count, ReduceOp op,
     reduce_in_passes<T, Op>(input, count, result, workspace, stream, pass, blocks_for);
   });
 }
-GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(launch_vector_loads)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_vector_loads)
 
 template <class T>
 void launch_warp_shuffle_one_pass(const T* input, std::int64_t count, ReduceOp op,
@@ -204,6 +204,6 @@ void launch_warp_shuffle_one_pass(const T* input, std::int64_t count, ReduceOp o
     GPUKIT_CUDA_CHECK_LAUNCH("reduce_warp_shuffle_one_pass_kernel");
   });
 }
-GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(launch_warp_shuffle_one_pass)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_warp_shuffle_one_pass)
 
 }  // namespace gpukit::primitives::cuda_detail

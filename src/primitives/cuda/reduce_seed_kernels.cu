@@ -210,33 +210,62 @@ int seed_block_threads(const ReduceOptions& options, int fallback) {
   return threads;
 }
 
-#define GPUKIT_SEED_LAUNCHER(name, elements_per_thread, max_blocks, ...)                       \
-  template <class T>                                                                           \
-  void name(const T* input, std::int64_t count, ReduceOp op, reduce_result_t<T>* result,       \
-            ReduceWorkspace& workspace, StreamHandle stream, const ReduceOptions& options) {   \
-    const int threads = seed_block_threads(options, kSeedThreads);                             \
-    reduce_block_partials<T>(                                                                  \
-        input, count, op, result, workspace, stream, threads, elements_per_thread, max_blocks, \
-        [](auto pass_op, const auto* in, std::int64_t n, auto* out, std::int64_t blocks,       \
-           int block_threads, StreamHandle s) {                                                \
-          using PassOp = decltype(pass_op);                                                    \
-          __VA_ARGS__<<<static_cast<unsigned>(blocks), block_threads,                          \
-                        block_threads * sizeof(typename PassOp::Acc), s>>>(in, n, out);        \
-          GPUKIT_CUDA_CHECK_LAUNCH(#name);                                                     \
-        });                                                                                    \
-  }                                                                                            \
-  GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(name)
+// Kernels 1-5 for the pass's op: they differ in their kernel and in how many elements a thread
+// loads (kernels 4 and 5 add two while loading).
+template <SeedReduceKernel kKernel, class Op>
+constexpr auto seed_kernel() {
+  if constexpr (kKernel == SeedReduceKernel::interleaved_divergent) {
+    return &reduce_interleaved_divergent_kernel<Op>;
+  } else if constexpr (kKernel == SeedReduceKernel::interleaved_bank_conflicts) {
+    return &reduce_interleaved_bank_conflicts_kernel<Op>;
+  } else if constexpr (kKernel == SeedReduceKernel::sequential_addressing) {
+    return &reduce_sequential_addressing_kernel<Op>;
+  } else if constexpr (kKernel == SeedReduceKernel::first_add_during_load) {
+    return &reduce_first_add_during_load_kernel<Op>;
+  } else {
+    return &reduce_unroll_last_warp_kernel<Op>;
+  }
+}
+constexpr const char* kSeedKernelLaunches[] = {"launch of reduce_interleaved_divergent_kernel",
+                                               "launch of reduce_interleaved_bank_conflicts_kernel",
+                                               "launch of reduce_sequential_addressing_kernel",
+                                               "launch of reduce_first_add_during_load_kernel",
+                                               "launch of reduce_unroll_last_warp_kernel"};
 
-GPUKIT_SEED_LAUNCHER(launch_interleaved_divergent, 1, 0,
-                     reduce_interleaved_divergent_kernel<PassOp>)
-GPUKIT_SEED_LAUNCHER(launch_interleaved_bank_conflicts, 1, 0,
-                     reduce_interleaved_bank_conflicts_kernel<PassOp>)
-GPUKIT_SEED_LAUNCHER(launch_sequential_addressing, 1, 0,
-                     reduce_sequential_addressing_kernel<PassOp>)
-GPUKIT_SEED_LAUNCHER(launch_first_add_during_load, 2, 0,
-                     reduce_first_add_during_load_kernel<PassOp>)
-GPUKIT_SEED_LAUNCHER(launch_unroll_last_warp, 2, 0, reduce_unroll_last_warp_kernel<PassOp>)
-#undef GPUKIT_SEED_LAUNCHER
+template <class T, SeedReduceKernel kKernel>
+void launch_seed_kernel(const T* input, std::int64_t count, ReduceOp op, reduce_result_t<T>* result,
+                        ReduceWorkspace& workspace, StreamHandle stream,
+                        const ReduceOptions& options) {
+  constexpr int kElementsPerThread = kKernel == SeedReduceKernel::first_add_during_load ||
+                                             kKernel == SeedReduceKernel::unroll_last_warp
+                                         ? 2
+                                         : 1;
+  const int threads = seed_block_threads(options, kSeedThreads);
+  reduce_block_partials<T>(
+      input, count, op, result, workspace, stream, threads, kElementsPerThread, 0,
+      [](auto pass_op, const auto* in, std::int64_t n, auto* out, std::int64_t blocks,
+         int block_threads, StreamHandle s) {
+        using PassOp = decltype(pass_op);
+        seed_kernel<kKernel, PassOp>()<<<static_cast<unsigned>(blocks), block_threads,
+                                         block_threads * sizeof(typename PassOp::Acc), s>>>(in, n,
+                                                                                            out);
+        const cudaError_t status = cudaGetLastError();
+        if (status != cudaSuccess) {
+          gpukit::cuda::detail::throw_cuda_error(
+              status, kSeedKernelLaunches[static_cast<int>(kKernel)], __FILE__, __LINE__);
+        }
+      });
+}
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_seed_kernel,
+                            SeedReduceKernel::interleaved_divergent)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_seed_kernel,
+                            SeedReduceKernel::interleaved_bank_conflicts)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_seed_kernel,
+                            SeedReduceKernel::sequential_addressing)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_seed_kernel,
+                            SeedReduceKernel::first_add_during_load)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_seed_kernel,
+                            SeedReduceKernel::unroll_last_warp)
 
 // Kernels 6 and 7 take the block size as a template parameter: the seed's 128 only.
 template <class T>
@@ -253,7 +282,7 @@ void launch_completely_unrolled(const T* input, std::int64_t count, ReduceOp op,
                              GPUKIT_CUDA_CHECK_LAUNCH("reduce_completely_unrolled_kernel");
                            });
 }
-GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(launch_completely_unrolled)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_completely_unrolled)
 
 template <class T>
 void launch_multiple_elements_per_thread(const T* input, std::int64_t count, ReduceOp op,
@@ -270,6 +299,6 @@ void launch_multiple_elements_per_thread(const T* input, std::int64_t count, Red
                              GPUKIT_CUDA_CHECK_LAUNCH("reduce_multiple_elements_per_thread_kernel");
                            });
 }
-GPUKIT_INSTANTIATE_REDUCE_LAUNCHER(launch_multiple_elements_per_thread)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ReduceLaunch, launch_multiple_elements_per_thread)
 
 }  // namespace gpukit::primitives::cuda_detail

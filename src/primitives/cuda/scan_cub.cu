@@ -113,6 +113,6 @@ void launch_cub_scan(const T* input, T* output, std::int64_t count, ScanOp op, S
   }
   throw InvalidInput("scan cub: unknown scan operation");
 }
-GPUKIT_INSTANTIATE_SCAN_LAUNCHER(launch_cub_scan)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ScanLaunch, launch_cub_scan)
 
 }  // namespace gpukit::primitives::cuda_detail

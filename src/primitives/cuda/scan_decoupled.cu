@@ -26,7 +26,7 @@ void launch_decoupled_lookback(const T* input, T* output, std::int64_t count, Sc
     device::deterministic_scan(op_functor, input, output, count, kind, workspace, stream);
   });
 }
-GPUKIT_INSTANTIATE_SCAN_LAUNCHER(launch_decoupled_lookback)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ScanLaunch, launch_decoupled_lookback)
 
 template <class T>
 std::size_t decoupled_carry_bytes(ScanOp op) {

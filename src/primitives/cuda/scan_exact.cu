@@ -25,6 +25,6 @@ void launch_exact_lookback(const T* input, T* output, std::int64_t count, ScanOp
     device::exact_scan(op_functor, input, output, count, kind, workspace, stream);
   });
 }
-GPUKIT_INSTANTIATE_SCAN_LAUNCHER(launch_exact_lookback)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ScanLaunch, launch_exact_lookback)
 
 }  // namespace gpukit::primitives::cuda_detail

@@ -6,33 +6,27 @@
 #include <cstdint>
 
 #include "gpukit/primitives/scan.hpp"
+#include "gpukit/primitives/scan_variants.hpp"
 
 namespace gpukit::primitives::cuda_detail {
-
-#define GPUKIT_DECLARE_SCAN_LAUNCHER(name)                                           \
-  template <class T>                                                                 \
-  void name(const T* input, T* output, std::int64_t count, ScanOp op, ScanKind kind, \
-            ScanWorkspace& workspace, StreamHandle stream);
-
-#define GPUKIT_INSTANTIATE_SCAN_LAUNCHER_FOR(name, T) \
-  template void name<T>(const T*, T*, std::int64_t, ScanOp, ScanKind, ScanWorkspace&, StreamHandle);
-#define GPUKIT_INSTANTIATE_SCAN_LAUNCHER(name)              \
-  GPUKIT_INSTANTIATE_SCAN_LAUNCHER_FOR(name, std::int32_t)  \
-  GPUKIT_INSTANTIATE_SCAN_LAUNCHER_FOR(name, std::int64_t)  \
-  GPUKIT_INSTANTIATE_SCAN_LAUNCHER_FOR(name, std::uint32_t) \
-  GPUKIT_INSTANTIATE_SCAN_LAUNCHER_FOR(name, float)         \
-  GPUKIT_INSTANTIATE_SCAN_LAUNCHER_FOR(name, double)
 
 /// The one-block scans hold the whole array in one block's shared memory.
 inline constexpr std::int64_t kOneBlockMaxCount = 2048;
 
-// The seed's scans (scan_seed_kernels.cu).
-GPUKIT_DECLARE_SCAN_LAUNCHER(launch_hillis_steele)          // one block, double-buffered
-GPUKIT_DECLARE_SCAN_LAUNCHER(launch_work_efficient)         // one block, up-sweep/down-sweep
-GPUKIT_DECLARE_SCAN_LAUNCHER(launch_work_efficient_padded)  // the same, one pad word per 32
-GPUKIT_DECLARE_SCAN_LAUNCHER(launch_multi_block)            // scan tiles, scan sums, add back
+// The seed's scans (scan_seed_kernels.cu): one block, double-buffered (Hillis-Steele); one block,
+// up-sweep and down-sweep (work-efficient); the same with one pad word per 32; and tiles scanned,
+// their sums scanned, added back (multi-block).
+template <class T>
+ScanLaunch<T> launch_hillis_steele;
+template <class T>
+ScanLaunch<T> launch_work_efficient;
+template <class T>
+ScanLaunch<T> launch_work_efficient_padded;
+template <class T>
+ScanLaunch<T> launch_multi_block;
 // The deterministic single-pass engine (scan_decoupled.cu): the canonical bracketing.
-GPUKIT_DECLARE_SCAN_LAUNCHER(launch_decoupled_lookback)
+template <class T>
+ScanLaunch<T> launch_decoupled_lookback;
 /// The engine in pieces, for data that arrives in chunks (the host path): `carry_in` (device, an
 /// accumulator of the op, null for the first chunk) is the previous chunk's `total_out`; chunks
 /// must start on boundaries of 32-tile groups so that the tiles, and so the bits, are the
@@ -55,12 +49,15 @@ std::int64_t scan_overflow_index(const ScanWorkspace& workspace);
 
 // Exact operations (integers, floating-point min and max) on the classic decoupled look-back,
 // one block a tile (scan_exact.cu); floating-point sums and products on launch_decoupled_lookback.
-GPUKIT_DECLARE_SCAN_LAUNCHER(launch_exact_lookback)
+template <class T>
+ScanLaunch<T> launch_exact_lookback;
 // The API's default (scan_pipelined.cuh): exact operations from 32 MB up on the pipelined engine
 // (sm_90, aligned pointers), everything else as launch_exact_lookback.
-GPUKIT_DECLARE_SCAN_LAUNCHER(launch_pipelined_lookback)
+template <class T>
+ScanLaunch<T> launch_pipelined_lookback;
 
 // CUB's DeviceScan, the vendor row (scan_cub.cu).
-GPUKIT_DECLARE_SCAN_LAUNCHER(launch_cub_scan)
+template <class T>
+ScanLaunch<T> launch_cub_scan;
 
 }  // namespace gpukit::primitives::cuda_detail

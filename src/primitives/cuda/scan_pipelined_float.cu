@@ -1,5 +1,5 @@
 #include "primitives/cuda/scan_pipelined.cuh"
 
 namespace gpukit::primitives::cuda_detail {
-GPUKIT_INSTANTIATE_SCAN_LAUNCHER_FOR(launch_pipelined_lookback, float)
+template ScanLaunch<float> launch_pipelined_lookback<float>;
 }  // namespace gpukit::primitives::cuda_detail

@@ -1,5 +1,5 @@
 #include "primitives/cuda/scan_pipelined.cuh"
 
 namespace gpukit::primitives::cuda_detail {
-GPUKIT_INSTANTIATE_SCAN_LAUNCHER_FOR(launch_pipelined_lookback, std::int32_t)
+template ScanLaunch<std::int32_t> launch_pipelined_lookback<std::int32_t>;
 }  // namespace gpukit::primitives::cuda_detail

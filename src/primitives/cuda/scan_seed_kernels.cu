@@ -361,7 +361,7 @@ void launch_hillis_steele(const T* input, T* output, std::int64_t count, ScanOp 
     GPUKIT_CUDA_CHECK_LAUNCH("hillis_steele_block_kernel");
   });
 }
-GPUKIT_INSTANTIATE_SCAN_LAUNCHER(launch_hillis_steele)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ScanLaunch, launch_hillis_steele)
 
 template <class T>
 void launch_work_efficient(const T* input, T* output, std::int64_t count, ScanOp op, ScanKind kind,
@@ -376,7 +376,7 @@ void launch_work_efficient(const T* input, T* output, std::int64_t count, ScanOp
     GPUKIT_CUDA_CHECK_LAUNCH("work_efficient_block_kernel");
   });
 }
-GPUKIT_INSTANTIATE_SCAN_LAUNCHER(launch_work_efficient)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ScanLaunch, launch_work_efficient)
 
 template <class T>
 void launch_work_efficient_padded(const T* input, T* output, std::int64_t count, ScanOp op,
@@ -388,7 +388,7 @@ void launch_work_efficient_padded(const T* input, T* output, std::int64_t count,
                             kind == ScanKind::inclusive, /*tile_totals=*/nullptr, stream);
   });
 }
-GPUKIT_INSTANTIATE_SCAN_LAUNCHER(launch_work_efficient_padded)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ScanLaunch, launch_work_efficient_padded)
 
 // Any count: 2048-element tiles, the tiles' totals scanned recursively (a level per factor of
 // 2048), then added back. The totals of every level sit in one workspace reservation. Works in
@@ -418,6 +418,6 @@ void launch_multi_block(const T* input, T* output, std::int64_t count, ScanOp op
                        stream);
   });
 }
-GPUKIT_INSTANTIATE_SCAN_LAUNCHER(launch_multi_block)
+GPUKIT_INSTANTIATE_PER_TYPE(PrimitiveTypes, ScanLaunch, launch_multi_block)
 
 }  // namespace gpukit::primitives::cuda_detail

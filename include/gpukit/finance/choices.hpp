@@ -1,0 +1,35 @@
+#pragma once
+// The words `gpukit bs`, `gpukit mc` and Python's pricing functions take for finance's choices
+// (the normal CDF, the precision, the barrier monitoring), read once here: each front door names
+// the argument in its own words ("cdf" in Python, "--cdf" on the command line) and gets the same
+// rule and message.
+
+#include <span>
+#include <string_view>
+
+#include "gpukit/finance/black_scholes.hpp"
+#include "gpukit/finance/instrument.hpp"
+#include "gpukit/finance/monte_carlo.hpp"
+
+namespace gpukit::finance {
+
+/// The normal CDF's words, in order: "erfc" (NormalCdf::erfc), "hull" (hull_polynomial),
+/// "hull-fast" (hull_polynomial_fast_math).
+std::span<const std::string_view> normal_cdf_names();
+/// The NormalCdf `word` names; InvalidInput "{argument} must be erfc, hull or hull-fast, got
+/// '{word}'" otherwise.
+NormalCdf parse_normal_cdf(std::string_view argument, std::string_view word);
+
+/// The precision's words, in order: "double" (Precision::float64), "float" (float32).
+std::span<const std::string_view> precision_names();
+/// The Precision `word` names; InvalidInput "{argument} must be double or float, got '{word}'"
+/// otherwise.
+Precision parse_precision(std::string_view argument, std::string_view word);
+
+/// The barrier monitoring's words, in order: "discrete", "continuous".
+std::span<const std::string_view> barrier_monitoring_names();
+/// The BarrierMonitoring `word` names; InvalidInput "{argument} must be discrete or continuous,
+/// got '{word}'" otherwise.
+BarrierMonitoring parse_barrier_monitoring(std::string_view argument, std::string_view word);
+
+}  // namespace gpukit::finance

@@ -1,0 +1,58 @@
+#include "gpukit/finance/choices.hpp"
+
+#include <array>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "gpukit/core/error.hpp"
+
+namespace gpukit::finance {
+
+namespace {
+
+constexpr std::array<std::string_view, 3> kNormalCdfNames = {"erfc", "hull", "hull-fast"};
+constexpr std::array<std::string_view, 2> kPrecisionNames = {"double", "float"};
+constexpr std::array<std::string_view, 2> kMonitoringNames = {"discrete", "continuous"};
+
+// The index of `word` among `names`; InvalidInput "{argument} must be a, b or c, got '{word}'".
+template <std::size_t N>
+std::size_t index_of(const std::array<std::string_view, N>& names, std::string_view argument,
+                     std::string_view word) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == word) return i;
+  }
+  std::string choices;
+  for (std::size_t i = 0; i < N; ++i) {
+    choices += i == 0 ? "" : i + 1 == N ? " or " : ", ";
+    choices += names[i];
+  }
+  throw InvalidInput(fmt::format("{} must be {}, got '{}'", argument, choices, word));
+}
+
+}  // namespace
+
+std::span<const std::string_view> normal_cdf_names() { return kNormalCdfNames; }
+
+NormalCdf parse_normal_cdf(std::string_view argument, std::string_view word) {
+  constexpr NormalCdf kCdfs[] = {NormalCdf::erfc, NormalCdf::hull_polynomial,
+                                 NormalCdf::hull_polynomial_fast_math};
+  return kCdfs[index_of(kNormalCdfNames, argument, word)];
+}
+
+std::span<const std::string_view> precision_names() { return kPrecisionNames; }
+
+Precision parse_precision(std::string_view argument, std::string_view word) {
+  constexpr Precision kPrecisions[] = {Precision::float64, Precision::float32};
+  return kPrecisions[index_of(kPrecisionNames, argument, word)];
+}
+
+std::span<const std::string_view> barrier_monitoring_names() { return kMonitoringNames; }
+
+BarrierMonitoring parse_barrier_monitoring(std::string_view argument, std::string_view word) {
+  constexpr BarrierMonitoring kMonitorings[] = {BarrierMonitoring::discrete,
+                                                BarrierMonitoring::continuous};
+  return kMonitorings[index_of(kMonitoringNames, argument, word)];
+}
+
+}  // namespace gpukit::finance
