@@ -166,6 +166,11 @@ void black_scholes_in(Terms& terms, const InArray& spot, nb::handle strike, nb::
   for (const auto& [name, slot] : slots) {
     if (outputs.contains(name)) *slot = terms.output<Real>(outputs[name], name, n);
   }
+  // Host arrays over several devices or ranks go through price_european_book (the book's call);
+  // here a device list is refused in its own words: with CUDA arrays, which run on their GPU.
+  if (terms.spread_job(device)) {
+    throw InvalidInput("black_scholes: arrays over several devices are priced as a book");
+  }
   const Placement where = terms.placement(device, stream);
   nb::gil_scoped_release released;
   const DeviceGuard guard(where.context);
