@@ -1,8 +1,8 @@
 #pragma once
 // The CLI's side of scale-out (docs/scale-out.md): what rank 0 says about a command's job (its
 // devices, auto's notice, the warning of a job that mixes backends) and how it reports progress.
-// The job itself (which ranks and devices) is gpukit/scale_out/job.hpp's; the work is split by
-// gpukit/distributed and combined by the case studies' own canonical functions.
+// The job itself (which ranks and devices) is gpukit/scale_out/job.hpp's, and the work is spread
+// by gpukit/scale_out's calls (black_scholes.hpp, monte_carlo.hpp, reduce.hpp, poisson.hpp).
 
 #include <functional>
 #include <string>

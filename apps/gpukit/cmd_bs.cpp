@@ -18,16 +18,14 @@
 #include "cli_distributed.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/verify.hpp"
-#include "gpukit/distributed/test_fault.hpp"
-#include "gpukit/distributed/workers.hpp"
 #include "gpukit/finance/black_scholes_reference.hpp"
 #include "gpukit/finance/black_scholes_variants.hpp"
 #include "gpukit/finance/choices.hpp"
 #include "gpukit/finance/european_book.hpp"
-#include "gpukit/finance/option_book_bytes.hpp"
 #include "gpukit/io/csv.hpp"
 #include "gpukit/io/option_book.hpp"
 #include "gpukit/io/option_book_from_view.hpp"
+#include "gpukit/scale_out/black_scholes.hpp"
 
 namespace gpukit::cli {
 
@@ -121,96 +119,20 @@ void write_and_check(const BsArgs& args, const Job& job, const std::string& devi
   }
 }
 
-/// Prices the book `load` makes on rank 0, writes it and checks it. On one device, one call of
-/// the pricer. Across the job's workers (several GPUs, several ranks): the rows, the fixed blocks
-/// of Black-Scholes (each row priced alone, so the same bits wherever it is priced), are shared
-/// out; rank 0 sends each rank its rows' terms, each worker prices its rows, and rank 0 gathers
-/// every column in row order before writing.
+/// Prices the book `load` makes on rank 0, writes it and checks it: one call of the pricer over
+/// the job's devices (gpukit/scale_out/black_scholes.hpp: on one device the pricer itself; across
+/// several GPUs or ranks, each row priced where the split puts it, with the same bits), rank 0
+/// reading and writing.
 void price_write_and_check(const BsArgs& args, const Job& job,
                            const std::function<io::OptionBook()>& load) {
-  const finance::Precision precision = precision_of(args);
-  const finance::BlackScholesOptions options = pricing_options(args);
-  if (!job.spread) {
-    const io::OptionBook book = load();
-    const finance::OptionBookView view = io::instrument_view(book);
-    const Context& context = job.workers.contexts.front();
-    finance::EuropeanBookResult result =
-        finance::price_european_book(context, view, precision, args.greeks, options);
-    write_and_check(args, job, context.describe(), book, view, result);
-    return;
-  }
-  distributed::Communicator& comm = *job.comm;
-  std::optional<io::OptionBook> book;  // rank 0's
-  std::vector<std::byte> rows = distributed::agree(comm, [&] {
-    if (!comm.is_root()) return std::vector<std::byte>{};
-    book.emplace(load());
-    const std::vector<std::int64_t> count_of_rows = {static_cast<std::int64_t>(book->size())};
-    const std::span<const std::byte> bytes = distributed::as_bytes(count_of_rows);
-    return std::vector<std::byte>(bytes.begin(), bytes.end());
-  });
-  comm.broadcast(rows);
-  const std::int64_t count = distributed::from_bytes<std::int64_t>(rows).front();
-  const auto workers = static_cast<int>(job.workers.contexts.size());
-  const distributed::WorkPlan plan = distributed::plan_work(comm, workers, count);
-  const distributed::BlockRange mine = plan.rank_ranges[static_cast<std::size_t>(comm.rank())];
+  const std::optional<io::OptionBook> book = scale_out::on_root(job, load);
+  const finance::OptionBookView view =
+      book ? io::instrument_view(*book) : finance::OptionBookView{};
   warn_if_mixed(job, "bs");
-
-  // This rank's rows: rank 0's book itself in a job of one process, else what rank 0 sent.
-  std::unique_ptr<finance::PackedOptionBook> received;
-  if (comm.distributed()) {
-    std::vector<std::byte> all;
-    std::vector<std::int64_t> sizes;
-    distributed::agree(comm, [&] {
-      if (!comm.is_root()) return;
-      const finance::OptionBookView whole = io::instrument_view(*book);
-      for (const distributed::BlockRange& r : plan.rank_ranges) {
-        const std::vector<std::byte> piece = finance::pack_option_book(whole, r.first, r.count);
-        all.insert(all.end(), piece.begin(), piece.end());
-        sizes.push_back(static_cast<std::int64_t>(piece.size()));
-      }
-    });
-    const std::vector<std::byte> piece = comm.scatter(all, sizes);
-    std::vector<std::byte>().swap(all);
-    distributed::agree(comm,
-                       [&] { received = std::make_unique<finance::PackedOptionBook>(piece); });
-  }
-  const finance::OptionBookView local = received ? received->view() : io::instrument_view(*book);
-
-  // Each worker prices its rows into this rank's columns.
-  finance::EuropeanBookResult result;
-  const auto n = static_cast<std::size_t>(mine.count);
-  result.price.resize(n);
-  std::vector<std::vector<double>*> columns = {&result.price};
-  if (args.greeks) {
-    for (auto* c : {&result.delta, &result.gamma, &result.vega, &result.theta, &result.rho}) {
-      c->resize(n);
-      columns.push_back(c);
-    }
-  }
-  distributed::agree(comm, [&] {
-    distributed::run_workers(workers, [&](int w, const distributed::ReportProgress&) {
-      distributed::inject_rank_fault(*job.comm);
-      const distributed::BlockRange range = plan.local_ranges[static_cast<std::size_t>(w)];
-      const std::int64_t at = range.first - mine.first;
-      const finance::EuropeanBookResult part = finance::price_european_book(
-          job.workers.contexts[static_cast<std::size_t>(w)],
-          finance::book_rows(local, at, range.count), precision, args.greeks, options);
-      const std::vector<const std::vector<double>*> from = {&part.price, &part.delta, &part.gamma,
-                                                            &part.vega,  &part.theta, &part.rho};
-      for (std::size_t c = 0; c < columns.size(); ++c) {
-        std::copy(from[c]->begin(), from[c]->end(), columns[c]->begin() + at);
-      }
-    });
-  });
-  if (comm.distributed()) {
-    for (std::vector<double>* c : columns) {
-      *c = distributed::from_bytes<double>(comm.gather(distributed::as_bytes(*c)));
-    }
-  }
-  distributed::agree(comm, [&] {
-    if (!comm.is_root()) return;
-    write_and_check(args, job, job.description, *book, io::instrument_view(*book), result);
-  });
+  finance::EuropeanBookResult result = scale_out::price_black_scholes_book(
+      job, view, precision_of(args), args.greeks, pricing_options(args));
+  scale_out::on_root(job,
+                     [&] { write_and_check(args, job, job.description, *book, view, result); });
 }
 
 void price_file(const BsArgs& args, const Job& job) {

@@ -15,14 +15,11 @@
 #include "cli_common.hpp"
 #include "cli_distributed.hpp"
 #include "gpukit/core/error.hpp"
-#include "gpukit/distributed/test_fault.hpp"
-#include "gpukit/distributed/workers.hpp"
 #include "gpukit/finance/choices.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
-#include "gpukit/finance/monte_carlo_blocks.hpp"
-#include "gpukit/finance/option_book_bytes.hpp"
 #include "gpukit/io/csv.hpp"
 #include "gpukit/io/option_book.hpp"
+#include "gpukit/scale_out/monte_carlo.hpp"
 
 namespace gpukit::cli {
 
@@ -174,72 +171,33 @@ void write_and_check(const McArgs& args, const Job& job, const io::OptionBook& b
   if (check_failure) throw Error(ErrorKind::check_failed, *check_failure);
 }
 
+// Rank 0 reads the book and keys its rows, one call prices it over the job's devices
+// (gpukit/scale_out/monte_carlo.hpp: on one device the pricer itself; across several GPUs or
+// ranks, the book's fixed blocks shared out and merged in block order, with the same bits), and
+// rank 0 writes and checks it.
 void price_file(const McArgs& args, const Job& job) {
-  const Context& context = job.workers.contexts.front();
-  const finance::MonteCarloOptions options = options_of(args);
-  const io::OptionBook book =
-      read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
-                              io::BookColumns::with_barriers, args.delimiter, options.precision);
-  finance::MonteCarloBookView view = io::instrument_view(book);
-  // A trade's random numbers follow its id (the FNV-1a 64 hash of the field's bytes), so its price
-  // does not depend on where it sits in which book; without an id column, on the row number.
-  const finance::MonteCarloStreamKeys streams = stream_keys_of(book);
-  if (!streams.keys.empty()) view.stream = streams.keys.data();
-  warn_breached_at_start(book, view, options.precision);
-  finance::MonteCarloOptions watched = options;
-  watched.progress = pricing_progress(job, view.count);
-  const finance::MonteCarloBookResult r = finance::price_monte_carlo_book(context, view, watched);
-  write_and_check(args, job, book, view, options, r, context.describe());
-}
-
-// The book across every worker of the job (several GPUs, several ranks): rank 0 reads it and
-// keys its rows, every rank receives its terms, each worker prices its share of the fixed blocks
-// (finance/monte_carlo_blocks.hpp), and rank 0 merges the blocks' moments in block order, which
-// gives the bits of the book priced on one device (of the job's backend), then checks and writes.
-void price_file_across(const McArgs& args, const Job& job) {
-  distributed::Communicator& comm = *job.comm;
   const finance::MonteCarloOptions options = options_of(args);
   std::optional<io::OptionBook> book;  // rank 0's
-  std::vector<std::byte> packed = distributed::agree(comm, [&] {
-    if (!comm.is_root()) return std::vector<std::byte>{};
+  finance::MonteCarloStreamKeys streams;
+  finance::MonteCarloBookView view{};
+  scale_out::on_root(job, [&] {
     book.emplace(
         read_book_with_progress("mc", args.input, {args.rate, args.volatility, args.dividend},
                                 io::BookColumns::with_barriers, args.delimiter, options.precision));
-    finance::MonteCarloBookView view = io::instrument_view(*book);
-    const finance::MonteCarloStreamKeys streams = stream_keys_of(*book);
+    view = io::instrument_view(*book);
+    // A trade's random numbers follow its id (the FNV-1a 64 hash of the field's bytes), so its
+    // price does not depend on where it sits in which book; without an id column, on the row
+    // number.
+    streams = stream_keys_of(*book);
     if (!streams.keys.empty()) view.stream = streams.keys.data();
     warn_breached_at_start(*book, view, options.precision);
-    return finance::pack_option_book(view, 0, view.count);
   });
-  comm.broadcast(packed);
-  std::unique_ptr<finance::PackedOptionBook> terms;
-  const finance::MonteCarloBlocks blocks = distributed::agree(comm, [&] {
-    terms = std::make_unique<finance::PackedOptionBook>(packed);
-    return finance::monte_carlo_blocks(terms->view(), options);
-  });
-  std::vector<std::byte>().swap(packed);
-  const finance::MonteCarloBookView& view = terms->view();
   warn_if_mixed(job, "mc");
-  distributed::inject_lone_failure(*job.comm);
-  const distributed::WorkPlan plan =
-      distributed::plan_work(comm, static_cast<int>(job.workers.contexts.size()), blocks.weight);
-  const std::vector<finance::MonteCarloBlockMoments> moments =
-      distributed::compute_blocks<finance::MonteCarloBlockMoments>(
-          comm, job.workers.contexts, plan, finance::monte_carlo_scenarios(options),
-          [&](const Context& context, distributed::BlockRange range,
-              const distributed::ReportProgress& report) {
-            distributed::inject_rank_fault(*job.comm);
-            finance::MonteCarloOptions mine = options;
-            mine.progress = report;
-            return finance::price_monte_carlo_blocks(context, view, mine, range.first, range.count);
-          },
-          pricing_progress(job, view.count));
-  distributed::agree(comm, [&] {
-    if (!comm.is_root()) return;
-    const finance::MonteCarloBookResult r =
-        finance::monte_carlo_result_from_blocks(view, options, moments, job.arithmetic());
-    write_and_check(args, job, *book, view, options, r, job.description);
-  });
+  finance::MonteCarloOptions watched = options;
+  watched.progress = pricing_progress(job, view.count);
+  const finance::MonteCarloBookResult r = scale_out::price_monte_carlo_book(job, view, watched);
+  scale_out::on_root(job,
+                     [&] { write_and_check(args, job, *book, view, options, r, job.description); });
 }
 
 void run_demo(const McArgs& args, const Context& context, bool paths_given) {
@@ -374,12 +332,7 @@ void register_mc(CLI::App& app) {
       run_demo(*args, resolve_context(args->device), paths->count() > 0);
       return;
     }
-    const Job job = join_job(args->device, "mc");
-    if (job.spread) {
-      price_file_across(*args, job);
-    } else {
-      price_file(*args, job);
-    }
+    price_file(*args, join_job(args->device, "mc"));
   });
 }
 

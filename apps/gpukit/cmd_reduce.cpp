@@ -16,12 +16,10 @@
 #include "cli_common.hpp"
 #include "cli_distributed.hpp"
 #include "gpukit/core/error.hpp"
-#include "gpukit/distributed/test_fault.hpp"
-#include "gpukit/distributed/workers.hpp"
 #include "gpukit/io/npy.hpp"
 #include "gpukit/primitives/check.hpp"
 #include "gpukit/primitives/reduce.hpp"
-#include "gpukit/primitives/reduce_partials.hpp"
+#include "gpukit/scale_out/reduce.hpp"
 
 namespace gpukit::cli {
 
@@ -74,75 +72,19 @@ void print_and_check(const std::string& device, std::span<const T> values, std::
   }
 }
 
+// One call over the job's devices (gpukit/scale_out/reduce.hpp: on one device the reduction
+// itself; across several GPUs or ranks, the tiles of the canonical tree shared out and combined
+// in block order, with the same bits), then rank 0 prints. `array` is rank 0's (null elsewhere).
 template <class T>
-void reduce_and_print(const Context& context, const io::NpyArray& array,
-                      const ReduceOptionsCli& cli) {
-  const primitives::ReduceOp op = primitives::parse_reduce_op(cli.op);
+void reduce_and_print(const Job& job, const io::NpyArray* array, const ReduceOptionsCli& cli) {
   primitives::ReduceOptions options;
   options.accurate_sum = cli.accurate;
-  const std::span<const T> values = array.values<T>();
-  const auto result = primitives::reduce<T>(context, values, op, options);
-  print_and_check<T>(context.describe(), values, static_cast<std::int64_t>(array.size()),
-                     std::string(io::dtype_name(array.dtype)), cli, result);
-}
-
-// Across the job's workers (several GPUs, several ranks): the blocks are tiles of the canonical
-// tree (primitives/reduce_partials.hpp); rank 0 sends each rank its blocks' elements, each worker
-// computes its blocks' partials, and rank 0 runs the levels above them in block order: the bits
-// of reduce() of the whole array, on any backend.
-template <class T>
-void reduce_across(const Job& job, const io::NpyArray* array, std::int64_t count,
-                   const std::string& dtype, const ReduceOptionsCli& cli) {
-  distributed::Communicator& comm = *job.comm;
-  const primitives::ReduceOp op = primitives::parse_reduce_op(cli.op);
-  primitives::ReduceOptions options;
-  options.accurate_sum = cli.accurate;
-  const primitives::ReduceSplit split =
-      distributed::agree(comm, [&] { return primitives::reduce_split<T>(count, op, options); });
-  const auto workers = static_cast<int>(job.workers.contexts.size());
-  const distributed::WorkPlan plan = distributed::plan_work(comm, workers, split.blocks);
-  const distributed::BlockRange mine = plan.rank_ranges[static_cast<std::size_t>(comm.rank())];
-  const auto elements_of = [&](const distributed::BlockRange& r) {
-    const std::int64_t first = r.first * split.block_elements;
-    return std::min(count, r.end() * split.block_elements) - std::min(count, first);
-  };
-
-  // This rank's elements: rank 0's array itself in a job of one process, else what rank 0 sent.
-  std::vector<std::byte> received;
-  if (comm.distributed()) {
-    std::vector<std::int64_t> sizes;
-    std::span<const std::byte> all;
-    if (comm.is_root()) {
-      all = std::as_bytes(array->values<T>());
-      for (const distributed::BlockRange& r : plan.rank_ranges) {
-        sizes.push_back(elements_of(r) * static_cast<std::int64_t>(sizeof(T)));
-      }
-    }
-    received = comm.scatter(all, sizes);
-  }
-  const std::span<const T> local =
-      comm.distributed() ? std::span<const T>(reinterpret_cast<const T*>(received.data()),
-                                              received.size() / sizeof(T))
-                         : array->values<T>();
-  const std::vector<std::byte> partials = distributed::compute_blocks<std::byte>(
-      comm, job.workers.contexts, plan, static_cast<std::int64_t>(split.partial_bytes),
-      [&](const Context& context, distributed::BlockRange range,
-          const distributed::ReportProgress&) {
-        distributed::inject_rank_fault(*job.comm);
-        std::vector<std::byte> out(static_cast<std::size_t>(range.count) * split.partial_bytes);
-        const std::int64_t at = (range.first - mine.first) * split.block_elements;
-        primitives::reduce_partials<T>(context,
-                                       local.subspan(static_cast<std::size_t>(at),
-                                                     static_cast<std::size_t>(elements_of(range))),
-                                       split, range.first, op, options, out);
-        return out;
-      });
-  std::vector<std::byte>().swap(received);
-  distributed::agree(comm, [&] {
-    if (!comm.is_root()) return;
-    const auto result =
-        primitives::reduce_from_partials<T>(partials, split, op, options, cli.device.threads);
-    print_and_check<T>(job.description, array->values<T>(), count, dtype, cli, result);
+  const std::span<const T> values = array ? array->values<T>() : std::span<const T>{};
+  const auto result =
+      scale_out::reduce<T>(job, values, primitives::parse_reduce_op(cli.op), options);
+  scale_out::on_root(job, [&] {
+    print_and_check<T>(job.description, values, static_cast<std::int64_t>(array->size()),
+                       std::string(io::dtype_name(array->dtype)), cli, result);
   });
 }
 
@@ -171,31 +113,16 @@ void register_reduce(CLI::App& app) {
   add_device_options(*command, cli->device, DeviceLists::accepted);
   command->callback([cli] {
     const Job job = join_job(cli->device, "reduce");
-    if (!job.spread) {
-      const io::NpyArray array = io::read_npy(cli->input, {kPrimitiveDtypes, "reduce"});
-      with_primitive_element_type(array.dtype, cli->input, "reduce", [&](auto element) {
-        reduce_and_print<decltype(element)>(job.workers.contexts.front(), array, *cli);
-      });
-      return;
-    }
-    // Rank 0 reads the file and tells every rank its type and size.
-    distributed::Communicator& comm = *job.comm;
+    // Rank 0 reads the file and tells every rank its element type.
     std::optional<io::NpyArray> array;
-    std::vector<std::int64_t> header = distributed::agree(comm, [&] {
-      if (!comm.is_root()) return std::vector<std::int64_t>{};
-      array.emplace(io::read_npy(cli->input, {kPrimitiveDtypes, "reduce"}));
-      with_primitive_element_type(array->dtype, cli->input, "reduce", [](auto) {});
-      return std::vector<std::int64_t>{static_cast<std::int64_t>(array->dtype),
-                                       static_cast<std::int64_t>(array->size())};
-    });
-    const std::span<const std::byte> header_bytes = distributed::as_bytes(header);
-    std::vector<std::byte> bytes(header_bytes.begin(), header_bytes.end());
-    comm.broadcast(bytes);
-    header = distributed::from_bytes<std::int64_t>(bytes);
-    const auto dtype = static_cast<io::NpyDtype>(header[0]);
+    const io::NpyDtype dtype = scale_out::from_root(
+        job, scale_out::on_root(job, [&] {
+               array.emplace(io::read_npy(cli->input, {kPrimitiveDtypes, "reduce"}));
+               with_primitive_element_type(array->dtype, cli->input, "reduce", [](auto) {});
+               return array->dtype;
+             }).value_or(io::NpyDtype::float64));
     with_primitive_element_type(dtype, cli->input, "reduce", [&](auto element) {
-      reduce_across<decltype(element)>(job, array ? &*array : nullptr, header[1],
-                                       std::string(io::dtype_name(dtype)), *cli);
+      reduce_and_print<decltype(element)>(job, array ? &*array : nullptr, *cli);
     });
   });
 }

@@ -10,6 +10,11 @@ arrays without a copy:
 - CUDA arrays run on their GPU (``device`` may only confirm it) on the caller's current stream or
   ``stream=``; results are arrays of the same library on that GPU.
 
+black_scholes, monte_carlo, price_book, reduce and poisson also spread host arrays over several
+GPUs (``device="cuda:all"``, ``"cuda:0,1"`` or ``["cuda:0", "cuda:1"]``) and over the ranks of
+an MPI job (``mpirun -np 2 python script.py``: every rank makes the same calls and gets the
+result), with the bits of one device (docs/python.md, "Several GPUs and MPI").
+
 The GIL is released while the library computes; a long Monte Carlo pricing stops on Ctrl-C
 with KeyboardInterrupt. Errors: an argument of the wrong type raises TypeError and invalid input
 ValueError (the CLI's message, naming the Python argument), running out of memory MemoryError
@@ -64,7 +69,25 @@ __all__ = [
 CudaError.__module__ = "gpukit"
 DeviceUnavailable.__module__ = "gpukit"
 
+if _core._mpi_ranks() > 1:
+    # A rank of an MPI job (mpirun -np N python script.py): an exception that ends this rank's
+    # script, which the other ranks may not share, would leave them waiting in a collective.
+    # After the usual traceback, the whole job ends (MPI_Abort, exit code 1) instead of hanging.
+    import sys as _sys
+
+    _excepthook = _sys.excepthook
+
+    def _end_the_job(kind, value, traceback):  # pragma: no cover (runs as the process ends)
+        _excepthook(kind, value, traceback)
+        _sys.stderr.flush()
+        _core._abort_job(1)
+
+    _sys.excepthook = _end_the_job
+
 Device = str  # "auto" | "cpu" | "cuda" | "cuda:N"
+# The calls that spread over several devices take more: "cuda:all", "cuda:N,M,...", or a list of
+# "cuda:N" (docs/python.md, "Several GPUs and MPI").
+Devices = Union[str, Sequence[str]]
 ArrayLike = Any  # a NumPy, CuPy or PyTorch array, or what numpy.asarray takes
 
 
@@ -90,7 +113,7 @@ def reduce(
     op: Literal["sum", "product", "min", "max", "and", "or", "xor"] = "sum",
     *,
     accurate: bool = False,
-    device: Device = "auto",
+    device: Devices = "auto",
     stream: Any = None,
 ) -> Union[int, float]:
     """Reduces every element of ``x`` (any shape, taken in C order) with ``op``, as
@@ -109,10 +132,12 @@ def reduce(
     min and max order -0.0 below +0.0; the empty sum is 0, the empty product 1, and min or max
     of an empty array is a ValueError.
 
-    On a CUDA array the call waits for ``stream`` (it returns a host value).
+    On a CUDA array the call waits for ``stream`` (it returns a host value). A host ``x`` with a
+    device list, or under mpirun, is reduced over those devices and ranks with the same bits
+    (the root rank's x; every rank gets the result).
     """
     op, accurate = _checks.text(op, "op"), _checks.flag(accurate, "accurate")
-    device = _checks.device(device)
+    device = _checks.spread_device(device)
     x, framework = _checks.input_array(x, "x")
     handle = _arrays.resolve_stream(x, framework, stream)
     return _core.reduce(_arrays.exported(x, framework, handle), op, accurate, device, handle)
@@ -309,7 +334,7 @@ def black_scholes(
     *,
     cdf: Literal["erfc", "hull", "hull-fast"] = "erfc",
     variant: str = "",
-    device: Device = "auto",
+    device: Devices = "auto",
     stream: Any = None,
 ) -> Any:
     """Black-Scholes-Merton prices (and Greeks) of European options, as ``gpukit bs`` prices a
@@ -335,12 +360,15 @@ def black_scholes(
     one; with ``precision="float"`` every number must also fit a float: "spot[0]: out of the
     range of a float ..."); CUDA arrays are not (the device API's contract: a NaN gives NaN for
     that option), and are priced on ``stream`` without waiting. ``variant`` must be a name of the
-    CUDA registry (as ``gpukit bs --variant``) on every backend.
+    CUDA registry (as ``gpukit bs --variant``) on every backend. Host arrays with a device list
+    (``"cuda:all"``, ``["cuda:0", "cuda:1"]``), or under mpirun, are priced over those devices
+    and ranks as ``gpukit bs --device cuda:all`` prices a book: the same bits, every rank the
+    result.
     """
     dtype = _precision_dtype(precision)
     greeks = _checks.flag(greeks, "greeks")
     cdf, variant = _checks.text(cdf, "cdf"), _checks.text(variant, "variant")
-    device = _checks.device(device)
+    device = _checks.spread_device(device)
     is_put = _checks.put_sides(put, "black_scholes", _core.option_type)
     book = _Book("black_scholes", dict(spot=spot, strike=strike, maturity=maturity, rate=rate,
                                        volatility=volatility, dividend=dividend, put=put),
@@ -352,6 +380,16 @@ def black_scholes(
         checked_parameters = [book.parameter(v, np.float64) for v in (rate, volatility, dividend)]
         book.check_terms(np.zeros(book.count, np.uint8), *checked_columns, *checked_parameters,
                          precision=precision)
+        if _core.spreads(device):
+            # Over a device list or the ranks of an MPI job: the book's call, as `gpukit bs`
+            # makes it (each option's own side, the bits of one device), every rank the result.
+            spread = _core.price_european_book(book.count, book.column(is_put, np.uint8),
+                                               *checked_columns, *checked_parameters, precision,
+                                               greeks, cdf, variant, device)
+            priced = {name: book.shaped(v.astype(dtype, copy=False))
+                      for name, v in spread.items()}
+            _refuse_non_finite("black_scholes", priced, precision, False, book.option_at)
+            return priced if greeks else priced["price"]
     if not book.on_cuda and dtype is np.float64:
         columns, parameters = checked_columns, checked_parameters
     else:
@@ -432,7 +470,7 @@ def monte_carlo(
     greeks: bool = False,
     precision: Literal["double", "float"] = "double",
     ids: Sequence[Any] | None = None,
-    device: Device = "auto",
+    device: Devices = "auto",
     stream: Any = None,
 ) -> dict[str, Any]:
     """Monte Carlo prices of European and barrier options under geometric Brownian motion, as
@@ -457,7 +495,9 @@ def monte_carlo(
     paths paid (price, std_error and ci 0: no confidence interval, only that a path pays with a
     probability below 3/paths); host terms only. Ctrl-C stops a long pricing between blocks of
     work (a chunk of paths on the CPU, a kernel launch on a GPU) with KeyboardInterrupt, leaving
-    nothing queued and no result.
+    nothing queued and no result. Host terms with a device list (``"cuda:all"``,
+    ``["cuda:0", "cuda:1"]``), or under mpirun, are priced over those devices and ranks as
+    ``gpukit mc --device cuda:all`` prices a book: the same bits, every rank the result.
     """
     settings = _monte_carlo_settings(paths, seed, monitoring, antithetic, control_variate, greeks,
                                      precision, device)
@@ -536,7 +576,7 @@ def _monte_carlo_settings(paths: Any, seed: Any, monitoring: Any, antithetic: An
         control_variate=_checks.flag(control_variate, "control_variate"),
         greeks=_checks.flag(greeks, "greeks"),
         precision=_checks.text(precision, "precision", "double or float"),
-        device=_checks.device(device))
+        device=_checks.spread_device(device))
 
 
 def _warn_about_rows(columns: dict, what: str, count: int, paths: int, antithetic: bool,
@@ -587,7 +627,7 @@ def poisson(
     *,
     precision: Literal["double", "float", None] = None,
     variant: str = "",
-    device: Device = "auto",
+    device: Devices = "auto",
     stream: Any = None,
 ) -> Any:
     """Solves lap(u) = f with periodic boundaries on a 2-D or 3-D grid by the Fourier-spectral
@@ -602,10 +642,13 @@ def poisson(
     grid (``variant`` picks another); one device takes grids of fewer than 2^31 elements (a
     larger one is a ValueError saying so). The plan (FFT plans, tables, buffers) is kept per thread
     for the next solve of the same grid. On a CUDA array the call waits for the sums of f, then
-    queues the solve on ``stream``.
+    queues the solve on ``stream``. A host f with a device list (``"cuda:all"``,
+    ``["cuda:0", "cuda:1"]``), or under mpirun, is solved in slabs over those devices and ranks
+    as ``gpukit poisson --device cuda:all`` solves it (every rank passes the whole f and gets the
+    whole u), within the bound of docs/scale-out.md of the one-device solve.
     """
     gauge, strict = _checks.text(gauge, "gauge"), _checks.flag(strict, "strict")
-    variant, device = _checks.text(variant, "variant"), _checks.device(device)
+    variant, device = _checks.text(variant, "variant"), _checks.spread_device(device)
     f, framework = _checks.input_array(f, "f")
     dtype = _dtype_of(f, framework)
     if dtype not in (np.float32, np.float64):
@@ -769,7 +812,7 @@ def price_book(
     monitoring: Literal["discrete", "continuous"] = "discrete",
     antithetic: bool = False,
     control_variate: bool = False,
-    device: Device = "auto",
+    device: Devices = "auto",
 ) -> "pandas.DataFrame":
     """Prices an option book held in a pandas DataFrame, as ``gpukit bs`` (``method=
     "black_scholes"``) or ``gpukit mc`` (``"monte_carlo"``) prices the same book as CSV: a copy
@@ -791,7 +834,9 @@ def price_book(
     ``seed``, ``monitoring``, ``antithetic`` and ``control_variate`` to Monte Carlo, and a value
     other than the default for the other method is a ValueError (``gpukit bs`` has no
     ``--paths``). Repeated ids give a RuntimeWarning; Ctrl-C stops a Monte Carlo pricing with
-    KeyboardInterrupt, as in :func:`monte_carlo`.
+    KeyboardInterrupt, as in :func:`monte_carlo`. ``device`` takes a device list, and under
+    mpirun the book is priced over the job's ranks, as :func:`black_scholes` and
+    :func:`monte_carlo` say.
     """
     from ._pandas import price_book as _price_book
 
@@ -811,7 +856,7 @@ def price_book(
         settings = dict(greeks=_checks.flag(greeks, "greeks"),
                         precision=_checks.text(precision, "precision", "double or float"),
                         cdf=_checks.text(cdf, "cdf"), variant=_checks.text(variant, "variant"),
-                        device=_checks.device(device))
+                        device=_checks.spread_device(device))
     book_wide = {name: None if value is None else _checks.number(value, name)
                  for name, value in (("rate", rate), ("volatility", volatility),
                                      ("dividend", dividend))}

@@ -96,6 +96,31 @@ def device(value: Any) -> str:
     return text(value, "device", "auto, cpu, cuda or cuda:N")
 
 
+SPREAD_DEVICES = "auto, cpu, cuda, cuda:N, cuda:all or cuda:N,M,...; or a list of 'cuda:N'"
+
+
+def spread_device(value: Any) -> str:
+    """The device argument of a call that spreads over several devices (black_scholes,
+    monte_carlo, price_book, reduce, poisson) as the str the library reads: a str as it is, a
+    list or tuple of 'cuda:N' as 'cuda:N,M,...' (the CLI's --device cuda:0,1). The spellings and
+    the ordinals are the library's rule; only the list's form is checked here."""
+    if isinstance(value, (list, tuple)):
+        ordinals = []
+        for position, entry in enumerate(value):
+            if not isinstance(entry, str) or not entry.startswith("cuda:") or \
+                    "," in entry or entry == "cuda:all":
+                raise ValueError(f"device[{position}] must be 'cuda:N' (a list of GPUs), got "
+                                 f"{_shown(entry)}")
+            ordinals.append(entry[len("cuda:"):])
+        if not ordinals:
+            raise ValueError("device must name at least one device, got an empty list")
+        return "cuda:" + ",".join(ordinals)
+    if isinstance(value, str):
+        return str(value)
+    raise TypeError(f"device must be a string or a list ({SPREAD_DEVICES}), not "
+                    f"{type(value).__name__} ({_shown(value)})")
+
+
 def not_masked(x: Any, name: str) -> None:
     """TypeError for a NumPy masked array: gpukit reads every element, a mask would be ignored."""
     if isinstance(x, np.ma.MaskedArray):

@@ -12,6 +12,8 @@
 
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/memory.hpp"
+#include "gpukit/distributed/communicator.hpp"
+#include "gpukit/distributed/devices.hpp"
 
 namespace gpukit::python {
 
@@ -135,6 +137,52 @@ Placement place_call(std::string_view device,
   placement.device_data = true;
   placement.stream = reinterpret_cast<StreamHandle>(stream);
   return placement;
+}
+
+namespace {
+
+// The library's device spelling rule (distributed::parse_device_spec), in the words of the
+// Python argument: "device must be auto, cpu, ...", "device: 'cuda:x' is not a GPU list ...".
+distributed::DeviceSpec parse_device_argument(std::string_view device) {
+  try {
+    return distributed::parse_device_spec(device);
+  } catch (const InvalidInput& e) {
+    const std::string_view what = e.what();
+    throw InvalidInput(fmt::format("device{}{}", what.starts_with("must") ? " " : ": ", what));
+  }
+}
+
+}  // namespace
+
+bool spreads(std::string_view device) {
+  return parse_device_argument(device).is_list() ||
+         distributed::Communicator::world().distributed();
+}
+
+std::optional<scale_out::Job> spread_job(
+    std::string_view device, std::span<const std::pair<std::string_view, ArrayPlace>> arrays) {
+  const distributed::DeviceSpec spec = parse_device_argument(device);
+  for (const auto& [name, place] : arrays) {
+    if (!place.on_device) continue;
+    if (spec.is_list()) {
+      throw InvalidInput(fmt::format(
+          "device='{}' spreads host arrays over several devices, but {} is on {}: pass host "
+          "arrays, or device='{}'",
+          device, name, place_name(place), place_name(place)));
+    }
+    return std::nullopt;  // CUDA arrays run on their GPU
+  }
+  if (!spec.is_list() && !distributed::Communicator::world().distributed()) return std::nullopt;
+  try {
+    return scale_out::join_job(device, 0);
+  } catch (const DeviceUnavailable& e) {
+    // The library names the CLI's option ("--device cuda:all: no CUDA device ..."); here it is
+    // the argument device=.
+    const std::string_view what = e.what();
+    constexpr std::string_view kOption = "--device ";
+    if (!what.starts_with(kOption)) throw;
+    throw DeviceUnavailable(fmt::format("device={}", what.substr(kOption.size())));
+  }
 }
 
 DeviceGuard::DeviceGuard(const Context& context) {

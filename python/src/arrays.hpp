@@ -17,6 +17,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@
 #include "gpukit/core/context.hpp"
 #include "gpukit/core/cuda_handles.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/scale_out/job.hpp"
 
 namespace gpukit::python {
 
@@ -73,6 +75,26 @@ inline Placement place_call(std::string_view device,
                             std::uintptr_t stream) {
   return place_call(device, std::span(arrays.begin(), arrays.size()), stream);
 }
+
+/// The job of a call that spreads over several workers or ranks (gpukit/scale_out: the call
+/// `gpukit ... --device cuda:all` and `mpirun gpukit ...` make), or std::nullopt for a call on
+/// one device (place_call's). A call on host arrays spreads when `device` lists several devices
+/// ("cuda:all", "cuda:0,1") or when this process is a rank of an MPI job of several
+/// (`mpirun -np 2 python script.py`: then every rank must make the same calls); CUDA arrays run
+/// on their GPU, in each process alone. InvalidInput, naming the argument `device`, for a
+/// spelling the library does not take, and for a list given with CUDA arrays. Collective when it
+/// returns a job (scale_out::join_job over the world).
+std::optional<scale_out::Job> spread_job(
+    std::string_view device, std::span<const std::pair<std::string_view, ArrayPlace>> arrays);
+inline std::optional<scale_out::Job> spread_job(
+    std::string_view device,
+    std::initializer_list<std::pair<std::string_view, ArrayPlace>> arrays) {
+  return spread_job(device, std::span(arrays.begin(), arrays.size()));
+}
+
+/// Whether a call on host arrays with `device` spreads (spread_job's rule), for the Python layer
+/// that picks the call: InvalidInput for a spelling the library does not take.
+bool spreads(std::string_view device);
 
 /// Makes a CUDA device current for the lifetime of the guard and restores the caller's current
 /// device afterwards (CuPy and PyTorch keep their own notion of it). Does nothing for a CPU

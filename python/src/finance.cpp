@@ -1,5 +1,6 @@
 // Option pricing: the calls of `gpukit bs` and `gpukit mc` (apps/gpukit/cmd_bs.cpp, cmd_mc.cpp)
-// on books given as arrays, and the CSV book's rules for terms that arrive parsed.
+// on books given as arrays (on one device, or over a device list or the ranks of an MPI job
+// through gpukit/scale_out), and the CSV book's rules for terms that arrive parsed.
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -27,6 +28,8 @@
 #include "gpukit/finance/instrument.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/io/option_book.hpp"
+#include "gpukit/scale_out/black_scholes.hpp"
+#include "gpukit/scale_out/monte_carlo.hpp"
 
 namespace gpukit::python {
 
@@ -99,6 +102,14 @@ class Terms {
     return data_of<T>(array);
   }
 
+  /// The job of the call when it spreads over several workers or ranks (spread_job's rule on
+  /// every array collected so far), else std::nullopt.
+  std::optional<scale_out::Job> spread_job(std::string_view device) const {
+    std::vector<std::pair<std::string_view, ArrayPlace>> places;
+    for (const auto& [name, place] : places_) places.emplace_back(name, place);
+    return python::spread_job(device, places);
+  }
+
   /// The placement of the call on every array collected so far.
   Placement placement(std::string_view device, std::uintptr_t stream) const {
     std::vector<std::pair<std::string_view, ArrayPlace>> places;
@@ -154,6 +165,11 @@ void black_scholes_in(Terms& terms, const InArray& spot, nb::handle strike, nb::
                                                   {"theta", &out.theta}, {"rho", &out.rho}};
   for (const auto& [name, slot] : slots) {
     if (outputs.contains(name)) *slot = terms.output<Real>(outputs[name], name, n);
+  }
+  // Host arrays over several devices or ranks go through price_european_book (the book's call);
+  // here a device list is refused in its own words: with CUDA arrays, which run on their GPU.
+  if (terms.spread_job(device)) {
+    throw InvalidInput("black_scholes: arrays over several devices are priced as a book");
   }
   const Placement where = terms.placement(device, stream);
   nb::gil_scoped_release released;
@@ -213,12 +229,19 @@ nb::dict price_european_book(std::int64_t n, nb::handle is_put, nb::handle spot,
   const finance::OptionBookView view =
       book_view(terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, nb::none(),
                 nb::none(), nb::none(), nb::none());
-  const Placement where = terms.placement(device, 0);
-  if (where.device_data) throw InvalidInput("price_book: the book's columns must be host arrays");
   const finance::BlackScholesOptions options = black_scholes_options(cdf, variant);
   const finance::Precision p = parse_precision(precision);
   finance::EuropeanBookResult result;
-  {
+  if (const std::optional<scale_out::Job> job = terms.spread_job(device)) {
+    // A device list, or the ranks of an MPI job: the call `gpukit bs` makes then.
+    nb::gil_scoped_release released;
+    result = scale_out::price_black_scholes_book(*job, view, p, greeks, options,
+                                                 scale_out::Results::on_every_rank);
+  } else {
+    const Placement where = terms.placement(device, 0);
+    if (where.device_data) {
+      throw InvalidInput("price_book: the book's columns must be host arrays");
+    }
     nb::gil_scoped_release released;
     const DeviceGuard guard(where.context);
     result = finance::price_european_book(where.context, view, p, greeks, options);
@@ -270,20 +293,27 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
   for (const auto& [name, slot] : slots) {
     if (outputs.contains(name)) *slot = terms.output<double>(outputs[name], name, n);
   }
-  const Placement where = terms.placement(device, stream);
   nb::dict columns;
-  if (where.device_data) {
-    nb::gil_scoped_release released;
-    const DeviceGuard guard(where.context);
-    finance::price_monte_carlo_book_on_device(view, device_outputs, where.stream, options);
-    return columns;  // the outputs given were written
-  }
   finance::MonteCarloBookResult result;
   std::vector<std::int64_t> breached, unpaid;
+  const std::optional<scale_out::Job> job = terms.spread_job(device);
+  const Placement where = job ? Placement{} : terms.placement(device, stream);
   {
     nb::gil_scoped_release released;
-    const DeviceGuard guard(where.context);
-    result = finance::price_monte_carlo_book(where.context, view, options);
+    if (job) {
+      // A device list, or the ranks of an MPI job: the call `gpukit mc` makes then, every rank
+      // getting the result. (Ctrl-C is checked on this thread about twice a second.)
+      result =
+          scale_out::price_monte_carlo_book(*job, view, options, scale_out::Results::on_every_rank);
+    } else {
+      const DeviceGuard guard(where.context);
+      if (where.device_data) {
+        finance::price_monte_carlo_book_on_device(view, device_outputs, where.stream, options);
+      } else {
+        result = finance::price_monte_carlo_book(where.context, view, options);
+      }
+    }
+    if (where.device_data) return columns;  // the outputs given were written
     // The rows the CLI warns about, for monte_carlo's and price_book's RuntimeWarnings.
     breached = finance::monte_carlo_rows_breached_at_start(view, options.precision);
     unpaid = finance::monte_carlo_rows_without_paying_path(view, options, result);
@@ -397,8 +427,10 @@ void bind_finance(nb::module_& m) {
         nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"),
         nb::arg("volatility"), nb::arg("dividend"), nb::arg("precision"), nb::arg("greeks"),
         nb::arg("cdf"), nb::arg("variant"), nb::arg("device"),
-        "finance::price_european_book, the call of `gpukit bs`, on host float64 columns; a dict "
-        "of the output columns (price, and delta, gamma, vega, theta, rho with greeks).");
+        "finance::price_european_book, the call of `gpukit bs`, on host float64 columns (or "
+        "scale_out::price_black_scholes_book with a device list or under mpirun: every rank the "
+        "result); a dict of the output columns (price, and delta, gamma, vega, theta, rho with "
+        "greeks).");
   m.def("monte_carlo", &monte_carlo, nb::arg("count"), nb::arg("is_put"), nb::arg("spot"),
         nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"), nb::arg("volatility"),
         nb::arg("dividend"), nb::arg("barrier_type").none(), nb::arg("barrier").none(),
@@ -406,7 +438,8 @@ void bind_finance(nb::module_& m) {
         nb::arg("paths"), nb::arg("seed"), nb::arg("monitoring"), nb::arg("antithetic"),
         nb::arg("control_variate"), nb::arg("greeks"), nb::arg("precision"), nb::arg("device"),
         nb::arg("stream"),
-        "finance::price_monte_carlo_book (host columns: returns a dict of the output columns) or "
+        "finance::price_monte_carlo_book (host columns: returns a dict of the output columns; "
+        "scale_out::price_monte_carlo_book with a device list or under mpirun) or "
         "price_monte_carlo_book_on_device (CUDA columns: writes the arrays of `outputs`, waits "
         "for `stream`), with the options `gpukit mc` sets.");
   m.def("book_term_problem", &book_term_problem, nb::arg("count"), nb::arg("is_put"),

@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "arrays.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/distributed/communicator.hpp"
 
 #ifndef GPUKIT_VERSION
 #define GPUKIT_VERSION "unknown"
@@ -105,6 +107,22 @@ nb::list devices() {
   return list;
 }
 
+// A Python process that an MPI launcher started (`mpirun -np 2 python script.py`) is a rank of
+// the job: MPI is initialized when the module is imported (unless the program did it first, as
+// mpi4py does, which then keeps it) and finalized at the interpreter's exit, so that the calls
+// with a device list or under mpirun spread over the job's ranks (arrays.hpp, spread_job). A
+// process started alone never touches MPI.
+std::unique_ptr<gpukit::distributed::Environment> mpi_environment;
+
+void join_mpi_job_if_launched() {
+  if (!gpukit::distributed::started_by_mpi_launcher()) return;
+  int argc = 0;
+  char** argv = nullptr;
+  mpi_environment = std::make_unique<gpukit::distributed::Environment>(argc, argv);
+  nb::module_::import_("atexit").attr("register")(
+      nb::cpp_function([] { mpi_environment.reset(); }));
+}
+
 }  // namespace
 
 NB_MODULE(_gpukit, m) {
@@ -131,12 +149,24 @@ NB_MODULE(_gpukit, m) {
   m.attr("DeviceUnavailable") = device_unavailable;
   nb::register_exception_translator(translate);
   gpukit::python::remember_main_thread();
+  join_mpi_job_if_launched();
 
   m.attr("__version__") = GPUKIT_VERSION;
   m.def("built_with_cuda", &gpukit::built_with_cuda,
         "True when this gpukit was built with its CUDA backend (nvcc was found).");
   m.def("cuda_unavailable_reason", &gpukit::cuda_unavailable_reason,
         "Why no CUDA device is usable ('no CUDA device found', ...), or '' when one is.");
+  m.def(
+      "_mpi_ranks", [] { return gpukit::distributed::Communicator::world().size(); },
+      "The ranks of the MPI job this process belongs to (1 when started alone).");
+  m.def(
+      "_abort_job", [](int code) { gpukit::distributed::abort_job(code); }, nb::arg("code"),
+      "Ends every rank of the MPI job with `code` (MPI_Abort): for an exception no other rank "
+      "knows of, which would leave them waiting in a collective.");
+  m.def("spreads", &gpukit::python::spreads, nb::arg("device"),
+        "True when a call on host arrays with `device` spreads over several workers or ranks "
+        "(gpukit/scale_out): a device list, or a process that is a rank of an MPI job of "
+        "several. ValueError for a spelling the library does not take.");
   m.def("devices", &devices,
         "The usable CUDA devices, one dict each (device, name, pci_bus_id, compute_capability, "
         "sm_count, total_memory_bytes, l2_cache_bytes); empty without a GPU.");

@@ -1,5 +1,6 @@
 // The spectral Poisson solver: the call of `gpukit poisson` (apps/gpukit/cmd_poisson.cpp), a
-// PoissonPlan and one solve, on a grid in host memory or on a CUDA device.
+// PoissonPlan and one solve, on a grid in host memory or on a CUDA device; or the distributed
+// solve (gpukit/scale_out/poisson.hpp) over a device list or the ranks of an MPI job.
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -18,6 +19,7 @@
 #include "arrays.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/pde/poisson.hpp"
+#include "gpukit/scale_out/poisson.hpp"
 
 namespace gpukit::python {
 
@@ -78,6 +80,43 @@ PlanCache<Real>& thread_plan_cache() {
   return cache;
 }
 
+// What a solve found out about f, for the Python layer (mean, mean_abs, mean_tolerance,
+// mean_removed, the CLI's warning to issue as a RuntimeWarning) and the variant or engine used.
+nb::dict solve_info(const pde::PoissonResult& result, const std::string& variant_used) {
+  nb::dict info;
+  info["mean"] = result.mean;
+  info["mean_abs"] = result.mean_abs;
+  info["mean_tolerance"] = result.mean_tolerance;
+  info["mean_removed"] = result.mean_removed;
+  info["variant"] = variant_used;
+  info["warning"] = result.mean_removed ? pde::describe_removed_mean(result) : std::string();
+  return info;
+}
+
+// The solve over a device list or the ranks of an MPI job (gpukit/scale_out/poisson.hpp: the
+// call `gpukit poisson --device cuda:all` and `mpirun gpukit poisson` make): host f and u, every
+// rank passing the whole f and getting the whole u.
+nb::dict poisson_spread(const scale_out::Job& job, const InArray& f, const OutArray& u,
+                        const PlanKey& key) {
+  pde::PoissonOptions options;
+  options.gauge = key.gauge;
+  options.strict = key.strict;
+  options.variant = key.variant;
+  const pde::PoissonGrid grid{key.shape, key.lengths};
+  return with_real_type(f.dtype(), "poisson", [&](auto element) {
+    using Real = decltype(element);
+    pde::PoissonResult result;
+    std::string engine;
+    {
+      nb::gil_scoped_release released;
+      result = scale_out::solve_poisson<Real>(
+          job, grid, options, span_of<Real>(f), span_of<Real>(u),
+          [&engine](const scale_out::PoissonSpread& spread) { engine = spread.engine; });
+    }
+    return solve_info(result, engine);
+  });
+}
+
 nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>& lengths,
                  std::string_view gauge, bool strict, const std::string& variant,
                  std::string_view device, std::uintptr_t stream) {
@@ -86,8 +125,11 @@ nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>&
     shape[axis] = static_cast<std::int64_t>(f.shape(axis));
   }
   pde::check_poisson_array_shape(shape, "f");
+  const std::optional<scale_out::Job> job =
+      spread_job(device, {{"f", place_of(f, "f")}, {"u", place_of(u, "u")}});
   const Placement where =
-      place_call(device, {{"f", place_of(f, "f")}, {"u", place_of(u, "u")}}, stream);
+      job ? Placement{}
+          : place_call(device, {{"f", place_of(f, "f")}, {"u", place_of(u, "u")}}, stream);
   require_like(u, count_of(f), f.dtype(), "poisson");
   // The CLI's rule for --length: none (1 each), one for every axis, or one per axis.
   PlanKey key{where.context,
@@ -97,7 +139,7 @@ nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>&
               strict,
               variant};
   pde::validate_grid({key.shape, key.lengths});
-
+  if (job) return poisson_spread(*job, f, u, key);
   return with_real_type(f.dtype(), "poisson", [&](auto element) {
     using Real = decltype(element);
     pde::PoissonResult result;
@@ -116,15 +158,7 @@ nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>&
       }
       variant_used = std::string(plan.variant());
     }
-    nb::dict info;
-    info["mean"] = result.mean;
-    info["mean_abs"] = result.mean_abs;
-    info["mean_tolerance"] = result.mean_tolerance;
-    info["mean_removed"] = result.mean_removed;
-    info["variant"] = variant_used;
-    // The CLI's warning, for the Python layer to issue as a RuntimeWarning.
-    info["warning"] = result.mean_removed ? pde::describe_removed_mean(result) : std::string();
-    return info;
+    return solve_info(result, variant_used);
   });
 }
 
@@ -137,7 +171,9 @@ void bind_pde(nb::module_& m) {
         "of f, queues the solve on `stream`) of the 2-D or 3-D C-contiguous f into u (f's shape "
         "and dtype; f itself allowed). The plan is kept per thread for the next call on the same "
         "grid. Returns what the solve found out about f (mean, mean_abs, mean_tolerance, "
-        "mean_removed, the CLI's warning) and the variant used.");
+        "mean_removed, the CLI's warning) and the variant used. With a device list or under "
+        "mpirun (host f): scale_out::solve_poisson, every rank the whole u, the engine as the "
+        "variant.");
 }
 
 }  // namespace gpukit::python

@@ -1,6 +1,7 @@
 // Reduction, scan and compaction: the calls of `gpukit reduce`, `scan` and `compact`
 // (apps/gpukit/cmd_reduce.cpp, cmd_scan.cpp, cmd_compact.cpp) on arrays in host memory, and their
-// *_on_device twins on CUDA arrays.
+// *_on_device twins on CUDA arrays; reduce also over a device list or the ranks of an MPI job
+// (gpukit/scale_out/reduce.hpp).
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -9,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "gpukit/primitives/compact.hpp"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/scan.hpp"
+#include "gpukit/scale_out/reduce.hpp"
 
 namespace gpukit::python {
 
@@ -24,21 +27,30 @@ namespace {
 nb::object reduce(const InArray& x, std::string_view op_name, bool accurate,
                   std::string_view device, std::uintptr_t stream) {
   const primitives::ReduceOp op = primitives::parse_reduce_op(op_name);
-  const Placement where = place_call(device, {{"x", place_of(x, "x")}}, stream);
   primitives::ReduceOptions options;
   options.accurate_sum = accurate;
+  // A device list, or the ranks of an MPI job: the call `gpukit reduce` makes then, every rank
+  // getting the result.
+  const std::optional<scale_out::Job> job = spread_job(device, {{"x", place_of(x, "x")}});
+  const Placement where = job ? Placement{} : place_call(device, {{"x", place_of(x, "x")}}, stream);
   return with_primitive_type(x.dtype(), "reduce", [&](auto element) -> nb::object {
     using T = decltype(element);
     primitives::reduce_result_t<T> result{};
     {
       nb::gil_scoped_release released;
-      const DeviceGuard guard(where.context);
-      if (where.device_data) {
-        auto& workspace = thread_workspace<primitives::ReduceWorkspace>(where.context.cuda_device);
-        result = primitives::reduce_on_device<T>(data_of<T>(x), count_of(x), op, workspace,
-                                                 where.stream, options);
+      if (job) {
+        result = scale_out::reduce<T>(*job, span_of<T>(x), op, options,
+                                      scale_out::Results::on_every_rank);
       } else {
-        result = primitives::reduce<T>(where.context, span_of<T>(x), op, options);
+        const DeviceGuard guard(where.context);
+        if (where.device_data) {
+          auto& workspace =
+              thread_workspace<primitives::ReduceWorkspace>(where.context.cuda_device);
+          result = primitives::reduce_on_device<T>(data_of<T>(x), count_of(x), op, workspace,
+                                                   where.stream, options);
+        } else {
+          result = primitives::reduce<T>(where.context, span_of<T>(x), op, options);
+        }
       }
     }
     if constexpr (std::is_floating_point_v<T>) {
@@ -125,7 +137,8 @@ void bind_primitives(nb::module_& m) {
   m.def("reduce", &reduce, nb::arg("x"), nb::arg("op"), nb::arg("accurate"), nb::arg("device"),
         nb::arg("stream"),
         "primitives::reduce (host x) or reduce_on_device (CUDA x, waits for `stream`) of the "
-        "C-contiguous x; int for integer x (exact), float otherwise.");
+        "C-contiguous x, or scale_out::reduce (host x with a device list, or under mpirun: "
+        "every rank the result); int for integer x (exact), float otherwise.");
   m.def("scan", &scan, nb::arg("x"), nb::arg("out"), nb::arg("op"), nb::arg("exclusive"),
         nb::arg("device"), nb::arg("stream"),
         "primitives::scan / scan_on_device (waits for `stream`) of x into out (x's size and "

@@ -92,6 +92,8 @@ def test_bad_arguments_are_value_errors_with_the_clis_words():
     with pytest.raises(ValueError, match="int32, int64, uint32, float32 or float64, not int16"):
         gpukit.reduce(np.ones(3, dtype=np.int16))
     with pytest.raises(ValueError, match="^device must be auto, cpu, cuda or cuda:N"):
+        gpukit.scan(np.ones(3), device="gpu")
+    with pytest.raises(ValueError, match="^device must be auto, cpu, cuda, cuda:N, cuda:all or"):
         gpukit.reduce(np.ones(3), device="gpu")
     with pytest.raises(ValueError, match="stream= applies to CUDA arrays"):
         gpukit.reduce(np.ones(3), stream=0)

@@ -5,30 +5,43 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "gpukit/core/error.hpp"
+
 namespace gpukit::scale_out {
 
 Job join_job(std::string_view device, int threads, distributed::Communicator& comm) {
+  return join_job(distributed::agree(comm,
+                                     [&] {
+                                       return distributed::select_workers(
+                                           device, threads, comm.local_rank(), comm.local_size());
+                                     }),
+                  comm);
+}
+
+Job join_job(distributed::Workers workers, distributed::Communicator& comm) {
+  distributed::agree(comm, [&] {
+    if (workers.contexts.empty()) throw InvalidInput("a job's rank needs at least one worker");
+  });
   Job job;
   job.comm = &comm;
-  job.workers = distributed::agree(comm, [&] {
-    return distributed::select_workers(device, threads, comm.local_rank(), comm.local_size());
-  });
+  job.workers = std::move(workers);
   // Every rank's devices, for the job's line and for what its results carry: bit 0 a CPU
   // worker, bit 1 a GPU worker; the worker count above them.
   const std::int64_t mine = (job.workers.any_cpu() ? 1 : 0) | (job.workers.any_cuda() ? 2 : 0) |
                             (static_cast<std::int64_t>(job.workers.contexts.size()) << 2);
-  std::int64_t workers = 0;
+  std::int64_t all_workers = 0;
   for (const std::int64_t r : comm.all_gather(mine)) {
     job.job_has_cpu = job.job_has_cpu || (r & 1) != 0;
     job.job_has_cuda = job.job_has_cuda || (r & 2) != 0;
-    workers += r >> 2;
+    all_workers += r >> 2;
   }
-  job.job_workers = static_cast<int>(workers);
-  job.spread = workers > 1;
+  job.job_workers = static_cast<int>(all_workers);
+  job.spread = all_workers > 1;
   const std::string here = job.workers.describe();
   if (!comm.distributed()) {
     job.description = here;

@@ -3,8 +3,8 @@
 // plants a failure on one rank of a job, so that the MPI tests (tests/distributed/mpi_cli_test.cpp,
 // tests/cli/poisson_mpi_cli_test.cpp) can show every rank stopping with that rank's message and
 // exit code, or the job ending instead of hanging. Read here, in one place, by whoever runs a
-// job's work (the CLI's mc, bs and reduce, and gpukit/scale_out's calls). Unset (always, outside
-// the tests), every hook does nothing.
+// job's work (gpukit/scale_out's calls, which the CLI's mc, bs, reduce and poisson make). Unset
+// (always, outside the tests), every hook does nothing.
 //
 //   rank-out-of-memory:R  inject_rank_fault() throws OutOfMemory on rank R, as a GPU out of
 //                         memory does ("cudaMalloc (a fault planted on rank R by

@@ -18,7 +18,8 @@
 // Use: every process computes monte_carlo_blocks(book, options) (cheap, the same everywhere),
 // each worker prices a contiguous range of blocks with price_monte_carlo_blocks, the ranges'
 // moments are concatenated in block order, and one process forms the result with
-// monte_carlo_result_from_blocks. gpukit mc does this with gpukit/distributed (docs/scale-out.md).
+// monte_carlo_result_from_blocks. gpukit/scale_out/monte_carlo.hpp does this over the GPUs of a
+// process and the ranks of an MPI job (docs/scale-out.md).
 
 #include <cstdint>
 #include <span>
