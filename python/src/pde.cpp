@@ -174,6 +174,9 @@ void bind_pde(nb::module_& m) {
         "mean_removed, the CLI's warning) and the variant used. With a device list or under "
         "mpirun (host f): scale_out::solve_poisson, every rank the whole u, the engine as the "
         "variant.");
+  m.def("_poisson_across_cpu_ranks", &scale_out::solves_across_cpu_ranks,
+        "True when this build solves Poisson across CPU ranks of an MPI job (FFTW's MPI "
+        "interface); without it such a solve is a ValueError.");
 }
 
 }  // namespace gpukit::python

@@ -282,6 +282,8 @@ template void check_slab_arguments<double>(std::span<const std::span<const doubl
                                            std::span<const std::span<double>>, int,
                                            std::span<const std::int64_t>);
 
+bool solves_across_cpu_ranks() { return GPUKIT_HAVE_FFTW_MPI != 0; }
+
 #if !GPUKIT_HAVE_FFTW_MPI
 template <class Real>
 std::unique_ptr<typename DistributedPoissonPlan<Real>::Impl> make_fftw_mpi_poisson(

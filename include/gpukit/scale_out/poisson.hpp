@@ -166,6 +166,11 @@ pde::PoissonResult solve_poisson(const Job& job, const pde::PoissonGrid& grid,
                                  std::span<Real> u,
                                  const std::function<void(const PoissonSpread&)>& planned = {});
 
+/// True when this build has FFTW's MPI interface, the engine that solves across the ranks of a
+/// job whose workers are CPUs; without it such a solve is refused (InvalidInput) and only GPU
+/// ranks and one-process jobs solve.
+bool solves_across_cpu_ranks();
+
 /// What solve_poisson_file reads, solves and writes.
 struct PoissonFileRequest {
   std::filesystem::path input, output;  // .npy files every rank sees at the same path
