@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <numbers>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "gpukit/pde/poisson.hpp"
 #include "pde/poisson_mean_sums.hpp"
@@ -61,6 +63,19 @@ inline constexpr double kCpuNsPerGridPoint = 16;
 
 /// FFTW's planner is not thread-safe: every FFTW planner call and plan destruction of gpukit (the
 /// serial and the MPI CPU backends) holds this mutex.
+/// The squared wave numbers (2 pi m / length)^2 of the first `count` indices j of an axis of n
+/// points, m the signed frequency of j (j below n/2, else j - n): the spectral multipliers every
+/// engine (the CPU and CUDA plans, the distributed slabs) divides by, one expression for all.
+inline std::vector<double> squared_wave_numbers(std::int64_t count, std::int64_t n, double length) {
+  std::vector<double> k2(static_cast<std::size_t>(count));
+  const double step = 2 * std::numbers::pi / length;
+  for (std::size_t j = 0; j < k2.size(); ++j) {
+    const double m = 2 * static_cast<std::int64_t>(j) < n ? double(j) : double(j) - n;
+    k2[j] = (step * m) * (step * m);
+  }
+  return k2;
+}
+
 std::mutex& fftw_planner_mutex();
 /// fftw_init_threads() and fftwf_init_threads(), once per process.
 void init_fftw_threads_once();

@@ -9,7 +9,6 @@
 #include <complex>
 #include <cstring>
 #include <mutex>
-#include <numbers>
 #include <vector>
 
 #include <fmt/format.h>
@@ -108,16 +107,10 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
       release();
       throw InvalidInput("poisson: FFTW could not plan the grid " + plan_grid.describe());
     }
-    // Per-axis squared wave numbers (2 pi m / L)^2, m the signed frequency of index j.
+    // Per-axis squared wave numbers (the last axis: its half spectrum).
     for (int a = 0; a < rank; ++a) {
       const int n = dims_[static_cast<std::size_t>(a)];
-      const double step = 2 * std::numbers::pi / plan_grid.length(a);
-      std::vector<double> k2(static_cast<std::size_t>(a == rank - 1 ? n / 2 + 1 : n));
-      for (std::size_t j = 0; j < k2.size(); ++j) {
-        const double m = 2 * static_cast<std::int64_t>(j) < n ? double(j) : double(j) - n;
-        k2[j] = (step * m) * (step * m);
-      }
-      k2_.push_back(std::move(k2));
+      k2_.push_back(squared_wave_numbers(a == rank - 1 ? n / 2 + 1 : n, n, plan_grid.length(a)));
     }
   }
   ~CpuPoisson() override { release(); }

@@ -14,7 +14,6 @@
 
 #include <cmath>
 #include <mutex>
-#include <numbers>
 #include <stdexcept>
 #include <vector>
 
@@ -168,13 +167,8 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     });
     for (int a = 0; a < rank; ++a) {
       const std::int64_t n = dims_[static_cast<std::size_t>(a)];
-      const double step = 2 * std::numbers::pi / plan_grid.length(a);
-      std::vector<double> k2(static_cast<std::size_t>(a == rank - 1 ? n / 2 + 1 : n));
-      for (std::size_t j = 0; j < k2.size(); ++j) {
-        const double m = 2 * static_cast<std::int64_t>(j) < n ? double(j) : double(j) - n;
-        k2[j] = (step * m) * (step * m);
-      }
-      k2_.push_back(std::move(k2));
+      k2_.push_back(
+          pde::squared_wave_numbers(a == rank - 1 ? n / 2 + 1 : n, n, plan_grid.length(a)));
     }
   }
 

@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <numbers>
 #include <string>
 #include <vector>
 
@@ -374,15 +373,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     }
     // |k|^2 per axis: axis 0 (n0), the split axis (3D: axis 1; 2D: the half axis 1) and the
     // trailing half axis (3D: axis 2; 2D: one zero).
-    auto table = [](std::int64_t count, std::int64_t n, double length) {
-      std::vector<double> k2(static_cast<std::size_t>(count));
-      const double step = 2 * std::numbers::pi / length;
-      for (std::size_t j = 0; j < k2.size(); ++j) {
-        const double m = 2 * static_cast<std::int64_t>(j) < n ? double(j) : double(j) - n;
-        k2[j] = (step * m) * (step * m);
-      }
-      return k2;
-    };
+    const auto table = pde::squared_wave_numbers;
     const PoissonGrid& g = this->grid;
     const std::vector<double> k0 = table(L.n0, L.n0, g.length(0));
     const std::vector<double> km = table(L.m, L.n1, g.length(1));
