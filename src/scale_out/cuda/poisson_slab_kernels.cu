@@ -4,8 +4,11 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 
 #include "core/cuda/check.hpp"
+#include "gpukit/primitives/cuda/detail/reduce_agent.cuh"
 #include "gpukit/primitives/reduce_canonical.hpp"
 #include "scale_out/cuda/poisson_slab_kernels.hpp"
 
@@ -51,32 +54,28 @@ __global__ void scale_slab_kernel(Complex* __restrict__ b, std::int64_t n0, Inde
   }
 }
 
-// One first-level tile of the canonical tree per block of kLanes threads, exactly reduce_tile's
-// expression: lane l folds rows 0..15 of its column in order, then the lanes combine as the
-// balanced tree of adjacent pairs.
-template <class Real>
-__global__ void __launch_bounds__(canonical::kLanes)
-    tile_sums_kernel(const Real* __restrict__ part, std::int64_t first_element, std::int64_t total,
-                     pde::detail::MeanSums* __restrict__ tiles) {
-  __shared__ pde::detail::MeanSums lanes[canonical::kLanes];
-  using Op = pde::detail::MeanSumsOp<Real>;
-  const Op op;
-  const std::int64_t tile_begin = std::int64_t{blockIdx.x} * canonical::kTile;
-  // (No std::min: it would take kTile by reference, which device code cannot.)
-  const std::int64_t remaining = total - (first_element + tile_begin);
-  const std::int64_t length = remaining < canonical::kTile ? remaining : canonical::kTile;
-  const int l = static_cast<int>(threadIdx.x);
-  pde::detail::MeanSums acc = Op::identity();
-  for (int r = 0; r < canonical::kRows; ++r) {
-    const std::int64_t k = std::int64_t{r} * canonical::kLanes + l;
-    if (k < length) acc = op(acc, Op::load(part[tile_begin + k]));
+// Rows of complex values (a Vector: float2 or double2, one complex each) from one pitch to
+// another; blocks stride over the rows (blockIdx.y) and over each row's values, four per thread
+// in flight.
+template <class Vector>
+__global__ void copy_rows_kernel(Vector* __restrict__ destination, std::int64_t destination_pitch,
+                                 const Vector* __restrict__ source, std::int64_t source_pitch,
+                                 std::int64_t width, std::int64_t height) {
+  constexpr int kUnroll = 4;
+  for (std::int64_t y = blockIdx.y; y < height; y += gridDim.y) {
+    const Vector* from = source + y * source_pitch;
+    Vector* to = destination + y * destination_pitch;
+    const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+    std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+    for (; i + (kUnroll - 1) * stride < width; i += kUnroll * stride) {
+      Vector v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(from + i + u * stride);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) to[i + u * stride] = v[u];
+    }
+    for (; i < width; i += stride) to[i] = __ldg(from + i);
   }
-  lanes[l] = acc;
-  for (int step = 1; step < canonical::kLanes; step *= 2) {
-    __syncthreads();
-    if (l % (2 * step) == 0) lanes[l] = op(lanes[l], lanes[l + step]);
-  }
-  if (l == 0) tiles[blockIdx.x] = lanes[0];
 }
 
 template <class Real>
@@ -122,9 +121,43 @@ template <class Real>
 void tile_sums(const Real* tiles_begin, std::int64_t tiles, std::int64_t first_element,
                std::int64_t total, pde::detail::MeanSums* out, StreamHandle stream) {
   if (tiles == 0) return;
-  tile_sums_kernel<Real><<<static_cast<unsigned>(tiles), canonical::kLanes, 0, stream>>>(
-      tiles_begin, first_element, total, out);
-  GPUKIT_CUDA_CHECK_LAUNCH("tile_sums_kernel");
+  namespace agent = primitives::device::detail::reduce_agent;
+  using Op = pde::detail::MeanSumsOp<Real>;
+  using Finish = agent::StoreRoot<pde::detail::MeanSums>;  // never called: no done counter
+  constexpr int kThreads = 512;
+  const auto kernel = agent::reduce_canonical_kernel<kThreads, Op, Finish>;
+  int device = 0, sm_count = 0, per_sm = 0;
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  GPUKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  // The part's whole tiles; the array's last tile may be short (a part reaching the end).
+  const std::int64_t count = std::min(tiles * canonical::kTile, total - first_element);
+  const agent::LaunchPlan plan =
+      agent::plan_launch(tiles, std::int64_t{sm_count} * per_sm, 0, /*single_launch=*/false);
+  const bool aligned = reinterpret_cast<std::uintptr_t>(tiles_begin) % 16 == 0;
+  kernel<<<static_cast<unsigned>(plan.grid), kThreads, 0, stream>>>(
+      tiles_begin, count, aligned, out, 0, tiles, nullptr, false,
+      primitives::device::detail::FlaggedRegion<pde::detail::MeanSums>{}, Op{}, Finish{nullptr});
+  GPUKIT_CUDA_CHECK_LAUNCH("reduce_canonical_kernel (poisson mean tiles)");
+}
+
+template <class Real>
+void copy_rows(void* destination, std::int64_t destination_pitch, const void* source,
+               std::int64_t source_pitch, std::int64_t width, std::int64_t height,
+               StreamHandle stream) {
+  using Vector = std::conditional_t<std::is_same_v<Real, float>, float2, double2>;
+  if (width == 0 || height == 0) return;
+  constexpr int kThreads = 256;
+  // Enough blocks along a row to cover it four values a thread (up to 256), enough rows for about
+  // 32 blocks per SM.
+  const auto along = static_cast<unsigned>(
+      std::clamp<std::int64_t>((width + 4 * kThreads - 1) / (4 * kThreads), 1, 256));
+  const auto rows = static_cast<unsigned>(std::clamp<std::int64_t>(
+      132 * 32 / static_cast<std::int64_t>(along), 1, std::min<std::int64_t>(height, 65535)));
+  copy_rows_kernel<Vector><<<dim3(along, rows), kThreads, 0, stream>>>(
+      static_cast<Vector*>(destination), destination_pitch, static_cast<const Vector*>(source),
+      source_pitch, width, height);
+  GPUKIT_CUDA_CHECK_LAUNCH("copy_rows_kernel");
 }
 
 template <class Real>
@@ -139,6 +172,8 @@ void subtract(Real* u, std::int64_t n, Real shift, StreamHandle stream) {
                             const double*, const double*, const double*, double, StreamHandle); \
   template void tile_sums<Real>(const Real*, std::int64_t, std::int64_t, std::int64_t,          \
                                 pde::detail::MeanSums*, StreamHandle);                          \
+  template void copy_rows<Real>(void*, std::int64_t, const void*, std::int64_t, std::int64_t,   \
+                                std::int64_t, StreamHandle);                                    \
   template void subtract<Real>(Real*, std::int64_t, Real, StreamHandle);
 GPUKIT_SLAB_KERNELS(float)
 GPUKIT_SLAB_KERNELS(double)
