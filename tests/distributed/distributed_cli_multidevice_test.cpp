@@ -38,8 +38,8 @@ TEST_F(DistributedCliMultiGpu, AllGpusGiveTheBitsOfOneGpu) {
 }
 
 TEST_F(DistributedCliMultiGpu, PoissonOnAllGpusIsWithinTheBoundOfOneGpu) {
-  expect_poisson_lists_within_the_bound(
-      {"cuda:all"}, distributed::built_with_nccl() ? "cufft-nccl" : "cufft-copy");
+  // One process: peer copies (NCCL is for the ranks of mpirun).
+  expect_poisson_lists_within_the_bound({"cuda:all"}, "cufft-copy");
 }
 
 }  // namespace

@@ -12,8 +12,8 @@
 //   5. the inverse transpose, a chunk of each destination's planes at a time, into the packed
 //      blocks, each chunk unpacked and transformed back by cuFFT complex-to-real along the
 //      trailing axes while the next chunk is in flight.
-// The chunks pipeline the transposes behind the transforms: on two H200s the two transposes of a
-// 1024^3 float solve took 7.1 of its 22 ms when each waited for the whole slab (2026-11-28).
+// The copy engine pipelines its transposes behind the transforms in chunks (kCopyEngineChunks);
+// the NCCL engine sends each whole.
 // The ranks agree on their failures (a bad launch, a cuFFT error) at every chunk and synchronize
 // every stream before each phase, so that a failure on one part ends every rank instead of
 // leaving the others waiting inside NCCL.
@@ -57,10 +57,13 @@ namespace canonical = primitives::canonical;
 // The chunk of data one cuFFT execution covers (at least one plane or column): bounds the work
 // area cuFFT asks for, whatever the slab's size.
 constexpr std::size_t kFftChunkBytes = std::size_t{1} << 30;
-// Chunks of planes a transpose is cut into (fewer where a part has fewer planes): enough for the
-// transforms of one chunk to hide the transfer of the one before, few enough that each transfer
-// stays large.
-constexpr std::int64_t kPipelineChunks = 4;
+// Chunks of planes a transpose is cut into (fewer where a part has fewer planes) by the copy
+// engine: the transforms of one chunk overlap the peer copies of the one before. On two H200s at
+// 1024^3 float, 1, 2, 4, 8 and 16 chunks took 21.0, 21.9, 19.6, 19.5 and 19.5 ms: the transfers
+// share the memory the transforms are bound by, so the overlap wins 7%, not the transfers'
+// whole 7 ms. The NCCL engine sends each transpose whole: its kernels take multiprocessors
+// from the transforms they would overlap (the same runs: 22.7 ms whole, 26.5-28.1 in chunks).
+constexpr std::int64_t kCopyEngineChunks = 4;
 
 // -------------------------------------------------------------------------------------------
 // A cuFFT plan made with the 64-bit interface and no work area of its own.
@@ -166,7 +169,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     this->row_elements = plan_grid.size() / plan_grid.shape[0];
     this->host_threads = context.effective_cpu_threads();
     distributed::agree(communicator, [&] { check(); });
-    distributed::agree(communicator, [&] { make_streams(devices); });
+    distributed::agree(communicator, [&] { make_streams(devices, engine_name); });
     // The transposes' engine (collective; its rules on the device list agreed inside).
     std::vector<StreamHandle> streams;
     for (const auto& part : parts_) streams.push_back(part->transfer->handle());
@@ -277,7 +280,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
   }
 
   // Each part's stream, on its device (the exchange is made on them).
-  void make_streams(const std::vector<int>& devices) {
+  void make_streams(const std::vector<int>& devices, std::string_view engine_name) {
     const SlabLayout& L = layout_;
     for (std::size_t i = 0; i < devices.size(); ++i) {
       auto part = std::make_unique<Part>();
@@ -301,8 +304,8 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     const std::int64_t fit = chunking(most_rows, static_cast<std::size_t>(L.row_complex()) *
                                                      sizeof(C))
                                  .chunk;
-    chunk_rows_ = std::clamp<std::int64_t>((most_rows + kPipelineChunks - 1) / kPipelineChunks, 1,
-                                           fit);
+    const std::int64_t chunks = engine_name == kCufftNcclEngine ? 1 : kCopyEngineChunks;
+    chunk_rows_ = std::clamp<std::int64_t>((most_rows + chunks - 1) / chunks, 1, fit);
     chunk_count_ = (most_rows + chunk_rows_ - 1) / chunk_rows_;
   }
 
