@@ -251,9 +251,9 @@ void time_alltoall(Communicator& comm, const pde::PoissonGrid& g, const std::vec
     for (int q = 0; q < exchange.parts(); ++q) {
       const auto out = L.block(p, q, true), in = L.block(q, p, true);
       sends.push_back({static_cast<int>(i), q, send[i].data() + out.source_offset * kComplex,
-                       std::size_t(out.count) * kComplex, {}});
+                       std::size_t(out.count) * kComplex});
       receives.push_back({static_cast<int>(i), q, work[i].data() + in.destination_offset * kComplex,
-                          std::size_t(in.count) * kComplex, {}});
+                          std::size_t(in.count) * kComplex});
       if (q != p) crossing += double(out.count) * kComplex;
     }
   }
