@@ -38,15 +38,6 @@ enum class ExchangeEngine { nccl, peer_copy };
 /// "nccl" or "peer-copy".
 std::string_view exchange_engine_name(ExchangeEngine engine) noexcept;
 
-/// Where a block lies in memory: contiguous (row_bytes 0), or rows of `row_bytes` bytes, each
-/// `pitch` bytes after the one before (bytes a multiple of row_bytes, pitch >= row_bytes). Rows
-/// let a sender send from, and a receiver land in, a strided array without packing it: the
-/// peer-copy engine only (one copy a block either way); NCCL moves contiguous blocks.
-struct BlockRows {
-  std::size_t row_bytes = 0;
-  std::size_t pitch = 0;
-};
-
 /// A block a local part sends: `bytes` at `source` (device memory of that part's GPU) to part
 /// `to` (a global part index, possibly the sender itself).
 struct DeviceSend {
@@ -54,7 +45,6 @@ struct DeviceSend {
   int to = 0;
   const void* source = nullptr;
   std::size_t bytes = 0;
-  BlockRows rows;  // how the block lies at `source`
 };
 /// A block a local part receives from part `from` into `destination` (its GPU's memory).
 struct DeviceReceive {
@@ -62,7 +52,6 @@ struct DeviceReceive {
   int from = 0;
   void* destination = nullptr;
   std::size_t bytes = 0;
-  BlockRows rows;  // how it lies at `destination` (the send's row_bytes where both have rows)
 };
 
 /// The parts of a job and the engine that moves blocks between them. Made once (collectively),
@@ -89,8 +78,6 @@ class DeviceExchange {
   /// Queues one exchange on the parts' streams and returns: every send meets the receive of the
   /// same (sender, receiver) pair with the same byte count (at most one block per pair and
   /// direction), which every rank passes for its own parts; zero-byte blocks may be left out.
-  /// Blocks in rows (BlockRows): the peer-copy engine; InvalidInput from NCCL's, or for rows
-  /// whose sizes do not fit their block or their partner's.
   /// Work queued on a part's stream before the call is complete before its blocks leave; work
   /// queued after it runs once its blocks have arrived. Collective: every rank calls it, the
   /// same number of times, with the other ranks' matching blocks. Not agreed: throws CudaError

@@ -154,35 +154,6 @@ struct DeviceExchange::Impl {
     return nullptr;
   }
 
-  // A block's rows on both sides: the row width (the block itself when both are contiguous),
-  // the row count and each side's pitch. InvalidInput for rows that do not fit.
-  struct Rows2D {
-    std::size_t width = 0, height = 1, source_pitch = 0, destination_pitch = 0;
-  };
-  static Rows2D rows_of(const DeviceSend& s, const DeviceReceive& r) {
-    const std::size_t width = s.rows.row_bytes != 0 ? s.rows.row_bytes : r.rows.row_bytes;
-    const auto refuse = [&] {
-      return InvalidInput(fmt::format(
-          "device exchange: part {} sends part {} {} bytes in rows of {} and {} bytes (pitches {} "
-          "and {}) that do not fit",
-          s.local_part, s.to, s.bytes, s.rows.row_bytes, r.rows.row_bytes, s.rows.pitch,
-          r.rows.pitch));
-    };
-    if (width == 0 || width == s.bytes) {
-      if ((s.rows.row_bytes != 0 && s.rows.row_bytes != s.bytes) ||
-          (r.rows.row_bytes != 0 && r.rows.row_bytes != s.bytes))
-        throw refuse();
-      return {s.bytes, 1, s.bytes, s.bytes};
-    }
-    const auto pitch = [&](const BlockRows& side) {
-      if (side.row_bytes == 0) return width;  // contiguous rows
-      if (side.row_bytes != width || side.pitch < width) throw refuse();
-      return side.pitch;
-    };
-    if (s.bytes % width != 0) throw refuse();
-    return {width, s.bytes / width, pitch(s.rows), pitch(r.rows)};
-  }
-
   void check_local(int local_part) const {
     if (local_part < 0 || local_part >= static_cast<int>(local.size())) {
       throw InvalidInput(
@@ -211,14 +182,6 @@ struct DeviceExchange::Impl {
   void exchange_nccl([[maybe_unused]] std::span<const DeviceSend> sends,
                      [[maybe_unused]] std::span<const DeviceReceive> receives) const {
 #if GPUKIT_HAVE_NCCL
-    for (const DeviceSend& s : sends) {
-      if (s.rows.row_bytes != 0 && s.rows.row_bytes != s.bytes)
-        throw InvalidInput("device exchange: NCCL sends contiguous blocks, not rows");
-    }
-    for (const DeviceReceive& r : receives) {
-      if (r.rows.row_bytes != 0 && r.rows.row_bytes != r.bytes)
-        throw InvalidInput("device exchange: NCCL receives contiguous blocks, not rows");
-    }
     copy_own_blocks(sends, receives);
     // One group over every local part: one thread drives several GPUs.
     GPUKIT_NCCL_CHECK(ncclGroupStart());
@@ -256,7 +219,6 @@ struct DeviceExchange::Impl {
             "device exchange: part {} sends part {} {} bytes without the matching receive",
             s.local_part, s.to, s.bytes));
       }
-      if (s.bytes > 0) rows_of(s, *r);
     }
     for (const auto& part : local) {
       cuda::set_device(part->device);
@@ -272,21 +234,8 @@ struct DeviceExchange::Impl {
         if (s.to != static_cast<int>(d) || s.bytes == 0) continue;
         const DeviceReceive& r = *receive_of(receives, s.to, s.local_part);
         const Part& source = *local[static_cast<std::size_t>(s.local_part)];
-        const Rows2D rows = rows_of(s, r);
-        if (rows.height == 1) {
-          GPUKIT_CUDA_CHECK(cudaMemcpyPeerAsync(r.destination, destination.device, s.source,
-                                                source.device, s.bytes, destination.stream));
-        } else {
-          cudaMemcpy3DPeerParms copy{};
-          copy.srcPtr = make_cudaPitchedPtr(const_cast<void*>(s.source), rows.source_pitch,
-                                            rows.width, rows.height);
-          copy.srcDevice = source.device;
-          copy.dstPtr =
-              make_cudaPitchedPtr(r.destination, rows.destination_pitch, rows.width, rows.height);
-          copy.dstDevice = destination.device;
-          copy.extent = make_cudaExtent(rows.width, rows.height, 1);
-          GPUKIT_CUDA_CHECK(cudaMemcpy3DPeerAsync(&copy, destination.stream));
-        }
+        GPUKIT_CUDA_CHECK(cudaMemcpyPeerAsync(r.destination, destination.device, s.source,
+                                              source.device, s.bytes, destination.stream));
       }
       destination.done.record(destination.stream);
     }

@@ -1,17 +1,17 @@
 // The CUDA engine of the distributed Poisson solver (gpukit/scale_out/poisson.hpp; the arrays are
 // laid out as slab_layout.hpp says; the kernels are in poisson_slab_kernels.cu). Each part (one
 // GPU, or one share of a GPU in the copy engine):
-//   1. cuFFT real-to-complex along the trailing axes of a chunk of its planes (A = (rows, M, T));
-//   2. NCCL: packs the chunk into one contiguous block per destination (the send array; the
-//      copy engine sends straight from A in rows, A being the send array);
+//   1. cuFFT real-to-complex along the trailing axes of a chunk of its planes (A = (rows, M, T),
+//      one chunk at a time in a chunk buffer);
+//   2. packs the chunk into one contiguous block per destination (the send array);
 //   3. the forward transpose of that chunk: a gpukit::distributed::DeviceExchange (NCCL's grouped
 //      send and receive, or peer copies within one process) lands the blocks in
 //      B = (n0, columns, T), on a second stream, while steps 1-2 run on the next chunk;
 //   4. once every chunk has arrived: cuFFT along axis 0 (stride columns * T), the scaling by
 //      -1 / (n |k|^2), the inverse;
 //   5. the inverse transpose, a chunk of each destination's planes at a time, into the packed
-//      blocks (NCCL, then unpacked) or straight into A (copy engine), each chunk transformed
-//      back by cuFFT complex-to-real along the trailing axes while the next is in flight.
+//      blocks, each chunk unpacked and transformed back by cuFFT complex-to-real along the
+//      trailing axes while the next chunk is in flight.
 // The copy engine pipelines its transposes behind the transforms in chunks (kCopyEngineChunks);
 // the NCCL engine sends each whole.
 // The ranks agree on their failures (a bad launch, a cuFFT error) at every chunk and synchronize
@@ -136,9 +136,9 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     std::unique_ptr<cuda::Stream> stream;
     std::unique_ptr<cuda::Stream> transfer;  // the transposes' stream, beside the transforms'
     std::unique_ptr<cuda::Event> computed, transferred;  // each stream's progress for the other
-    cuda::DeviceBuffer<C> chunk;                         // NCCL: A for one chunk of planes
-    cuda::DeviceBuffer<C> work;                          // B
-    cuda::DeviceBuffer<C> send;     // NCCL: the packed blocks (A's size); copy engine: A
+    cuda::DeviceBuffer<C> chunk;  // A for one chunk of planes
+    cuda::DeviceBuffer<C> work;   // B
+    cuda::DeviceBuffer<C> send;   // the packed blocks (A's size)
     cuda::DeviceBuffer<Real> slab;  // the host data path's copy of the slab, made on first use
     cuda::DeviceBuffer<std::byte> fft_work;
     cuda::DeviceBuffer<double> k2_axis0, k2_split, k2_trailing;
@@ -301,10 +301,10 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     // than cuFFT's bounded batch.
     std::int64_t most_rows = 0;
     for (int q = 0; q < L.parts; ++q) most_rows = std::max(most_rows, L.rows(q).count);
-    const std::int64_t fit =
-        chunking(most_rows, static_cast<std::size_t>(L.row_complex()) * sizeof(C)).chunk;
-    direct_ = engine_name != kCufftNcclEngine;
-    const std::int64_t chunks = direct_ ? kCopyEngineChunks : 1;
+    const std::int64_t fit = chunking(most_rows, static_cast<std::size_t>(L.row_complex()) *
+                                                     sizeof(C))
+                                 .chunk;
+    const std::int64_t chunks = engine_name == kCufftNcclEngine ? 1 : kCopyEngineChunks;
     chunk_rows_ = std::clamp<std::int64_t>((most_rows + chunks - 1) / chunks, 1, fit);
     chunk_count_ = (most_rows + chunk_rows_ - 1) / chunk_rows_;
   }
@@ -352,7 +352,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
         static_cast<std::size_t>(p.rows.count * this->row_elements / canonical::kTile + 1);
     // (The host data path's copy of the slab comes on top, allocated on first use.)
     return static_cast<std::size_t>(L.b_elements(p.index) + L.send_elements(p.index) +
-                                    chunk_elements(p)) *
+                                    p.planes.chunk * L.row_complex()) *
                sizeof(C) +
            work + whole_tiles * sizeof(pde::detail::MeanSums) +
            static_cast<std::size_t>(L.n0 + L.m + L.t) * sizeof(double) + 4096;
@@ -395,7 +395,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     const SlabLayout& L = layout_;
     cuda::set_device(p.device);
     p.chunk = cuda::DeviceBuffer<C>(
-        static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_elements(p))));
+        static_cast<std::size_t>(std::max<std::int64_t>(1, p.planes.chunk * L.row_complex())));
     p.work = cuda::DeviceBuffer<C>(
         static_cast<std::size_t>(std::max<std::int64_t>(1, L.b_elements(p.index))));
     p.send = cuda::DeviceBuffer<C>(
@@ -503,9 +503,9 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
             const cudaStream_t s = p.stream->handle();
             GPUKIT_CUFFT_CHECK(Cufft<Real>::real_to_complex(
                 plan_for(p, planes.count, p.inner_r2c, p.inner_r2c_rest).handle(),
-                const_cast<Real*>(f[i]) + planes.begin * L.row_real(), chunk_a(p, planes)));
+                const_cast<Real*>(f[i]) + planes.begin * L.row_real(), p.chunk.data()));
             // The block for part q: columns C_q of these planes, at their rows of the block.
-            for (int q = 0; q < this->parts && !direct_; ++q) {
+            for (int q = 0; q < this->parts; ++q) {
               const SlabLayout::Copy2D k2 = L.pack(p.index, q);
               slab_kernels::copy_rows<Real>(
                   p.send.data() + k2.destination_offset + planes.begin * k2.destination_pitch,
@@ -561,7 +561,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
           const SlabRange planes = chunk_of(p.index, k);
           if (planes.count == 0) continue;
           const cudaStream_t s = p.stream->handle();
-          for (int q = 0; q < this->parts && !direct_; ++q) {
+          for (int q = 0; q < this->parts; ++q) {
             const SlabLayout::Copy2D k2 = L.unpack(p.index, q);
             slab_kernels::copy_rows<Real>(
                 p.chunk.data() + k2.destination_offset, k2.destination_pitch,
@@ -569,21 +569,12 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
                 k2.width, planes.count, s);
           }
           GPUKIT_CUFFT_CHECK(Cufft<Real>::complex_to_real(
-              plan_for(p, planes.count, p.inner_c2r, p.inner_c2r_rest).handle(), chunk_a(p, planes),
+              plan_for(p, planes.count, p.inner_c2r, p.inner_c2r_rest).handle(), p.chunk.data(),
               u[i] + planes.begin * L.row_real()));
         }
       });
     }
     synchronize_all();
-  }
-
-  // Where the trailing transforms keep a chunk of A: the chunk buffer (NCCL), or its planes of
-  // the send array (the copy engine, which sends from A and lands in it).
-  C* chunk_a(Part& p, const SlabRange& planes) const {
-    return direct_ ? p.send.data() + planes.begin * layout_.row_complex() : p.chunk.data();
-  }
-  std::int64_t chunk_elements(const Part& p) const {
-    return direct_ ? 0 : p.planes.chunk * layout_.row_complex();
   }
 
   // The part's stream waits for what its transfer stream has queued so far.
@@ -606,55 +597,38 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     if (c.rest() > 0) run(rest, c.full() * c.chunk);
   }
 
+  // The transposes' blocks (slab_layout.hpp: SlabLayout::block).
+  using Block = SlabLayout::Block;
+  Block block(int from, int to, bool forward) const { return layout_.block(from, to, forward); }
+  C* source_of(Part& p, bool forward) { return forward ? p.send.data() : p.work.data(); }
+  C* destination_of(Part& p, bool forward) { return forward ? p.work.data() : p.send.data(); }
+
   // Chunk k of one transpose: every local part sends each part the chunk's rows of its block and
   // receives theirs (slab_layout.hpp; forward, the sender's chunk of planes, inverse, the
-  // receiver's), on the transfer streams; agreed, so that a failure ends every rank. The block
-  // between parts `from` and `to` is a row of the B owner's columns for each of these planes: in
-  // B contiguous, on A's side packed (NCCL) or, for the copy engine, a row of A's planes.
+  // receiver's), on the transfer streams; agreed, so that a failure ends every rank.
   void exchange(bool forward, std::int64_t k) {
-    const SlabLayout& L = layout_;
     std::vector<distributed::DeviceSend> sends;
     std::vector<distributed::DeviceReceive> receives;
-    // Part a's A side and part b's B side of the block between them: where each lies.
-    struct Sides {
-      C* a = nullptr;
-      C* b = nullptr;
-      std::int64_t count = 0;
-      distributed::BlockRows a_rows, b_rows;  // B's side, and packed A, are contiguous
-    };
-    auto sides = [&](Part* a_part, Part* b_part, int a, int b) {
-      const SlabRange planes = chunk_of(a, k), rows = L.rows(a), columns = L.columns(b);
-      const std::int64_t row = columns.count * L.t;
-      Sides x;
-      x.count = planes.count * row;
-      if (b_part != nullptr) x.b = b_part->work.data() + (rows.begin + planes.begin) * row;
-      if (a_part != nullptr) {
-        if (direct_) {
-          x.a = a_part->send.data() + planes.begin * L.row_complex() + columns.begin * L.t;
-          x.a_rows = {static_cast<std::size_t>(row) * sizeof(C),
-                      static_cast<std::size_t>(L.row_complex()) * sizeof(C)};
-        } else {
-          x.a = a_part->send.data() + rows.count * columns.begin * L.t + planes.begin * row;
-        }
-      }
-      return x;
-    };
     for (std::size_t i = 0; i < parts_.size(); ++i) {
       Part& p = *parts_[i];
-      const int local = static_cast<int>(i);
       for (int q = 0; q < this->parts; ++q) {
-        // Forward: p's A to q's B, and q's A to p's B; inverse: p's B to q's A, q's B to p's A.
-        const Sides out = forward ? sides(&p, nullptr, p.index, q) : sides(nullptr, &p, q, p.index);
-        const Sides in = forward ? sides(nullptr, &p, q, p.index) : sides(&p, nullptr, p.index, q);
-        const auto bytes = [](const Sides& x) {
-          return static_cast<std::size_t>(x.count) * sizeof(C);
+        // The rows of a block are planes of the sender (forward) or of the receiver (inverse);
+        // a row of the block from `from` to `to` holds the columns of the part that owns B.
+        auto piece = [&](int from, int to) {
+          const Block b = block(from, to, forward);
+          const SlabRange planes = chunk_of(forward ? from : to, k);
+          const std::int64_t row = layout_.columns(forward ? to : from).count * layout_.t;
+          return Block{b.source_offset + planes.begin * row,
+                       b.destination_offset + planes.begin * row, planes.count * row};
         };
+        const Block out = piece(p.index, q), in = piece(q, p.index);
         if (out.count > 0)
-          sends.push_back(
-              {local, q, forward ? out.a : out.b, bytes(out), forward ? out.a_rows : out.b_rows});
+          sends.push_back({static_cast<int>(i), q, source_of(p, forward) + out.source_offset,
+                           static_cast<std::size_t>(out.count) * sizeof(C)});
         if (in.count > 0)
-          receives.push_back(
-              {local, q, forward ? in.b : in.a, bytes(in), forward ? in.b_rows : in.a_rows});
+          receives.push_back({static_cast<int>(i), q,
+                              destination_of(p, forward) + in.destination_offset,
+                              static_cast<std::size_t>(in.count) * sizeof(C)});
       }
     }
     distributed::agree(*this->comm, [&] { exchange_->exchange(sends, receives); });
@@ -662,7 +636,6 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
 
   SlabLayout layout_;
   std::int64_t chunk_rows_ = 1, chunk_count_ = 1;  // the planes' pipeline chunks (chunk_of)
-  bool direct_ = false;  // the copy engine: blocks sent from A and landed in A, in rows
   std::vector<std::unique_ptr<Part>> parts_;
   // After the parts: destroyed first (NCCL's communicators go while the streams exist).
   std::unique_ptr<distributed::DeviceExchange> exchange_;
