@@ -44,8 +44,13 @@ TYPED_TEST(DistributedPoissonGpu, NcclEngineAcrossGpusMatchesTheCopyEngineBitFor
     const std::vector<Real> f = testing::random_rhs<Real>(g.size(), 5 + g.size());
     std::vector<Real> serial(f.size());
     PoissonPlan<Real>(Context::cpu(1), g).solve(f, serial);
-    DistributedPoissonPlan<Real> nccl(Context::cuda(0), g, {}, self, devices);
+    // (One process picks the copy engine by itself: NCCL is asked for.)
+    PoissonOptions nccl_options;
+    nccl_options.variant = "cufft-nccl";
+    DistributedPoissonPlan<Real> nccl(Context::cuda(0), g, nccl_options, self, devices);
     EXPECT_EQ(nccl.engine(), "cufft-nccl");
+    EXPECT_EQ(DistributedPoissonPlan<Real>(Context::cuda(0), g, {}, self, devices).engine(),
+              "cufft-copy");
     PoissonOptions copy_options;
     copy_options.variant = "cufft-copy";
     DistributedPoissonPlan<Real> copy(Context::cuda(0), g, copy_options, self, one_gpu);
