@@ -189,8 +189,8 @@ DistributedPoissonPlan<Real>::DistributedPoissonPlan(const Context& context,
       if (engine.empty()) {
         // Within one process, peer copies: 1024^3 float on two H200s took 19.6 ms with them
         // against 22.7 through NCCL (2026-11-28, docs/scale-out.md).
-        engine = distributed::built_with_nccl() && comm.size() > 1 ? kCufftNcclEngine
-                                                                   : kCufftCopyEngine;
+        engine =
+            distributed::built_with_nccl() && comm.size() > 1 ? kCufftNcclEngine : kCufftCopyEngine;
       }
       if (engine != kCufftNcclEngine && engine != kCufftCopyEngine) {
         throw InvalidInput(fmt::format(

@@ -84,8 +84,13 @@ std::vector<Real> solve_device(DistributedPoissonPlan<Real>& plan, const std::ve
 }
 
 inline std::vector<PoissonGrid> grids() {
-  return {{{13, 10}, {1.0, 2.0}}, {{2, 9}, {}},    {{64, 48}, {2.0, 0.5}}, {{7, 6, 5}, {}},
-          {{9, 4, 6}, {1, 2, 3}}, {{2, 3, 4}, {}}, {{33, 20, 17}, {}},
+  return {{{13, 10}, {1.0, 2.0}},
+          {{2, 9}, {}},
+          {{64, 48}, {2.0, 0.5}},
+          {{7, 6, 5}, {}},
+          {{9, 4, 6}, {1, 2, 3}},
+          {{2, 3, 4}, {}},
+          {{33, 20, 17}, {}},
           // Several whole tiles of the mean rule's sums (16384 elements each) inside each part,
           // and the parts' ends inside tiles.
           {{67, 40, 33}, {}}};

@@ -136,9 +136,9 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     std::unique_ptr<cuda::Stream> stream;
     std::unique_ptr<cuda::Stream> transfer;  // the transposes' stream, beside the transforms'
     std::unique_ptr<cuda::Event> computed, transferred;  // each stream's progress for the other
-    cuda::DeviceBuffer<C> chunk;  // A for one chunk of planes
-    cuda::DeviceBuffer<C> work;   // B
-    cuda::DeviceBuffer<C> send;   // the packed blocks (A's size)
+    cuda::DeviceBuffer<C> chunk;                         // A for one chunk of planes
+    cuda::DeviceBuffer<C> work;                          // B
+    cuda::DeviceBuffer<C> send;                          // the packed blocks (A's size)
     cuda::DeviceBuffer<Real> slab;  // the host data path's copy of the slab, made on first use
     cuda::DeviceBuffer<std::byte> fft_work;
     cuda::DeviceBuffer<double> k2_axis0, k2_split, k2_trailing;
@@ -301,9 +301,8 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     // than cuFFT's bounded batch.
     std::int64_t most_rows = 0;
     for (int q = 0; q < L.parts; ++q) most_rows = std::max(most_rows, L.rows(q).count);
-    const std::int64_t fit = chunking(most_rows, static_cast<std::size_t>(L.row_complex()) *
-                                                     sizeof(C))
-                                 .chunk;
+    const std::int64_t fit =
+        chunking(most_rows, static_cast<std::size_t>(L.row_complex()) * sizeof(C)).chunk;
     const std::int64_t chunks = engine_name == kCufftNcclEngine ? 1 : kCopyEngineChunks;
     chunk_rows_ = std::clamp<std::int64_t>((most_rows + chunks - 1) / chunks, 1, fit);
     chunk_count_ = (most_rows + chunk_rows_ - 1) / chunk_rows_;
