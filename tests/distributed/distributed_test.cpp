@@ -198,6 +198,24 @@ TEST(SelectWorkers, TheRanksOfAHostShareItsCores) {
   }
 }
 
+// run_workers(workers, ...) where worker 1 and worker `last` fail: worker 1's error comes back
+// after every worker has ended. Returns how many workers ran to their end.
+template <class Workers>
+int first_failure_in_worker_order(const Workers& workers, int last) {
+  std::atomic<int> finished = 0;
+  try {
+    run_workers(workers, [&](int w, const ReportProgress&) {
+      if (w == last) throw IoError("the last worker");
+      if (w == 1) throw OutOfMemory("worker 1", 42);
+      ++finished;
+    });
+    ADD_FAILURE() << "no failure came back";
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.bytes_requested(), 42u);
+  }
+  return finished.load();
+}
+
 TEST(RunWorkers, EveryWorkerRunsOnceAndProgressEndsAtOne) {
   for (const int workers : {1, 2, 5}) {
     std::vector<std::atomic<int>> runs(static_cast<std::size_t>(workers));
@@ -222,18 +240,7 @@ TEST(RunWorkers, EveryWorkerRunsOnceAndProgressEndsAtOne) {
 }
 
 TEST(RunWorkers, TheFirstFailureInWorkerOrderIsRethrownAfterAllEnd) {
-  std::atomic<int> finished = 0;
-  try {
-    run_workers(4, [&](int w, const ReportProgress&) {
-      if (w == 3) throw IoError("worker 3");
-      if (w == 1) throw OutOfMemory("worker 1", 42);
-      ++finished;
-    });
-    ADD_FAILURE() << "no failure came back";
-  } catch (const OutOfMemory& e) {
-    EXPECT_EQ(e.bytes_requested(), 42u);
-  }
-  EXPECT_EQ(finished.load(), 2);  // workers 0 and 2 ran to their end
+  EXPECT_EQ(first_failure_in_worker_order(4, 3), 2);  // workers 0 and 2 ran to their end
 }
 
 // The workers of a job's devices run on lanes (core/worker_lanes.hpp): kept from one call to
@@ -285,18 +292,7 @@ TEST_F(RunWorkersOnLanes, EachDeviceKeepsItsThreadAndTheWorkersRunSideBySide) {
 }
 
 TEST_F(RunWorkersOnLanes, TheFirstFailureInWorkerOrderComesBackAndTheLanesGoOn) {
-  std::atomic<int> finished = 0;
-  try {
-    run_workers(contexts, [&](int w, const ReportProgress&) {
-      if (w == 2) throw IoError("worker 2");
-      if (w == 1) throw OutOfMemory("worker 1", 42);
-      ++finished;
-    });
-    ADD_FAILURE() << "no failure came back";
-  } catch (const OutOfMemory& e) {
-    EXPECT_EQ(e.bytes_requested(), 42u);
-  }
-  EXPECT_EQ(finished.load(), 1);  // worker 0 ran to its end
+  EXPECT_EQ(first_failure_in_worker_order(contexts, 2), 1);  // worker 0 ran to its end
   // The next call runs every worker.
   std::atomic<int> ran = 0;
   run_workers(contexts, [&](int, const ReportProgress&) { ++ran; });
