@@ -11,7 +11,9 @@
 // never share a lane. A lane runs its tasks one at a time, in the order they came: concurrent
 // callers with the same devices take turns on each lane, and cannot deadlock, since a task never
 // waits for another task. A caller on a lane's own thread (a worker that spreads work again)
-// must not queue behind itself: on_lane() tells it to use threads of its own.
+// must not queue behind itself: on_lane() tells it to use threads of its own. (A thread that a
+// task starts, an OpenMP team's, is not the lane's: it must not queue work on its task's lane,
+// and no gpukit code does.)
 //
 // Teardown: at exit each lane finishes the tasks it was given, destroys its cache on its own
 // thread and ends; the pool joins it. The CUDA lanes' pool is first built after the CUDA runtime
