@@ -8,7 +8,10 @@
 #      GPUKIT_REQUIRE_GPUS=<the GPU count>, so a cuda:all test cannot skip): cuda:0,0 and cuda:all
 #      against cuda:0 (distributed_cli_gpu_tests, and distributed_cli_multidevice_tests, label
 #      multidevice: mc, bs and reduce bit for bit, poisson within its bound), the blocks of Monte
-#      Carlo and reductions (monte_carlo_blocks_tests, reduce_partials_tests), the distributed
+#      Carlo and reductions (monte_carlo_blocks_tests, reduce_partials_tests), the scale-out calls
+#      on two and three workers of GPU 0 (scale_out_spread_tests: bit for bit cuda:0, the workers'
+#      lanes reused, shared by concurrent callers and failing on one worker), Black-Scholes'
+#      host pipeline (black_scholes_tests' Cuda/ instances: chunks of any size), the distributed
 #      Poisson solver (scale_out_poisson_gpu_tests: several slabs on one GPU, the copy engine;
 #      scale_out_poisson_multigpu_tests, multidevice: NCCL across the GPUs, bit for bit the copy
 #      engine), and, when OpenMPI is installed, mc, bs and reduce under mpirun on 1-3 ranks
@@ -68,8 +71,8 @@ fi
 
 targets="gpukit distributed_tests distributed_cli_tests distributed_cli_gpu_tests
          distributed_cli_multidevice_tests monte_carlo_blocks_tests reduce_partials_tests
-         scale_out_poisson_tests scale_out_poisson_gpu_tests scale_out_poisson_multigpu_tests
-         gpukit_tune_scale"
+         scale_out_spread_tests black_scholes_tests scale_out_poisson_tests
+         scale_out_poisson_gpu_tests scale_out_poisson_multigpu_tests gpukit_tune_scale"
 [ $mpi = 1 ] && targets="$targets mpi_cli_tests poisson_mpi_cli_tests scale_out_poisson_mpi_tests"
 # The MPI Poisson tests exist only where FFTW's MPI interface is installed: build what exists.
 step configure build.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -96,6 +99,10 @@ if wants tests; then
   step tests-distributed-cli-multi tests.log "$tests/distributed/distributed_cli_multidevice_tests"
   step tests-mc-blocks tests.log "$tests/finance/monte_carlo_blocks_tests"
   step tests-reduce-partials tests.log "$tests/primitives/reduce_partials_tests"
+  step tests-spread tests.log "$tests/scale_out/scale_out_spread_tests"
+  # The host-memory Black-Scholes pipeline each GPU's worker streams through: any chunk, the bits
+  # of the default.
+  step tests-bs-pipeline tests.log "$tests/finance/black_scholes_tests" --gtest_filter='Cuda/*'
   step tests-poisson-slabs tests.log "$tests/scale_out/scale_out_poisson_tests"
   step tests-poisson-gpu tests.log "$tests/scale_out/scale_out_poisson_gpu_tests"
   step tests-poisson-multi tests.log "$tests/scale_out/scale_out_poisson_multigpu_tests"

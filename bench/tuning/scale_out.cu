@@ -1,13 +1,18 @@
-// Scale-out across the GPUs of one host (docs/scale-out.md, issue 22's speed bars): each workload
-// on 1 GPU through the library's one-device path, then on N GPUs through the fixed blocks of
-// gpukit/distributed (one worker thread a GPU, the results combined on the host in block order),
-// with the N-GPU result checked bit for bit against the 1-GPU one before its time is reported.
+// Scale-out across the GPUs of one host (docs/scale-out.md, issues 22 and 31's speed bars): each
+// workload on 1 GPU through the library's one-device path, then on N GPUs through the library's
+// scale-out call or shape (gpukit/scale_out: a worker lane a GPU, kept between calls), with the
+// N-GPU result checked bit for bit against the 1-GPU one before its time is reported.
 //
 //   european  Monte Carlo European calls, float, `--european-options` x `--european-paths`
-//             (default 4 x 2^34 = 2^36 paths): strong-scaling efficiency T1 / (N TN), bar 0.95
-//   barrier   down-and-out calls, 252 discrete dates, float, 4 x 2^30 = 2^32 paths: the same
+//             (default 4 x 2^34 = 2^36 paths), scale_out::price_monte_carlo_book (fixed blocks,
+//             merged on the host in block order): strong-scaling efficiency T1 / (N TN), bar 0.97
+//   barrier   down-and-out calls, 252 discrete dates, float, 4 x 2^30 = 2^32 paths: the same,
+//             bar 0.95
 //   bs        a Black-Scholes book of 2^31 float options, host to host (pageable host arrays,
-//             the pinned pipeline of each GPU): throughput against N times one GPU's
+//             each GPU's pinned pipeline; scale_out's rows, each worker lane its rows), against
+//             what the host can feed: the smaller of N times one GPU's throughput and the host
+//             feed, the same threads copying the same bytes between the pageable arrays and
+//             pinned buffers with no GPU (measured in the same run), bar 0.85
 //   reduce    a float sum of 2^34 elements already on the GPUs (2^34 / N on each): aggregate
 //             bandwidth against the sum of each GPU's own (reduce_on_device on its share, timed
 //             alone), bar 0.90; each GPU's partials also folded alone against reduce_on_device
@@ -20,6 +25,7 @@
 // host's result for reduce, whole solves for poisson): median of --repeat runs after untimed ones.
 //
 //   gpukit_tune_scale --gpus=1,2,all --cases=european,barrier,bs,reduce,poisson
+//   gpukit_tune_scale --gpus=1,2 --cases=bs --bs-chunk-options=2^20
 //   mpirun -np 2 gpukit_tune_scale --cases=poisson --poisson-shape=512x512x512
 
 #include <cuda_runtime.h>
@@ -37,6 +43,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/parallel_copy.hpp"
 #include "gpukit/core/device.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
@@ -45,9 +52,11 @@
 #include "gpukit/distributed/workers.hpp"
 #include "gpukit/finance/black_scholes.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
-#include "gpukit/finance/monte_carlo_blocks.hpp"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/primitives/reduce_partials.hpp"
+#include "gpukit/scale_out/job.hpp"
+#include "gpukit/scale_out/monte_carlo.hpp"
+#include "gpukit/scale_out/rows.hpp"
 #include "scale_out_poisson.hpp"
 #include "tuning_common.hpp"
 
@@ -136,25 +145,16 @@ McBook mc_book(int options, bool barrier) {
   return b;
 }
 
-// The book on GPUs 0 .. gpus - 1 through the fixed blocks, merged on the host.
-fin::MonteCarloBookResult mc_on_gpus(const fin::MonteCarloBookView& view,
-                                     const fin::MonteCarloOptions& options, int gpus) {
-  const fin::MonteCarloBlocks blocks = fin::monte_carlo_blocks(view, options);
-  const std::vector<distributed::BlockRange> ranges =
-      distributed::split_by_weight(blocks.weight, gpus);
-  std::vector<std::vector<fin::MonteCarloBlockMoments>> parts(static_cast<std::size_t>(gpus));
-  distributed::run_workers(gpus, [&](int w, const distributed::ReportProgress&) {
-    const distributed::BlockRange r = ranges[static_cast<std::size_t>(w)];
-    parts[static_cast<std::size_t>(w)] =
-        fin::price_monte_carlo_blocks(Context::cuda(w), view, options, r.first, r.count);
-  });
-  std::vector<fin::MonteCarloBlockMoments> all;
-  for (const auto& p : parts) all.insert(all.end(), p.begin(), p.end());
-  return fin::monte_carlo_result_from_blocks(view, options, all, gpukit::Backend::cuda);
+// The job of GPUs 0 .. gpus - 1 in this process, as `--device cuda:0,1,...` makes it (each worker
+// the host's share of the cores).
+gpukit::scale_out::Job gpus_job(int gpus) {
+  std::string device = "cuda:0";
+  for (int g = 1; g < gpus; ++g) device.append(",").append(std::to_string(g));
+  return gpukit::scale_out::join_job(device, 0);
 }
 
 void monte_carlo(const std::string& name, bool barrier, int options_count, std::int64_t paths,
-                 const std::vector<int>& gpu_counts, int repeat) {
+                 double bar, const std::vector<int>& gpu_counts, int repeat) {
   const McBook book = mc_book(options_count, barrier);
   fin::MonteCarloOptions options;
   options.paths = paths;
@@ -167,11 +167,17 @@ void monte_carlo(const std::string& name, bool barrier, int options_count, std::
   rows.push_back(
       {name + " (one-device path)", 1, t1, work / t1 * 1e-9, unit, 1.0, "efficiency", 0.0, true});
   for (const int n : gpu_counts) {
+    // The library's scale-out call (gpukit mc --device cuda:0,1,... and Python's device lists
+    // make it): fixed blocks on a worker lane a GPU, merged on the host in block order. On one
+    // GPU it is the one-device call.
+    const gpukit::scale_out::Job job = gpus_job(n);
     fin::MonteCarloBookResult many;
-    const double tn = median_seconds(repeat, [&] { many = mc_on_gpus(book.view(), options, n); });
+    const double tn = median_seconds(repeat, [&] {
+      many = gpukit::scale_out::price_monte_carlo_book(job, book.view(), options);
+    });
     const bool same = same_bits(many.price, one.price) && same_bits(many.std_error, one.std_error);
-    rows.push_back({name + " (blocks)", n, tn, work / tn * 1e-9, unit, t1 / (n * tn), "efficiency",
-                    n > 1 ? 0.95 : 0.0, same});
+    rows.push_back({name + (n == 1 ? " (scale_out, one worker)" : " (scale_out, blocks)"), n, tn,
+                    work / tn * 1e-9, unit, t1 / (n * tn), "efficiency", n > 1 ? bar : 0.0, same});
     std::printf("# %s on %d GPU%s: %.4f s, price[0] %.9g +- %.3g%s\n", name.c_str(), n,
                 n == 1 ? "" : "s", tn, many.price[0], many.std_error[0],
                 same ? "" : "  DIFFERENT BITS FROM ONE GPU");
@@ -180,7 +186,40 @@ void monte_carlo(const std::string& name, bool barrier, int options_count, std::
 
 // --- Black-Scholes ---------------------------------------------------------------------------
 
-void black_scholes(std::int64_t n, const std::vector<int>& gpu_counts, int repeat) {
+// What the host can feed: the same threads (each GPU's worker lane and its OpenMP team) copy the
+// same bytes between the caller's pageable arrays and pinned buffers of their own (two slots of
+// a chunk, as the pipeline stages them: the inputs in, the price out) through the same copy
+// routine, with no GPU involved. Options a second over the book.
+struct HostFeed {
+  double seconds = 0;
+  double options_per_second = 0;
+};
+
+template <class CopyChunk>
+HostFeed host_feed(const gpukit::scale_out::Job& job, std::int64_t n, std::int64_t chunk,
+                   int repeat, const CopyChunk& copy_chunk) {
+  const gpukit::scale_out::BlockPlan plan = gpukit::scale_out::plan_rows(job, n);
+  const std::size_t workers = job.workers.contexts.size();
+  // Per worker: two slots of 3 floats and a side byte in, a float out, for `chunk` options.
+  std::vector<gpukit::cuda::PinnedBuffer<unsigned char>> pinned;
+  for (std::size_t w = 0; w < workers; ++w) {
+    pinned.emplace_back(static_cast<std::size_t>(2 * chunk * (4 * sizeof(float) + 1)));
+  }
+  const double t = median_seconds(repeat, [&] {
+    plan.run([&](int w, const Context& context, distributed::BlockRange range,
+                 const distributed::ReportProgress&) {
+      unsigned char* slots = pinned[static_cast<std::size_t>(w)].data();
+      for (std::int64_t at = range.first, k = 0; at < range.end(); at += chunk, ++k) {
+        const std::int64_t count = std::min(chunk, range.end() - at);
+        copy_chunk(context, at, count, slots + (k % 2) * chunk * (4 * sizeof(float) + 1), chunk);
+      }
+    });
+  });
+  return {t, double(n) / t};
+}
+
+void black_scholes(std::int64_t n, std::int64_t chunk_options, const std::vector<int>& gpu_counts,
+                   int repeat) {
   std::vector<float> spot(static_cast<std::size_t>(n)), strike(spot.size()), maturity(spot.size()),
       price(spot.size());
   std::vector<std::uint8_t> is_put(spot.size());
@@ -190,7 +229,10 @@ void black_scholes(std::int64_t n, const std::vector<int>& gpu_counts, int repea
     strike[k] = float(1 + 99 * gpukit::tuning::uniform01(2, std::uint64_t(i)));
     maturity[k] = float(0.25 + 9.75 * gpukit::tuning::uniform01(3, std::uint64_t(i)));
     is_put[k] = static_cast<std::uint8_t>(i % 2);
+    price[k] = -1.0f;  // every page touched before any timing
   });
+  fin::BlackScholesOptions options;
+  options.chunk_options = chunk_options;
   auto price_range = [&](const Context& context, std::int64_t first, std::int64_t count) {
     const auto at = static_cast<std::size_t>(first);
     const fin::BlackScholesInputs<float> in{count,
@@ -202,31 +244,66 @@ void black_scholes(std::int64_t n, const std::vector<int>& gpu_counts, int repea
                                             {nullptr, 0.0f},
                                             {is_put.data() + at, 0}};
     const fin::BlackScholesOutputs<float> out{price.data() + at};
-    fin::price_black_scholes<float>(context, in, out);
+    fin::price_black_scholes<float>(context, in, out, options);
   };
-  const double t1 = median_seconds(repeat, [&] { price_range(Context::cuda(0), 0, n); });
-  const std::vector<float> price_one = price;
+  // The host's copies of one chunk, as the pipeline makes them (its default chunk when 0).
+  const std::int64_t chunk = chunk_options > 0 ? chunk_options : std::int64_t{1} << 22;
+  auto copy_chunk = [&](const Context& context, std::int64_t first, std::int64_t count,
+                        unsigned char* slot, std::int64_t slot_options) {
+    const auto at = static_cast<std::size_t>(first);
+    const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(float);
+    auto* real = reinterpret_cast<float*>(slot);
+    const gpukit::detail::CopyRange copies[] = {
+        {real, spot.data() + at, bytes},
+        {real + slot_options, strike.data() + at, bytes},
+        {real + 2 * slot_options, maturity.data() + at, bytes},
+        {slot + 3 * slot_options * sizeof(float), is_put.data() + at,
+         static_cast<std::size_t>(count)},
+        {price.data() + at, slot + 3 * slot_options * sizeof(float) + slot_options, bytes}};
+    gpukit::detail::parallel_copy_ranges(copies, context.effective_cpu_threads());
+  };
   // 3 inputs and a side (a byte) read, the price written
   const double bytes = double(n) * (4 * sizeof(float) + 1);
+  const double t1 = median_seconds(repeat, [&] { price_range(Context::cuda(0), 0, n); });
+  const std::vector<float> price_one = price;
   rows.push_back({"Black-Scholes 2^31 float, host to host (one-device path)", 1, t1,
                   double(n) / t1 * 1e-9, "G options/s", 1.0, "vs N x 1 GPU", 0.0, true});
-  std::printf("# bs on 1 GPU: %.3f s, %.1f GB/s host to host\n", t1, bytes / t1 * 1e-9);
+  std::printf("# bs on 1 GPU: %.3f s, %.1f GB/s host to host, %lld options a chunk\n", t1,
+              bytes / t1 * 1e-9, static_cast<long long>(chunk));
+  // What the bar divides by, the most seen so far in this run (the counts come in increasing
+  // order): one GPU's throughput (the one-device path, or the rows on one GPU), and the host feed.
+  double one_gpu = double(n) / t1, most_feed = 0;
   for (const int g : gpu_counts) {
-    const std::vector<distributed::BlockRange> ranges = distributed::split_evenly(n, g);
-    const int threads = std::max(1, host_threads() / g);
+    const gpukit::scale_out::Job job = gpus_job(g);
+    const HostFeed feed = host_feed(job, n, chunk, repeat, copy_chunk);
+    most_feed = std::max(most_feed, feed.options_per_second);
+    rows.push_back({"host feed: the staged bytes copied pageable <-> pinned, no GPU", g,
+                    feed.seconds, feed.options_per_second * 1e-9, "G options/s",
+                    feed.options_per_second / (g * one_gpu), "of N x 1 GPU", 0.0, true});
+    std::printf("# host feed with %d worker%s: %.3f s, %.1f GB/s of staged bytes\n", g,
+                g == 1 ? "" : "s", feed.seconds, bytes / feed.seconds * 1e-9);
+    // The library's rows style (gpukit bs --device cuda:0,1,... spreads its book so): each
+    // worker lane prices its rows through its GPU's own pinned pipeline.
+    const gpukit::scale_out::BlockPlan plan = gpukit::scale_out::plan_rows(job, n);
     std::fill(price.begin(), price.end(), -1.0f);
     const double tn = median_seconds(repeat, [&] {
-      distributed::run_workers(g, [&](int w, const distributed::ReportProgress&) {
-        const distributed::BlockRange r = ranges[static_cast<std::size_t>(w)];
-        price_range(Context::cuda(w, threads), r.first, r.count);
-      });
+      plan.run([&](int, const Context& context, distributed::BlockRange r,
+                   const distributed::ReportProgress&) { price_range(context, r.first, r.count); });
     });
     const bool same =
         std::memcmp(price.data(), price_one.data(), price.size() * sizeof(float)) == 0;
-    rows.push_back({"Black-Scholes 2^31 float, host to host (rows)", g, tn, double(n) / tn * 1e-9,
-                    "G options/s", t1 / (g * tn), "vs N x 1 GPU", 0.0, same});
-    std::printf("# bs on %d GPUs: %.3f s, %.1f GB/s host to host%s\n", g, tn, bytes / tn * 1e-9,
-                same ? "" : "  DIFFERENT BITS FROM ONE GPU");
+    const double rate = double(n) / tn;
+    if (g == 1) one_gpu = std::max(one_gpu, rate);
+    // What the host can feed: the smaller of g single GPUs and the host's own copies.
+    const double feedable = std::min(g * one_gpu, most_feed);
+    rows.push_back({"Black-Scholes 2^31 float, host to host (rows)", g, tn, rate * 1e-9,
+                    "G options/s", rate / feedable, "of min(N x 1 GPU, host feed)",
+                    g > 1 ? 0.85 : 0.0, same});
+    std::printf(
+        "# bs on %d GPU%s: %.3f s, %.1f GB/s host to host, %.3f of N x 1 GPU, %.3f of the host "
+        "feed (%.2f G options/s)%s\n",
+        g, g == 1 ? "" : "s", tn, bytes / tn * 1e-9, rate / (g * one_gpu), rate / most_feed,
+        most_feed * 1e-9, same ? "" : "  DIFFERENT BITS FROM ONE GPU");
   }
 }
 
@@ -333,6 +410,7 @@ int main(int argc, char** argv) {
          {"barrier-options", "4|barrier rows (252 dates)"},
          {"barrier-paths", "2^30|paths a barrier row"},
          {"bs-options", "2^31|options in the Black-Scholes book"},
+         {"bs-chunk-options", "0|options a chunk of the pinned pipeline (0: the library's)"},
          {"reduce-elements", "2^34|floats in the reduction"},
          {"repeat", "3|timed runs (median) after one untimed"},
          {"poisson-shape", "1024x1024x1024|grid, axes in .npy order"},
@@ -375,13 +453,13 @@ int main(int argc, char** argv) {
     for (const std::string& c : knobs.words("cases")) {
       if (c == "european") {
         monte_carlo("MC European float", false, static_cast<int>(knobs.integer("european-options")),
-                    knobs.integer("european-paths"), gpus, repeat);
+                    knobs.integer("european-paths"), 0.97, gpus, repeat);
       } else if (c == "barrier") {
         monte_carlo("MC barrier 252 dates float", true,
                     static_cast<int>(knobs.integer("barrier-options")),
-                    knobs.integer("barrier-paths"), gpus, repeat);
+                    knobs.integer("barrier-paths"), 0.95, gpus, repeat);
       } else if (c == "bs") {
-        black_scholes(knobs.integer("bs-options"), gpus, repeat);
+        black_scholes(knobs.integer("bs-options"), knobs.integer("bs-chunk-options"), gpus, repeat);
       } else if (c == "reduce") {
         reduce(knobs.integer("reduce-elements"), gpus, repeat);
       } else if (c == "poisson") {

@@ -14,9 +14,14 @@
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_statistics.hpp"
 #include "finance/monte_carlo_tiles.hpp"
+#include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 
 #if GPUKIT_HAVE_CUDA
+#include <cstring>
+#include <optional>
+
+#include "core/worker_lanes.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
@@ -48,40 +53,88 @@ Moments<double> from_public(const MonteCarloBlockMoments& m) {
   return r;
 }
 
+#if GPUKIT_HAVE_CUDA
+// What pricing a range of blocks needs on a device besides the kernels: a stream, the rows' path
+// parameters and the block moments on both sides of PCIe (pinned on the host, so that the copies
+// are asynchronous and one wait ends a piece), and the tile workspace. A worker lane keeps one
+// from call to call (core/worker_lanes.hpp), so that a multi-GPU call makes no stream and no
+// allocation and frees nothing (cudaFree waits for the device); any other caller makes one for
+// its call. Buffers only grow.
+struct DeviceBlockScratch {
+  int device = -1;
+  std::optional<cuda::Stream> stream;
+  cuda::DeviceBuffer<unsigned char> device_params, workspace;
+  cuda::DeviceBuffer<Moments<double>> device_moments;
+  cuda::PinnedBuffer<unsigned char> host_params;
+  cuda::PinnedBuffer<Moments<double>> host_moments;
+
+  // Ready on `on_device` (the current device) with at least the sizes given; a call that failed
+  // part-way may have left work in flight on the stream, which is waited for first.
+  void prepare(int on_device, std::size_t params_bytes, std::size_t moments,
+               std::size_t workspace_bytes) {
+    if (device != on_device) *this = DeviceBlockScratch{};
+    device = on_device;
+    if (stream) {
+      stream->synchronize();
+    } else {
+      stream.emplace();
+    }
+    grow(device_params, params_bytes);
+    grow(host_params, params_bytes);
+    grow(device_moments, moments);
+    grow(host_moments, moments);
+    grow(workspace, workspace_bytes);
+  }
+
+  template <class Buffer>
+  static void grow(Buffer& buffer, std::size_t count) {
+    if (buffer.size() >= count) return;
+    buffer = Buffer{};  // release before allocating the larger one
+    buffer = Buffer(count);
+  }
+};
+#endif
+
 // The moments of blocks [first_block, first_block + count) of the rows whose parameters are
-// `params` (block numbers relative to params[0]'s first block), on `context`.
+// `params` (block numbers relative to params[0]'s first block), on `context`, to out[j * stride]
+// for block first_block + j.
 template <class Real>
-std::vector<Moments<double>> block_moments_on(const Context& context,
-                                              const std::vector<PathParams<Real>>& params,
-                                              std::int64_t samples, std::int64_t first_block,
-                                              std::int64_t count, std::int64_t block_tiles,
-                                              const MonteCarloOptions& options,
-                                              const mc::WorkDone& work_done) {
+void block_moments_on(const Context& context, const std::vector<PathParams<Real>>& params,
+                      std::int64_t samples, std::int64_t first_block, std::int64_t count,
+                      std::int64_t block_tiles, const MonteCarloOptions& options,
+                      const mc::WorkDone& work_done, MonteCarloBlockMoments* out,
+                      std::int64_t stride) {
   if (context.backend == Backend::cpu) {
     const std::int64_t chunk =
         work_done ? mc::cpu_progress_chunk_tiles<Real>(params, context.effective_cpu_threads())
                   : kMonteCarloCpuChunkTiles;
-    return mc::cpu_block_moments(params, samples, options.seed, options.antithetic,
-                                 options.control_variate, context.cpu_threads, first_block, count,
-                                 block_tiles, chunk, work_done);
+    const std::vector<Moments<double>> moments = mc::cpu_block_moments(
+        params, samples, options.seed, options.antithetic, options.control_variate,
+        context.cpu_threads, first_block, count, block_tiles, chunk, work_done);
+    for (std::int64_t j = 0; j < count; ++j) {
+      out[j * stride] = to_public(moments[static_cast<std::size_t>(j)]);
+    }
+    return;
   }
 #if GPUKIT_HAVE_CUDA
   cuda::set_device(context.cuda_device);
-  cuda::Stream stream;
   const std::int64_t per_row = mc::blocks_per_row(options, block_tiles);
   // Pieces of at most kMonteCarloDevicePartRows blocks, so that the device holds a bounded number
   // of rows and block moments whatever the range; the launcher bounds the tile workspace.
   const std::int64_t piece = std::min(count, kMonteCarloDevicePartRows);
   const std::int64_t most_rows = std::min<std::int64_t>(static_cast<std::int64_t>(params.size()),
                                                         (piece + per_row - 1) / per_row + 1);
-  cuda::DeviceBuffer<PathParams<Real>> device_params(static_cast<std::size_t>(most_rows));
-  cuda::DeviceBuffer<Moments<double>> device_moments(static_cast<std::size_t>(piece));
   const mc::DeviceRun largest{
       most_rows,          samples, options.seed, options.antithetic, options.control_variate,
       mc::PathKind::mixed};
-  cuda::DeviceBuffer<unsigned char> workspace(
-      static_cast<std::size_t>(mc::workspace_bytes(largest)));
-  std::vector<Moments<double>> result(static_cast<std::size_t>(count));
+  DeviceBlockScratch own;
+  gpukit::detail::LaneCache* lane = gpukit::detail::current_lane_cache();
+  DeviceBlockScratch& scratch = lane != nullptr ? lane->get<DeviceBlockScratch>() : own;
+  scratch.prepare(
+      context.cuda_device, static_cast<std::size_t>(most_rows) * sizeof(PathParams<Real>),
+      static_cast<std::size_t>(piece), static_cast<std::size_t>(mc::workspace_bytes(largest)));
+  const StreamHandle stream = scratch.stream->handle();
+  auto* device_params = reinterpret_cast<PathParams<Real>*>(scratch.device_params.data());
   for (std::int64_t done = 0; done < count; done += piece) {
     const std::int64_t first = first_block + done, n = std::min(piece, count - done);
     const std::int64_t row = first / per_row, rows = (first + n - 1) / per_row + 1 - row;
@@ -89,18 +142,22 @@ std::vector<Moments<double>> block_moments_on(const Context& context,
                                                  static_cast<std::size_t>(rows));
     const mc::DeviceRun run = mc::part_run(part, samples, options);
     const mc::TilesDone tiles_done = mc::tile_progress(part, work_done);
-    device_params.copy_from_host(part);
-    mc::launch_monte_carlo_blocks<Real>(device_params.data(), run, first - row * per_row, n,
-                                        block_tiles, device_moments.data(), workspace.data(),
-                                        stream.handle(), {}, tiles_done);
-    stream.synchronize();
-    device_moments.copy_to_host(
-        std::span<Moments<double>>(result.data() + done, static_cast<std::size_t>(n)));
+    std::memcpy(scratch.host_params.data(), part.data(), part.size_bytes());
+    cuda::copy_to_device_async(device_params, scratch.host_params.data(), part.size_bytes(),
+                               stream);
+    mc::launch_monte_carlo_blocks<Real>(device_params, run, first - row * per_row, n, block_tiles,
+                                        scratch.device_moments.data(), scratch.workspace.data(),
+                                        stream, {}, tiles_done);
+    cuda::copy_to_host_async(scratch.host_moments.data(), scratch.device_moments.data(),
+                             static_cast<std::size_t>(n) * sizeof(Moments<double>), stream);
+    scratch.stream->synchronize();
+    for (std::int64_t j = 0; j < n; ++j) {
+      out[(done + j) * stride] = to_public(scratch.host_moments[static_cast<std::size_t>(j)]);
+    }
   }
-  return result;
 #else
   (void)params, (void)samples, (void)first_block, (void)count, (void)block_tiles, (void)options,
-      (void)work_done;
+      (void)work_done, (void)out, (void)stride;
   throw DeviceUnavailable("monte carlo: this build has no CUDA backend");
 #endif
 }
@@ -147,40 +204,80 @@ std::vector<MonteCarloBlockMoments> blocks_in(const Context& context,
   for (std::int64_t s = 0; s < kinds; ++s) {
     const std::vector<PathParams<Real>> params =
         mc::book_path_params<Real>(part, scenarios.rows[static_cast<std::size_t>(s)], part_options);
-    const std::vector<Moments<double>> moments = block_moments_on(
-        context, params, samples, local_first, count, block_tiles, part_options, work_done);
-    for (std::int64_t j = 0; j < count; ++j) {
-      result[static_cast<std::size_t>(j * kinds + s)] =
-          to_public(moments[static_cast<std::size_t>(j)]);
-    }
+    block_moments_on(context, params, samples, local_first, count, block_tiles, part_options,
+                     work_done, result.data() + s, kinds);
   }
   return result;
 }
 
-// A row's moments from its blocks' (`stride` apart in `moments`), by the fixed tree.
+// One block's merge in the fold, on one core (32768 blocks took 0.6 ms on the 2-core CI
+// machine's EPYC): the thread rule's figure.
+constexpr double kFoldNsPerBlock = 20;
+
+// Every row's moments from its blocks' (row i's block k of scenario s at (i * per_row + k) *
+// kinds + s in `moments`), by the fixed tree, merged with MulAdd, into rows[s][i]. The rows are
+// independent, and within a row each aligned piece of 2^piece_level blocks is a complete subtree
+// of its tree: the pieces of every row are folded side by side on up to `threads` threads, then
+// each row's tree takes its pieces whole and its last blocks one by one (TileTree::push of a
+// subtree), the same merges with the same operands as block by block, so the same bits for any
+// thread count and piece size.
 template <class M, class MulAdd>
-Moments<double> fold_row(const MonteCarloBlockMoments* moments, std::int64_t blocks,
-                         std::int64_t stride) {
-  mc::TileTree<M, MulAdd> tree;
-  for (std::int64_t k = 0; k < blocks; ++k) tree.push(from_public(moments[k * stride]));
-  return tree.finish();
+void fold_rows(std::span<const MonteCarloBlockMoments> moments, std::int64_t per_row,
+               std::int64_t kinds, int threads, int piece_level,
+               std::vector<std::vector<Moments<double>>>& rows) {
+  const auto row_count = static_cast<std::int64_t>(rows.front().size());
+  const std::int64_t piece = std::int64_t{1} << piece_level;
+  const std::int64_t whole = per_row / piece;  // complete pieces a row
+  auto block = [&](std::int64_t s, std::int64_t i, std::int64_t k) {
+    return from_public(moments[static_cast<std::size_t>((i * per_row + k) * kinds + s)]);
+  };
+  std::vector<Moments<double>> nodes(static_cast<std::size_t>(kinds * row_count * whole));
+  const auto pieces = static_cast<std::int64_t>(nodes.size());
+  const int team = cpu_threads_for(
+      {static_cast<std::int64_t>(moments.size()), kFoldNsPerBlock, pieces}, threads);
+#pragma omp parallel for schedule(static) num_threads(team)
+  for (std::int64_t t = 0; t < pieces; ++t) {
+    const std::int64_t s = t / (row_count * whole), i = t / whole % row_count, j = t % whole;
+    mc::TileTree<M, MulAdd> tree;
+    for (std::int64_t k = j * piece; k < (j + 1) * piece; ++k) tree.push(block(s, i, k));
+    nodes[static_cast<std::size_t>(t)] = tree.finish();
+  }
+  // Each row's tree over its pieces and its last blocks (fewer than 2^piece_level), side by side
+  // too where there are many rows.
+  const std::int64_t row_merges = kinds * row_count * (whole + per_row - whole * piece);
+  const int row_team = cpu_threads_for({row_merges, kFoldNsPerBlock, kinds * row_count}, threads);
+#pragma omp parallel for schedule(static) num_threads(row_team)
+  for (std::int64_t r = 0; r < kinds * row_count; ++r) {
+    const std::int64_t s = r / row_count, i = r % row_count;
+    mc::TileTree<M, MulAdd> tree;
+    for (std::int64_t j = 0; j < whole; ++j) {
+      tree.push(nodes[static_cast<std::size_t>(r * whole + j)], piece_level);
+    }
+    for (std::int64_t k = whole * piece; k < per_row; ++k) tree.push(block(s, i, k));
+    rows[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)] = tree.finish();
+  }
 }
 
 template <class MulAdd>
-Moments<double> fold_row(const MonteCarloOptions& options, const MonteCarloBlockMoments* moments,
-                         std::int64_t blocks, std::int64_t stride) {
+void fold_rows(const MonteCarloOptions& options, std::span<const MonteCarloBlockMoments> moments,
+               std::int64_t per_row, std::int64_t kinds, int threads, int piece_level,
+               std::vector<std::vector<Moments<double>>>& rows) {
   using mc::Mode;
-  if (options.antithetic && options.control_variate)
-    return fold_row<Mode<true, true>, MulAdd>(moments, blocks, stride);
-  if (options.antithetic) return fold_row<Mode<true, false>, MulAdd>(moments, blocks, stride);
-  if (options.control_variate) return fold_row<Mode<false, true>, MulAdd>(moments, blocks, stride);
-  return fold_row<Mode<false, false>, MulAdd>(moments, blocks, stride);
+  if (options.antithetic && options.control_variate) {
+    fold_rows<Mode<true, true>, MulAdd>(moments, per_row, kinds, threads, piece_level, rows);
+  } else if (options.antithetic) {
+    fold_rows<Mode<true, false>, MulAdd>(moments, per_row, kinds, threads, piece_level, rows);
+  } else if (options.control_variate) {
+    fold_rows<Mode<false, true>, MulAdd>(moments, per_row, kinds, threads, piece_level, rows);
+  } else {
+    fold_rows<Mode<false, false>, MulAdd>(moments, per_row, kinds, threads, piece_level, rows);
+  }
 }
 
 template <class Real>
 MonteCarloBookResult result_in(const MonteCarloBookView& book, const MonteCarloOptions& options,
                                std::span<const MonteCarloBlockMoments> moments, Backend computed_on,
-                               std::int64_t block_tiles) {
+                               std::int64_t block_tiles, const mc::FoldPlan& fold) {
   const std::int64_t per_row = mc::blocks_per_row(options, block_tiles);
   const std::vector<OptionInputs> inputs = mc::book_inputs<Real>(book);
   const mc::Scenarios scenarios = mc::scenarios(inputs, options.greeks);
@@ -192,13 +289,13 @@ MonteCarloBookResult result_in(const MonteCarloBookView& book, const MonteCarloO
   }
   std::vector<std::vector<Moments<double>>> rows(static_cast<std::size_t>(kinds),
                                                  std::vector<Moments<double>>(inputs.size()));
-  for (std::int64_t s = 0; s < kinds; ++s) {
-    for (std::int64_t i = 0; i < book.count; ++i) {
-      const MonteCarloBlockMoments* first = moments.data() + (i * per_row) * kinds + s;
-      rows[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)] =
-          computed_on == Backend::cuda
-              ? fold_row<mc::FusedMulAdd>(options, first, per_row, kinds)
-              : fold_row<mc::BackendMulAdd>(options, first, per_row, kinds);
+  if (book.count > 0) {
+    if (computed_on == Backend::cuda) {
+      fold_rows<mc::FusedMulAdd>(options, moments, per_row, kinds, fold.threads, fold.piece_level,
+                                 rows);
+    } else {
+      fold_rows<mc::BackendMulAdd>(options, moments, per_row, kinds, fold.threads, fold.piece_level,
+                                   rows);
     }
   }
   return mc::result_from_moments(scenarios, rows, options);
@@ -242,12 +339,16 @@ std::vector<MonteCarloBlockMoments> price_blocks(const Context& context,
 MonteCarloBookResult result_from_blocks(const MonteCarloBookView& book,
                                         const MonteCarloOptions& options,
                                         std::span<const MonteCarloBlockMoments> moments,
-                                        Backend computed_on, std::int64_t block_tiles) {
+                                        Backend computed_on, std::int64_t block_tiles,
+                                        const FoldPlan& fold) {
   check_book_and_options(book, options);
   check_block_tiles(block_tiles);
+  if (fold.piece_level < 0 || fold.piece_level > 40) {
+    throw InvalidInput("monte carlo: a fold's piece level must be in [0, 40]");
+  }
   return options.precision == Precision::float32
-             ? result_in<float>(book, options, moments, computed_on, block_tiles)
-             : result_in<double>(book, options, moments, computed_on, block_tiles);
+             ? result_in<float>(book, options, moments, computed_on, block_tiles, fold)
+             : result_in<double>(book, options, moments, computed_on, block_tiles, fold);
 }
 
 }  // namespace mc

@@ -137,9 +137,18 @@ std::vector<MonteCarloBlockMoments> price_blocks(const Context& context,
                                                  const MonteCarloOptions& options,
                                                  std::int64_t first_block, std::int64_t block_count,
                                                  std::int64_t block_tiles);
+/// How result_from_blocks folds a book's block moments: on up to `threads` CPU threads (0: the
+/// OpenMP default; the thread rule, core/cpu_threads.hpp, takes fewer for few blocks), each row's
+/// aligned pieces of 2^piece_level blocks side by side (2^8 blocks: about 5 us of merges on one
+/// core). The bits depend on neither (the tests vary both).
+struct FoldPlan {
+  int threads = 0;
+  int piece_level = 8;
+};
 MonteCarloBookResult result_from_blocks(const MonteCarloBookView& book,
                                         const MonteCarloOptions& options,
                                         std::span<const MonteCarloBlockMoments> moments,
-                                        Backend computed_on, std::int64_t block_tiles);
+                                        Backend computed_on, std::int64_t block_tiles,
+                                        const FoldPlan& fold = {});
 
 }  // namespace gpukit::finance::mc

@@ -159,8 +159,11 @@ struct TileTree {
   int level[64];
   int size = 0;
 
-  void push(Moments<double> m) {
-    int l = 0;
+  /// Pushes the next tile, or with `l` > 0 the root of the next 2^l tiles (a complete subtree of
+  /// the fixed tree: its tiles start at a multiple of 2^l), which merges as pushing its tiles one
+  /// by one would: the stack then holds subtrees of at least 2^l tiles, which none of the merges
+  /// inside the subtree touches.
+  void push(Moments<double> m, int l = 0) {
     while (size > 0 && level[size - 1] == l) m = merge<M, MulAdd>(node[--size], m), ++l;
     node[size] = m, level[size] = l, ++size;
   }

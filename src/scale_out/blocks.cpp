@@ -48,7 +48,7 @@ void BlockPlan::run(
   const std::vector<Context>& contexts = job_->workers.contexts;
   distributed::agree(*job_->comm, [&] {
     distributed::run_workers(
-        static_cast<int>(contexts.size()),
+        contexts,
         [&](int w, const ReportProgress& report) {
           distributed::inject_rank_fault(*job_->comm);
           work(w, contexts[static_cast<std::size_t>(w)], worker_range(w), report);

@@ -40,8 +40,11 @@ finance::MonteCarloBookResult price_monte_carlo_book(const Job& job,
       plan.gather<finance::MonteCarloBlockMoments>(
           finance::monte_carlo_scenarios(options),
           [&](const Context& context, BlockRange range, const ReportProgress& report) {
+            // A worker reports only for a caller that asked: a device reporting progress waits
+            // for each launch to end before the next (the launcher's rule), which costs a
+            // launch's latency a group of tiles.
             finance::MonteCarloOptions mine = options;
-            mine.progress = report;
+            mine.progress = options.progress ? report : ReportProgress{};
             return finance::price_monte_carlo_blocks(context, view, mine, range.first, range.count);
           },
           options.progress);

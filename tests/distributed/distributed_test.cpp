@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -196,6 +198,24 @@ TEST(SelectWorkers, TheRanksOfAHostShareItsCores) {
   }
 }
 
+// run_workers(workers, ...) where worker 1 and worker `last` fail: worker 1's error comes back
+// after every worker has ended. Returns how many workers ran to their end.
+template <class Workers>
+int first_failure_in_worker_order(const Workers& workers, int last) {
+  std::atomic<int> finished = 0;
+  try {
+    run_workers(workers, [&](int w, const ReportProgress&) {
+      if (w == last) throw IoError("the last worker");
+      if (w == 1) throw OutOfMemory("worker 1", 42);
+      ++finished;
+    });
+    ADD_FAILURE() << "no failure came back";
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.bytes_requested(), 42u);
+  }
+  return finished.load();
+}
+
 TEST(RunWorkers, EveryWorkerRunsOnceAndProgressEndsAtOne) {
   for (const int workers : {1, 2, 5}) {
     std::vector<std::atomic<int>> runs(static_cast<std::size_t>(workers));
@@ -220,18 +240,92 @@ TEST(RunWorkers, EveryWorkerRunsOnceAndProgressEndsAtOne) {
 }
 
 TEST(RunWorkers, TheFirstFailureInWorkerOrderIsRethrownAfterAllEnd) {
-  std::atomic<int> finished = 0;
-  try {
-    run_workers(4, [&](int w, const ReportProgress&) {
-      if (w == 3) throw IoError("worker 3");
-      if (w == 1) throw OutOfMemory("worker 1", 42);
-      ++finished;
-    });
-    ADD_FAILURE() << "no failure came back";
-  } catch (const OutOfMemory& e) {
-    EXPECT_EQ(e.bytes_requested(), 42u);
+  EXPECT_EQ(first_failure_in_worker_order(4, 3), 2);  // workers 0 and 2 ran to their end
+}
+
+// The workers of a job's devices run on lanes (core/worker_lanes.hpp): kept from one call to
+// the next, side by side, failures and progress as run_workers(int) reports them.
+class RunWorkersOnLanes : public ::testing::Test {
+ protected:
+  // Three workers of three lanes: two CPU workers and one of "GPU 0" (the work here makes no
+  // CUDA call, so a machine without a GPU runs it too).
+  const std::vector<Context> contexts = {Context::cpu(1), Context::cpu(1), Context::cuda(0, 1)};
+};
+
+TEST_F(RunWorkersOnLanes, EachDeviceKeepsItsThreadAndTheWorkersRunSideBySide) {
+  std::vector<std::thread::id> first(contexts.size()), second(contexts.size());
+  for (std::vector<std::thread::id>* seen : {&first, &second}) {
+    // Each worker waits until all have started: workers that took turns would wait forever,
+    // which the timeout turns into a failure.
+    std::atomic<int> started = 0;
+    std::vector<double> reported;
+    run_workers(
+        contexts,
+        [&](int w, const ReportProgress& report) {
+          (*seen)[static_cast<std::size_t>(w)] = std::this_thread::get_id();
+          ++started;
+          const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+          while (started.load() < static_cast<int>(contexts.size()) &&
+                 std::chrono::steady_clock::now() < until) {
+            std::this_thread::yield();
+          }
+          EXPECT_EQ(started.load(), static_cast<int>(contexts.size())) << "worker " << w;
+          report(0.5);
+        },
+        [&](double f) { reported.push_back(f); });
+    ASSERT_FALSE(reported.empty());
+    EXPECT_EQ(reported.back(), 1.0);
   }
-  EXPECT_EQ(finished.load(), 2);  // workers 0 and 2 ran to their end
+  // The same thread for each device, call after call; one each, none the caller's.
+  EXPECT_EQ(first, second);
+  for (std::size_t w = 0; w < first.size(); ++w) {
+    EXPECT_NE(first[w], std::this_thread::get_id());
+    for (std::size_t v = 0; v < w; ++v) EXPECT_NE(first[w], first[v]);
+  }
+  // One context: the caller's thread.
+  std::thread::id one;
+  run_workers(std::span<const Context>(contexts).first(1),
+              [&](int, const ReportProgress&) { one = std::this_thread::get_id(); });
+  EXPECT_EQ(one, std::this_thread::get_id());
+  EXPECT_THROW(run_workers(std::span<const Context>{}, [](int, const ReportProgress&) {}),
+               InvalidInput);
+}
+
+TEST_F(RunWorkersOnLanes, TheFirstFailureInWorkerOrderComesBackAndTheLanesGoOn) {
+  EXPECT_EQ(first_failure_in_worker_order(contexts, 2), 1);  // worker 0 ran to its end
+  // The next call runs every worker.
+  std::atomic<int> ran = 0;
+  run_workers(contexts, [&](int, const ReportProgress&) { ++ran; });
+  EXPECT_EQ(ran.load(), 3);
+}
+
+TEST_F(RunWorkersOnLanes, ConcurrentCallersEachGetTheirOwnResults) {
+  constexpr int kCalls = 25;
+  std::atomic<int> wrong = 0;
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 3; ++c) {
+    callers.emplace_back([&, c] {
+      for (int call = 0; call < kCalls; ++call) {
+        std::vector<int> out(contexts.size(), -1);
+        run_workers(contexts, [&](int w, const ReportProgress&) {
+          out[static_cast<std::size_t>(w)] = 1000 * c + 10 * call + w;
+        });
+        for (std::size_t w = 0; w < out.size(); ++w) {
+          if (out[w] != 1000 * c + 10 * call + static_cast<int>(w)) ++wrong;
+        }
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST_F(RunWorkersOnLanes, AWorkerThatSpreadsWorkAgainDoesNotWaitForItself) {
+  std::atomic<int> inner = 0;
+  run_workers(contexts, [&](int, const ReportProgress&) {
+    run_workers(contexts, [&](int, const ReportProgress&) { ++inner; });
+  });
+  EXPECT_EQ(inner.load(), 9);
 }
 
 TEST(JobOfOne, CollectivesAreCopiesAndFailuresPassUnchanged) {

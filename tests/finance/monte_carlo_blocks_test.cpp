@@ -221,6 +221,97 @@ TEST(MonteCarloBlockTree, BlocksOfTheStrideDoublingTreeGiveItsRootWithFusedRound
   }
 }
 
+// TileTree takes a complete aligned subtree whole (its root and its level) with the merges of its
+// tiles pushed one by one: the identity the side-by-side fold of result_from_blocks rests on.
+TEST(MonteCarloBlockTree, ASubtreePushedWholeMergesAsItsTilesWould) {
+  using M = mc::Mode<true, true>;
+  std::mt19937_64 gen(gpukit::testing::test_seed());
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (const std::int64_t tiles : {1, 2, 3, 7, 8, 9, 31, 64, 100}) {
+    std::vector<mc::Moments<double>> tile(static_cast<std::size_t>(tiles));
+    for (mc::Moments<double>& m : tile) {
+      m = {double(1 + gen() % 3),
+           u(gen),
+           1 + u(gen),
+           u(gen),
+           1 + u(gen),
+           u(gen),
+           u(gen),
+           1 + u(gen)};
+    }
+    mc::TileTree<M, mc::FusedMulAdd> one_by_one;
+    for (const mc::Moments<double>& m : tile) one_by_one.push(m);
+    const mc::Moments<double> expected = one_by_one.finish();
+    for (const int level : {0, 1, 2, 3, 5}) {
+      const std::int64_t piece = std::int64_t{1} << level;
+      mc::TileTree<M, mc::FusedMulAdd> tree;
+      std::int64_t t = 0;
+      for (; t + piece <= tiles; t += piece) {
+        mc::TileTree<M, mc::FusedMulAdd> subtree;
+        for (std::int64_t k = t; k < t + piece; ++k)
+          subtree.push(tile[static_cast<std::size_t>(k)]);
+        tree.push(subtree.finish(), level);
+      }
+      for (; t < tiles; ++t) tree.push(tile[static_cast<std::size_t>(t)]);
+      const mc::Moments<double> got = tree.finish();
+      EXPECT_EQ(std::memcmp(&got, &expected, sizeof got), 0)
+          << tiles << " tiles, pieces of " << piece << ", seed " << gpukit::testing::test_seed();
+    }
+  }
+}
+
+// result_from_blocks folds rows and pieces of rows side by side: for any thread count and piece
+// size, the bits of the block-by-block fold (written here with TileTree), with either backend's
+// rounding, Greeks' five scenarios included.
+TEST(MonteCarloBlockFold, AnyThreadCountAndPieceSizeGiveTheBlockByBlockFold) {
+  const McBook book(random_european_rows(3, 11));
+  MonteCarloOptions options;
+  options.paths = 37 * kMonteCarloTileSamples - 5;  // 37 blocks of one tile a row, the last short
+  options.greeks = true;
+  options.control_variate = true;
+  options.seed = gpukit::testing::test_seed();
+  const std::int64_t per_row = mc::blocks_per_row(options, 1);
+  ASSERT_EQ(per_row, 37);
+  const std::vector<MonteCarloBlockMoments> blocks =
+      mc::price_blocks(Context::cpu(), book.view(), options, 0, 3 * per_row, 1);
+  const int kinds = monte_carlo_scenarios(options);
+  ASSERT_EQ(static_cast<std::int64_t>(blocks.size()), 3 * per_row * kinds);
+  const std::vector<mc::OptionInputs> inputs = mc::book_inputs<double>(book.view());
+  const mc::Scenarios scenarios = mc::scenarios(inputs, options.greeks);
+  for (const Backend computed_on : {Backend::cpu, Backend::cuda}) {
+    std::vector<std::vector<mc::Moments<double>>> rows(static_cast<std::size_t>(kinds));
+    for (int s = 0; s < kinds; ++s) {
+      for (std::int64_t i = 0; i < 3; ++i) {
+        auto fold = [&]<class MulAdd>(MulAdd) {
+          mc::TileTree<mc::Mode<false, true>, MulAdd> tree;
+          for (std::int64_t k = 0; k < per_row; ++k) {
+            const MonteCarloBlockMoments& b =
+                blocks[static_cast<std::size_t>((i * per_row + k) * kinds + s)];
+            tree.push({b.count, b.mean_x, b.m2_x, b.mean_c, b.m2_c, b.co_xc, b.mean_d, b.m2_d});
+          }
+          return tree.finish();
+        };
+        rows[static_cast<std::size_t>(s)].push_back(
+            computed_on == Backend::cuda ? fold(mc::FusedMulAdd{}) : fold(mc::BackendMulAdd{}));
+      }
+    }
+    const MonteCarloBookResult expected = mc::result_from_moments(scenarios, rows, options);
+    ASSERT_GT(expected.price[0], 0);
+    for (const int threads : {1, 2, 3}) {
+      for (const int level : {0, 1, 2, 5, 8}) {
+        expect_same_result(
+            mc::result_from_blocks(book.view(), options, blocks, computed_on, 1, {threads, level}),
+            expected,
+            "fold on " + std::to_string(threads) + " threads, pieces of 2^" +
+                std::to_string(level) + " blocks, " +
+                (computed_on == Backend::cuda ? "fused" : "CPU") + " rounding");
+      }
+    }
+  }
+  EXPECT_THROW(mc::result_from_blocks(book.view(), options, blocks, Backend::cpu, 1, {1, -1}),
+               InvalidInput);
+}
+
 TEST(PackedOptionBook, RowsTravelWithEveryArrayAndTheBookWideValues) {
   std::vector<McRow> rows = barrier_rows(3);
   const McBook book(rows);

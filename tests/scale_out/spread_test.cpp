@@ -14,6 +14,7 @@
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -143,6 +144,69 @@ TEST_P(SpreadCalls, MonteCarloOnSeveralWorkersHasTheBitsOfOne) {
                           scale_out::price_monte_carlo_book(job_of(workers), book.view, options));
     }
   }
+}
+
+// The workers of a job keep their threads (lanes) and, on a GPU, their stream and buffers from
+// one call to the next: calls of growing and shrinking books, calls made at once from several
+// threads, and a call that fails on one worker all leave the next call with the bits of one.
+TEST_P(SpreadCalls, RepeatedConcurrentAndFailedCallsKeepTheBitsOfOne) {
+  const gpukit::testing::TestSeed seed;
+  const scale_out::Job job = job_of(2);
+  finance::MonteCarloOptions options;
+  options.paths = 3001;
+  options.seed = seed.value();
+  options.control_variate = true;
+  const RandomBook small(7, seed.value() + 1, true), large(40, seed.value() + 2, true);
+  const finance::MonteCarloBookResult small_one =
+      finance::price_monte_carlo_book(context(1), small.view, options);
+  const finance::MonteCarloBookResult large_one =
+      finance::price_monte_carlo_book(context(1), large.view, options);
+  ASSERT_TRUE(any_positive(small_one.price));
+  const RandomBook european(300, seed.value() + 3, false);
+  const finance::EuropeanBookResult european_one =
+      finance::price_european_book(context(1), european.view, finance::Precision::float32, false);
+  ASSERT_TRUE(any_positive(european_one.price));
+  // Growing, shrinking and growing again: the workers' buffers are reused and grown.
+  for (const RandomBook* book : {&small, &large, &small, &large}) {
+    SCOPED_TRACE(::testing::Message() << book->view.count << " rows");
+    expect_same_columns(book == &small ? small_one : large_one,
+                        scale_out::price_monte_carlo_book(job, book->view, options));
+  }
+  // Three callers at once on the same workers (they take turns on each worker's lane).
+  std::vector<finance::MonteCarloBookResult> mc(3);
+  std::vector<finance::EuropeanBookResult> bs(3);
+  std::vector<std::thread> callers;
+  for (std::size_t c = 0; c < 3; ++c) {
+    callers.emplace_back([&, c] {
+      mc[c] = scale_out::price_monte_carlo_book(job, (c % 2 ? large : small).view, options);
+      bs[c] = scale_out::price_black_scholes_book(job, european.view, finance::Precision::float32,
+                                                  false, {});
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (std::size_t c = 0; c < 3; ++c) {
+    SCOPED_TRACE(::testing::Message() << "caller " << c);
+    expect_same_columns(c % 2 ? large_one : small_one, mc[c]);
+    EXPECT_TRUE(same_bits(european_one.price, bs[c].price));
+  }
+  // A bad row in the second worker's share alone fails the call on that worker; the next call
+  // on the same workers has the bits of one.
+  RandomBook bad(40, seed.value() + 2, true);
+  bad.barrier[39] = -1;  // row 39 is a barrier row (40 % 5 != 0): its barrier must be > 0
+  ASSERT_NE(bad.barrier_type[39], finance::BarrierType::none);
+  EXPECT_THROW(scale_out::price_monte_carlo_book(job, bad.view, options), InvalidInput);
+  expect_same_columns(large_one, scale_out::price_monte_carlo_book(job, large.view, options));
+  RandomBook barrier_in_bs(300, seed.value() + 3, false);
+  barrier_in_bs.barrier_type[299] = finance::BarrierType::up_out;
+  barrier_in_bs.view.barrier_type = barrier_in_bs.barrier_type.data();
+  barrier_in_bs.view.barrier = barrier_in_bs.barrier.data();
+  EXPECT_THROW(scale_out::price_black_scholes_book(job, barrier_in_bs.view,
+                                                   finance::Precision::float32, false, {}),
+               InvalidInput);
+  EXPECT_TRUE(
+      same_bits(european_one.price, scale_out::price_black_scholes_book(
+                                        job, european.view, finance::Precision::float32, false, {})
+                                        .price));
 }
 
 template <class T>

@@ -33,8 +33,8 @@ DeviceSpec parse_device_spec(std::string_view spec);
 /// else entry r % n (ranks then share devices). Every entry goes to some rank.
 std::vector<int> local_share(const std::vector<int>& listed, int local_rank, int local_size);
 
-/// The workers of this process, one Context each (each runs on a thread of its own), and the
-/// notice `auto` prints.
+/// The workers of this process, one Context each (each runs on a worker thread of its own,
+/// distributed::run_workers), and the notice `auto` prints.
 struct Workers {
   std::vector<Context> contexts;
   std::string notice;  // one line for stderr where auto chose or fell back; empty otherwise

@@ -6,6 +6,8 @@
 // order (finance/monte_carlo_blocks.hpp, primitives/reduce_partials.hpp); this layer only says
 // who computes what, runs the workers, and brings the outputs to rank 0.
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -41,6 +43,18 @@ using ReportProgress = std::function<void(double fraction)>;
 void run_workers(int workers, const std::function<void(int worker, const ReportProgress&)>& work,
                  const std::function<void(double fraction)>& progress = {});
 
+/// The same for one worker a context of `workers` (the devices of a job), each run on the
+/// long-lived thread its device keeps for it (a lane, core/worker_lanes.hpp): the thread, its
+/// OpenMP team and what the case study keeps on it between calls (a GPU's stream and scratch
+/// buffers) are made by the first call only, and the workers of different devices run side by
+/// side with no host synchronization between them until the last one ends. Concurrent callers
+/// with the same devices take turns on each device's lanes; called from a worker's own thread,
+/// the workers get threads of their own. One context: on the calling thread. InvalidInput for no
+/// context.
+void run_workers(std::span<const Context> workers,
+                 const std::function<void(int worker, const ReportProgress&)>& work,
+                 const std::function<void(double fraction)>& progress = {});
+
 /// The blocks of `plan` computed by this rank's workers and gathered on rank 0 in block order.
 /// compute(context, range, report) returns `range`'s outputs, `per_block` values of T a block
 /// (plain data), for worker context `workers[w]` and range plan.local_ranges[w]. Rank 0 gets
@@ -51,25 +65,26 @@ std::vector<T> compute_blocks(Communicator& comm, std::span<const Context> worke
                               const WorkPlan& plan, std::int64_t per_block, Compute&& compute,
                               const std::function<void(double fraction)>& progress = {}) {
   static_assert(std::is_trivially_copyable_v<T>);
-  std::vector<std::vector<T>> outputs(workers.size());
+  // Each worker copies its outputs into this rank's, at its range's place, on its own thread.
+  const std::int64_t first = plan.local_ranges.empty() ? 0 : plan.local_ranges.front().first;
+  std::int64_t local_blocks = 0;
+  for (const BlockRange& r : plan.local_ranges) local_blocks += r.count;
+  std::vector<T> mine(static_cast<std::size_t>(local_blocks * per_block));
   agree(comm, [&] {
     run_workers(
-        static_cast<int>(workers.size()),
+        workers,
         [&](int w, const ReportProgress& report) {
           const auto at = static_cast<std::size_t>(w);
           const BlockRange range = plan.local_ranges[at];
-          outputs[at] = compute(workers[at], range, report);
-          if (static_cast<std::int64_t>(outputs[at].size()) != range.count * per_block) {
+          const std::vector<T> output = compute(workers[at], range, report);
+          if (static_cast<std::int64_t>(output.size()) != range.count * per_block) {
             throw InvalidInput("distributed: a worker returned the wrong number of values");
           }
+          std::copy(output.begin(), output.end(),
+                    mine.begin() + static_cast<std::ptrdiff_t>((range.first - first) * per_block));
         },
         progress);
   });
-  std::vector<T> mine;
-  for (std::vector<T>& o : outputs) {
-    mine.insert(mine.end(), o.begin(), o.end());
-    std::vector<T>().swap(o);
-  }
   if (!comm.distributed()) return mine;
   return from_bytes<T>(comm.gather(as_bytes(mine)));
 }

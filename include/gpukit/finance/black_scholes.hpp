@@ -88,7 +88,8 @@ struct BlackScholesOptions {
 /// streams through pinned double buffers in chunks, overlapping transfers in both directions with
 /// the kernel, so a book larger than device memory streams through. The pinned and device staging
 /// buffers (about 140 MB in float, for a book of per-option sides and one output) are kept between
-/// calls and freed at exit; concurrent CUDA calls take turns on them.
+/// calls and freed at exit; each device has its own, and concurrent calls on one device take turns
+/// on them.
 /// Throws DeviceUnavailable, OutOfMemory or CudaError; InvalidInput for count < 0 or an unknown
 /// variant.
 template <class Real>

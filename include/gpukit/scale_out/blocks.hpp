@@ -72,8 +72,9 @@ class BlockPlan {
   std::vector<std::byte> scatter_packed(
       const std::function<std::vector<std::byte>(BlockRange)>& pack) const;
 
-  /// Runs work(worker, its context, its blocks, report) for every worker of this rank, each on a
-  /// thread of its own (distributed::run_workers), and agrees on the outcome: a failure on any
+  /// Runs work(worker, its context, its blocks, report) for every worker of this rank, each on
+  /// its device's long-lived worker thread (distributed::run_workers: kept between calls, with
+  /// what the case study keeps on it), and agrees on the outcome: a failure on any
   /// worker of any rank makes every rank throw the same error. `progress` (calling thread) sees
   /// the workers' mean fraction done. The scale-out tests' fault hook (rank-out-of-memory:R,
   /// distributed/test_fault.hpp) fires in every worker. Collective.

@@ -1,8 +1,11 @@
 // The chunked host path: a book of any size runs on the chunked host pipeline the primitives' host
 // paths share (core/chunked_host_pipeline.hpp): it streams through two pinned staging slots, so
-// that while chunk k is packed on the CPU, chunk k-1 is copied in, priced and copied out on its own
-// stream, and the two copy directions overlap. Throughput is then bounded by PCIe (or by the CPU
-// copies into pinned memory, which run on all threads), not by device memory size.
+// that while chunk k is packed on the CPU (with chunk k-2's results unpacked in the same pass),
+// chunk k-1 is copied in, priced and copied out on its own stream, and the two copy directions
+// overlap. Throughput is then bounded by PCIe (or by the CPU copies between the caller's arrays and
+// pinned memory, which run on the context's threads), not by device memory size. Each device has
+// its own staging area, so the workers of a multi-GPU call (gpukit/scale_out: one lane each, with
+// its own OpenMP team) stream side by side, each through its own pinned buffers and PCIe link.
 
 #include "finance/cuda/black_scholes_host_pipeline.hpp"
 
@@ -71,11 +74,21 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   using gpukit::detail::HostChunk;
   using gpukit::detail::StagingSlot;
 
+  // The host's copies of a chunk are one parallel pass: the results of chunk k-2 out of the slot's
+  // pinned memory (queued by `finish` once its stream is done) and chunk k's inputs into it, just
+  // before chunk k's copies and kernel are queued on that stream (so its results cannot land
+  // before the old ones are read). One region a chunk instead of one an array, and the team
+  // shares out every array's blocks.
+  std::vector<gpukit::detail::CopyRange> copies;
+  auto copy_now = [&] {
+    gpukit::detail::parallel_copy_ranges(copies, threads);
+    copies.clear();
+  };
+
   auto finish = [&](StagingSlot& slot, const HostChunk& c) {
     for (std::size_t a = 0; a < outputs.size(); ++a) {
-      gpukit::detail::parallel_copy(out.*outputs[a] + c.begin,
-                                    staged<Real>(slot.pinned_out) + a * stride,
-                                    static_cast<std::size_t>(c.size) * sizeof(Real), threads);
+      copies.push_back({out.*outputs[a] + c.begin, staged<Real>(slot.pinned_out) + a * stride,
+                        static_cast<std::size_t>(c.size) * sizeof(Real)});
     }
   };
 
@@ -85,12 +98,13 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
     Real* device_out = staged<Real>(slot.device_out);
     const std::size_t bytes = static_cast<std::size_t>(c.size) * sizeof(Real);
     for (std::size_t a = 0; a < inputs.size(); ++a) {
-      gpukit::detail::parallel_copy(pinned_in + a * stride, inputs[a] + c.begin, bytes, threads);
+      copies.push_back({pinned_in + a * stride, inputs[a] + c.begin, bytes});
     }
     if (sides != nullptr) {
-      gpukit::detail::parallel_copy(slot.pinned_in.data() + real_input_bytes, sides + c.begin,
-                                    static_cast<std::size_t>(c.size), threads);
+      copies.push_back({slot.pinned_in.data() + real_input_bytes, sides + c.begin,
+                        static_cast<std::size_t>(c.size)});
     }
+    copy_now();
     cuda::copy_to_device_async(device_in, pinned_in, real_input_bytes + side_bytes,
                                slot.stream.handle());
     BlackScholesInputs<Real> d_in = in;
@@ -110,6 +124,7 @@ void price_black_scholes_through_device(const Context& context, const BlackSchol
   };
 
   gpukit::detail::run_chunked_host_pipeline(plan, area.slots, start, finish);
+  copy_now();  // the last two chunks' results
 }
 
 template void price_black_scholes_through_device<float>(const Context&,
