@@ -255,14 +255,15 @@ GPUKIT_HD_INLINE Real asymptotic_sum(Real q, Real e) {
 template <class Real>
 inline constexpr int kAsymptoticTerms = sizeof(Real) == sizeof(float) ? 8 : 17;
 
-/// Region 1: h < -10 and t small against |h|.
+/// Region 1: h < -10 and t small against |h|. `vega` is e^{-(h^2+t^2)/2} / sqrt(2 pi), which
+/// every region shares with b' (normalised_black).
 template <class Real>
-GPUKIT_HD_INLINE Real black_asymptotic(Real h, Real t) {
+GPUKIT_HD_INLINE Real black_asymptotic(Real h, Real t, Real vega) {
   const Real e = (t / h) * (t / h);
   const Real r = (h + t) * (h - t);
   const Real q = (h / r) * (h / r);
   const Real sum = asymptotic_sum<Real, 0, kAsymptoticTerms<Real>>(q, e);
-  return Real(kInvSqrt2Pi) * math_exp(Real(-0.5) * (h * h + t * t)) * (t / r) * sum;
+  return vega * (t / r) * sum;
 }
 
 /// Terms of the series in t: the k-th against the first is below t^{2k} / (2k+1)!! at h = 0 and
@@ -275,7 +276,7 @@ inline constexpr int kSmallTTerms = sizeof(Real) == sizeof(float) ? 4 : 7;
 /// derivative of Y is positive, so the sum does not cancel; 1 + h Y loses about h^2 units to
 /// cancellation, which the contract allows (see the file's head).
 template <class Real>
-GPUKIT_HD_INLINE Real black_small_t(Real h, Real t) {
+GPUKIT_HD_INLINE Real black_small_t(Real h, Real t, Real vega) {
   const Real y0 = Real(kSqrtPiOver2) * scaled_erfc(-h * Real(kInvSqrt2));  // Y(h)
   Real previous = y0;                                                      // Y^{(n-1)}
   Real current = Real(1) + h * y0;                                         // Y^{(n)}, n = 1
@@ -291,7 +292,7 @@ GPUKIT_HD_INLINE Real black_small_t(Real h, Real t) {
     weight *= t2 / Real((n + 1) * (n + 2));
     sum += weight * current;
   }
-  return Real(2 * kInvSqrt2Pi) * t * math_exp(Real(-0.5) * (h * h + t * t)) * sum;
+  return Real(2) * t * vega * sum;
 }
 
 /// Regions 3 and 4: the closed form. The second term e^{-x/2} Phi(h - t) is always taken as
@@ -299,42 +300,44 @@ GPUKIT_HD_INLINE Real black_small_t(Real h, Real t) {
 /// term dominates and is taken as e^{x/2} Phi(h + t); elsewhere both terms are erfcx's, so that no
 /// exponent with rounding multiplies a term that then cancels.
 template <class Real>
-GPUKIT_HD_INLINE Real black_closed_form(Real x, Real h, Real t) {
-  const Real scale = Real(0.5) * math_exp(Real(-0.5) * (h * h + t * t));
+GPUKIT_HD_INLINE Real black_closed_form(Real x, Real h, Real t, Real vega) {
+  const Real scale = Real(kSqrtPiOver2) * vega;  // e^{-(h^2+t^2)/2} / 2
   const Real second = scale * scaled_erfc((t - h) * Real(kInvSqrt2));
   const Real first = h + t > Real(kUpperRegion) ? math_exp(Real(0.5) * x) * normal_cdf(h + t)
                                                 : scale * scaled_erfc(-(h + t) * Real(kInvSqrt2));
   return max_zero(first - second);
 }
 
-/// b(x, s) for x <= 0, s >= 0.
+/// b(x, s) and b'(x, s) = d b / d s = e^{-(h^2+t^2)/2} / sqrt(2 pi), for x <= 0, s >= 0: the
+/// Householder steps need both at each point, and every region's b carries b' as a factor, so the
+/// exponential is taken once.
 template <class Real>
-GPUKIT_HD_INLINE Real normalised_black(Real x, Real s) {
-  if (!(s > Real(0))) return Real(0);
-  const Real h = x / s, t = Real(0.5) * s;
-  if (h < Real(kAsymptoticBelow) && t < Real(kSmallT) + (-h) + Real(kAsymptoticBelow)) {
-    return black_asymptotic(h, t);
-  }
-  if (t < Real(kSmallT)) return black_small_t(h, t);
-  return black_closed_form(x, h, t);
-}
+struct NormalisedBlack {
+  Real value, vega;
+};
 
-/// b'(x, s) = d b / d s = e^{-(h^2+t^2)/2} / sqrt(2 pi).
 template <class Real>
-GPUKIT_HD_INLINE Real normalised_vega(Real x, Real s) {
+GPUKIT_HD_INLINE NormalisedBlack<Real> normalised_black(Real x, Real s) {
+  if (!(s > Real(0))) return {Real(0), Real(0)};
   const Real h = x / s, t = Real(0.5) * s;
-  return Real(kInvSqrt2Pi) * math_exp(Real(-0.5) * (h * h + t * t));
+  const Real vega = Real(kInvSqrt2Pi) * math_exp(Real(-0.5) * (h * h + t * t));
+  if (h < Real(kAsymptoticBelow) && t < Real(kSmallT) + (-h) + Real(kAsymptoticBelow)) {
+    return {black_asymptotic(h, t, vega), vega};
+  }
+  if (t < Real(kSmallT)) return {black_small_t(h, t, vega), vega};
+  return {black_closed_form(x, h, t, vega), vega};
 }
 
 /// b_max - b(x, s) = e^{x/2} Phi(-(h+t)) + e^{-x/2} Phi(h-t), a sum: where b nears b_max = e^{x/2}
 /// its difference from b_max keeps its relative accuracy, so the upper objective's steps stay
-/// meaningful at trial points where b itself has rounded to b_max.
+/// meaningful at trial points where b itself has rounded to b_max. With b' as normalised_black.
 template <class Real>
-GPUKIT_HD_INLINE Real normalised_black_complement(Real x, Real s) {
+GPUKIT_HD_INLINE NormalisedBlack<Real> normalised_black_complement(Real x, Real s) {
   const Real h = x / s, t = Real(0.5) * s;
-  return math_exp(Real(0.5) * x) * normal_cdf(-(h + t)) +
-         Real(0.5) * math_exp(Real(-0.5) * (h * h + t * t)) *
-             scaled_erfc((t - h) * Real(kInvSqrt2));
+  const Real vega = Real(kInvSqrt2Pi) * math_exp(Real(-0.5) * (h * h + t * t));
+  return {math_exp(Real(0.5) * x) * normal_cdf(-(h + t)) +
+              Real(kSqrtPiOver2) * vega * scaled_erfc((t - h) * Real(kInvSqrt2)),
+          vega};
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -446,9 +449,12 @@ GPUKIT_HD_INLINE Real normalised_implied_s_otm(Real beta, Real x) {
     s = max_of(Real(-2) * inverse_normal_cdf(Real(0.5) * (Real(1) - beta)), beta * Real(kSqrt2Pi));
   } else {
     const Real s_c = math_sqrt(Real(-2) * x);
-    const Real b_c = normalised_black(x, s_c), v_c = normalised_vega(x, s_c);
+    const NormalisedBlack<Real> at_c = normalised_black(x, s_c);
+    const Real b_c = at_c.value, v_c = at_c.vega;
     if (beta < b_c) {
-      const Real s_l = s_c - b_c / v_c, b_l = normalised_black(x, s_l);
+      const Real s_l = s_c - b_c / v_c;
+      const NormalisedBlack<Real> at_l = normalised_black(x, s_l);
+      const Real b_l = at_l.value, v_l = at_l.vega;
       if (beta < b_l) {
         // The lower map f(s) = A Phi(-z)^3, z = |x| / (sqrt 3 s), A = 2 pi |x| / sqrt 27: f ~ b as
         // b -> 0, so a rational cubic in beta of f through (0, 0) slope 1 and (b_l, f_l) with its
@@ -465,7 +471,7 @@ GPUKIT_HD_INLINE Real normalised_implied_s_otm(Real beta, Real x) {
         const Real log_slope =
             (Real(2) * z * Real(kSqrt2OverPi) / erfcx_z - Real(2) * z * z - Real(2)) / s_l +
             s_l / Real(4);
-        const Real fpp_times_b_l = fp_l * log_slope * (b_l / normalised_vega(x, s_l));
+        const Real fpp_times_b_l = fp_l * log_slope * (b_l / v_l);
         Real f = Real(0);
         if (math_isfinite(fpp_times_b_l)) {
           // Curvature at the right end times its width b_l is what the control fit uses.
@@ -489,7 +495,6 @@ GPUKIT_HD_INLINE Real normalised_implied_s_otm(Real beta, Real x) {
         s_right = s_l;
         objective = Objective::lower;
       } else {
-        const Real v_l = normalised_vega(x, s_l);
         const Real r = control_for_curvature(false, b_l, b_c, s_l, s_c, Real(1) / v_l,
                                              Real(1) / v_c, Real(0), false);
         s = rational_cubic(beta, b_l, b_c, s_l, s_c, Real(1) / v_l, Real(1) / v_c, r);
@@ -498,9 +503,9 @@ GPUKIT_HD_INLINE Real normalised_implied_s_otm(Real beta, Real x) {
       }
     } else {
       const Real s_h = v_c > std::numeric_limits<Real>::min() ? s_c + (b_max - b_c) / v_c : s_c;
-      const Real b_h = normalised_black(x, s_h);
+      const NormalisedBlack<Real> at_h = normalised_black(x, s_h);
+      const Real b_h = at_h.value, v_h = at_h.vega;
       if (beta <= b_h) {
-        const Real v_h = normalised_vega(x, s_h);
         const Real r = control_for_curvature(true, b_c, b_h, s_c, s_h, Real(1) / v_c, Real(1) / v_h,
                                              Real(0), false);
         s = rational_cubic(beta, b_c, b_h, s_c, s_h, Real(1) / v_c, Real(1) / v_h, r);
@@ -547,13 +552,13 @@ GPUKIT_HD_INLINE Real normalised_implied_s_otm(Real beta, Real x) {
     const Real h = x / s;
     const Real curvature = h * h / s - s / Real(4);
     const Real third = curvature * curvature - Real(3) * (h / s) * (h / s) - Real(0.25);
-    const Real bp = normalised_vega(x, s);
     // Each objective's own value decides which side of the root s lies on, so that the bracket
     // and the step agree where the value is within rounding of its target.
     Real ds;
     if (objective == Objective::upper) {
       // g = ln((b_max - beta) / (b_max - b)): close to linear where b nears its bound.
-      const Real gap = normalised_black_complement(x, s);
+      const NormalisedBlack<Real> complement = normalised_black_complement(x, s);
+      const Real gap = complement.value, bp = complement.vega;
       if (gap < target_gap && s < s_right) {
         s_right = s;
       } else if (gap > target_gap && s > s_left) {
@@ -568,7 +573,8 @@ GPUKIT_HD_INLINE Real normalised_implied_s_otm(Real beta, Real x) {
         ds = householder_step(-g / gp, halley, hh3);
       }
     } else {
-      const Real b = normalised_black(x, s);
+      const NormalisedBlack<Real> at_s = normalised_black(x, s);
+      const Real b = at_s.value, bp = at_s.vega;
       if (b > beta && s < s_right) {
         s_right = s;
       } else if (b < beta && s > s_left) {
