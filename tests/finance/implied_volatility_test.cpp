@@ -17,6 +17,7 @@
 #include <limits>
 #include <numbers>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "every_backend_test_support.hpp"
@@ -104,8 +105,8 @@ TEST_P(ImpliedVolatilityScenarios, RoundTripOnTheGridPassesTheIndependentCheck) 
         EXPECT_GE(counts[0] * 10, static_cast<std::int64_t>(n) * 7);
         if (n == 4099) {
           std::printf("%s %s: worst ratio to the bound %.3f over %zu rows (%lld ok)\n",
-                      model_name(model), precision_name(precision), check.worst_ratio, n,
-                      static_cast<long long>(counts[0]));
+                      std::string(model_name(model)).c_str(), precision_name(precision),
+                      check.worst_ratio, n, static_cast<long long>(counts[0]));
         }
         if (precision != Precision::float64) continue;
         for (std::size_t i = 0; i < n; ++i) {

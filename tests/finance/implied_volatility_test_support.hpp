@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string_view>
 #include <vector>
 
+#include "gpukit/finance/choices.hpp"
 #include "gpukit/finance/implied_volatility.hpp"
 #include "gpukit/finance/implied_volatility_reference.hpp"
 
@@ -17,17 +19,7 @@ inline constexpr VolatilityModel kModels[] = {VolatilityModel::black_scholes,
                                               VolatilityModel::black76, VolatilityModel::bachelier};
 inline constexpr Precision kPrecisions[] = {Precision::float64, Precision::float32};
 
-inline const char* model_name(VolatilityModel model) {
-  switch (model) {
-    case VolatilityModel::black_scholes:
-      return "black-scholes";
-    case VolatilityModel::black76:
-      return "black76";
-    case VolatilityModel::bachelier:
-      return "bachelier";
-  }
-  return "?";
-}
+inline std::string_view model_name(VolatilityModel model) { return volatility_model_name(model); }
 inline const char* precision_name(Precision precision) {
   return precision == Precision::float32 ? "float" : "double";
 }
