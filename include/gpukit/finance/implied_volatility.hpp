@@ -12,7 +12,21 @@
 // Every row is answered. A row whose quote admits no volatility gets NaN and a status saying why
 // (ImpliedVolatilityStatus); the book goes on.
 //
-// The accuracy contract and its tests are stated beside the functions below.
+// Statuses are decided in the Real the book is computed in, the same way on the CPU and the GPU,
+// in this order: invalid_input, zero_maturity, then (lognormal models) a zero forward or strike,
+// whose price is its intrinsic value or above the bound, then below_intrinsic, a price exactly at
+// the intrinsic value (0, ok), above_maximum. The intrinsic value of a lognormal row is compared
+// in normalised form, sqrt(DF DK) 2 sinh(|x|/2) with x = ln(F/K) taken from the inputs so that it
+// keeps its relative accuracy near the money (DF - DK directly would carry a rounding of DF, more
+// than the time value of a deep in-the-money row holds); a Bachelier row's undiscounted.
+//
+// Accuracy: implied_volatility_reference.hpp states the bound each row's volatility stays within
+// (a few units of rounding of Real in sigma plus the price's rounding carried through 1/vega,
+// derived from the price's conditioning) and holds the independent long double check that the
+// tests and `gpukit iv --check` run. Measured on the grid (|ln(F/K)| up to 10 sigma
+// sqrt(T), 1 day to 30 years, volatilities 1% to 500%, calls and puts, every model): the worst
+// error is 0.15 of the bound in double and in float on the CPU; in double, every row whose price
+// carries the information is within 1e-13 of the volatility that generated it.
 
 #include <cstdint>
 #include <functional>
@@ -36,8 +50,9 @@ enum class ImpliedVolatilityStatus : std::uint8_t {
   above_maximum,    // price >= D F (call) or D K (put), the no-arbitrage bound (lognormal models
                     // only: a Bachelier price has no upper bound)
   zero_maturity,    // maturity == 0: the price carries no volatility
-  invalid_input,    // a NaN or negative price, strike, maturity or underlying, or a non-finite
-                    // rate or dividend (the CLI and Python refuse such rows before they get here)
+  invalid_input,    // a NaN, negative or infinite price, strike, maturity or underlying, or a
+                    // non-finite rate, or dividend (black_scholes, the one model that reads it)
+                    // (the CLI and Python refuse such rows before they get here)
 };
 
 /// The status's name as the CLI writes it: ok, below-intrinsic, above-maximum, zero-maturity,
