@@ -95,8 +95,8 @@ void read_with(const std::string& text, const gpukit::io::BookDefaults& defaults
   std::int64_t progress_calls = 0;
   try {
     book = gpukit::io::read_option_book(
-        in, "fuzz.csv", defaults, [&](std::int64_t, std::int64_t) { ++progress_calls; },
-        columns, delimiter);
+        in, "fuzz.csv", defaults, [&](std::int64_t, std::int64_t) { ++progress_calls; }, columns,
+        delimiter);
   } catch (const gpukit::Error&) {
     return;  // rejecting bad input with a gpukit error is the expected outcome
   }
