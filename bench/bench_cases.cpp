@@ -4,6 +4,7 @@
 #include "bench/black_scholes_bench.hpp"
 #include "bench/gemm_bench.hpp"
 #include "bench/harness.hpp"
+#include "bench/implied_volatility_bench.hpp"
 #include "bench/monte_carlo_bench.hpp"
 #include "bench/poisson_bench.hpp"
 #include "bench/reduce_bench.hpp"
@@ -39,6 +40,11 @@ std::span<const BenchCase> bench_cases() {
       {"black_scholes", "Black-Scholes European options (seed 000, slides 3-15)",
        run_black_scholes_bench, "options", std::int64_t{1} << 29,
        [] { return names_of(finance::black_scholes_variants()); }},
+      {"implied_volatility",
+       "implied volatility of a realistic option chain (issue 32), with the pricing kernel on the "
+       "same book",
+       run_implied_volatility_bench, "quotes", std::int64_t{1} << 28,
+       [] { return std::vector<std::string>{}; }},
       {"monte_carlo", "Monte Carlo European and barrier options (seed 000, slides 16-39; seed 003)",
        run_monte_carlo_bench, "", 0, [] { return std::vector<std::string>{}; }},
       {"reduce", "parallel reduction (seeds 000 slides 63-96, 001, 003)", run_reduce_bench,

@@ -14,6 +14,10 @@ namespace {
 constexpr std::array<std::string_view, 3> kNormalCdfNames = {"erfc", "hull", "hull-fast"};
 constexpr std::array<std::string_view, 2> kPrecisionNames = {"double", "float"};
 constexpr std::array<std::string_view, 2> kMonitoringNames = {"discrete", "continuous"};
+constexpr std::array<std::string_view, 3> kVolatilityModelNames = {"black-scholes", "black76",
+                                                                   "bachelier"};
+constexpr VolatilityModel kVolatilityModels[] = {
+    VolatilityModel::black_scholes, VolatilityModel::black76, VolatilityModel::bachelier};
 
 // The index of `word` among `names`; InvalidInput "{argument} must be a, b or c, got '{word}'".
 template <std::size_t N>
@@ -53,6 +57,19 @@ BarrierMonitoring parse_barrier_monitoring(std::string_view argument, std::strin
   constexpr BarrierMonitoring kMonitorings[] = {BarrierMonitoring::discrete,
                                                 BarrierMonitoring::continuous};
   return kMonitorings[index_of(kMonitoringNames, argument, word)];
+}
+
+std::span<const std::string_view> volatility_model_names() { return kVolatilityModelNames; }
+
+VolatilityModel parse_volatility_model(std::string_view argument, std::string_view word) {
+  return kVolatilityModels[index_of(kVolatilityModelNames, argument, word)];
+}
+
+std::string_view volatility_model_name(VolatilityModel model) {
+  for (std::size_t i = 0; i < kVolatilityModelNames.size(); ++i) {
+    if (kVolatilityModels[i] == model) return kVolatilityModelNames[i];
+  }
+  return "unknown";
 }
 
 }  // namespace gpukit::finance

@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include "finance/book_columns.hpp"
 #include "gpukit/core/error.hpp"
 
 namespace gpukit::finance {
@@ -21,25 +22,14 @@ struct BookColumns {
   BookColumns(const BookColumns&) = delete;
   BookColumns& operator=(const BookColumns&) = delete;
   explicit BookColumns(const OptionBookView& book) {
-    const auto column = [n = book.count](const double* values, std::vector<Real>& storage) {
-      if constexpr (std::is_same_v<Real, double>) {
-        return values;
-      } else {
-        storage.assign(values, values + n);
-        return static_cast<const Real*>(storage.data());
-      }
-    };
-    const auto parameter = [&](const PerOption<double>& p, std::vector<Real>& storage) {
-      if (p.values == nullptr) return PerOption<Real>{nullptr, static_cast<Real>(p.scalar)};
-      return PerOption<Real>{column(p.values, storage), 0};
-    };
-    inputs = {book.count,
-              column(book.spot, spot),
-              column(book.strike, strike),
-              column(book.maturity, maturity),
-              parameter(book.rate, rate),
-              parameter(book.volatility, volatility),
-              parameter(book.dividend, dividend),
+    const std::int64_t n = book.count;
+    inputs = {n,
+              detail::book_column(book.spot, n, spot),
+              detail::book_column(book.strike, n, strike),
+              detail::book_column(book.maturity, n, maturity),
+              detail::book_parameter(book.rate, n, rate),
+              detail::book_parameter(book.volatility, n, volatility),
+              detail::book_parameter(book.dividend, n, dividend),
               {book.is_put, 0}};
   }
 };

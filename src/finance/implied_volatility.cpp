@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "finance/book_columns.hpp"
 #include "finance/cpu/implied_volatility_launchers.hpp"
 #include "finance/cuda/book_host_pipeline.hpp"
 #include "gpukit/core/error.hpp"
@@ -137,25 +138,14 @@ struct ImpliedVolatilityColumns {
   ImpliedVolatilityColumns(const ImpliedVolatilityColumns&) = delete;
   ImpliedVolatilityColumns& operator=(const ImpliedVolatilityColumns&) = delete;
   explicit ImpliedVolatilityColumns(const ImpliedVolatilityBookView& book) {
-    const auto column = [n = book.count](const double* values, std::vector<Real>& storage) {
-      if constexpr (std::is_same_v<Real, double>) {
-        return values;
-      } else {
-        storage.assign(values, values + n);
-        return static_cast<const Real*>(storage.data());
-      }
-    };
-    const auto parameter = [&](const PerOption<double>& p, std::vector<Real>& storage) {
-      if (p.values == nullptr) return PerOption<Real>{nullptr, static_cast<Real>(p.scalar)};
-      return PerOption<Real>{column(p.values, storage), 0};
-    };
-    inputs = {book.count,
-              column(book.price, price),
-              column(book.underlying, underlying),
-              column(book.strike, strike),
-              column(book.maturity, maturity),
-              parameter(book.rate, rate),
-              parameter(book.dividend, dividend),
+    const std::int64_t n = book.count;
+    inputs = {n,
+              detail::book_column(book.price, n, price),
+              detail::book_column(book.underlying, n, underlying),
+              detail::book_column(book.strike, n, strike),
+              detail::book_column(book.maturity, n, maturity),
+              detail::book_parameter(book.rate, n, rate),
+              detail::book_parameter(book.dividend, n, dividend),
               {book.is_put, 0}};
   }
 };

@@ -32,8 +32,8 @@ TEST(BenchCli, SizeOutOfRangeIsAUsageErrorNamingTheRange) {
 TEST(BenchCli, UnknownCaseIsAUsageErrorListingTheCases) {
   const Result r = run("bench nonsense --device cpu");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("unknown case 'nonsense'; the cases: black_scholes, monte_carlo, reduce, "
-                       "scan, rng, poisson, saxpy, gemm (see"),
+  EXPECT_NE(r.err.find("unknown case 'nonsense'; the cases: black_scholes, implied_volatility, "
+                       "monte_carlo, reduce, scan, rng, poisson, saxpy, gemm (see"),
             std::string::npos)
       << r.err;
 }
@@ -41,8 +41,8 @@ TEST(BenchCli, UnknownCaseIsAUsageErrorListingTheCases) {
 TEST(BenchCli, HelpListsEveryCaseByItsStem) {
   const Result r = run("bench --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("Case study: black_scholes, monte_carlo, reduce, scan, rng, poisson, "
-                       "saxpy, gemm"),
+  EXPECT_NE(r.out.find("Case study: black_scholes, implied_volatility, monte_carlo, reduce, scan, "
+                       "rng, poisson, saxpy, gemm"),
             std::string::npos)
       << r.out;
 }

@@ -1,7 +1,7 @@
-// The words `gpukit bs`, `gpukit mc` and Python take for finance's choices (choices.hpp), read
-// once in the library: each word gives its value, the lists are the words in the documented
-// order, a bad word is InvalidInput naming the argument in the caller's words, and the Monte
-// Carlo options both front doors price with (monte_carlo_options).
+// The words `gpukit bs`, `gpukit mc`, `gpukit iv` and Python take for finance's choices
+// (choices.hpp), read once in the library: each word gives its value, the lists are the words in
+// the documented order, a bad word is InvalidInput naming the argument in the caller's words, and
+// the Monte Carlo options both front doors price with (monte_carlo_options).
 
 #include "gpukit/finance/choices.hpp"
 
@@ -45,6 +45,21 @@ TEST(FinanceChoices, EachPrecisionWordNamesItsPrecision) {
             "precision must be double or float, got 'half'");
   EXPECT_EQ(refusal([] { parse_precision("--precision", ""); }),
             "--precision must be double or float, got ''");
+}
+
+TEST(FinanceChoices, EachVolatilityModelWordNamesItsModel) {
+  EXPECT_EQ(words(volatility_model_names()),
+            (std::vector<std::string_view>{"black-scholes", "black76", "bachelier"}));
+  EXPECT_EQ(parse_volatility_model("--model", "black-scholes"), VolatilityModel::black_scholes);
+  EXPECT_EQ(parse_volatility_model("--model", "black76"), VolatilityModel::black76);
+  EXPECT_EQ(parse_volatility_model("--model", "bachelier"), VolatilityModel::bachelier);
+  for (const std::string_view word : volatility_model_names()) {
+    EXPECT_EQ(volatility_model_name(parse_volatility_model("model", word)), word);
+  }
+  EXPECT_EQ(refusal([] { parse_volatility_model("model", "normal"); }),
+            "model must be black-scholes, black76 or bachelier, got 'normal'");
+  EXPECT_EQ(refusal([] { parse_volatility_model("--model", "black_scholes"); }),
+            "--model must be black-scholes, black76 or bachelier, got 'black_scholes'");
 }
 
 TEST(FinanceChoices, EachMonitoringWordNamesItsMonitoring) {

@@ -17,11 +17,13 @@
 #include <limits>
 #include <numbers>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "every_backend_test_support.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/implied_volatility_reference.hpp"
+#include "implied_volatility_test_support.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::finance {
@@ -29,99 +31,12 @@ namespace {
 
 using gpukit::testing::EveryBackendTest;
 
-constexpr VolatilityModel kModels[] = {VolatilityModel::black_scholes, VolatilityModel::black76,
-                                       VolatilityModel::bachelier};
-constexpr Precision kPrecisions[] = {Precision::float64, Precision::float32};
-
-const char* model_name(VolatilityModel model) {
-  switch (model) {
-    case VolatilityModel::black_scholes:
-      return "black-scholes";
-    case VolatilityModel::black76:
-      return "black76";
-    case VolatilityModel::bachelier:
-      return "bachelier";
-  }
-  return "?";
-}
-const char* precision_name(Precision precision) {
-  return precision == Precision::float32 ? "float" : "double";
-}
-
-/// A book of quotes with the volatility that generated each price.
-struct QuoteBook {
-  std::vector<double> price, underlying, strike, maturity, rate, dividend, volatility;
-  std::vector<std::uint8_t> is_put;
-
-  std::size_t size() const { return price.size(); }
-  ImpliedVolatilityBookView view() const {
-    return {static_cast<std::int64_t>(size()),
-            is_put.data(),
-            price.data(),
-            underlying.data(),
-            strike.data(),
-            maturity.data(),
-            {rate.data()},
-            {dividend.data()}};
-  }
-  /// Adds a row whose price is generated in long double from `vol` on the inputs as rounded to
-  /// `precision` (so the generating volatility is that of the inputs the library sees; the price
-  /// is then rounded once more, which the bound's P covers).
-  void add(VolatilityModel model, Precision precision, double s, double k, double t, double r,
-           double q, bool put, double vol) {
-    const auto real = [precision](double v) {
-      return precision == Precision::float32 ? static_cast<double>(static_cast<float>(v)) : v;
-    };
-    s = real(s), k = real(k), t = real(t), r = real(r), q = real(q);
-    const ImpliedVolatilityQuote quote{model, 0, s, k, t, r, q, put};
-    price.push_back(static_cast<double>(implied_volatility_model_price(quote, vol)));
-    underlying.push_back(s), strike.push_back(k), maturity.push_back(t);
-    rate.push_back(r), dividend.push_back(q), volatility.push_back(vol);
-    is_put.push_back(put ? 1 : 0);
-  }
-};
-
-/// The grid of the issue: maturities 1 day to 30 years, volatilities 1% to 500%, |ln(F/K)| up to
-/// 10 sigma sqrt(T) (Bachelier: |F - K| up to 10 sigma sqrt(T) in price units), calls and puts;
-/// then random rows over the same ranges (rates -2% to 10%, dividends 0 to 5%, spots 1 to 1000)
-/// up to `n` rows. In float, rows whose log-moneyness exceeds 40 are left out: F/K = e^{40} is the
-/// most float's range holds with a price of normal size.
-QuoteBook grid_book(VolatilityModel model, Precision precision, std::size_t n, std::uint64_t seed) {
-  QuoteBook book;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  const auto log_uniform = [&](double lo, double hi) { return lo * std::pow(hi / lo, u(rng)); };
-  const bool in_float = precision == Precision::float32;
-  const auto add = [&](double s, double t, double vol, double moneyness, bool put, double r,
-                       double q) {
-    const double root_t = std::sqrt(t);
-    if (model == VolatilityModel::bachelier) {
-      const double normal_vol = vol * s;  // in price units: vol relative to the forward
-      book.add(model, precision, s, s - moneyness * normal_vol * root_t, t, r, q, put, normal_vol);
-      return;
-    }
-    const double log_moneyness = moneyness * vol * root_t;
-    if (in_float && std::fabs(log_moneyness) > 40) return;
-    book.add(model, precision, s, s * std::exp(-log_moneyness), t, r, q, put, vol);
-  };
-  const double maturities[] = {1.0 / 365, 1.0 / 52, 1.0 / 12, 0.25, 1, 5, 30};
-  const double vols[] = {0.01, 0.05, 0.2, 0.5, 1, 2, 5};
-  const double moneyness[] = {-10, -7, -4, -2, -1, -0.3, 0, 0.3, 1, 2, 4, 7, 10};
-  for (double t : maturities) {
-    for (double vol : vols) {
-      for (double m : moneyness) {
-        for (bool put : {false, true}) {
-          if (book.size() < n) add(100, t, vol, m, put, 0.03, 0.01);
-        }
-      }
-    }
-  }
-  while (book.size() < n) {
-    add(log_uniform(1, 1000), log_uniform(1.0 / 365, 30), log_uniform(0.01, 5), -10 + 20 * u(rng),
-        u(rng) < 0.5, -0.02 + 0.12 * u(rng), 0.05 * u(rng));
-  }
-  return book;
-}
+using testing::grid_book;
+using testing::kModels;
+using testing::kPrecisions;
+using testing::model_name;
+using testing::precision_name;
+using testing::QuoteBook;
 
 /// Inverts `book` in Real on `context` through the typed API, the inputs rounded to Real as the
 /// book operation does, with the outputs poisoned first (a NaN volatility and a status value no
@@ -190,8 +105,8 @@ TEST_P(ImpliedVolatilityScenarios, RoundTripOnTheGridPassesTheIndependentCheck) 
         EXPECT_GE(counts[0] * 10, static_cast<std::int64_t>(n) * 7);
         if (n == 4099) {
           std::printf("%s %s: worst ratio to the bound %.3f over %zu rows (%lld ok)\n",
-                      model_name(model), precision_name(precision), check.worst_ratio, n,
-                      static_cast<long long>(counts[0]));
+                      std::string(model_name(model)).c_str(), precision_name(precision),
+                      check.worst_ratio, n, static_cast<long long>(counts[0]));
         }
         if (precision != Precision::float64) continue;
         for (std::size_t i = 0; i < n; ++i) {
@@ -210,6 +125,74 @@ TEST_P(ImpliedVolatilityScenarios, RoundTripOnTheGridPassesTheIndependentCheck) 
         }
       }
     }
+  }
+}
+
+// A book of 1000003 rows (float and double, black-scholes), through chunks of 2^16 rows on CUDA:
+// the grid's 4099 rows repeated, so that every row is checked: each equals its original bit for
+// bit, and the originals pass the independent check.
+TEST_P(ImpliedVolatilityScenarios, LargeBookEveryRowChecked) {
+  const gpukit::testing::TestSeed seed;
+  // Under compute-sanitizer (GPUKIT_QUICK_TESTS=1), 100003 rows.
+  constexpr std::size_t kBase = 4099;
+  const std::size_t kRows = gpukit::testing::quick_tests() ? 100003 : 1000003;
+  for (const Precision precision : kPrecisions) {
+    const VolatilityModel model = VolatilityModel::black_scholes;
+    const QuoteBook base = grid_book(model, precision, kBase, seed.value());
+    QuoteBook big;
+    for (std::size_t i = 0; i < kRows; ++i) {
+      const std::size_t j = i % kBase;
+      big.price.push_back(base.price[j]), big.underlying.push_back(base.underlying[j]);
+      big.strike.push_back(base.strike[j]), big.maturity.push_back(base.maturity[j]);
+      big.rate.push_back(base.rate[j]), big.dividend.push_back(base.dividend[j]);
+      big.volatility.push_back(base.volatility[j]), big.is_put.push_back(base.is_put[j]);
+    }
+    const ImpliedVolatilityBookResult r = invert(context(), big, precision, model, 1 << 16);
+    const ImpliedVolatilityCheck check = check_implied_volatility_book(
+        base.view(), precision, model, std::span(r.volatility).first(kBase),
+        std::span(r.status).first(kBase), 2);
+    EXPECT_TRUE(check.passed) << precision_name(precision) << ": worst ratio " << check.worst_ratio
+                              << " at row " << check.worst_index;
+    std::size_t differing = 0;
+    for (std::size_t i = kBase; i < kRows; ++i) {
+      const std::size_t j = i % kBase;
+      if (std::memcmp(&r.volatility[i], &r.volatility[j], sizeof(double)) != 0 ||
+          r.status[i] != r.status[j]) {
+        if (differing++ == 0) ADD_FAILURE() << precision_name(precision) << ": row " << i;
+      }
+    }
+    EXPECT_EQ(differing, 0u) << precision_name(precision);
+  }
+}
+
+// Rows found by a 10^5-row random sweep where the first Householder step of the upper objective
+// starts within a unit of rounding of its target (b within an ulp of beta, near the upper bound):
+// the bracket was then narrowed by b against beta while the step followed b_max - b against
+// b_max - beta, the two disagreed, and the second step bisected away from the converged value
+// (ratios 4.0 in double and 2.4 in float before the fix).
+TEST_P(ImpliedVolatilityScenarios, StepsWithinRoundingOfTheTargetKeepTheConvergedValue) {
+  struct Case {
+    Precision precision;
+    double price, forward, strike, maturity, rate;
+  };
+  const Case cases[] = {
+      {Precision::float64, 27.531592660074782, 56.337909685363357, 60.199600196460231,
+       9.1095381221770673, 0.07860261201921516},
+      {Precision::float32, 168.88999938964844, 805.7572021484375, 640.15533447265625,
+       20.469446182250977, 0.076334215700626373},
+  };
+  for (const Case& c : cases) {
+    QuoteBook book;
+    book.price = {c.price}, book.underlying = {c.forward}, book.strike = {c.strike};
+    book.maturity = {c.maturity}, book.rate = {c.rate}, book.dividend = {0};
+    book.volatility = {0}, book.is_put = {0};
+    const ImpliedVolatilityBookResult r =
+        invert(context(), book, c.precision, VolatilityModel::black76);
+    const ImpliedVolatilityCheck check = check_implied_volatility_book(
+        book.view(), c.precision, VolatilityModel::black76, r.volatility, r.status);
+    EXPECT_EQ(r.status[0], ImpliedVolatilityStatus::ok) << precision_name(c.precision);
+    EXPECT_TRUE(check.passed) << precision_name(c.precision) << ": ratio " << check.worst_ratio
+                              << ", volatility " << r.volatility[0];
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// The words `gpukit bs`, `gpukit mc` and Python's pricing functions take for finance's choices
-// (the normal CDF, the precision, the barrier monitoring), read once here: each front door names
+// The words `gpukit bs`, `gpukit mc`, `gpukit iv` and Python's pricing functions take for
+// finance's choices (the normal CDF, the precision, the barrier monitoring, the implied
+// volatility model), read once here: each front door names
 // the argument in its own words ("cdf" in Python, "--cdf" on the command line) and gets the same
 // rule and message.
 
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "gpukit/finance/black_scholes.hpp"
+#include "gpukit/finance/implied_volatility.hpp"
 #include "gpukit/finance/instrument.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 
@@ -31,5 +33,14 @@ std::span<const std::string_view> barrier_monitoring_names();
 /// The BarrierMonitoring `word` names; InvalidInput "{argument} must be discrete or continuous,
 /// got '{word}'" otherwise.
 BarrierMonitoring parse_barrier_monitoring(std::string_view argument, std::string_view word);
+
+/// The implied volatility models' words, in order: "black-scholes" (VolatilityModel::
+/// black_scholes), "black76", "bachelier".
+std::span<const std::string_view> volatility_model_names();
+/// The VolatilityModel `word` names; InvalidInput "{argument} must be black-scholes, black76 or
+/// bachelier, got '{word}'" otherwise.
+VolatilityModel parse_volatility_model(std::string_view argument, std::string_view word);
+/// The word of `model` (the inverse of parse_volatility_model).
+std::string_view volatility_model_name(VolatilityModel model);
 
 }  // namespace gpukit::finance
