@@ -36,7 +36,7 @@ struct IvArgs {
 };
 
 finance::VolatilityModel model_of(const IvArgs& args) {
-  return io::parse_volatility_model("--model", args.model);
+  return finance::parse_volatility_model("--model", args.model);
 }
 
 finance::Precision precision_of(const IvArgs& args) {
@@ -183,7 +183,7 @@ void register_iv(CLI::App& app) {
       ->add_option("--model", args->model,
                    "black-scholes (spot, dividend) | black76 (forward) | bachelier (forward, "
                    "normal volatility)")
-      ->check(one_of(io::volatility_model_names()))
+      ->check(one_of(finance::volatility_model_names()))
       ->capture_default_str();
   command
       ->add_option("--precision", args->precision,

@@ -444,7 +444,7 @@ void implied_volatility(nb::handle price, nb::handle underlying, nb::handle stri
                         nb::handle volatility, nb::handle status, std::string_view model,
                         std::string_view device, std::uintptr_t stream) {
   finance::ImpliedVolatilityOptions options;
-  options.model = io::parse_volatility_model("model", model);
+  options.model = finance::parse_volatility_model("model", model);
   Terms terms("implied_volatility");
   // Taken once: a CUDA array arrives as a DLPack capsule, which can be consumed only once.
   const InArray price_array = nb::cast<InArray>(price);
@@ -482,7 +482,7 @@ implied_volatility_book(std::int64_t n, nb::handle is_put, nb::handle price, nb:
   const finance::ImpliedVolatilityBookView view =
       quote_book_view(terms, n, is_put, price, underlying, strike, maturity, rate, dividend);
   finance::ImpliedVolatilityOptions options;
-  options.model = io::parse_volatility_model("model", model);
+  options.model = finance::parse_volatility_model("model", model);
   const finance::Precision p = parse_precision(precision);
   finance::ImpliedVolatilityBookResult result = terms.run_book(
       device, "implied_volatility: the book must be host arrays",
@@ -503,7 +503,8 @@ std::optional<std::tuple<std::int64_t, std::string, std::string>> quote_term_pro
     std::int64_t n, nb::handle is_put, nb::handle price, nb::handle underlying, nb::handle strike,
     nb::handle maturity, nb::handle rate, nb::handle dividend, std::string_view model,
     std::string_view precision) {
-  const io::BookColumns columns = io::quote_columns(io::parse_volatility_model("model", model));
+  const io::BookColumns columns =
+      io::quote_columns(finance::parse_volatility_model("model", model));
   const finance::Precision p = parse_precision(precision);
   Terms terms("quotes");
   const finance::ImpliedVolatilityBookView view =
@@ -523,7 +524,7 @@ std::optional<std::tuple<std::int64_t, std::string, std::string>> quote_term_pro
 // The column (and Python argument) holding the underlying `model` inverts on: "spot" or
 // "forward" (io::quote_columns).
 std::string quote_underlying(std::string_view model) {
-  return io::quote_columns(io::parse_volatility_model("model", model)) ==
+  return io::quote_columns(finance::parse_volatility_model("model", model)) ==
                  io::BookColumns::quotes_on_spot
              ? "spot"
              : "forward";

@@ -725,21 +725,6 @@ finance::OptionBookView instrument_view(const OptionBook& book) {
   return view;
 }
 
-std::span<const std::string_view> volatility_model_names() {
-  static constexpr std::array<std::string_view, 3> kNames = {"black-scholes", "black76",
-                                                             "bachelier"};
-  return kNames;
-}
-
-finance::VolatilityModel parse_volatility_model(std::string_view argument, std::string_view word) {
-  const std::span<const std::string_view> names = volatility_model_names();
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    if (word == names[k]) return static_cast<finance::VolatilityModel>(k);
-  }
-  throw InvalidInput(
-      fmt::format("{} must be black-scholes, black76 or bachelier, got '{}'", argument, word));
-}
-
 BookColumns quote_columns(finance::VolatilityModel model) {
   return model == finance::VolatilityModel::black_scholes ? BookColumns::quotes_on_spot
                                                           : BookColumns::quotes_on_forward;

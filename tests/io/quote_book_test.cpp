@@ -52,19 +52,6 @@ TEST(QuoteBook, EachModelReadsItsUnderlying) {
   EXPECT_EQ(quote_columns(finance::VolatilityModel::black_scholes), kOnSpot);
   EXPECT_EQ(quote_columns(finance::VolatilityModel::black76), kOnForward);
   EXPECT_EQ(quote_columns(finance::VolatilityModel::bachelier), kOnForward);
-  // The words of --model and Python's model=, in the enumeration's order.
-  ASSERT_EQ(volatility_model_names().size(), 3u);
-  for (std::size_t k = 0; k < 3; ++k) {
-    EXPECT_EQ(parse_volatility_model("--model", volatility_model_names()[k]),
-              static_cast<finance::VolatilityModel>(k));
-  }
-  EXPECT_EQ(parse_volatility_model("model", "black76"), finance::VolatilityModel::black76);
-  try {
-    parse_volatility_model("model", "Black76");
-    ADD_FAILURE() << "a word in another case was taken";
-  } catch (const InvalidInput& e) {
-    EXPECT_STREQ(e.what(), "model must be black-scholes, black76 or bachelier, got 'Black76'");
-  }
 }
 
 TEST(QuoteBook, ReadsQuotesOnTheSpotWithTheirDividend) {

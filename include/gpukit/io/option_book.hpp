@@ -64,13 +64,6 @@ struct BookDefaults {
 /// price column, and the spot (and dividend) or the forward; volatility passes through.
 enum class BookColumns { european, with_barriers, quotes_on_spot, quotes_on_forward };
 
-/// The models' words as `gpukit iv --model` and Python's `model=` take them, in the order of
-/// finance::VolatilityModel: "black-scholes", "black76", "bachelier".
-std::span<const std::string_view> volatility_model_names();
-/// The VolatilityModel `word` names; InvalidInput "{argument} must be black-scholes, black76 or
-/// bachelier, got '{word}'" otherwise (the form of finance/choices.hpp's words).
-finance::VolatilityModel parse_volatility_model(std::string_view argument, std::string_view word);
-
 /// The columns a book of quotes inverted under `model` has: quotes_on_spot for black_scholes,
 /// quotes_on_forward for black76 and bachelier (whose underlying is the forward).
 BookColumns quote_columns(finance::VolatilityModel model);
