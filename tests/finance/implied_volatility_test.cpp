@@ -425,6 +425,42 @@ TEST(ImpliedVolatilityCheck, APerturbedVolatilityFailsItNamingItsRow) {
       InvalidInput);
 }
 
+// The check tells `progress` the fraction of the rows checked every 2^16 rows and at the end, from
+// the calling thread; what `progress` throws stops the check and propagates.
+TEST(ImpliedVolatilityCheck, ReportsProgressAndStopsWhenProgressThrows) {
+  const QuoteBook base = grid_book(VolatilityModel::black76, Precision::float64, 1000, 3);
+  QuoteBook book;
+  const std::size_t rows = (1 << 17) + 5;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::size_t j = i % base.size();
+    book.price.push_back(base.price[j]), book.underlying.push_back(base.underlying[j]);
+    book.strike.push_back(base.strike[j]), book.maturity.push_back(base.maturity[j]);
+    book.rate.push_back(base.rate[j]), book.dividend.push_back(base.dividend[j]);
+    book.volatility.push_back(base.volatility[j]), book.is_put.push_back(base.is_put[j]);
+  }
+  // Statuses not ok and NaN volatilities: the check then solves nothing, and counts mismatches.
+  const std::vector<double> volatility(rows, std::numeric_limits<double>::quiet_NaN());
+  const std::vector<ImpliedVolatilityStatus> status(rows, ImpliedVolatilityStatus::zero_maturity);
+  std::vector<double> seen;
+  const ImpliedVolatilityCheck check =
+      check_implied_volatility_book(book.view(), Precision::float64, VolatilityModel::black76,
+                                    volatility, status, 2, [&](double f) { seen.push_back(f); });
+  EXPECT_FALSE(check.passed);
+  EXPECT_EQ(check.status_mismatches, static_cast<std::int64_t>(rows));
+  EXPECT_EQ(check.first_mismatch, 0);
+  const double n = static_cast<double>(rows);
+  EXPECT_EQ(seen, (std::vector<double>{65536 / n, 131072 / n, 1.0}));
+  int calls = 0;
+  EXPECT_THROW(check_implied_volatility_book(book.view(), Precision::float64,
+                                             VolatilityModel::black76, volatility, status, 2,
+                                             [&](double) {
+                                               ++calls;
+                                               throw IoError("stop");
+                                             }),
+               IoError);
+  EXPECT_EQ(calls, 1);
+}
+
 // The reference itself against textbook values: Hull's example (S 42, X 40, r 10%, T 0.5,
 // sigma 20%: call 4.759422392871535, put 0.8085993729000958, the closed form in Python's double
 // erfc) and the Bachelier at-the-money price sigma sqrt(T / (2 pi)).

@@ -81,10 +81,11 @@ struct ImpliedVolatilityReference {
 /// The reference for one row (its inputs as rounded to the Real the library computed in,
 /// `precision`, which also sets the boundary margin). `start`: where Newton starts if it lies
 /// inside the bracket (the volatility being checked, so that the solve is short); the answer does
-/// not depend on it beyond long double's rounding.
+/// not depend on it beyond long double's rounding. Without `solve`, the status alone (volatility,
+/// vega and price_scale left 0): what the check needs for a row the library gave no volatility.
 ImpliedVolatilityReference implied_volatility_reference(const ImpliedVolatilityQuote& quote,
-                                                        Precision precision,
-                                                        long double start = -1);
+                                                        Precision precision, long double start = -1,
+                                                        bool solve = true);
 
 /// The error of `volatility` for an ok row against its bound: the smaller of the ratios of the
 /// volatility form and of the price form (see above); pass is <= 1. NaN for a NaN volatility.

@@ -223,7 +223,8 @@ long double implied_volatility_model_price(const ImpliedVolatilityQuote& quote,
 }
 
 ImpliedVolatilityReference implied_volatility_reference(const ImpliedVolatilityQuote& quote,
-                                                        Precision precision, long double start) {
+                                                        Precision precision, long double start,
+                                                        bool solve) {
   const VolatilityModel model = quote.model;
   const Long price = quote.price, underlying = quote.underlying, strike = quote.strike,
              maturity = quote.maturity, rate = quote.rate, dividend = quote.dividend;
@@ -260,6 +261,7 @@ ImpliedVolatilityReference implied_volatility_reference(const ImpliedVolatilityQ
     return ref;
   }
   ref.status = ImpliedVolatilityStatus::ok;
+  if (!solve) return ref;
 
   const Long sqrt_t = std::sqrt(maturity);
   const Long forward = df / row.discount;
@@ -359,8 +361,11 @@ RowVerdict check_row(const ImpliedVolatilityBookView& book, Precision precision,
                                      real(at(book.rate)),
                                      real(at(book.dividend)),
                                      book.is_put != nullptr && book.is_put[k] != 0};
+  // The exact volatility only where the library gave one: a row it calls otherwise needs only its
+  // status (and must carry NaN).
   const ImpliedVolatilityReference ref =
-      implied_volatility_reference(quote, precision, std::isfinite(volatility) ? volatility : -1);
+      implied_volatility_reference(quote, precision, std::isfinite(volatility) ? volatility : -1,
+                                   status == ImpliedVolatilityStatus::ok);
   RowVerdict verdict;
   if (!ref.accepts(status)) verdict.status_mismatch = true;
   if (status != ImpliedVolatilityStatus::ok) {
