@@ -2,12 +2,13 @@
 // gpukit::Error; anything else (another exception, a crash, a sanitizer report) is a finding.
 // A book that was read must also survive write_priced_book -> read_option_book unchanged, which
 // checks the CSV writer's quoting against the reader on whatever field text the fuzzer invents,
-// with the ',' ';' and tab delimiters.
+// with the ',' ';' and tab delimiters; and the same for books of quotes (`gpukit iv`'s columns).
 
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -58,8 +59,8 @@ void check_write_read_round_trip(const gpukit::io::OptionBook& book,
   std::istringstream written(out.str());
   gpukit::io::OptionBook again;
   try {
-    again = gpukit::io::read_option_book(written, "written.csv", defaults, {},
-                                         gpukit::io::BookColumns::european, book.delimiter);
+    again = gpukit::io::read_option_book(written, "written.csv", defaults, {}, book.kind,
+                                         book.delimiter);
   } catch (const gpukit::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     report_finding("the written book does not read back");
@@ -80,20 +81,22 @@ void check_write_read_round_trip(const gpukit::io::OptionBook& book,
   if (again.is_put != book.is_put || !same_bits(again.spot, book.spot) ||
       !same_bits(again.strike, book.strike) || !same_bits(again.maturity, book.maturity) ||
       !same_bits(again.rate, book.rate) || !same_bits(again.volatility, book.volatility) ||
-      !same_bits(again.dividend, book.dividend)) {
+      !same_bits(again.dividend, book.dividend) || !same_bits(again.price, book.price) ||
+      !same_bits(again.forward, book.forward)) {
     report_finding("a value changed");
   }
 }
 
 void read_with(const std::string& text, const gpukit::io::BookDefaults& defaults,
-               char delimiter = ',') {
+               char delimiter = ',',
+               gpukit::io::BookColumns columns = gpukit::io::BookColumns::european) {
   std::istringstream in(text);
   gpukit::io::OptionBook book;
   std::int64_t progress_calls = 0;
   try {
     book = gpukit::io::read_option_book(
-        in, "fuzz.csv", defaults, [&](std::int64_t, std::int64_t) { ++progress_calls; },
-        gpukit::io::BookColumns::european, delimiter);
+        in, "fuzz.csv", defaults, [&](std::int64_t, std::int64_t) { ++progress_calls; }, columns,
+        delimiter);
   } catch (const gpukit::Error&) {
     return;  // rejecting bad input with a gpukit error is the expected outcome
   }
@@ -115,5 +118,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The other delimiters (spreadsheet exports), where a tab is a delimiter and not a blank.
   read_with(text, {}, ';');
   read_with(text, {0.01, 0.2, 0.005}, '\t');
+  // Books of quotes: on the spot (with a dividend default), on the forward (rate only).
+  read_with(text, {0.01, std::nullopt, 0.005}, ',', gpukit::io::BookColumns::quotes_on_spot);
+  read_with(text, {}, ',', gpukit::io::BookColumns::quotes_on_forward);
   return 0;
 }

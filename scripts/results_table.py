@@ -11,7 +11,10 @@ A page holds one generated block between two marker comments:
 (optional, repeatable as match2=, match3=, ...) is a substring of the JSON tables' titles: the
 block shows the tables whose title contains one of them, in the file's order; without it, every
 table. The block names the GPU, the revision and the date of the run, then one markdown table
-per selected JSON table.
+per selected JSON table. `pending="..."` (optional) is what the block says while the results
+file does not exist yet (a case study whose GPU run is still to come): a line naming the file,
+then that text; without it a missing file is an error. Once the file exists, the block is its
+table (and --check says the page is not current until it is regenerated).
 
     scripts/results_table.py            rewrite every docs/case-studies/*.md in place
     scripts/results_table.py --check    exit 1, naming the page, if any page is not current
@@ -236,6 +239,13 @@ def regenerate(text, page_label):
             raise ValueError(f"{page_label}: marker without `{END}`")
         args = parse_marker_args(m.group("args"))
         source = ROOT / args["file"]
+        if "pending" in args and not source.exists():
+            out.append(text[pos:m.end()])
+            out.append(f"No run recorded yet: {args['file']} does not exist. "
+                       f"{args['pending']}\n")
+            out.append(END)
+            pos = end + len(END)
+            continue
         try:
             run = json.loads(source.read_text())
         except (OSError, json.JSONDecodeError) as e:

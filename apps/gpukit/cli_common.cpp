@@ -218,7 +218,7 @@ void add_device_options(CLI::App& command, DeviceOptions& options, DeviceLists l
             if (parsed.is_list() && !accepted) {
               return fmt::format(
                   "'{}' lists several devices, but gpukit {} runs on one; device lists are "
-                  "for mc, bs, reduce and poisson",
+                  "for mc, bs, iv, reduce and poisson",
                   spec, name);
             }
             return {};

@@ -97,7 +97,7 @@ struct DeviceOptions {
 };
 
 /// Whether a command takes a list of devices (--device cuda:all, cuda:0,2,3): the commands that
-/// spread their work over devices (mc, bs, reduce: fixed blocks; poisson: slabs;
+/// spread their work over devices (bs, iv: rows; mc, reduce: fixed blocks; poisson: slabs;
 /// docs/scale-out.md).
 enum class DeviceLists { refused, accepted };
 
@@ -189,6 +189,7 @@ decltype(auto) with_primitive_element_type(io::NpyDtype dtype, const std::string
 void register_info(CLI::App& app);
 void register_demo(CLI::App& app);
 void register_bs(CLI::App& app);
+void register_iv(CLI::App& app);
 void register_mc(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_reduce(CLI::App& app);

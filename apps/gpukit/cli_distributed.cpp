@@ -16,7 +16,7 @@
 namespace gpukit::cli {
 
 bool runs_across_ranks(std::string_view command) {
-  constexpr std::array<std::string_view, 4> kCommands = {"mc", "bs", "reduce", "poisson"};
+  constexpr std::array<std::string_view, 5> kCommands = {"mc", "bs", "iv", "reduce", "poisson"};
   return std::find(kCommands.begin(), kCommands.end(), command) != kCommands.end();
 }
 

@@ -140,7 +140,7 @@ std::string job_problem(gpukit::distributed::Communicator& comm, int argc, char*
   const std::string_view command = command_word(argc, argv);
   if (!command.empty() && !gpukit::cli::runs_across_ranks(command)) {
     return fmt::format(
-        "gpukit {} runs in one process, and this MPI job has {} ranks (mc, bs, reduce and "
+        "gpukit {} runs in one process, and this MPI job has {} ranks (mc, bs, iv, reduce and "
         "poisson run across ranks)",
         command, comm.size());
   }
@@ -188,8 +188,9 @@ int main(int argc, char** argv) {
   gpukit::io::install_temporary_file_cleanup();
   gpukit::cli::set_command_line(argc, argv);
   CLI::App app{
-      "gpukit: GPU case studies (Black-Scholes, Monte Carlo, Poisson, reduction, scan and "
-      "compaction, SAXPY, GEMM) on the CPU and NVIDIA GPUs, each checked against a CPU reference",
+      "gpukit: GPU case studies (Black-Scholes, implied volatility, Monte Carlo, Poisson, "
+      "reduction, scan and compaction, SAXPY, GEMM) on the CPU and NVIDIA GPUs, each checked "
+      "against a CPU reference",
       "gpukit"};  // named, so that "Usage:" says gpukit, not the path it was started by
   gpukit::cli::install_usage_error_format(app);  // before the subcommands: they copy it
   app.require_subcommand(1);
@@ -201,6 +202,7 @@ int main(int argc, char** argv) {
   gpukit::cli::register_info(app);
   gpukit::cli::register_demo(app);
   gpukit::cli::register_bs(app);
+  gpukit::cli::register_iv(app);
   gpukit::cli::register_mc(app);
   gpukit::cli::register_reduce(app);
   gpukit::cli::register_scan(app);

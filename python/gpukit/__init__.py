@@ -10,7 +10,8 @@ arrays without a copy:
 - CUDA arrays run on their GPU (``device`` may only confirm it) on the caller's current stream or
   ``stream=``; results are arrays of the same library on that GPU.
 
-black_scholes, monte_carlo, price_book, reduce and poisson also spread host arrays over several
+black_scholes, implied_volatility, monte_carlo, price_book, reduce and poisson also spread host
+arrays over several
 GPUs (``device="cuda:all"``, ``"cuda:0,1"`` or ``["cuda:0", "cuda:1"]``) and over the ranks of
 an MPI job (``mpirun -np 2 python script.py``: every rank makes the same calls and gets the
 result), with the bits of one device (docs/python.md, "Several GPUs and MPI").
@@ -57,6 +58,8 @@ __all__ = [
     "compact",
     "devices",
     "gemm",
+    "implied_volatility",
+    "iv_status_names",
     "monte_carlo",
     "poisson",
     "price_book",
@@ -616,6 +619,112 @@ def _steps_column(book: _Book, steps: Any) -> Any:
 
 
 # --------------------------------------------------------------------------------------------
+# Implied volatility
+
+#: The names of implied_volatility's status codes, indexed by the code (status 2 is
+#: ``iv_status_names[2]``): ok, below-intrinsic, above-maximum, zero-maturity, invalid-input, as
+#: ``gpukit iv`` writes them in its iv_status column.
+iv_status_names: tuple[str, ...] = tuple(_core.iv_status_names())
+
+
+def implied_volatility(
+    price: ArrayLike,
+    strike: ArrayLike,
+    maturity: ArrayLike,
+    rate: ArrayLike = 0.0,
+    *,
+    spot: ArrayLike = None,
+    forward: ArrayLike = None,
+    dividend: ArrayLike = 0.0,
+    put: ArrayLike = False,
+    model: Literal["black-scholes", "black76", "bachelier"] = "black-scholes",
+    precision: Literal["double", "float", None] = None,
+    device: Devices = "auto",
+    stream: Any = None,
+) -> tuple[Any, Any]:
+    """Implied volatilities of option quotes, as ``gpukit iv`` inverts a book: the volatility at
+    which ``model`` reprices each ``price`` (the option's present value), every argument per
+    option, scalars broadcasting against arrays (NumPy's rules).
+
+    ``model="black-scholes"`` inverts on ``spot`` (> 0, with ``dividend``, a continuous yield);
+    ``"black76"`` on ``forward`` (> 0, discounted at ``rate``); ``"bachelier"`` on ``forward``
+    with a normal (absolute) volatility. Give the underlying the model reads, and only that one.
+    ``price`` >= 0, ``strike`` >= 0, ``maturity`` >= 0 in years, ``rate`` continuously
+    compounded; ``put`` as for :func:`black_scholes`. Method: Jaeckel's "Let's Be Rational" and
+    "Implied Normal Volatility": the volatility reprices the price within a few units of rounding
+    (the bound of include/gpukit/finance/implied_volatility.hpp).
+
+    Returns ``(volatility, status)``, two arrays of the broadcast shape on the input's device:
+    volatility in ``precision`` (float64 or float32; None: float32 when ``price`` is a float32
+    array, else float64), NaN unless the status is ok; status as uint8 codes, whose names are
+    :data:`iv_status_names` (``numpy.asarray(gpukit.iv_status_names)[status]`` gives the words):
+    0 ok (0 for a price exactly at intrinsic), 1 below-intrinsic (under the discounted intrinsic
+    value: no volatility reproduces it), 2 above-maximum (at or above the discounted forward for
+    a call, strike for a put), 3 zero-maturity, 4 invalid-input (CUDA arrays only, which are not
+    checked: a NaN or negative term). A quote without a volatility is data, not an error: every
+    option is answered.
+
+    Host arrays are checked as a CSV book of quotes is (ValueError naming the argument and its
+    index: "implied_volatility: price[2]: must be >= 0, got -1"; with ``precision="float"`` every
+    number must fit a float); CUDA arrays are inverted on ``stream`` without waiting. Host arrays
+    with a device list (``"cuda:all"``, ``["cuda:0", "cuda:1"]``), or under mpirun, are
+    inverted over those devices and ranks as ``gpukit iv --device cuda:all``: the same bits,
+    every rank the result.
+    """
+    model = _checks.text(model, "model", "black-scholes, black76 or bachelier")
+    underlying_name = _core.quote_underlying(model)
+    other_name = "forward" if underlying_name == "spot" else "spot"
+    underlying, other = (spot, forward) if underlying_name == "spot" else (forward, spot)
+    if other is not None:
+        raise ValueError(f"implied_volatility: model='{model}' inverts on the {underlying_name}: "
+                         f"give {underlying_name}=, not {other_name}=")
+    if underlying is None:
+        raise ValueError(f"implied_volatility: model='{model}' needs {underlying_name}=")
+    device = _checks.spread_device(device)
+    is_put = _checks.put_sides(put, "implied_volatility", _core.option_type)
+    book = _Book("implied_volatility", {"price": price, underlying_name: underlying,
+                                        "strike": strike, "maturity": maturity, "rate": rate,
+                                        "dividend": dividend, "put": put},
+                 checked=dict(put=is_put))
+    if precision is None:
+        given = book.terms["price"]
+        precision = "float" if _arrays.is_array(given) and \
+            _arrays.dtype_name(given, _arrays.framework_of(given)) == "float32" else "double"
+    dtype = _precision_dtype(precision)
+    terms = [book.terms[k] for k in ("price", underlying_name, "strike", "maturity")]
+    rate, dividend = book.terms["rate"], book.terms["dividend"]
+    if not book.on_cuda:  # checked before any rounding to float, as the CLI checks its book
+        columns = [book.column(v, np.float64) for v in terms]
+        parameters = [book.parameter(v, np.float64) for v in (rate, dividend)]
+        sides = book.column(is_put, np.uint8)
+        problem = _core.quote_term_problem(book.count, sides, *columns, *parameters, model,
+                                           precision)
+        if problem is not None:
+            row, column, what = problem
+            where = book.index_in(column, row) if row >= 0 else ""
+            raise ValueError(f"implied_volatility: {column}{where}: {what}")
+        if _core.spreads(device):
+            # Over a device list or the ranks of an MPI job: the book's call, as `gpukit iv`
+            # makes it (the bits of one device), every rank the result.
+            volatility, status = _core.implied_volatility_book(
+                book.count, sides, *columns, *parameters, model, precision, device)
+            return book.shaped(volatility.astype(dtype, copy=False)), book.shaped(status)
+        if dtype is not np.float64:
+            columns = [book.column(v, dtype) for v in terms]
+            parameters = [book.parameter(v, dtype) for v in (rate, dividend)]
+    else:
+        columns = [book.column(v, dtype) for v in terms]
+        parameters = [book.parameter(v, dtype) for v in (rate, dividend)]
+        sides = is_put if isinstance(is_put, bool) else book.column(is_put, np.uint8)
+    handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
+        else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
+    volatility, status = book.empty(dtype), book.empty(np.uint8)
+    _core.implied_volatility(*book.exported(columns + parameters + [sides, volatility, status],
+                                            handle), model, device, handle)
+    return book.shaped(volatility), book.shaped(status)
+
+
+# --------------------------------------------------------------------------------------------
 # Poisson
 
 
@@ -798,7 +907,7 @@ def saxpy(
 
 def price_book(
     df: "pandas.DataFrame",
-    method: Literal["black_scholes", "monte_carlo"] = "black_scholes",
+    method: Literal["black_scholes", "monte_carlo", "implied_volatility"] = "black_scholes",
     *,
     rate: float | None = None,
     volatility: float | None = None,
@@ -812,12 +921,14 @@ def price_book(
     monitoring: Literal["discrete", "continuous"] = "discrete",
     antithetic: bool = False,
     control_variate: bool = False,
+    model: Literal["black-scholes", "black76", "bachelier"] = "black-scholes",
     device: Devices = "auto",
 ) -> "pandas.DataFrame":
     """Prices an option book held in a pandas DataFrame, as ``gpukit bs`` (``method=
-    "black_scholes"``) or ``gpukit mc`` (``"monte_carlo"``) prices the same book as CSV: a copy
-    of ``df`` with the output columns appended (a column already named like one is replaced in
-    place, so pricing a priced book again gives the same columns).
+    "black_scholes"``) or ``gpukit mc`` (``"monte_carlo"``) prices the same book as CSV, or
+    inverts a book of quotes as ``gpukit iv`` does (``"implied_volatility"``): a copy of ``df``
+    with the output columns appended (a column already named like one is replaced in place, so
+    pricing a priced book again gives the same columns).
 
     Columns as in the CSV book, matched ignoring case and blanks: type (call, put, c, p), spot,
     strike, maturity, rate and volatility (or ``rate=`` / ``volatility=``), dividend (a column,
@@ -829,47 +940,88 @@ def price_book(
     ``greeks``) for Black-Scholes; price, std_error, ci_low, ci_high, paths (+ delta, vega;
     vrf_antithetic, vrf_control) for Monte Carlo.
 
+    ``"implied_volatility"`` reads the columns of ``gpukit iv``: type, price (the option's
+    present value), strike, maturity, rate (or ``rate=``), and spot with dividend (a column,
+    ``dividend=``, or 0) for ``model="black-scholes"``, forward for ``"black76"`` and
+    ``"bachelier"``; a volatility column passes through, so a frame priced by ``"black_scholes"``
+    is inverted as it is. It adds implied_volatility (float64, NaN unless the status is ok) and
+    iv_status, a pandas Categorical of the words of :data:`iv_status_names` (ok,
+    below-intrinsic, above-maximum, zero-maturity): ``df[df.iv_status != "ok"]`` lists the quotes
+    without a volatility. ``precision="float"`` inverts in float.
+
     ``df`` must be a DataFrame (TypeError otherwise). Every keyword is checked as the matching
     function and command check it; ``cdf`` and ``variant`` belong to Black-Scholes, ``paths``,
-    ``seed``, ``monitoring``, ``antithetic`` and ``control_variate`` to Monte Carlo, and a value
-    other than the default for the other method is a ValueError (``gpukit bs`` has no
-    ``--paths``). Repeated ids give a RuntimeWarning; Ctrl-C stops a Monte Carlo pricing with
+    ``seed``, ``monitoring``, ``antithetic`` and ``control_variate`` to Monte Carlo,
+    ``volatility`` and ``greeks`` to both, ``model`` to implied volatility, and a value other
+    than the default for another method is a ValueError (``gpukit bs`` has no ``--paths``). Repeated ids give a RuntimeWarning; Ctrl-C stops a Monte Carlo pricing with
     KeyboardInterrupt, as in :func:`monte_carlo`. ``device`` takes a device list, and under
     mpirun the book is priced over the job's ranks, as :func:`black_scholes` and
     :func:`monte_carlo` say.
     """
     from ._pandas import price_book as _price_book
 
-    method = _checks.text(method, "method", "black_scholes or monte_carlo")
-    if method not in ("black_scholes", "monte_carlo"):
-        raise ValueError(f"price_book: method must be black_scholes or monte_carlo, got "
-                         f"'{method}'")
+    method = _checks.text(method, "method", "black_scholes, monte_carlo or implied_volatility")
+    if method not in _PRICE_BOOK_METHODS:
+        raise ValueError(f"price_book: method must be black_scholes, monte_carlo or "
+                         f"implied_volatility, got '{method}'")
+    # What the method's command does not take (its own options are checked as the method's
+    # function checks them).
+    _refuse_other_methods_keywords(
+        method, volatility=volatility, greeks=greeks, cdf=cdf, variant=variant, paths=paths,
+        seed=seed, monitoring=monitoring, antithetic=antithetic, control_variate=control_variate,
+        model=model)
     if method == "monte_carlo":
-        # What gpukit mc does not take (its own options are checked as monte_carlo checks them).
-        _refuse_other_methods_keywords(method, cdf=(cdf, "erfc"), variant=(variant, ""))
         settings = _monte_carlo_settings(paths, seed, monitoring, antithetic, control_variate,
                                          greeks, precision, device)
-    else:
-        _refuse_other_methods_keywords(
-            method, paths=(paths, 1 << 20), seed=(seed, 2008), monitoring=(monitoring, "discrete"),
-            antithetic=(antithetic, False), control_variate=(control_variate, False))
+    elif method == "black_scholes":
         settings = dict(greeks=_checks.flag(greeks, "greeks"),
                         precision=_checks.text(precision, "precision", "double or float"),
                         cdf=_checks.text(cdf, "cdf"), variant=_checks.text(variant, "variant"),
                         device=_checks.spread_device(device))
+    else:
+        settings = dict(precision=_checks.text(precision, "precision", "double or float"),
+                        model=_checks.text(model, "model", "black-scholes, black76 or bachelier"),
+                        device=_checks.spread_device(device))
     book_wide = {name: None if value is None else _checks.number(value, name)
                  for name, value in (("rate", rate), ("volatility", volatility),
                                      ("dividend", dividend))}
+    if method == "implied_volatility":
+        from ._pandas import implied_volatility_book
+
+        del book_wide["volatility"]
+        return implied_volatility_book(df, **book_wide, **settings)
     return _price_book(df, method, **book_wide, **settings)
 
 
-def _refuse_other_methods_keywords(method: str, **given: tuple[Any, Any]) -> None:
-    """ValueError for a keyword of price_book given a value (other than its default) that only the
-    other method takes, as `gpukit bs` has no --paths and `gpukit mc` no --cdf."""
-    other = "black_scholes" if method == "monte_carlo" else "monte_carlo"
-    for name, (value, default) in given.items():
+_PRICE_BOOK_METHODS = ("black_scholes", "monte_carlo", "implied_volatility")
+
+# The keywords of price_book that some methods only take: (default, the methods that take it).
+_METHOD_KEYWORDS = {
+    "volatility": (None, ("black_scholes", "monte_carlo")),
+    "greeks": (False, ("black_scholes", "monte_carlo")),
+    "cdf": ("erfc", ("black_scholes",)),
+    "variant": ("", ("black_scholes",)),
+    "paths": (1 << 20, ("monte_carlo",)),
+    "seed": (2008, ("monte_carlo",)),
+    "monitoring": ("discrete", ("monte_carlo",)),
+    "antithetic": (False, ("monte_carlo",)),
+    "control_variate": (False, ("monte_carlo",)),
+    "model": ("black-scholes", ("implied_volatility",)),
+}
+
+
+def _refuse_other_methods_keywords(method: str, **given: Any) -> None:
+    """ValueError for a keyword of price_book given a value (other than its default) that only
+    other methods take, as `gpukit bs` has no --paths and `gpukit mc` no --cdf."""
+    for name, value in given.items():
+        default, methods = _METHOD_KEYWORDS[name]
+        if method in methods:
+            continue
+        if value is None and default is None:
+            continue
         if not (isinstance(value, (str, int, float, np.generic)) and value == default):
-            raise ValueError(f"price_book: {name}= applies to method=\"{other}\", not "
+            others = " or ".join(f"\"{m}\"" for m in methods)
+            raise ValueError(f"price_book: {name}= applies to method={others}, not "
                              f"\"{method}\" (got {name}={value!r})")
 
 

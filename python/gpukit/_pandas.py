@@ -1,8 +1,10 @@
-"""gpukit.price_book: a pandas DataFrame read as ``gpukit bs`` and ``gpukit mc`` read a CSV book.
+"""gpukit.price_book: a pandas DataFrame read as ``gpukit bs``, ``gpukit mc`` and ``gpukit iv``
+read a CSV book.
 
 The columns are matched as the CSV reader matches its header (ignoring case and the blanks around
 a name), the words of the type and barrier_type columns are read by the library's own readers,
-and every value is checked by the CSV reader's rules (io::find_book_term_problem), so that a
+and every value is checked by the CSV reader's rules (io::find_book_term_problem,
+io::find_quote_term_problem), so that a
 DataFrame and the CSV it was read from are priced alike or refused alike. Only the location in
 the messages differs: a row (its position and index label) instead of file:line:column.
 """
@@ -18,6 +20,9 @@ from . import _gpukit as _core
 
 _EUROPEAN = ("type", "spot", "strike", "maturity", "rate", "volatility", "dividend")
 _BARRIERS = ("barrier", "barrier_type", "steps")
+# A book of quotes (gpukit iv): the underlying is spot (with dividend) or forward, by the model.
+_QUOTES_ON_SPOT = ("type", "price", "spot", "strike", "maturity", "rate", "dividend")
+_QUOTES_ON_FORWARD = ("type", "price", "forward", "strike", "maturity", "rate")
 
 
 def _blanks_trimmed(name: Any) -> str:
@@ -26,6 +31,15 @@ def _blanks_trimmed(name: Any) -> str:
 
 def _key(name: Any) -> str:
     return _blanks_trimmed(name).lower()
+
+
+def _require_frame(df) -> None:
+    """TypeError unless `df` is a pandas DataFrame."""
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"price_book: df must be a pandas DataFrame, not {type(df).__name__} "
+                        "(pandas.DataFrame(...) makes one of a dict of columns)")
 
 
 class _Frame:
@@ -123,11 +137,7 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
                cdf="erfc", variant="", paths=1 << 20, seed=2008, monitoring="discrete",
                antithetic=False, control_variate=False):
     """gpukit.price_book on keywords gpukit/__init__.py has checked (the method's own ones)."""
-    import pandas as pd
-
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"price_book: df must be a pandas DataFrame, not {type(df).__name__} "
-                        "(pandas.DataFrame(...) makes one of a dict of columns)")
+    _require_frame(df)
     barriers = method == "monte_carlo"
     frame = _Frame(df, _EUROPEAN + (_BARRIERS if barriers else ()))
     for required in ("type", "spot", "strike", "maturity"):
@@ -201,6 +211,58 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
                 priced.isetitem(position, columns[name])
         else:
             priced[name] = columns[name]
+    return priced
+
+
+def implied_volatility_book(df, *, rate, dividend, precision, model, device):
+    """gpukit.price_book(df, "implied_volatility") on keywords gpukit/__init__.py has checked:
+    the frame read as ``gpukit iv`` reads a CSV book of quotes, inverted by the library's call,
+    with implied_volatility and iv_status (a Categorical of the status names) added."""
+    import pandas as pd
+
+    _require_frame(df)
+    underlying = _core.quote_underlying(model)
+    on_spot = underlying == "spot"
+    frame = _Frame(df, _QUOTES_ON_SPOT if on_spot else _QUOTES_ON_FORWARD)
+    for required in ("type", "price", underlying, "strike", "maturity"):
+        if not frame.has(required):
+            other = "forward" if on_spot else "spot"
+            detail = ""
+            if any(_key(c) == other for c in df.columns):
+                detail = (f" (model='{model}' inverts on the {underlying}; a frame with a "
+                          f"{other} column is inverted with model="
+                          + ("'black76' or 'bachelier'" if on_spot else "'black-scholes'") + ")")
+            raise frame.missing(required, detail if required == underlying else "")
+    rate_p = frame.book_wide("rate", rate, None)
+    if on_spot:
+        dividend_p = frame.book_wide("dividend", dividend, 0.0)
+    else:
+        # The forward holds the dividend: a dividend= is refused by the library's rule below.
+        dividend_p = 0.0 if dividend is None else float(dividend)
+    is_put = frame.words("type", _core.option_type, "expected call, put, c or p")
+    price, under, strike, maturity = (frame.numbers(k) for k in
+                                      ("price", underlying, "strike", "maturity"))
+    n = frame.count
+    problem = _core.quote_term_problem(n, is_put, price, under, strike, maturity, rate_p,
+                                       dividend_p, model, precision)
+    if problem is not None:
+        row, column, what = problem
+        if row < 0:
+            raise ValueError(f"price_book: {column}=: {what}")
+        raise frame.error(row, column, what)
+    volatility, status = _core.implied_volatility_book(n, is_put, price, under, strike, maturity,
+                                                       rate_p, dividend_p, model, precision,
+                                                       device)
+    names = list(_core.iv_status_names())
+    words = pd.Categorical.from_codes(status.astype(np.int64), categories=names)
+    priced = df.copy()
+    for name, values in (("implied_volatility", volatility), ("iv_status", words)):
+        existing = [i for i, c in enumerate(priced.columns) if _key(c) == name]
+        if existing:
+            for position in existing:
+                priced.isetitem(position, values)
+        else:
+            priced[name] = values
     return priced
 
 

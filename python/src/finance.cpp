@@ -1,6 +1,7 @@
-// Option pricing: the calls of `gpukit bs` and `gpukit mc` (apps/gpukit/cmd_bs.cpp, cmd_mc.cpp)
-// on books given as arrays (on one device, or over a device list or the ranks of an MPI job
-// through gpukit/scale_out), and the CSV book's rules for terms that arrive parsed.
+// Option pricing and its inverse: the calls of `gpukit bs`, `gpukit mc` and `gpukit iv`
+// (apps/gpukit/cmd_bs.cpp, cmd_mc.cpp, cmd_iv.cpp) on books given as arrays (on one device, or
+// over a device list or the ranks of an MPI job through gpukit/scale_out), and the CSV book's
+// rules for terms that arrive parsed.
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -25,10 +26,12 @@
 #include "gpukit/finance/black_scholes_variants.hpp"
 #include "gpukit/finance/choices.hpp"
 #include "gpukit/finance/european_book.hpp"
+#include "gpukit/finance/implied_volatility.hpp"
 #include "gpukit/finance/instrument.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/io/option_book.hpp"
 #include "gpukit/scale_out/black_scholes.hpp"
+#include "gpukit/scale_out/implied_volatility.hpp"
 #include "gpukit/scale_out/monte_carlo.hpp"
 
 namespace gpukit::python {
@@ -117,6 +120,41 @@ class Terms {
     return place_call(device, places, stream);
   }
 
+  /// A book's call on the host columns collected so far, without the GIL: spread(job) over a
+  /// device list or the ranks of an MPI job (the call the CLI makes then: every rank gets the
+  /// result), else one(context) on the one device. InvalidInput `host_only` for CUDA columns.
+  template <class Spread, class One>
+  auto run_book(std::string_view device, const char* host_only, Spread&& spread, One&& one) const {
+    if (const std::optional<scale_out::Job> job = spread_job(device)) {
+      nb::gil_scoped_release released;
+      return spread(*job);
+    }
+    const Placement where = placement(device, 0);
+    if (where.device_data) throw InvalidInput(host_only);
+    nb::gil_scoped_release released;
+    const DeviceGuard guard(where.context);
+    return one(where.context);
+  }
+
+  /// A call on the arrays collected so far, on their one device, without the GIL:
+  /// on_device(stream) for CUDA arrays (the device-data API on the caller's stream), else
+  /// on_host(context). Host arrays over several devices or ranks go through the book's call
+  /// instead: a device list is refused here with `spread_refusal` (with CUDA arrays, which run on
+  /// their GPU, too).
+  template <class OnDevice, class OnHost>
+  void run_on_one_device(std::string_view device, std::uintptr_t stream, const char* spread_refusal,
+                         OnDevice&& on_device, OnHost&& on_host) const {
+    if (spread_job(device)) throw InvalidInput(spread_refusal);
+    const Placement where = placement(device, stream);
+    nb::gil_scoped_release released;
+    const DeviceGuard guard(where.context);
+    if (where.device_data) {
+      on_device(where.stream);
+    } else {
+      on_host(where.context);
+    }
+  }
+
  private:
   const InArray& keep(const InArray& array, std::string_view name) {
     inputs_.push_back(array);
@@ -166,19 +204,11 @@ void black_scholes_in(Terms& terms, const InArray& spot, nb::handle strike, nb::
   for (const auto& [name, slot] : slots) {
     if (outputs.contains(name)) *slot = terms.output<Real>(outputs[name], name, n);
   }
-  // Host arrays over several devices or ranks go through price_european_book (the book's call);
-  // here a device list is refused in its own words: with CUDA arrays, which run on their GPU.
-  if (terms.spread_job(device)) {
-    throw InvalidInput("black_scholes: arrays over several devices are priced as a book");
-  }
-  const Placement where = terms.placement(device, stream);
-  nb::gil_scoped_release released;
-  const DeviceGuard guard(where.context);
-  if (where.device_data) {
-    finance::price_black_scholes_on_device(in, out, where.stream, options);
-  } else {
-    finance::price_black_scholes(where.context, in, out, options);
-  }
+  // Host arrays over several devices or ranks go through price_european_book (the book's call).
+  terms.run_on_one_device(
+      device, stream, "black_scholes: arrays over several devices are priced as a book",
+      [&](StreamHandle on) { finance::price_black_scholes_on_device(in, out, on, options); },
+      [&](const Context& context) { finance::price_black_scholes(context, in, out, options); });
 }
 
 void black_scholes(nb::handle spot, nb::handle strike, nb::handle maturity, nb::handle rate,
@@ -231,21 +261,15 @@ nb::dict price_european_book(std::int64_t n, nb::handle is_put, nb::handle spot,
                 nb::none(), nb::none(), nb::none());
   const finance::BlackScholesOptions options = black_scholes_options(cdf, variant);
   const finance::Precision p = parse_precision(precision);
-  finance::EuropeanBookResult result;
-  if (const std::optional<scale_out::Job> job = terms.spread_job(device)) {
-    // A device list, or the ranks of an MPI job: the call `gpukit bs` makes then.
-    nb::gil_scoped_release released;
-    result = scale_out::price_black_scholes_book(*job, view, p, greeks, options,
-                                                 scale_out::Results::on_every_rank);
-  } else {
-    const Placement where = terms.placement(device, 0);
-    if (where.device_data) {
-      throw InvalidInput("price_book: the book's columns must be host arrays");
-    }
-    nb::gil_scoped_release released;
-    const DeviceGuard guard(where.context);
-    result = finance::price_european_book(where.context, view, p, greeks, options);
-  }
+  finance::EuropeanBookResult result = terms.run_book(
+      device, "price_book: the book's columns must be host arrays",
+      [&](const scale_out::Job& job) {
+        return scale_out::price_black_scholes_book(job, view, p, greeks, options,
+                                                   scale_out::Results::on_every_rank);
+      },
+      [&](const Context& context) {
+        return finance::price_european_book(context, view, p, greeks, options);
+      });
   nb::dict columns;
   columns["price"] = to_numpy(std::move(result.price));
   if (greeks) {
@@ -384,6 +408,138 @@ std::tuple<nb::ndarray<nb::numpy, std::uint64_t>, std::int64_t, std::int64_t> st
   return {to_numpy(std::move(keys.keys)), keys.repeated_ids, keys.rows_with_repeated_ids};
 }
 
+// Implied volatilities of arrays (host or device) in Real, as implied_volatility_book inverts a
+// book, into `volatility` (Real) and `status` (uint8: finance::ImpliedVolatilityStatus).
+template <class Real>
+void implied_volatility_in(Terms& terms, const InArray& price, nb::handle underlying,
+                           nb::handle strike, nb::handle maturity, nb::handle rate,
+                           nb::handle dividend, nb::handle put, nb::handle volatility,
+                           nb::handle status, const finance::ImpliedVolatilityOptions& options,
+                           std::string_view device, std::uintptr_t stream) {
+  const std::string_view expected = sizeof(Real) == 4 ? "float32" : "float64";
+  const std::int64_t n = count_of(price);
+  const finance::ImpliedVolatilityInputs<Real> in{
+      n,
+      terms.column<Real>(price, "price", n, expected),
+      terms.column<Real>(underlying, "underlying", n, expected),
+      terms.column<Real>(strike, "strike", n, expected),
+      terms.column<Real>(maturity, "maturity", n, expected),
+      terms.per_option<Real>(rate, "rate", n, expected),
+      terms.per_option<Real>(dividend, "dividend", n, expected),
+      terms.sides(put, "put", n)};
+  static_assert(sizeof(finance::ImpliedVolatilityStatus) == sizeof(std::uint8_t));
+  const finance::ImpliedVolatilityOutputs<Real> out{
+      terms.output<Real>(volatility, "volatility", n),
+      reinterpret_cast<finance::ImpliedVolatilityStatus*>(
+          terms.output<std::uint8_t>(status, "status", n))};
+  // Host arrays over several devices or ranks go through implied_volatility_book.
+  terms.run_on_one_device(
+      device, stream, "implied_volatility: arrays over several devices are inverted as a book",
+      [&](StreamHandle on) { finance::implied_volatility_on_device(in, out, on, options); },
+      [&](const Context& context) { finance::implied_volatility(context, in, out, options); });
+}
+
+void implied_volatility(nb::handle price, nb::handle underlying, nb::handle strike,
+                        nb::handle maturity, nb::handle rate, nb::handle dividend, nb::handle put,
+                        nb::handle volatility, nb::handle status, std::string_view model,
+                        std::string_view device, std::uintptr_t stream) {
+  finance::ImpliedVolatilityOptions options;
+  options.model = finance::parse_volatility_model("model", model);
+  Terms terms("implied_volatility");
+  // Taken once: a CUDA array arrives as a DLPack capsule, which can be consumed only once.
+  const InArray price_array = nb::cast<InArray>(price);
+  with_real_type(price_array.dtype(), "implied_volatility", [&](auto element) {
+    using Real = decltype(element);
+    implied_volatility_in<Real>(terms, price_array, underlying, strike, maturity, rate, dividend,
+                                put, volatility, status, options, device, stream);
+  });
+}
+
+// The quotes of an implied volatility call on host float64 columns (underlying: the spot or the
+// forward, as the model reads).
+finance::ImpliedVolatilityBookView quote_book_view(Terms& terms, std::int64_t n, nb::handle is_put,
+                                                   nb::handle price, nb::handle underlying,
+                                                   nb::handle strike, nb::handle maturity,
+                                                   nb::handle rate, nb::handle dividend) {
+  finance::ImpliedVolatilityBookView view;
+  view.count = n;
+  view.is_put = terms.column<std::uint8_t>(is_put, "is_put", n, "uint8");
+  view.price = terms.column<double>(price, "price", n, "float64");
+  view.underlying = terms.column<double>(underlying, "underlying", n, "float64");
+  view.strike = terms.column<double>(strike, "strike", n, "float64");
+  view.maturity = terms.column<double>(maturity, "maturity", n, "float64");
+  view.rate = terms.per_option<double>(rate, "rate", n, "float64");
+  view.dividend = terms.per_option<double>(dividend, "dividend", n, "float64");
+  return view;
+}
+
+std::tuple<nb::ndarray<nb::numpy, double>, nb::ndarray<nb::numpy, std::uint8_t>>
+implied_volatility_book(std::int64_t n, nb::handle is_put, nb::handle price, nb::handle underlying,
+                        nb::handle strike, nb::handle maturity, nb::handle rate,
+                        nb::handle dividend, std::string_view model, std::string_view precision,
+                        std::string_view device) {
+  Terms terms("implied_volatility");
+  const finance::ImpliedVolatilityBookView view =
+      quote_book_view(terms, n, is_put, price, underlying, strike, maturity, rate, dividend);
+  finance::ImpliedVolatilityOptions options;
+  options.model = finance::parse_volatility_model("model", model);
+  const finance::Precision p = parse_precision(precision);
+  finance::ImpliedVolatilityBookResult result = terms.run_book(
+      device, "implied_volatility: the book must be host arrays",
+      [&](const scale_out::Job& job) {
+        return scale_out::implied_volatility_book(job, view, p, options,
+                                                  scale_out::Results::on_every_rank);
+      },
+      [&](const Context& context) {
+        return finance::implied_volatility_book(context, view, p, options);
+      });
+  std::vector<std::uint8_t> codes(result.status.size());
+  for (std::size_t i = 0; i < codes.size(); ++i)
+    codes[i] = static_cast<std::uint8_t>(result.status[i]);
+  return {to_numpy(std::move(result.volatility)), to_numpy(std::move(codes))};
+}
+
+std::optional<std::tuple<std::int64_t, std::string, std::string>> quote_term_problem(
+    std::int64_t n, nb::handle is_put, nb::handle price, nb::handle underlying, nb::handle strike,
+    nb::handle maturity, nb::handle rate, nb::handle dividend, std::string_view model,
+    std::string_view precision) {
+  const io::BookColumns columns =
+      io::quote_columns(finance::parse_volatility_model("model", model));
+  const finance::Precision p = parse_precision(precision);
+  Terms terms("quotes");
+  const finance::ImpliedVolatilityBookView view =
+      quote_book_view(terms, n, is_put, price, underlying, strike, maturity, rate, dividend);
+  if (terms.placement("cpu", 0).device_data) {
+    throw InvalidInput("the quotes are checked in host memory");
+  }
+  std::optional<io::BookTermProblem> problem;
+  {
+    nb::gil_scoped_release released;
+    problem = io::find_quote_term_problem(view, columns, p);
+  }
+  if (!problem) return std::nullopt;
+  return std::make_tuple(problem->row, problem->column, problem->what);
+}
+
+// The column (and Python argument) holding the underlying `model` inverts on: "spot" or
+// "forward" (io::quote_columns).
+std::string quote_underlying(std::string_view model) {
+  return io::quote_columns(finance::parse_volatility_model("model", model)) ==
+                 io::BookColumns::quotes_on_spot
+             ? "spot"
+             : "forward";
+}
+
+std::vector<std::string> iv_status_names() {
+  std::vector<std::string> names;
+  for (auto s = finance::ImpliedVolatilityStatus::ok;;
+       s = static_cast<finance::ImpliedVolatilityStatus>(static_cast<int>(s) + 1)) {
+    names.emplace_back(finance::status_name(s));
+    if (s == finance::ImpliedVolatilityStatus::invalid_input) break;
+  }
+  return names;
+}
+
 std::optional<bool> option_type(std::string_view text) { return io::parse_option_type(text); }
 
 // finance::parse_precision of `precision`, as numpy names the dtype it prices in.
@@ -465,6 +621,31 @@ void bind_finance(nb::module_& m) {
   m.def("precision_dtype", &precision_dtype, nb::arg("precision"),
         "finance::parse_precision: 'float64' for double, 'float32' for float; ValueError "
         "otherwise, naming precision.");
+  m.def("implied_volatility", &implied_volatility, nb::arg("price"), nb::arg("underlying"),
+        nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"), nb::arg("dividend"),
+        nb::arg("put"), nb::arg("volatility"), nb::arg("status"), nb::arg("model"),
+        nb::arg("device"), nb::arg("stream"),
+        "finance::implied_volatility (host arrays) or implied_volatility_on_device (CUDA arrays, "
+        "queued on `stream`, not waited for) into `volatility` (price's dtype) and `status` "
+        "(uint8: ImpliedVolatilityStatus). rate and dividend: a float or an array; put: a bool "
+        "or a uint8 array (non-zero a put).");
+  m.def("implied_volatility_book", &implied_volatility_book, nb::arg("count"), nb::arg("is_put"),
+        nb::arg("price"), nb::arg("underlying"), nb::arg("strike"), nb::arg("maturity"),
+        nb::arg("rate"), nb::arg("dividend"), nb::arg("model"), nb::arg("precision"),
+        nb::arg("device"),
+        "finance::implied_volatility_book, the call of `gpukit iv`, on host float64 columns (or "
+        "scale_out::implied_volatility_book with a device list or under mpirun: every rank the "
+        "result): (volatility float64, status uint8).");
+  m.def("quote_term_problem", &quote_term_problem, nb::arg("count"), nb::arg("is_put"),
+        nb::arg("price"), nb::arg("underlying"), nb::arg("strike"), nb::arg("maturity"),
+        nb::arg("rate"), nb::arg("dividend"), nb::arg("model"), nb::arg("precision"),
+        "io::find_quote_term_problem of host columns: (row, column, what) of the first value a "
+        "CSV book of quotes for `model` in `precision` may not hold, or None.");
+  m.def("quote_underlying", &quote_underlying, nb::arg("model"),
+        "io::quote_columns: 'spot' or 'forward', the underlying `model` inverts on; ValueError "
+        "naming model for another word.");
+  m.def("iv_status_names", &iv_status_names,
+        "finance::status_name of every ImpliedVolatilityStatus, indexed by its value.");
   m.def("option_type", &option_type, nb::arg("text"),
         "io::parse_option_type: True for a put, False for a call, None for another word.");
   m.def("barrier_type", &barrier_type, nb::arg("text"),

@@ -394,8 +394,8 @@ def test_price_book_takes_a_dataframe(frame):
     ({"greeks": "no"}, TypeError, "greeks must be True or False"),
     ({"rate": "0.05"}, TypeError, "rate must be a number"),
     ({"volatility": [0.2]}, TypeError, "volatility must be a number"),
-    ({"method": "binomial"}, ValueError, "price_book: method must be black_scholes or "
-                                         "monte_carlo, got 'binomial'"),
+    ({"method": "binomial"}, ValueError, "price_book: method must be black_scholes, "
+                                         "monte_carlo or implied_volatility, got 'binomial'"),
     ({"method": None}, TypeError, "method must be a string"),
     ({"device": None}, TypeError, "device must be a string"),
     ({"paths": 1000}, ValueError, "price_book: paths= applies to method=\"monte_carlo\""),

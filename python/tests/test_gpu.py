@@ -122,6 +122,43 @@ def test_black_scholes_on_cupy_against_scipy(cupy, rng, precision):
                                                        device="cuda"))
 
 
+@pytest.mark.parametrize("precision", ["double", "float"])
+def test_implied_volatility_on_cupy_and_torch(cupy, torch, rng, precision):
+    from test_implied_volatility import OK, quotes, recovery_bound
+
+    book = quotes(rng, 100_003)
+    dtype = np.float64 if precision == "double" else np.float32
+    terms = {k: book[k].astype(dtype) for k in ("spot", "strike", "maturity", "rate",
+                                                 "dividend")}
+    price = gpukit.black_scholes(**terms, volatility=book["volatility"].astype(dtype),
+                                 put=book["put"], device="cpu")
+    spot = terms.pop("spot")
+    on_gpu = {k: cupy.asarray(v) for k, v in terms.items()}
+    volatility, status = gpukit.implied_volatility(cupy.asarray(price), **on_gpu,
+                                                   spot=cupy.asarray(spot),
+                                                   put=cupy.asarray(book["put"]))
+    assert isinstance(volatility, cupy.ndarray) and volatility.dtype == dtype
+    assert isinstance(status, cupy.ndarray) and status.dtype == np.uint8
+    # The same bits as the host-data API on the GPU (the same kernel), and the CPU's within the
+    # accuracy contract.
+    host = gpukit.implied_volatility(price, **terms, spot=spot, put=book["put"], device="cuda")
+    np.testing.assert_array_equal(cupy.asnumpy(volatility), host[0])
+    np.testing.assert_array_equal(cupy.asnumpy(status), host[1])
+    rounded = {k: v.astype(np.float64) for k, v in dict(terms, spot=spot).items()}
+    rounded["volatility"] = book["volatility"].astype(dtype).astype(np.float64)
+    ok = cupy.asnumpy(status) == OK
+    assert np.mean(ok) >= 0.9
+    error = np.abs(cupy.asnumpy(volatility).astype(np.float64) - rounded["volatility"])
+    assert np.all(error[ok] <= recovery_bound(rounded, dtype)[ok])
+    tensors = {k: torch.as_tensor(v, device="cuda") for k, v in terms.items()}
+    t_volatility, t_status = gpukit.implied_volatility(
+        torch.as_tensor(price, device="cuda"), **tensors, spot=torch.as_tensor(spot, device="cuda"),
+        put=torch.as_tensor(book["put"], device="cuda"))
+    assert isinstance(t_volatility, torch.Tensor) and t_volatility.is_cuda
+    np.testing.assert_array_equal(t_volatility.cpu().numpy(), host[0])
+    np.testing.assert_array_equal(t_status.cpu().numpy(), host[1])
+
+
 def test_monte_carlo_on_the_gpu_has_the_bits_of_gpukit_mc(cupy, cli, tmp_path):
     import pandas as pd
 

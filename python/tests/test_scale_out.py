@@ -1,7 +1,7 @@
 """Spreading a call over several devices and MPI ranks (docs/python.md, "Several GPUs and MPI").
 
-- The device argument of the spreading calls (black_scholes, monte_carlo, price_book, reduce,
-  poisson): lists, their spellings and errors, named `device` (no GPU needed).
+- The device argument of the spreading calls (black_scholes, implied_volatility, monte_carlo,
+  price_book, reduce, poisson): lists, their spellings and errors, named `device` (no GPU needed).
 - Under `mpirun -np 2` and `-np 3` (where mpirun is installed and gpukit was built with MPI), a
   script's calls on CPU ranks give every rank the bits one process gets alone (Poisson: within
   the agreement bound of docs/scale-out.md, and the same bits on every rank). Skips cleanly
@@ -31,6 +31,8 @@ SPREADING = {
     "monte_carlo": lambda device: gpukit.monte_carlo(100.0, 100.0, 1.0, 0.02, 0.3, paths=64,
                                                      device=device),
     "poisson": lambda device: gpukit.poisson(np.zeros((4, 4)), device=device),
+    "implied_volatility": lambda device: gpukit.implied_volatility(8.0, 100.0, 1.0, spot=100.0,
+                                                                   device=device),
 }
 
 
@@ -105,6 +107,18 @@ SCRIPT = textwrap.dedent("""
         ["price", "delta", "gamma", "vega", "theta", "rho"]].to_numpy()
     results["book_mc"] = gpukit.price_book(frame, "monte_carlo", paths=2000, device="cpu")[
         ["price", "std_error", "ci_low", "ci_high", "paths"]].to_numpy(dtype=np.float64)
+    iv, status = gpukit.implied_volatility(results["bs_price"], strike, maturity, 0.03,
+                                           spot=spot, dividend=0.01, put=put, device="cpu")
+    results["iv"], results["iv_status"] = iv, status
+    forward = spot * np.exp(0.03 * maturity)
+    iv76, status76 = gpukit.implied_volatility(results["bs_float"], strike, maturity, 0.03,
+                                               forward=forward, put=put, model="black76",
+                                               precision="float", device="cpu")
+    results["iv76_float"], results["iv76_status"] = iv76, status76
+    quotes = frame.assign(price=results["bs_price"], dividend=0.01)
+    inverted = gpukit.price_book(quotes, "implied_volatility", device="cpu")
+    results["book_iv"] = inverted["implied_volatility"].to_numpy()
+    results["book_iv_status"] = inverted["iv_status"].cat.codes.to_numpy()
     values = rng.standard_normal(5 * 16384 + 11)
     results["sum_float64"] = np.array(gpukit.reduce(values, device="cpu"))
     results["sum_float32"] = np.array(gpukit.reduce(values.astype(np.float32), device="cpu"))
@@ -152,6 +166,7 @@ def test_under_mpirun_every_rank_gets_the_bits_of_one_process(tmp_path):
     alone = dict(np.load(tmp_path / "alone_rank0.npz"))
     assert not alone.pop("spread")
     assert np.any(alone["bs_price"] > 0) and np.any(alone["mc_price"] > 0)
+    assert np.any(alone["iv"] > 0) and np.any(alone["book_iv"] > 0)
     for ranks in (2, 3):
         _run([mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(ranks), sys.executable,
               str(script), str(tmp_path / f"np{ranks}")], tmp_path)

@@ -39,13 +39,60 @@ enum class ColumnRole : std::uint8_t {
   barrier,  // BookColumns::with_barriers only, like the two below
   barrier_type,
   steps,
+  price,  // books of quotes (BookColumns::quotes_on_*) only, like forward
+  forward,
   pass_through,
 };
 
-constexpr std::array<std::string_view, 10> kKnownColumnNames = {
-    "type",       "spot",     "strike",  "maturity",     "rate",
-    "volatility", "dividend", "barrier", "barrier_type", "steps"};
-constexpr std::size_t kEuropeanColumnCount = 7;
+constexpr std::array<std::string_view, 12> kKnownColumnNames = {
+    "type",     "spot",    "strike",       "maturity", "rate",  "volatility",
+    "dividend", "barrier", "barrier_type", "steps",    "price", "forward"};
+
+using RoleSet = std::array<bool, kKnownColumnNames.size()>;
+
+RoleSet role_set(std::initializer_list<ColumnRole> roles) {
+  RoleSet set{};
+  for (ColumnRole role : roles) set[static_cast<std::size_t>(role)] = true;
+  return set;
+}
+
+// The known columns of each kind of book; the others' names are pass-through columns there.
+RoleSet known_roles(BookColumns columns) {
+  using R = ColumnRole;
+  switch (columns) {
+    case BookColumns::european:
+      return role_set(
+          {R::type, R::spot, R::strike, R::maturity, R::rate, R::volatility, R::dividend});
+    case BookColumns::with_barriers:
+      return role_set({R::type, R::spot, R::strike, R::maturity, R::rate, R::volatility,
+                       R::dividend, R::barrier, R::barrier_type, R::steps});
+    case BookColumns::quotes_on_spot:
+      return role_set({R::type, R::price, R::spot, R::strike, R::maturity, R::rate, R::dividend});
+    case BookColumns::quotes_on_forward:
+      return role_set({R::type, R::price, R::forward, R::strike, R::maturity, R::rate});
+  }
+  throw std::logic_error("known_roles: unknown BookColumns");
+}
+
+// The columns a book of this kind must have (rate, volatility and dividend aside: a column or a
+// book-wide value), in the order a missing one is reported.
+std::vector<ColumnRole> required_roles(BookColumns columns) {
+  using R = ColumnRole;
+  switch (columns) {
+    case BookColumns::european:
+    case BookColumns::with_barriers:
+      return {R::type, R::spot, R::strike, R::maturity};
+    case BookColumns::quotes_on_spot:
+      return {R::type, R::price, R::spot, R::strike, R::maturity};
+    case BookColumns::quotes_on_forward:
+      return {R::type, R::price, R::forward, R::strike, R::maturity};
+  }
+  throw std::logic_error("required_roles: unknown BookColumns");
+}
+
+bool is_quote_book(BookColumns columns) {
+  return columns == BookColumns::quotes_on_spot || columns == BookColumns::quotes_on_forward;
+}
 
 constexpr std::int64_t kProgressEveryRows = std::int64_t{1} << 20;
 
@@ -126,11 +173,13 @@ NumberStatus parse_number(std::string_view text, double& value) {
 const char* broken_sign_rule(ColumnRole role, double value) {
   switch (role) {
     case ColumnRole::spot:
+    case ColumnRole::forward:
     case ColumnRole::barrier:
       return value > 0 ? nullptr : "must be > 0";
     case ColumnRole::strike:
     case ColumnRole::maturity:
     case ColumnRole::volatility:
+    case ColumnRole::price:
       return value >= 0 ? nullptr : "must be >= 0";
     default:
       return nullptr;
@@ -138,8 +187,8 @@ const char* broken_sign_rule(ColumnRole role, double value) {
 }
 
 // The rule of the computing precision, for a number that keeps the rules above: with float, a
-// magnitude the pricer's rounding to float would make an infinity, or a spot or barrier (> 0)
-// it would make 0. nullptr when `value` keeps it. Shared like broken_sign_rule.
+// magnitude the pricer's rounding to float would make an infinity, or a spot, forward or barrier
+// (> 0) it would make 0. nullptr when `value` keeps it. Shared like broken_sign_rule.
 const char* broken_precision_rule(ColumnRole role, double value, finance::Precision precision) {
   if (precision != finance::Precision::float32) return nullptr;
   // The midpoint between FLT_MAX and 2^128: from there on, rounding to float gives an infinity.
@@ -149,8 +198,8 @@ const char* broken_precision_rule(ColumnRole role, double value, finance::Precis
   if (std::fabs(value) >= kFloatOverflow) {
     return "out of the range of a float (at most 3.4028235e+38 in magnitude)";
   }
-  if ((role == ColumnRole::spot || role == ColumnRole::barrier) && value > 0 &&
-      value <= kFloatUnderflow) {
+  if ((role == ColumnRole::spot || role == ColumnRole::forward || role == ColumnRole::barrier) &&
+      value > 0 && value <= kFloatUnderflow) {
     return "rounds to 0 in float (must be > 0; the smallest float is 1e-45)";
   }
   return nullptr;
@@ -172,8 +221,8 @@ class BookParser {
              finance::Precision precision)
       : book_(book),
         header_line_(header_line),
-        known_count_(columns == BookColumns::with_barriers ? kKnownColumnNames.size()
-                                                           : kEuropeanColumnCount),
+        columns_(columns),
+        known_(known_roles(columns)),
         precision_(precision) {}
 
   // Matches the header against the known columns and settles the book-wide values.
@@ -205,7 +254,8 @@ class BookParser {
 
   OptionBook& book_;
   std::int64_t header_line_;
-  std::size_t known_count_;
+  BookColumns columns_;
+  RoleSet known_;  // the columns this kind of book reads
   finance::Precision precision_;
   std::vector<ColumnRole> roles_;
   std::array<std::size_t, kKnownColumnNames.size()> column_of_role_{};  // valid when has_role_
@@ -246,8 +296,8 @@ void BookParser::set_columns(const BookDefaults& defaults) {
   roles_.assign(book_.columns.size(), ColumnRole::pass_through);
   for (std::size_t col = 0; col < book_.columns.size(); ++col) {
     std::string_view name = trim_blanks(book_.columns[col]);
-    for (std::size_t known = 0; known < known_count_; ++known) {
-      if (!equals_ignoring_case(name, kKnownColumnNames[known])) continue;
+    for (std::size_t known = 0; known < kKnownColumnNames.size(); ++known) {
+      if (!known_[known] || !equals_ignoring_case(name, kKnownColumnNames[known])) continue;
       if (has_role_[known]) {
         throw_field_error(
             header_line_, col,
@@ -258,10 +308,22 @@ void BookParser::set_columns(const BookDefaults& defaults) {
       roles_[col] = static_cast<ColumnRole>(known);
     }
   }
-  for (ColumnRole required :
-       {ColumnRole::type, ColumnRole::spot, ColumnRole::strike, ColumnRole::maturity}) {
+  for (ColumnRole required : required_roles(columns_)) {
     auto known = static_cast<std::size_t>(required);
-    if (!has_role_[known]) throw_missing_column(kKnownColumnNames[known], "");
+    if (has_role_[known]) continue;
+    // A book of quotes with the other model's underlying: say which model reads it.
+    std::string_view detail;
+    if (required == ColumnRole::forward && book_.column_index("spot")) {
+      detail =
+          " (black76 and bachelier invert on the forward; a book with a spot is inverted "
+          "with --model black-scholes)";
+    } else if (is_quote_book(columns_) && required == ColumnRole::spot &&
+               book_.column_index("forward")) {
+      detail =
+          " (black-scholes inverts on the spot; a book with a forward is inverted with "
+          "--model black76 or bachelier)";
+    }
+    throw_missing_column(kKnownColumnNames[known], detail);
   }
   const bool has_barrier = has_role_[static_cast<std::size_t>(ColumnRole::barrier)];
   const bool has_type = has_role_[static_cast<std::size_t>(ColumnRole::barrier_type)];
@@ -271,9 +333,18 @@ void BookParser::set_columns(const BookDefaults& defaults) {
         fmt::format(" (the {} column is given)", has_barrier ? "barrier" : "barrier_type"));
   }
   settle_book_wide_value(ColumnRole::rate, defaults.rate, std::nullopt, book_.rate_scalar);
-  settle_book_wide_value(ColumnRole::volatility, defaults.volatility, std::nullopt,
-                         book_.volatility_scalar);
-  settle_book_wide_value(ColumnRole::dividend, defaults.dividend, 0.0, book_.dividend_scalar);
+  if (!is_quote_book(columns_)) {
+    settle_book_wide_value(ColumnRole::volatility, defaults.volatility, std::nullopt,
+                           book_.volatility_scalar);
+  }
+  if (columns_ != BookColumns::quotes_on_forward) {
+    settle_book_wide_value(ColumnRole::dividend, defaults.dividend, 0.0, book_.dividend_scalar);
+  } else if (defaults.dividend) {
+    // The forward already holds the dividend yield: a --dividend would silently change nothing.
+    throw InvalidInput(
+        fmt::format("{}: --dividend: a book of forwards takes no dividend (the forward holds it)",
+                    book_.source));
+  }
 }
 
 void BookParser::settle_book_wide_value(ColumnRole role, const std::optional<double>& given,
@@ -338,6 +409,10 @@ std::vector<double>& BookParser::values_of(ColumnRole role) {
       return book_.dividend;
     case ColumnRole::barrier:
       return book_.barrier;
+    case ColumnRole::price:
+      return book_.price;
+    case ColumnRole::forward:
+      return book_.forward;
     case ColumnRole::type:
     case ColumnRole::barrier_type:
     case ColumnRole::steps:
@@ -361,8 +436,9 @@ void BookParser::reserve_for_input(std::int64_t input_bytes, const CsvRecord& fi
     book_.field_offsets.reserve(rows * column_count + 1);
     book_.is_put.reserve(rows);
     book_.lines.reserve(rows);
-    for (ColumnRole role : {ColumnRole::spot, ColumnRole::strike, ColumnRole::maturity,
-                            ColumnRole::rate, ColumnRole::volatility, ColumnRole::dividend}) {
+    for (ColumnRole role :
+         {ColumnRole::spot, ColumnRole::strike, ColumnRole::maturity, ColumnRole::rate,
+          ColumnRole::volatility, ColumnRole::dividend, ColumnRole::price, ColumnRole::forward}) {
       if (has_role_[static_cast<std::size_t>(role)]) values_of(role).reserve(rows);
     }
   } catch (const std::bad_alloc&) {
@@ -441,6 +517,8 @@ void BookParser::add_row(const CsvRecord& record) {
       case ColumnRole::volatility:
       case ColumnRole::rate:
       case ColumnRole::dividend:
+      case ColumnRole::price:
+      case ColumnRole::forward:
         values_of(roles_[col]).push_back(parse_known_value(text, record.line, col));
         break;
       case ColumnRole::barrier: {
@@ -480,7 +558,9 @@ void BookParser::add_row(const CsvRecord& record) {
         break;
     }
   }
-  if (known_count_ > kEuropeanColumnCount) finish_barrier_row(record, barrier_given, steps_given);
+  if (columns_ == BookColumns::with_barriers) {
+    finish_barrier_row(record, barrier_given, steps_given);
+  }
 }
 
 // Row-level rules of the barrier columns, once every field of the row is read.
@@ -533,7 +613,8 @@ std::size_t held_bytes(const OptionBook& book) {
       book.lines.capacity() * sizeof(std::int64_t) + book.raw_field_text.capacity() +
       (book.raw_field_index.capacity() + book.raw_field_offsets.capacity()) * sizeof(std::uint64_t);
   for (const std::vector<double>* values :
-       {&book.spot, &book.strike, &book.maturity, &book.rate, &book.volatility, &book.dividend}) {
+       {&book.spot, &book.strike, &book.maturity, &book.rate, &book.volatility, &book.dividend,
+        &book.price, &book.forward}) {
     bytes += values->capacity() * sizeof(double);
   }
   return bytes;
@@ -569,6 +650,15 @@ void append_number(std::string& line, double value, bool as_float, bool as_integ
       as_float ? std::to_chars(text, text + sizeof text, static_cast<float>(value))
                : std::to_chars(text, text + sizeof text, value);
   line.append(text, result.ptr);
+}
+
+// Row `row` of an output column: its word, or its number.
+void append_value(std::string& line, const OutputColumn& column, std::size_t row) {
+  if (!column.words.empty()) {
+    line.append(column.words[column.codes[row]]);
+    return;
+  }
+  append_number(line, column.values[row], column.as_float, column.as_integer);
 }
 
 }  // namespace
@@ -632,6 +722,32 @@ finance::OptionBookView instrument_view(const OptionBook& book) {
   view.barrier_type = optional_column(book.barrier_type);
   view.barrier = optional_column(book.barrier);
   view.steps = optional_column(book.steps);
+  return view;
+}
+
+BookColumns quote_columns(finance::VolatilityModel model) {
+  return model == finance::VolatilityModel::black_scholes ? BookColumns::quotes_on_spot
+                                                          : BookColumns::quotes_on_forward;
+}
+
+finance::ImpliedVolatilityBookView quote_view(const OptionBook& book) {
+  if (!is_quote_book(book.kind)) {
+    throw InvalidInput(
+        fmt::format("{}: not read as a book of quotes (no price column read)", book.source));
+  }
+  auto parameter = [](const std::vector<double>& values, double scalar) {
+    return finance::PerOption<double>{values.empty() ? nullptr : values.data(), scalar};
+  };
+  finance::ImpliedVolatilityBookView view;
+  view.count = static_cast<std::int64_t>(book.size());
+  view.is_put = book.is_put.data();
+  view.price = book.price.data();
+  view.underlying =
+      book.kind == BookColumns::quotes_on_forward ? book.forward.data() : book.spot.data();
+  view.strike = book.strike.data();
+  view.maturity = book.maturity.data();
+  view.rate = parameter(book.rate, book.rate_scalar);
+  view.dividend = parameter(book.dividend, book.dividend_scalar);
   return view;
 }
 
@@ -725,6 +841,20 @@ constexpr std::pair<std::string_view, std::string_view> kColumnAliases[] = {
     {"iv", "volatility"},
     {"implied_vol", "volatility"},
     {"implied_volatility", "volatility"},
+    {"premium", "price"},
+    {"option_price", "price"},
+    {"market_price", "price"},
+    {"mid", "price"},
+    {"mid_price", "price"},
+    {"px", "price"},
+    {"quote", "price"},
+    {"value", "price"},
+    {"fwd", "forward"},
+    {"f", "forward"},
+    {"forward_price", "forward"},
+    {"future", "forward"},
+    {"futures", "forward"},
+    {"futures_price", "forward"},
     {"q", "dividend"},
     {"div", "dividend"},
     {"yield", "dividend"},
@@ -784,61 +914,107 @@ std::optional<std::string> nearest_column_name(std::string_view missing,
   return best;
 }
 
+namespace {
+
+std::string role_name(ColumnRole role) {
+  return std::string(kKnownColumnNames[static_cast<std::size_t>(role)]);
+}
+
+// A parsed number's problem under its column's rules, in the CSV reader's words ("" when none):
+// what find_book_term_problem and find_quote_term_problem report.
+std::string number_problem(ColumnRole role, double value, finance::Precision precision) {
+  if (!std::isfinite(value)) return fmt::format("must be finite, got {}", value);
+  if (const char* rule = broken_sign_rule(role, value)) {
+    return fmt::format("{}, got {}", rule, value);
+  }
+  if (const char* rule = broken_precision_rule(role, value, precision)) {
+    return fmt::format("{}, got {}", rule, value);
+  }
+  return {};
+}
+
+std::optional<double> value_in_row(const finance::PerOption<double>& parameter, std::int64_t row) {
+  return parameter.values != nullptr ? std::optional<double>(parameter.values[row]) : std::nullopt;
+}
+
+}  // namespace
+
 std::optional<BookTermProblem> find_book_term_problem(const finance::OptionBookView& view,
                                                       finance::Precision precision) {
-  auto name = [](ColumnRole role) {
-    return std::string(kKnownColumnNames[static_cast<std::size_t>(role)]);
-  };
-  // A number's problem under its column's rules, in the CSV reader's words ("" when none).
-  auto number_problem = [precision](ColumnRole role, double value) -> std::string {
-    if (!std::isfinite(value)) return fmt::format("must be finite, got {}", value);
-    if (const char* rule = broken_sign_rule(role, value)) {
-      return fmt::format("{}, got {}", rule, value);
-    }
-    if (const char* rule = broken_precision_rule(role, value, precision)) {
-      return fmt::format("{}, got {}", rule, value);
-    }
-    return {};
-  };
   // Book-wide values first, as the CSV reader checks its defaults before any row.
   for (const auto& [role, parameter] :
        {std::pair{ColumnRole::rate, view.rate}, std::pair{ColumnRole::volatility, view.volatility},
         std::pair{ColumnRole::dividend, view.dividend}}) {
     if (parameter.values != nullptr) continue;
-    std::string what = number_problem(role, parameter.scalar);
-    if (!what.empty()) return BookTermProblem{-1, name(role), std::move(what)};
+    std::string what = number_problem(role, parameter.scalar, precision);
+    if (!what.empty()) return BookTermProblem{-1, role_name(role), std::move(what)};
   }
-  auto per_option = [](const finance::PerOption<double>& parameter, std::int64_t row) {
-    return parameter.values != nullptr ? std::optional<double>(parameter.values[row])
-                                       : std::nullopt;
-  };
   for (std::int64_t row = 0; row < view.count; ++row) {
     const std::pair<ColumnRole, std::optional<double>> numbers[] = {
         {ColumnRole::spot, view.spot[row]},
         {ColumnRole::strike, view.strike[row]},
         {ColumnRole::maturity, view.maturity[row]},
-        {ColumnRole::rate, per_option(view.rate, row)},
-        {ColumnRole::volatility, per_option(view.volatility, row)},
-        {ColumnRole::dividend, per_option(view.dividend, row)}};
+        {ColumnRole::rate, value_in_row(view.rate, row)},
+        {ColumnRole::volatility, value_in_row(view.volatility, row)},
+        {ColumnRole::dividend, value_in_row(view.dividend, row)}};
     for (const auto& [role, value] : numbers) {
       if (!value) continue;
-      std::string what = number_problem(role, *value);
-      if (!what.empty()) return BookTermProblem{row, name(role), std::move(what)};
+      std::string what = number_problem(role, *value, precision);
+      if (!what.empty()) return BookTermProblem{row, role_name(role), std::move(what)};
     }
     const finance::BarrierType type =
         view.barrier_type != nullptr ? view.barrier_type[row] : finance::BarrierType::none;
     if (static_cast<unsigned>(type) > static_cast<unsigned>(finance::BarrierType::up_in)) {
       return BookTermProblem{
-          row, name(ColumnRole::barrier_type),
+          row, role_name(ColumnRole::barrier_type),
           fmt::format("{}, got {}", kBarrierTypeRule, static_cast<unsigned>(type))};
     }
     if (type != finance::BarrierType::none && view.barrier != nullptr) {
-      std::string what = number_problem(ColumnRole::barrier, view.barrier[row]);
-      if (!what.empty()) return BookTermProblem{row, name(ColumnRole::barrier), std::move(what)};
+      std::string what = number_problem(ColumnRole::barrier, view.barrier[row], precision);
+      if (!what.empty())
+        return BookTermProblem{row, role_name(ColumnRole::barrier), std::move(what)};
     }
     if (view.steps != nullptr && !steps_in_range(view.steps[row])) {
-      return BookTermProblem{row, name(ColumnRole::steps),
+      return BookTermProblem{row, role_name(ColumnRole::steps),
                              fmt::format("{}, got {}", kStepsRule, view.steps[row])};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<BookTermProblem> find_quote_term_problem(
+    const finance::ImpliedVolatilityBookView& book, BookColumns columns,
+    finance::Precision precision) {
+  if (!is_quote_book(columns)) {
+    throw std::logic_error("find_quote_term_problem: not the columns of a book of quotes");
+  }
+  const bool on_forward = columns == BookColumns::quotes_on_forward;
+  const ColumnRole underlying = on_forward ? ColumnRole::forward : ColumnRole::spot;
+  // Book-wide values first, as the CSV reader checks its defaults before any row.
+  std::vector<std::pair<ColumnRole, finance::PerOption<double>>> parameters = {
+      {ColumnRole::rate, book.rate}};
+  if (!on_forward) parameters.emplace_back(ColumnRole::dividend, book.dividend);
+  for (const auto& [role, parameter] : parameters) {
+    if (parameter.values != nullptr) continue;
+    std::string what = number_problem(role, parameter.scalar, precision);
+    if (!what.empty()) return BookTermProblem{-1, role_name(role), std::move(what)};
+  }
+  if (on_forward && (book.dividend.values != nullptr || book.dividend.scalar != 0)) {
+    return BookTermProblem{-1, role_name(ColumnRole::dividend),
+                           "a book of forwards takes no dividend (the forward holds it)"};
+  }
+  for (std::int64_t row = 0; row < book.count; ++row) {
+    const std::pair<ColumnRole, std::optional<double>> numbers[] = {
+        {ColumnRole::price, book.price[row]},
+        {underlying, book.underlying[row]},
+        {ColumnRole::strike, book.strike[row]},
+        {ColumnRole::maturity, book.maturity[row]},
+        {ColumnRole::rate, value_in_row(book.rate, row)},
+        {ColumnRole::dividend, on_forward ? std::nullopt : value_in_row(book.dividend, row)}};
+    for (const auto& [role, value] : numbers) {
+      if (!value) continue;
+      std::string what = number_problem(role, *value, precision);
+      if (!what.empty()) return BookTermProblem{row, role_name(role), std::move(what)};
     }
   }
   return std::nullopt;
@@ -855,6 +1031,7 @@ OptionBook read_option_book(std::istream& in, const std::string& source_name,
   }
   OptionBook book;
   book.source = source_name;
+  book.kind = columns;
   book.delimiter = reader.delimiter();  // a `sep=` line names the file's own
   book.byte_order_mark = reader.byte_order_mark();
   book.sep_line = reader.sep_line();
@@ -940,10 +1117,9 @@ std::vector<std::string> input_columns_replaced(const OptionBook& book,
 void write_priced_book(std::ostream& out, const OptionBook& book,
                        std::span<const OutputColumn> extra) {
   for (const OutputColumn& column : extra) {
-    if (column.values.size() != book.size()) {
+    if (column.size() != book.size()) {
       throw InvalidInput(fmt::format("{}: output column {} has {} values, the book has {} options",
-                                     book.source, quoted(column.name), column.values.size(),
-                                     book.size()));
+                                     book.source, quoted(column.name), column.size(), book.size()));
     }
   }
   const char delimiter = book.delimiter;
@@ -1003,8 +1179,7 @@ void write_priced_book(std::ostream& out, const OptionBook& book,
       const bool has_raw =
           next_raw < book.raw_field_index.size() && book.raw_field_index[next_raw] == index;
       if (replacement[col] >= 0) {
-        const OutputColumn& column = extra[static_cast<std::size_t>(replacement[col])];
-        append_number(block, column.values[row], column.as_float, column.as_integer);
+        append_value(block, extra[static_cast<std::size_t>(replacement[col])], row);
       } else if (has_raw) {
         block.append(raw_field_bytes(book, next_raw));
       } else {
@@ -1015,7 +1190,7 @@ void write_priced_book(std::ostream& out, const OptionBook& book,
     for (std::size_t i = 0; i < extra.size(); ++i) {
       if (in_place[i]) continue;
       separate();
-      append_number(block, extra[i].values[row], extra[i].as_float, extra[i].as_integer);
+      append_value(block, extra[i], row);
     }
     block.append(line_end);
     if (block.size() >= kWriteBlockBytes) write_block(out, block);

@@ -1,6 +1,6 @@
-// `--check` end to end for `bs` and `poisson`: correct results pass (no false failures: Hull's
-// polynomial in double, a float book at spot 25000), a deliberately wrong result fails with exit
-// 8 on the CPU backend (no false passes: the reference is independent of the backend), and a
+// `--check` end to end for `bs`, `iv` and `poisson`: correct results pass (no false failures:
+// Hull's polynomial in double, a float book at spot 25000), a deliberately wrong result fails with
+// exit 8 on the CPU backend (no false passes: the reference is independent of the backend), and a
 // failed check still writes the output. GPUKIT_TEST_FAULT is the CLI's test-only hook that
 // corrupts a result after it is computed.
 
@@ -199,6 +199,23 @@ TEST(WordingCli, Int64ScanOverflowDoesNotSuggestAWiderType) {
   r = run("scan --device cpu -i " + path("big32.npy") + " -o " + path("big32_out.npy"));
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("convert the input to int64"), std::string::npos) << r.err;
+}
+
+TEST(CheckCli, IvWrongVolatilityFailsNamingItsRow) {
+  // Nine options near the money (every volatility well determined by its price), priced by bs.
+  const std::string priced = path("fault.csv"), inverted = path("fault_iv.csv");
+  ASSERT_EQ(
+      run("bs --device cpu -i " + write_file("fault_book.csv", book(9, 100, 5)) + " -o " + priced)
+          .exit_code,
+      0);
+  std::filesystem::remove(inverted);
+  const Result r =
+      run_with_fault("iv-perturb", "iv --device cpu --check -i " + priced + " -o " + inverted);
+  EXPECT_EQ(r.exit_code, 8) << r.err;
+  EXPECT_NE(r.err.find("FAILED"), std::string::npos) << r.err;
+  // The middle row (the hook's) is the worst: line 6 of the file, data row 5.
+  EXPECT_NE(r.err.find(priced + ":6, data row 5"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(inverted)) << "a failed check keeps the output";
 }
 
 }  // namespace

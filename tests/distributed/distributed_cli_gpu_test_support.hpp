@@ -2,7 +2,7 @@
 // Shared by the tests of the gpukit tool's device lists on GPUs (distributed_cli_gpu_test.cpp, one
 // GPU: lists that repeat cuda:0; distributed_cli_multidevice_test.cpp, two GPUs or more:
 // cuda:all): each command's output on a list against its output on cuda:0 alone, byte for byte for
-// mc, bs and reduce (fixed blocks combined in canonical order), within
+// mc, bs, iv and reduce (fixed blocks combined in canonical order; rows), within
 // pde::poisson_agreement_bound for poisson (slabs: the transforms grouped differently).
 
 #include <gtest/gtest.h>
@@ -74,6 +74,8 @@ class DistributedCliGpu : public ::testing::Test {
             "continuous",
         "bs -i " + bs_book + " -o {out} --greeks",
         "bs -i " + bs_book + " -o {out} --precision float",
+        "iv -i " + bs_book + " -o {out}",
+        "iv -i " + bs_book + " -o {out} --precision float",
         "reduce -i " + path("f4.npy"),
         "reduce -i " + path("f4.npy") + " --accurate",
         "reduce -i " + path("f8.npy") + " --op min"};

@@ -30,7 +30,7 @@ TEST(DistributedCli, ListsWhereTheCommandRunsOnOneDeviceAreUsageErrors) {
     EXPECT_NE(r.err.find("--device"), std::string::npos) << args << ": " << r.err;
   }
   const Result scan = run("scan -i " + array + " -o " + path("b.npy") + " --device cuda:0,1");
-  EXPECT_NE(scan.err.find("device lists are for mc, bs, reduce and poisson"), std::string::npos)
+  EXPECT_NE(scan.err.find("device lists are for mc, bs, iv, reduce and poisson"), std::string::npos)
       << scan.err;
   const Result demo = run("mc --demo 2 --device cuda:0,0");
   EXPECT_NE(demo.err.find("mc --demo runs on one device"), std::string::npos) << demo.err;

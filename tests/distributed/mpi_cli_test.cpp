@@ -1,5 +1,5 @@
-// gpukit under mpirun (GPUKIT_MPIEXEC, OpenMPI's, set by CMake where MPI is found): mc, bs and
-// reduce on 1, 2 and 3 ranks (oversubscribed: the CI machine has 2 cores) write byte-identical
+// gpukit under mpirun (GPUKIT_MPIEXEC, OpenMPI's, set by CMake where MPI is found): mc, bs, iv
+// and reduce on 1, 2 and 3 ranks (oversubscribed: the CI machine has 2 cores) write byte-identical
 // outputs, equal to a run without mpirun; a failure found on one rank (bad input read by rank 0,
 // a fault planted on rank 2) stops every rank with the same message, once, and the same exit
 // code, without a hang (every run is under a timeout) and without an output file; the commands
@@ -166,6 +166,14 @@ TEST_P(MpiCli, BlackScholesIsByteIdenticalOnOneTwoAndThreeRanks) {
   expect_identical_outputs("bs -i " + book + " -o {out} --precision float --cdf hull", "bs_float");
 }
 
+TEST_P(MpiCli, ImpliedVolatilityIsByteIdenticalOnOneTwoAndThreeRanks) {
+  const std::string book = path("iv_book.csv");
+  const Result made = run_alone("bs --device cpu --generate 10007 --seed 4 -o " + book);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  expect_identical_outputs("iv -i " + book + " -o {out}", "iv_double");
+  expect_identical_outputs("iv -i " + book + " -o {out} --precision float", "iv_float");
+}
+
 TEST_P(MpiCli, ReductionsAreByteIdenticalOnOneTwoAndThreeRanks) {
   std::mt19937_64 gen(gpukit::testing::kDefaultTestSeed);
   std::normal_distribution<double> normal(0.0, 1e3);
@@ -213,6 +221,15 @@ TEST_P(MpiCli, BadInputReadByRankZeroStopsEveryRankOnceWithoutOutput) {
     EXPECT_EQ(occurrences(r.err, "bad_book.csv:3:3: strike"), 1u) << r.err;
     EXPECT_FALSE(std::filesystem::exists(out)) << command;
   }
+  const std::string quotes =
+      write_file("bad_quotes.csv",
+                 "type,spot,strike,maturity,rate,price\ncall,100,100,1,0.05,10\n"
+                 "put,100,100,1,0.05,-5\n");
+  const std::string out = path("bad.out");
+  const Result iv = run_ranks(3, "iv -i " + quotes + " -o " + out + device());
+  EXPECT_EQ(iv.exit_code, 3) << iv.err;
+  EXPECT_EQ(occurrences(iv.err, "bad_quotes.csv:3:6: price: must be >= 0"), 1u) << iv.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
   // A usage error is the same on every rank: said once.
   const Result usage =
       run_ranks(3, "bs --paths 1000 -i " + book + " -o " + path("bad.out") + device());

@@ -177,6 +177,26 @@ class ResultsTableTest(unittest.TestCase):
                 self.assertEqual(results_table.main([str(page)]), 0)
             self.assertIn("revision `1234567` (run on 2026-11-25)", page.read_text())
 
+    def test_a_pending_block_says_so_until_its_file_exists(self):
+        with tempfile.TemporaryDirectory(dir=ROOT) as d:
+            data = pathlib.Path(d, "run.json")
+            page = pathlib.Path(d, "page.md")
+            page.write_text(f"<!-- results-table: file={data.relative_to(ROOT).as_posix()} "
+                            'pending="The GPU run comes later." -->\n<!-- end results-table -->\n')
+            quiet = contextlib.redirect_stdout(io.StringIO())
+            with quiet, contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(results_table.main([str(page)]), 0)
+                self.assertEqual(results_table.main(["--check", str(page)]), 0)
+            self.assertIn(f"No run recorded yet: {data.relative_to(ROOT).as_posix()} does not "
+                          "exist. The GPU run comes later.\n", page.read_text())
+            # The run arrives: the page is stale until regenerated, then shows its table.
+            data.write_text(json.dumps(run("1234567", [("tiles", 1024, [1.0])])))
+            with quiet, contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(results_table.main(["--check", str(page)]), 1)
+                self.assertEqual(results_table.main([str(page)]), 0)
+            self.assertIn("revision `1234567`", page.read_text())
+            self.assertNotIn("No run recorded yet", page.read_text())
+
     def test_a_match_that_finds_no_table_is_an_error(self):
         with tempfile.TemporaryDirectory(dir=ROOT) as d:
             data = pathlib.Path(d, "run.json")

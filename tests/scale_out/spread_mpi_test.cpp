@@ -1,10 +1,11 @@
-// The scale-out calls of books and arrays (gpukit/scale_out/black_scholes.hpp, monte_carlo.hpp,
-// reduce.hpp) across MPI ranks (run by CTest under `mpirun -np 1`, `-np 2` and `-np 3`; alone,
-// every scenario runs with one rank): on CPU ranks, rank r with r + 1 workers, the root's book
-// or array priced or reduced over the job has the bits of the one-device call, on the root
-// (Results::on_root: the other ranks get nothing) or on every rank (Results::on_every_rank); the
-// other ranks' arguments are ignored; a failure on the root's data stops every rank with the
-// same error; ranks that pass different element types are refused on every rank.
+// The scale-out calls of books and arrays (gpukit/scale_out/black_scholes.hpp,
+// implied_volatility.hpp, monte_carlo.hpp, reduce.hpp) across MPI ranks (run by CTest under `mpirun
+// -np 1`, `-np 2` and `-np 3`; alone, every scenario runs with one rank): on CPU ranks, rank r with
+// r + 1 workers, the root's book or array priced or reduced over the job has the bits of the
+// one-device call, on the root (Results::on_root: the other ranks get nothing) or on every rank
+// (Results::on_every_rank); the other ranks' arguments are ignored; a failure on the root's data
+// stops every rank with the same error; ranks that pass different element types are refused on
+// every rank.
 //
 // No assertion returns early between collectives, so a failure on one rank cannot leave the
 // others waiting (CTest's timeout is the last resort).
@@ -21,9 +22,11 @@
 #include "gpukit/distributed/communicator.hpp"
 #include "gpukit/distributed/devices.hpp"
 #include "gpukit/finance/european_book.hpp"
+#include "gpukit/finance/implied_volatility.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/scale_out/black_scholes.hpp"
+#include "gpukit/scale_out/implied_volatility.hpp"
 #include "gpukit/scale_out/job.hpp"
 #include "gpukit/scale_out/monte_carlo.hpp"
 #include "gpukit/scale_out/reduce.hpp"
@@ -78,6 +81,38 @@ TEST(SpreadMpi, BlackScholesHasTheBitsOfOneDeviceOnTheRootOrEveryRank) {
     EXPECT_TRUE(same_bits(expected_float.price, everywhere.price));
     EXPECT_TRUE(same_bits(expected_float.gamma, everywhere.gamma));
     EXPECT_TRUE(same_bits(expected_float.theta, everywhere.theta));
+  }
+}
+
+TEST(SpreadMpi, ImpliedVolatilityHasTheBitsOfOneDeviceOnTheRootOrEveryRank) {
+  SCOPED_TRACE(where());
+  const gpukit::testing::TestSeed seed;
+  const scale_out::Job job = cpu_job();
+  const finance::ImpliedVolatilityBookView no_quotes{};
+  for (const std::int64_t rows : {0, 1, 4, 1001}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    const RandomQuotes quotes(rows, seed.value() + static_cast<std::uint64_t>(rows));
+    const finance::ImpliedVolatilityBookView& mine = job.is_root() ? quotes.view : no_quotes;
+    finance::ImpliedVolatilityOptions options;
+    options.model = finance::VolatilityModel::black76;
+    const finance::ImpliedVolatilityBookResult expected = finance::implied_volatility_book(
+        Context::cpu(1), quotes.view, finance::Precision::float64, options);
+    const finance::ImpliedVolatilityBookResult on_root = scale_out::implied_volatility_book(
+        job, mine, finance::Precision::float64, options, Results::on_root);
+    if (job.is_root()) {
+      EXPECT_TRUE(same_bits(expected.volatility, on_root.volatility));
+      EXPECT_TRUE(same_bits(expected.status, on_root.status));
+    } else {
+      EXPECT_TRUE(on_root.volatility.empty());
+      EXPECT_TRUE(on_root.status.empty());
+    }
+    options.model = finance::VolatilityModel::black_scholes;
+    const finance::ImpliedVolatilityBookResult expected_float = finance::implied_volatility_book(
+        Context::cpu(1), quotes.view, finance::Precision::float32, options);
+    const finance::ImpliedVolatilityBookResult everywhere = scale_out::implied_volatility_book(
+        job, mine, finance::Precision::float32, options, Results::on_every_rank);
+    EXPECT_TRUE(same_bits(expected_float.volatility, everywhere.volatility));
+    EXPECT_TRUE(same_bits(expected_float.status, everywhere.status));
   }
 }
 

@@ -1,9 +1,9 @@
-// The scale-out calls of books and arrays (gpukit/scale_out/black_scholes.hpp, monte_carlo.hpp,
-// reduce.hpp) in one process: a job of two or three workers on one device (CPU workers, or
-// cuda:0 listed several times) gives the bits of the one-device call on that backend, for every
-// split of the rows and blocks, every column and the errors alike. Written once, run on the CPU
-// (Cpu/) and on GPU 0 (Cuda/, which skips without a GPU). The same calls across MPI ranks:
-// spread_mpi_test.cpp.
+// The scale-out calls of books and arrays (gpukit/scale_out/black_scholes.hpp,
+// implied_volatility.hpp, monte_carlo.hpp, reduce.hpp) in one process: a job of two or three
+// workers on one device (CPU workers, or cuda:0 listed several times) gives the bits of the
+// one-device call on that backend, for every split of the rows and blocks, every column and the
+// errors alike. Written once, run on the CPU (Cpu/) and on GPU 0 (Cuda/, which skips without a
+// GPU). The same calls across MPI ranks: spread_mpi_test.cpp.
 
 #include <gtest/gtest.h>
 
@@ -22,9 +22,11 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/distributed/devices.hpp"
 #include "gpukit/finance/european_book.hpp"
+#include "gpukit/finance/implied_volatility.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/primitives/reduce.hpp"
 #include "gpukit/scale_out/black_scholes.hpp"
+#include "gpukit/scale_out/implied_volatility.hpp"
 #include "gpukit/scale_out/job.hpp"
 #include "gpukit/scale_out/monte_carlo.hpp"
 #include "gpukit/scale_out/reduce.hpp"
@@ -112,6 +114,37 @@ TEST_P(SpreadCalls, BlackScholesOnSeveralWorkersHasTheBitsOfOne) {
             scale_out::price_black_scholes_book(job, book.view, precision, false, {});
         EXPECT_TRUE(same_bits(expected.price, prices.price));
         EXPECT_TRUE(prices.delta.empty());
+      }
+    }
+  }
+}
+
+TEST_P(SpreadCalls, ImpliedVolatilityOnSeveralWorkersHasTheBitsOfOne) {
+  const gpukit::testing::TestSeed seed;
+  using finance::VolatilityModel;
+  for (const std::int64_t rows : {0, 1, 2, 5, 33, 1025}) {
+    const RandomQuotes quotes(rows, seed.value() + static_cast<std::uint64_t>(rows));
+    for (const VolatilityModel model :
+         {VolatilityModel::black_scholes, VolatilityModel::black76, VolatilityModel::bachelier}) {
+      finance::ImpliedVolatilityOptions options;
+      options.model = model;
+      for (const finance::Precision precision :
+           {finance::Precision::float64, finance::Precision::float32}) {
+        const finance::ImpliedVolatilityBookResult expected =
+            finance::implied_volatility_book(context(1), quotes.view, precision, options);
+        if (rows > 1) {  // not vacuous: some row has a volatility
+          ASSERT_TRUE(any_positive(expected.volatility));
+        }
+        for (const int workers : {2, 3}) {
+          SCOPED_TRACE(::testing::Message()
+                       << rows << " rows on " << workers << " workers, model "
+                       << static_cast<int>(model) << ", "
+                       << (precision == finance::Precision::float32 ? "float" : "double"));
+          const finance::ImpliedVolatilityBookResult got =
+              scale_out::implied_volatility_book(job_of(workers), quotes.view, precision, options);
+          EXPECT_TRUE(same_bits(expected.volatility, got.volatility));
+          EXPECT_TRUE(same_bits(expected.status, got.status));
+        }
       }
     }
   }

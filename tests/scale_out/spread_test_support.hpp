@@ -1,16 +1,20 @@
 #pragma once
 // What the scale-out tests of books and arrays share (spread_test.cpp in one process,
-// spread_mpi_test.cpp under mpirun): a random option book that owns its columns, and bitwise
-// comparison of result columns.
+// spread_mpi_test.cpp under mpirun): a random option book and a random book of quotes that own
+// their columns, and bitwise comparison of result columns.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "gpukit/finance/implied_volatility.hpp"
 #include "gpukit/finance/instrument.hpp"
 
 namespace gpukit::scale_out_testing {
@@ -59,18 +63,66 @@ struct RandomBook {
   RandomBook& operator=(const RandomBook&) = delete;
 };
 
+/// A book of `rows` quotes to invert with random terms from `seed`, calls and puts: most prices
+/// between the discounted intrinsic value and the upper bound, every 7th below intrinsic, every
+/// 11th at zero maturity and every 13th above the bound, so that each status occurs.
+struct RandomQuotes {
+  std::vector<std::uint8_t> is_put;
+  std::vector<double> price, underlying, strike, maturity, rate;
+  finance::ImpliedVolatilityBookView view;
+
+  RandomQuotes(std::int64_t rows, std::uint64_t seed) {
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const bool put = gen() % 2 == 1;
+      is_put.push_back(put ? 1 : 0);
+      underlying.push_back(80 + 40 * u(gen));
+      strike.push_back(80 + 40 * u(gen));
+      maturity.push_back(i % 11 == 10 ? 0.0 : 0.05 + 2 * u(gen));
+      rate.push_back(0.05 * u(gen));
+      const double discount = std::exp(-rate.back() * maturity.back());
+      const double intrinsic = discount * std::max(put ? strike.back() - underlying.back()
+                                                       : underlying.back() - strike.back(),
+                                                   0.0);
+      const double bound = discount * (put ? strike.back() : underlying.back());
+      double quote = intrinsic + (bound - intrinsic) * 0.3 * u(gen);
+      if (i % 7 == 6) quote = intrinsic * 0.9;
+      if (i % 13 == 12) quote = bound * 1.01;
+      price.push_back(quote);
+    }
+    view.count = rows;
+    view.is_put = is_put.data();
+    view.price = price.data();
+    view.underlying = underlying.data();
+    view.strike = strike.data();
+    view.maturity = maturity.data();
+    view.rate = {rate.data(), 0};
+    view.dividend = {nullptr, 0};
+  }
+  RandomQuotes(const RandomQuotes&) = delete;
+  RandomQuotes& operator=(const RandomQuotes&) = delete;
+};
+
 /// Whether two columns hold the same bits, element by element (NaN payloads and signed zeros
 /// included), with the first difference in the failure message.
-inline ::testing::AssertionResult same_bits(const std::vector<double>& expected,
-                                            const std::vector<double>& got) {
+template <class T>
+::testing::AssertionResult same_bits(const std::vector<T>& expected, const std::vector<T>& got) {
   if (expected.size() != got.size()) {
     return ::testing::AssertionFailure()
            << got.size() << " values where " << expected.size() << " were expected";
   }
   for (std::size_t i = 0; i < got.size(); ++i) {
-    if (std::memcmp(&expected[i], &got[i], sizeof(double)) != 0) {
-      return ::testing::AssertionFailure()
-             << "element " << i << ": " << got[i] << " where " << expected[i] << " was expected";
+    if (std::memcmp(&expected[i], &got[i], sizeof(T)) != 0) {
+      const auto shown = [](T value) {  // a status by its number
+        if constexpr (std::is_enum_v<T>) {
+          return static_cast<int>(value);
+        } else {
+          return value;
+        }
+      };
+      return ::testing::AssertionFailure() << "element " << i << ": " << shown(got[i]) << " where "
+                                           << shown(expected[i]) << " was expected";
     }
   }
   return ::testing::AssertionSuccess();

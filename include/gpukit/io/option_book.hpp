@@ -23,6 +23,14 @@
 // double's range (1e999, and 1e-400, which would round to zero) are rejected; subnormal values
 // are accepted. A book read for float pricing (Precision::float32) also refuses a number outside
 // float's range, and a spot or barrier that rounds to 0 in float.
+//
+// A book of quotes to invert (`gpukit iv`: BookColumns::quotes_on_spot, quotes_on_forward) has
+// the columns type, strike, maturity and rate as above, and
+//   price      >= 0, the option's present value (the quantity inverted)       required
+//   spot       > 0 (quotes_on_spot: black-scholes), with dividend as above    required
+//   forward    > 0 (quotes_on_forward: black76, bachelier; no dividend)       required
+// volatility, and spot or forward where the model takes the other, are pass-through columns
+// there, so that a book priced by `gpukit bs` (which has a price column) is read as it is.
 
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpukit/finance/implied_volatility.hpp"
 #include "gpukit/finance/instrument.hpp"
 
 namespace gpukit::io {
@@ -51,13 +60,23 @@ struct BookDefaults {
 ///                 for a European row, required for a barrier row
 /// barrier and barrier_type come together (one without the other is an error). With european
 /// (gpukit bs) those names are ordinary pass-through columns.
-enum class BookColumns { european, with_barriers };
+/// quotes_on_spot and quotes_on_forward (gpukit iv) read a book of quotes to invert (above): the
+/// price column, and the spot (and dividend) or the forward; volatility passes through.
+enum class BookColumns { european, with_barriers, quotes_on_spot, quotes_on_forward };
+
+/// The columns a book of quotes inverted under `model` has: quotes_on_spot for black_scholes,
+/// quotes_on_forward for black76 and bachelier (whose underlying is the forward).
+BookColumns quote_columns(finance::VolatilityModel model);
 
 struct OptionBook {
   std::string source;                // file name for messages
   std::vector<std::string> columns;  // header names as given, in input order
   std::vector<std::uint8_t> is_put;  // 0 call, 1 put
   std::vector<double> spot, strike, maturity;
+  // Books of quotes (BookColumns::quotes_on_*) only, else empty: each row's price, and its
+  // forward where the book has one (quotes_on_forward; spot is then empty).
+  std::vector<double> price, forward;
+  BookColumns kind = BookColumns::european;  // the columns the book was read with
   // Per-option values when the column exists, else empty and the scalar holds the book-wide value.
   std::vector<double> rate, volatility, dividend;
   double rate_scalar = 0, volatility_scalar = 0, dividend_scalar = 0;
@@ -111,6 +130,11 @@ struct OptionBook {
 /// Tested in tests/io/option_book_test.cpp.
 finance::OptionBookView instrument_view(const OptionBook& book);
 
+/// A book of quotes (BookColumns::quotes_on_*) as finance::implied_volatility_book inverts it:
+/// pointers into `book` as instrument_view's; the underlying is the spot or the forward, as the
+/// book was read. InvalidInput for a book read with other columns.
+finance::ImpliedVolatilityBookView quote_view(const OptionBook& book);
+
 /// One value of a book of parsed terms (a finance::OptionBookView made from arrays, not read from
 /// CSV) that read_option_book would refuse as a CSV field.
 struct BookTermProblem {
@@ -131,6 +155,18 @@ struct BookTermProblem {
 /// book's rules in its words. Cost: one pass. Tested in tests/io/option_book_test.cpp.
 std::optional<BookTermProblem> find_book_term_problem(
     const finance::OptionBookView& view,
+    finance::Precision precision = finance::Precision::float64);
+
+/// find_book_term_problem's twin for a book of quotes (Python's implied_volatility and
+/// price_book): the first value of `book` (host memory; rows in order, each row's columns in the
+/// order type, price, spot or forward (`columns` says which the underlying is), strike,
+/// maturity, rate, dividend; book-wide values first) that breaks a rule read_option_book applies
+/// to a CSV book of quotes read with `columns` for `precision` (price, strike and maturity >= 0;
+/// spot and forward > 0; every number finite; float's range with Precision::float32). nullopt
+/// when there is none; the column and words as find_book_term_problem's. A book-wide dividend
+/// other than 0 in a book of forwards is a problem too ("a book of forwards takes no dividend").
+std::optional<BookTermProblem> find_quote_term_problem(
+    const finance::ImpliedVolatilityBookView& book, BookColumns columns,
     finance::Precision precision = finance::Precision::float64);
 
 /// The header name of `names` that was probably meant for the known column `missing` ("vol" for
@@ -165,9 +201,12 @@ using ProgressCallback = std::function<void(std::int64_t bytes_read, std::int64_
 ///     throws gpukit::OutOfMemory (bytes: about what the book held, the size of the failed growth);
 ///   - required: type, spot, strike, maturity; rate and volatility as a column or a default, not
 ///     both; dividend as a column or a default (not both), else 0; a known column given twice is
-///     an error. A missing column's message lists the header found and names the header name
-///     probably meant for it (nearest_column_name). Defaults are checked like column values
-///     (finite; volatility >= 0; within `precision`'s range);
+///     an error. A book of quotes (quotes_on_*): type, price, spot or forward, strike, maturity;
+///     rate as above; volatility is not read (defaults.volatility is ignored); a book of forwards
+///     takes no dividend (defaults.dividend given is an error naming --dividend). A missing
+///     column's message lists the header found and names the header name probably meant for it
+///     (nearest_column_name). Defaults are checked like column values (finite; volatility >= 0;
+///     within `precision`'s range);
 ///   - `precision`: the precision the book will be priced in; with Precision::float32 a number
 ///     outside float's range, or a spot or barrier that rounds to 0 in float, is an error naming
 ///     its field (as find_book_term_problem);
@@ -189,11 +228,18 @@ OptionBook read_option_book(std::istream& in, const std::string& source_name,
 /// round-trips a float (the value is first rounded to float), else a double (std::to_chars).
 /// Infinities are written as "inf" and "-inf", a NaN as "nan" whatever its sign bit (never
 /// "-nan", which some readers do not take).
+/// A column of words instead (`iv_status`): `codes` non-empty (then `values` is not read), row
+/// r written as words[codes[r]].
 struct OutputColumn {
   std::string name;
   std::span<const double> values;
   bool as_float = false;
   bool as_integer = false;  // whole numbers written without exponent or decimals ("1000000")
+  std::span<const std::uint8_t> codes = {};
+  std::span<const std::string_view> words = {};
+
+  /// Its number of rows: codes' for a column of words, else values'.
+  std::size_t size() const { return words.empty() ? values.size() : codes.size(); }
 };
 
 /// Writes the book's byte order mark and `sep=` line if it has them, the header (input columns,
@@ -226,8 +272,9 @@ struct OutputProblem {
 /// arithmetic (a rate of -100 discounts by e^100, beyond a float), and inf or nan is no price:
 /// `gpukit bs` and `gpukit mc` refuse such a book (invalid input naming the row, nothing written)
 /// and Python's black_scholes, monte_carlo and price_book raise ValueError. Variance reduction
-/// factors (columns named vrf_*), infinite by definition when the reduced variance is 0, are not
-/// checked. Tested in tests/io/option_book_test.cpp and tests/cli/book_cli_test.cpp.
+/// factors (columns named vrf_*), infinite by definition when the reduced variance is 0, and
+/// columns of words are not checked. Tested in tests/io/option_book_test.cpp and
+/// tests/cli/book_cli_test.cpp.
 std::optional<OutputProblem> find_non_finite_output(std::span<const OutputColumn> columns);
 
 /// The input header names, in input order, that write_priced_book(book, extra) fills with extra
