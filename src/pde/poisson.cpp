@@ -110,7 +110,7 @@ double poisson_agreement_bound(const PoissonGrid& grid, double max_abs_f, double
          (max_abs_u + max_abs_f * inv_k_min * inv_k_min);
 }
 
-void throw_nonzero_mean(const PoissonResult& r) {
+void detail::throw_nonzero_mean(const PoissonResult& r) {
   throw InvalidInput(fmt::format(
       "poisson: the right-hand side's mean {:.6g} is not zero to rounding (|mean| > {:g} eps "
       "mean|f| = {:.3g}): lap(u) = f has no periodic solution (--strict; without it f - mean is "
@@ -143,8 +143,8 @@ std::string describe_removed_mean(const PoissonResult& r) {
 }
 
 template <class Real>
-void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int threads,
-                       std::int64_t first_index) {
+void detail::refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int threads,
+                               std::int64_t first_index) {
   const auto n = static_cast<std::int64_t>(f.size());
   std::int64_t first = n;
   // One read of f, in parallel (an element costs what one of the reduce tree does); the lowest bad
@@ -171,7 +171,7 @@ void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int thr
                       : "-inf"));
 }
 
-void refuse_non_finite_sums(double sum, double sum_abs) {
+void detail::refuse_non_finite_sums(double sum, double sum_abs) {
   if (std::isfinite(sum) && std::isfinite(sum_abs)) return;
   throw InvalidInput(fmt::format(
       "poisson: f (in device memory) holds a NaN or an Inf (sum(f) = {}, sum(|f|) = {}): the "
@@ -222,7 +222,7 @@ PoissonResult PoissonPlan<Real>::solve(std::span<const Real> f, std::span<Real> 
   if (fb != ub && fb < ub + n * sizeof(Real) && ub < fb + n * sizeof(Real))
     throw InvalidInput("poisson: u overlaps f without being the same array");
   // Before dispatch, so that every backend refuses the same inputs with the same message.
-  refuse_non_finite<Real>(impl_->grid, f, impl_->host_threads);
+  detail::refuse_non_finite<Real>(impl_->grid, f, impl_->host_threads);
   return impl_->solve(f, u);
 }
 
@@ -280,16 +280,16 @@ std::string default_poisson_variant(const PoissonGrid& grid) {
   throw InvalidInput("poisson: no CUDA variant supports the grid " + grid.describe());
 }
 
-#define GPUKIT_POISSON_INSTANTIATE(Real)                                                \
-  template class PoissonPlan<Real>;                                                     \
-  template PoissonResult solve_poisson<Real>(const Context&, const PoissonGrid&,        \
-                                             std::span<const Real>, std::span<Real>,    \
-                                             const PoissonOptions&);                    \
-  template std::string default_poisson_variant<Real>(const PoissonGrid&);               \
-  template PoissonResult classify_mean<Real>(double, double, std::int64_t);             \
-  template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double);    \
-  template void refuse_non_finite<Real>(const PoissonGrid&, std::span<const Real>, int, \
-                                        std::int64_t);
+#define GPUKIT_POISSON_INSTANTIATE(Real)                                                        \
+  template class PoissonPlan<Real>;                                                             \
+  template PoissonResult solve_poisson<Real>(const Context&, const PoissonGrid&,                \
+                                             std::span<const Real>, std::span<Real>,            \
+                                             const PoissonOptions&);                            \
+  template std::string default_poisson_variant<Real>(const PoissonGrid&);                       \
+  template PoissonResult classify_mean<Real>(double, double, std::int64_t);                     \
+  template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double);            \
+  template void detail::refuse_non_finite<Real>(const PoissonGrid&, std::span<const Real>, int, \
+                                                std::int64_t);
 GPUKIT_POISSON_INSTANTIATE(float)
 GPUKIT_POISSON_INSTANTIATE(double)
 #undef GPUKIT_POISSON_INSTANTIATE

@@ -13,8 +13,9 @@
 #include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/stream.hpp"
+#include "gpukit/pde/detail/poisson_building_blocks.hpp"
+#include "gpukit/pde/detail/poisson_mean_sums.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
-#include "pde/poisson_impl.hpp"
 #include "scale_out/poisson_engines.hpp"
 #include "scale_out/tile_sums.hpp"
 
@@ -58,8 +59,8 @@ PoissonResult DistributedPoissonPlan<Real>::Impl::solve(std::span<const std::spa
   // The lowest rank's first bad element is the grid's first: slabs are in rank order.
   distributed::agree(*comm, [&] {
     for (int i = 0; i < local_parts; ++i) {
-      pde::refuse_non_finite<Real>(grid, f[static_cast<std::size_t>(i)], host_threads,
-                                   slab(i).begin * row_elements);
+      pde::detail::refuse_non_finite<Real>(grid, f[static_cast<std::size_t>(i)], host_threads,
+                                           slab(i).begin * row_elements);
     }
   });
   std::vector<detail::TileContribution> contributions;
@@ -72,7 +73,7 @@ PoissonResult DistributedPoissonPlan<Real>::Impl::solve(std::span<const std::spa
   // The same sums on every process: every one refuses alike, no settling needed.
   const PoissonResult result =
       pde::classify_mean<Real>(sums.total(), sums.abs_total(), grid.size());
-  if (result.mean_removed && options.strict) pde::throw_nonzero_mean(result);
+  if (result.mean_removed && options.strict) pde::detail::throw_nonzero_mean(result);
   transform_host(f, u);
   if (options.gauge == Gauge::corner) {
     // u[0, ..., 0] is the first element of part 0, on rank 0.

@@ -2,8 +2,9 @@
 // Internal: the engines behind DistributedPoissonPlan (the single-device plan for one part,
 // cpu/poisson_fftw_mpi.cpp, cuda/poisson_slab_cuda.cpp) and the front every host-data solve goes
 // through (poisson.cpp: the checks, the global sums, the gauge). What they take from pde (the
-// single-device solver's checks, mean rule and FFT traits) are pde's internal headers: pde knows
-// nothing of ranks or slabs.
+// single-device solver's checks, mean rule, wave numbers and FFT traits) is pde's installed
+// building blocks (gpukit/pde/detail/), never its private headers: pde knows nothing of ranks or
+// slabs.
 
 #include <cstddef>
 #include <cstdint>
@@ -14,8 +15,8 @@
 #include <vector>
 
 #include "gpukit/distributed/communicator.hpp"
+#include "gpukit/pde/detail/poisson_mean_sums.hpp"
 #include "gpukit/scale_out/poisson.hpp"
-#include "pde/poisson_mean_sums.hpp"
 
 namespace gpukit::scale_out {
 

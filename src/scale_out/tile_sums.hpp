@@ -1,9 +1,9 @@
 #pragma once
 // Internal to the distributed Poisson solver (poisson.hpp): the mean rule's sums
-// (pde/poisson_mean_sums.hpp) over an array split into parts held by different processes and GPUs,
-// computed on the fixed tree of gpukit/primitives/reduce_canonical.hpp exactly as one process
-// computes them over the whole array, so that the mean, the warning and `strict` do not depend on
-// the rank count.
+// (gpukit/pde/detail/poisson_mean_sums.hpp) over an array split into parts held by different
+// processes and GPUs, computed on the fixed tree of gpukit/primitives/reduce_canonical.hpp exactly
+// as one process computes them over the whole array, so that the mean, the warning and `strict` do
+// not depend on the rank count.
 //
 // How: the tree's first level is a list of tiles of kTile consecutive elements of the whole
 // array. Each part reduces the tiles it holds whole (reduce_tile, or the CUDA tile kernel, which
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "gpukit/distributed/communicator.hpp"
-#include "pde/poisson_mean_sums.hpp"
+#include "gpukit/pde/detail/poisson_mean_sums.hpp"
 
 namespace gpukit::scale_out::detail {
 

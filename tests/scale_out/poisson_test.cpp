@@ -23,11 +23,11 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/distributed/communicator.hpp"
 #include "gpukit/io/npy.hpp"
+#include "gpukit/pde/detail/poisson_mean_sums.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
 #include "gpukit/scale_out/job.hpp"
 #include "gpukit/scale_out/npy_rows.hpp"
 #include "gpukit/scale_out/poisson.hpp"
-#include "pde/poisson_impl.hpp"
 #include "scale_out/slab_layout.hpp"
 #include "scale_out/tile_sums.hpp"
 #include "test_seed.hpp"
@@ -178,7 +178,7 @@ template <class Real>
 void expect_split_sums_equal_whole(std::int64_t n, const std::vector<std::int64_t>& cuts,
                                    std::uint64_t seed) {
   const std::vector<Real> f = cancelling<Real>(n, seed);
-  const detail::MeanSums whole = host_mean_sums<Real>(f, 1);
+  const detail::MeanSums whole = detail::host_mean_sums<Real>(f, 1);
   std::vector<slabs::TileContribution> parts;
   for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
     parts.push_back(slabs::host_tile_contribution<Real>(

@@ -15,18 +15,18 @@
 
 #include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
+#include "gpukit/pde/detail/fftw_traits.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
-#include "pde/cpu/fftw_traits.hpp"
 #include "pde/poisson_impl.hpp"
 
 namespace gpukit::pde {
 
-std::mutex& fftw_planner_mutex() {
+std::mutex& detail::fftw_planner_mutex() {
   static std::mutex m;
   return m;
 }
 
-void init_fftw_threads_once() {
+void detail::init_fftw_threads_once() {
   static std::once_flag once;
   std::call_once(once, [] {
     fftw_init_threads();
@@ -40,7 +40,7 @@ namespace {
 template <class Real>
 struct Fftw;
 template <>
-struct Fftw<double> : FftwCommon<double> {
+struct Fftw<double> : detail::FftwCommon<double> {
   static Plan r2c(int rank, const int* n, double* in, Complex* out) {
     return fftw_plan_dft_r2c(rank, n, in, out, FFTW_ESTIMATE);
   }
@@ -49,7 +49,7 @@ struct Fftw<double> : FftwCommon<double> {
   }
 };
 template <>
-struct Fftw<float> : FftwCommon<float> {
+struct Fftw<float> : detail::FftwCommon<float> {
   static Plan r2c(int rank, const int* n, float* in, Complex* out) {
     return fftwf_plan_dft_r2c(rank, n, in, out, FFTW_ESTIMATE);
   }
@@ -72,7 +72,7 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
     n_ = plan_grid.size();
     // One thread count for every pass of a solve and for FFTW's plans (a plan's bits depend on
     // its threads: the rule gives the same count for the same grid and context every time).
-    threads_ = cpu_threads_for({n_, kCpuNsPerGridPoint}, context.effective_cpu_threads());
+    threads_ = cpu_threads_for({n_, detail::kCpuNsPerGridPoint}, context.effective_cpu_threads());
     for (int a = 0; a < rank; ++a) {
       if (plan_grid.shape[static_cast<std::size_t>(a)] > std::numeric_limits<int>::max())
         throw InvalidInput("poisson: the CPU backend (FFTW) takes axes of at most 2^31 - 1");
@@ -96,9 +96,9 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
       release();
       throw OutOfMemory("poisson: fftw_malloc of the CPU solver's buffers", bytes);
     }
-    init_fftw_threads_once();
+    detail::init_fftw_threads_once();
     {
-      std::lock_guard lock(fftw_planner_mutex());
+      std::lock_guard lock(detail::fftw_planner_mutex());
       F::threads(threads_);
       forward_ = F::r2c(rank, dims_.data(), real_, spectrum_);
       inverse_ = F::c2r(rank, dims_.data(), spectrum_, real_);
@@ -110,7 +110,8 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
     // Per-axis squared wave numbers (the last axis: its half spectrum).
     for (int a = 0; a < rank; ++a) {
       const int n = dims_[static_cast<std::size_t>(a)];
-      k2_.push_back(squared_wave_numbers(a == rank - 1 ? n / 2 + 1 : n, n, plan_grid.length(a)));
+      k2_.push_back(
+          detail::squared_wave_numbers(a == rank - 1 ? n / 2 + 1 : n, n, plan_grid.length(a)));
     }
   }
   ~CpuPoisson() override { release(); }
@@ -118,9 +119,9 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
   CpuPoisson& operator=(const CpuPoisson&) = delete;
 
   PoissonResult solve(std::span<const Real> f, std::span<Real> u) override {
-    const detail::MeanSums sums = host_mean_sums<Real>(f, threads_);
+    const detail::MeanSums sums = detail::host_mean_sums<Real>(f, threads_);
     const PoissonResult result = classify_mean<Real>(sums.total(), sums.abs_total(), n_);
-    if (result.mean_removed && this->options.strict) throw_nonzero_mean(result);
+    if (result.mean_removed && this->options.strict) detail::throw_nonzero_mean(result);
       // FFTW's plans are tied to the aligned buffers they were made for; copying f in keeps user
       // arrays of any alignment (and u == f) simple, at the cost of one pass over memory.
 #pragma omp parallel for schedule(static) num_threads(threads_)
@@ -166,7 +167,7 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
     }
   }
 
-  void release() { release_fftw<F>(forward_, inverse_, real_, spectrum_); }
+  void release() { detail::release_fftw<F>(forward_, inverse_, real_, spectrum_); }
 
   int threads_ = 1;
   std::int64_t n_ = 0, half_ = 0;
@@ -180,7 +181,7 @@ class CpuPoisson final : public PoissonPlan<Real>::Impl {
 }  // namespace
 
 template <class Real>
-detail::MeanSums host_mean_sums(std::span<const Real> f, int threads) {
+detail::MeanSums detail::host_mean_sums(std::span<const Real> f, int threads) {
   return primitives::canonical::reduce_canonical(
       f.data(), static_cast<std::int64_t>(f.size()), detail::MeanSumsOp<Real>{},
       [](Real x) { return detail::MeanSumsOp<Real>::load(x); }, threads);
@@ -198,7 +199,7 @@ template std::unique_ptr<PoissonPlan<float>::Impl> make_cpu_poisson<float>(const
 template std::unique_ptr<PoissonPlan<double>::Impl> make_cpu_poisson<double>(const Context&,
                                                                              const PoissonGrid&,
                                                                              const PoissonOptions&);
-template detail::MeanSums host_mean_sums<float>(std::span<const float>, int);
-template detail::MeanSums host_mean_sums<double>(std::span<const double>, int);
+template detail::MeanSums detail::host_mean_sums<float>(std::span<const float>, int);
+template detail::MeanSums detail::host_mean_sums<double>(std::span<const double>, int);
 
 }  // namespace gpukit::pde

@@ -12,7 +12,7 @@
 
 #include "core/cuda/check.hpp"
 #include "gpukit/core/error.hpp"
-#include "pde/cuda/cufft_traits.hpp"
+#include "gpukit/pde/cuda/detail/cufft_traits.cuh"
 #include "pde/cuda/poisson_device_solver.hpp"
 
 namespace gpukit::pde::cuda_detail {

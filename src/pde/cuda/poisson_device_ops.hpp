@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "gpukit/core/cuda_handles.hpp"
+#include "gpukit/pde/detail/poisson_mean_sums.hpp"
 #include "gpukit/primitives/reduce.hpp"
-#include "pde/poisson_mean_sums.hpp"
 
 namespace gpukit::pde::cuda_detail {
 

@@ -72,9 +72,9 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
     const detail::MeanSums sums =
         cuda_detail::device_mean_sums<Real>(f, n_, workspace_, &scratch_.data()->sums, stream);
     // Device data has no host-side finite check: its sums tell whether a NaN or Inf is there.
-    refuse_non_finite_sums(sums.total(), sums.abs_total());
+    detail::refuse_non_finite_sums(sums.total(), sums.abs_total());
     const PoissonResult result = classify_mean<Real>(sums.total(), sums.abs_total(), n_);
-    if (result.mean_removed && this->options.strict) throw_nonzero_mean(result);
+    if (result.mean_removed && this->options.strict) detail::throw_nonzero_mean(result);
     solver_->solve(f, u, stream);
     if (this->options.gauge == Gauge::corner) {
       cuda_detail::subtract_corner<Real>(u, n_, &scratch_.data()->corner, stream);

@@ -21,8 +21,8 @@
 
 #include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
-#include "pde/cpu/fftw_traits.hpp"
-#include "pde/poisson_impl.hpp"
+#include "gpukit/pde/detail/fftw_traits.hpp"
+#include "gpukit/pde/detail/poisson_building_blocks.hpp"
 #include "scale_out/poisson_engines.hpp"
 
 namespace gpukit::scale_out {
@@ -36,7 +36,7 @@ using pde::PoissonOptions;
 template <class Real>
 struct FftwMpi;
 template <>
-struct FftwMpi<double> : pde::FftwCommon<double> {
+struct FftwMpi<double> : pde::detail::FftwCommon<double> {
   static ptrdiff_t local_size(int rank, const ptrdiff_t* n, MPI_Comm comm, ptrdiff_t* ln0,
                               ptrdiff_t* l0s, ptrdiff_t* ln1, ptrdiff_t* l1s) {
     return fftw_mpi_local_size_transposed(rank, n, comm, ln0, l0s, ln1, l1s);
@@ -49,7 +49,7 @@ struct FftwMpi<double> : pde::FftwCommon<double> {
   }
 };
 template <>
-struct FftwMpi<float> : pde::FftwCommon<float> {
+struct FftwMpi<float> : pde::detail::FftwCommon<float> {
   static ptrdiff_t local_size(int rank, const ptrdiff_t* n, MPI_Comm comm, ptrdiff_t* ln0,
                               ptrdiff_t* l0s, ptrdiff_t* ln1, ptrdiff_t* l1s) {
     return fftwf_mpi_local_size_transposed(rank, n, comm, ln0, l0s, ln1, l1s);
@@ -66,7 +66,7 @@ struct FftwMpi<float> : pde::FftwCommon<float> {
 void init_fftw_mpi_once() {
   static std::once_flag once;
   std::call_once(once, [] {
-    pde::init_fftw_threads_once();
+    pde::detail::init_fftw_threads_once();
     fftw_mpi_init();
     fftwf_mpi_init();
   });
@@ -83,7 +83,7 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
       : Base(communicator),
         // Each rank's share of the grid, the same on every rank.
         threads_(cpu_threads_for(
-            {plan_grid.size() / std::max(1, communicator.size()), pde::kCpuNsPerGridPoint},
+            {plan_grid.size() / std::max(1, communicator.size()), pde::detail::kCpuNsPerGridPoint},
             context.effective_cpu_threads())) {
     this->grid = plan_grid;
     this->options = plan_options;
@@ -155,7 +155,7 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     const int rank = plan_grid.rank();
     distributed::agree(*this->comm, [&] { allocate(plan_grid); });
     {
-      std::lock_guard lock(pde::fftw_planner_mutex());
+      std::lock_guard lock(pde::detail::fftw_planner_mutex());
       F::threads(threads_);
       forward_ = F::r2c(rank, dims_.data(), real_, spectrum_, mpi_comm);
       inverse_ = F::c2r(rank, dims_.data(), spectrum_, real_, mpi_comm);
@@ -168,7 +168,7 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     for (int a = 0; a < rank; ++a) {
       const std::int64_t n = dims_[static_cast<std::size_t>(a)];
       k2_.push_back(
-          pde::squared_wave_numbers(a == rank - 1 ? n / 2 + 1 : n, n, plan_grid.length(a)));
+          pde::detail::squared_wave_numbers(a == rank - 1 ? n / 2 + 1 : n, n, plan_grid.length(a)));
     }
   }
 
@@ -226,7 +226,7 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     }
   }
 
-  void release() { pde::release_fftw<F>(forward_, inverse_, real_, spectrum_); }
+  void release() { pde::detail::release_fftw<F>(forward_, inverse_, real_, spectrum_); }
 
   int threads_ = 1;
   std::vector<ptrdiff_t> dims_;

@@ -34,9 +34,9 @@
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
 #include "gpukit/distributed/device_exchange.hpp"
+#include "gpukit/pde/cuda/detail/cufft_traits.cuh"
+#include "gpukit/pde/detail/poisson_building_blocks.hpp"
 #include "gpukit/primitives/reduce_canonical.hpp"
-#include "pde/cuda/cufft_traits.hpp"
-#include "pde/poisson_impl.hpp"
 #include "scale_out/cuda/poisson_slab_kernels.hpp"
 #include "scale_out/poisson_engines.hpp"
 #include "scale_out/slab_layout.hpp"
@@ -203,10 +203,10 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
         *this->comm,
         std::span<const detail::TileContribution>(contributions.data(), contributions.size()),
         this->grid.size());
-    pde::refuse_non_finite_sums(sums.total(), sums.abs_total());
+    pde::detail::refuse_non_finite_sums(sums.total(), sums.abs_total());
     const PoissonResult result =
         pde::classify_mean<Real>(sums.total(), sums.abs_total(), this->grid.size());
-    if (result.mean_removed && this->options.strict) pde::throw_nonzero_mean(result);
+    if (result.mean_removed && this->options.strict) pde::detail::throw_nonzero_mean(result);
     transform(f, u);
     if (this->options.gauge == Gauge::corner) {
       Real shift = 0;
@@ -409,7 +409,7 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     }
     // |k|^2 per axis: axis 0 (n0), the split axis (3D: axis 1; 2D: the half axis 1) and the
     // trailing half axis (3D: axis 2; 2D: one zero).
-    const auto table = pde::squared_wave_numbers;
+    const auto table = pde::detail::squared_wave_numbers;
     const PoissonGrid& g = this->grid;
     const std::vector<double> k0 = table(L.n0, L.n0, g.length(0));
     const std::vector<double> km = table(L.m, L.n1, g.length(1));

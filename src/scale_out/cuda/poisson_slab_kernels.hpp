@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "gpukit/core/cuda_handles.hpp"
-#include "pde/poisson_mean_sums.hpp"
+#include "gpukit/pde/detail/poisson_mean_sums.hpp"
 
 namespace gpukit::scale_out::slab_kernels {
 

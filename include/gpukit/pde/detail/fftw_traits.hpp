@@ -1,17 +1,26 @@
 #pragma once
-// Internal to the Poisson solvers on the CPU (one process and FFTW's MPI interface): what FFTW's
-// double and float libraries share (buffers, threads, execution, destruction) per precision, and
-// the release of a solver's plans and buffers. Each solver adds its own planning calls.
+// pde's building blocks, internal but installed (detail/: not the public API; it may change with
+// any version; see poisson_building_blocks.hpp): what the Poisson solvers on the CPU (pde's plan
+// in one process, gpukit_scale_out's on FFTW's MPI interface) share of FFTW's double and float
+// libraries per precision (buffers, threads, execution, destruction), the release of a solver's
+// plans and buffers, and the process-wide planner lock and thread set-up. Each solver adds its
+// own planning calls. Needs FFTW's headers (fftw3.h: the gpukit_fftw link rule in the build).
 
 #include <fftw3.h>
 
 #include <cstddef>
 #include <mutex>
 
-#include "pde/poisson_impl.hpp"
+namespace gpukit::pde::detail {
 
-namespace gpukit::pde {
+/// FFTW's planner is not thread-safe: every FFTW planner call and plan destruction of gpukit (the
+/// serial and the MPI CPU backends) holds this mutex (one per process, in gpukit_pde).
+std::mutex& fftw_planner_mutex();
+/// fftw_init_threads() and fftwf_init_threads(), once per process: before the first plan of a
+/// solver that calls FftwCommon::threads.
+void init_fftw_threads_once();
 
+/// FFTW's calls per precision: FftwCommon<double> (fftw_...) and FftwCommon<float> (fftwf_...).
 template <class Real>
 struct FftwCommon;
 template <>
@@ -53,4 +62,4 @@ void release_fftw(typename F::Plan& forward, typename F::Plan& inverse, Real*& r
   spectrum = nullptr;
 }
 
-}  // namespace gpukit::pde
+}  // namespace gpukit::pde::detail

@@ -1,6 +1,9 @@
 #pragma once
-// Internal to the Poisson solvers on CUDA (one device and slabs): cuFFT's types and executions per
-// precision, and its status as a gpukit error.
+// pde's building blocks, internal but installed (detail/: not the public API; it may change with
+// any version; see ../../detail/poisson_building_blocks.hpp): what the Poisson solvers on CUDA
+// (pde's variants on one device, gpukit_scale_out's cuFFT slabs) share of cuFFT: its types and
+// executions per precision, and its status as a gpukit error (GPUKIT_CUFFT_CHECK). Host code
+// only, but it includes cufft.h, so it is a .cuh: a user's C++ never meets a CUDA header.
 
 #include <cufft.h>
 
@@ -14,11 +17,12 @@
 
 namespace gpukit::pde::cuda_detail {
 
-/// A cuFFT status as CudaError (OutOfMemory for CUFFT_ALLOC_FAILED);
-/// pde/cuda/poisson_device_ops.cu.
+/// Throws a cuFFT status as CudaError naming the call, file and line (OutOfMemory for
+/// CUFFT_ALLOC_FAILED); defined in gpukit_pde (src/pde/cuda/poisson_device_ops.cu).
 [[noreturn]] void throw_cufft_error(cufftResult status, const char* call, const char* file,
                                     int line);
 
+/// cuFFT's calls per precision: Cufft<float> (C2C, R2C, C2R) and Cufft<double> (Z2Z, D2Z, Z2D).
 template <class Real>
 struct Cufft;
 template <>

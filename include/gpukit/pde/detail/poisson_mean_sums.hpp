@@ -1,15 +1,21 @@
 #pragma once
-// Internal: the sums behind the mean rule (poisson.hpp, "Gauge and solvability"), sum(f) and
-// sum(|f|) in double with Neumaier compensation, written once as a reduction operation that both
-// backends run over the same fixed tree (gpukit/primitives/reduce_canonical.hpp): the CPU through
-// canonical::reduce_canonical, CUDA through device::deterministic_reduce. One operation on one
-// tree gives one set of bits, so the CPU and the GPU classify "mean is zero" identically.
+// pde's building blocks, internal but installed (detail/: not the public API; it may change with
+// any version): the sums behind the mean rule (poisson.hpp, "Gauge and solvability"), for every
+// engine of the Poisson problem, pde's own and gpukit_scale_out's distributed slabs, so that each
+// classifies "mean is zero" from the same bits. sum(f) and sum(|f|) in double with Neumaier
+// compensation, written once as a reduction operation that every backend runs over the same fixed
+// tree (gpukit/primitives/reduce_canonical.hpp): the CPU through canonical::reduce_canonical
+// (host_mean_sums), CUDA through device::deterministic_reduce. One operation on one tree gives one
+// set of bits, so the CPU and the GPU classify "mean is zero" identically.
 //
 // Plain C++ with __host__ __device__ members (GPUKIT_HD_INLINE); only additions, subtractions and
 // comparisons, so no compiler can contract anything into an FMA that the other side lacks.
+// Tested in tests/pde/poisson_test.cpp (the mean rule on both backends) and
+// tests/scale_out/poisson_test.cpp (tile sums of slabs against host_mean_sums of the whole).
 
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 
 #include "gpukit/core/host_device.hpp"
@@ -58,5 +64,11 @@ struct MeanSumsOp {
     return std::fabs(x) >= std::fabs(y) ? (x - t) + y : (y - t) + x;
   }
 };
+
+/// The mean rule's sums of f (host memory): MeanSumsOp over the canonical tree on `threads`
+/// OpenMP threads (<= 0: the OpenMP default), the same bits for every thread count and the bits
+/// of the CUDA backend's device sums (float and double; defined in gpukit_pde).
+template <class Real>
+MeanSums host_mean_sums(std::span<const Real> f, int threads);
 
 }  // namespace gpukit::pde::detail
