@@ -98,6 +98,8 @@ TEST_P(SpreadCalls, BlackScholesOnSeveralWorkersHasTheBitsOfOne) {
          {finance::Precision::float64, finance::Precision::float32}) {
       const finance::EuropeanBookResult expected =
           finance::price_european_book(context(1), book.view, precision, true);
+      const finance::EuropeanBookResult expected_prices =
+          finance::price_european_book(context(1), book.view, precision, false);
       if (rows > 1) {
         ASSERT_TRUE(any_positive(expected.price));
       }
@@ -109,10 +111,11 @@ TEST_P(SpreadCalls, BlackScholesOnSeveralWorkersHasTheBitsOfOne) {
         ASSERT_TRUE(job.spread);
         expect_same_columns(
             expected, scale_out::price_black_scholes_book(job, book.view, precision, true, {}));
-        // Without Greeks, only the price column.
+        // Without Greeks, only the price column, with the bits of the one-device call without
+        // Greeks (on CUDA that call prices through a leaner kernel than the one with Greeks).
         const finance::EuropeanBookResult prices =
             scale_out::price_black_scholes_book(job, book.view, precision, false, {});
-        EXPECT_TRUE(same_bits(expected.price, prices.price));
+        EXPECT_TRUE(same_bits(expected_prices.price, prices.price));
         EXPECT_TRUE(prices.delta.empty());
       }
     }
