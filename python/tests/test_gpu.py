@@ -130,8 +130,9 @@ def test_implied_volatility_on_cupy_and_torch(cupy, torch, rng, precision):
     dtype = np.float64 if precision == "double" else np.float32
     terms = {k: book[k].astype(dtype) for k in ("spot", "strike", "maturity", "rate",
                                                  "dividend")}
+    # (black_scholes prices in double unless asked: the price's dtype picks the inversion's.)
     price = gpukit.black_scholes(**terms, volatility=book["volatility"].astype(dtype),
-                                 put=book["put"], device="cpu")
+                                 put=book["put"], precision=precision, device="cpu")
     spot = terms.pop("spot")
     on_gpu = {k: cupy.asarray(v) for k, v in terms.items()}
     volatility, status = gpukit.implied_volatility(cupy.asarray(price), **on_gpu,
