@@ -67,6 +67,9 @@ void translate(const std::exception_ptr& thrown, void*) {
       case gpukit::ErrorKind::out_of_memory:  // an Error of this kind but not an OutOfMemory
         PyErr_SetString(PyExc_MemoryError, e.what());
         return;
+      case gpukit::ErrorKind::interrupted:  // the caller stopped the call (Ctrl-C)
+        PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+        return;
       case gpukit::ErrorKind::check_failed:
         break;
     }
