@@ -155,7 +155,7 @@ struct NullBuffer : std::streambuf {
 constexpr const char* kExitCodes =
     "Exit codes: 0 success, 1 unexpected error, 2 usage error (an unknown or bad option, a\n"
     "missing one), 3 invalid input data, 4 I/O error, 5 out of memory, 6 CUDA error, 7 no usable\n"
-    "CUDA device, 8 a --check failed.";
+    "CUDA device, 8 a --check failed, 130 interrupted (Ctrl-C).";
 
 }  // namespace
 

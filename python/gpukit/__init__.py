@@ -500,7 +500,8 @@ def monte_carlo(
     work (a chunk of paths on the CPU, a kernel launch on a GPU) with KeyboardInterrupt, leaving
     nothing queued and no result. Host terms with a device list (``"cuda:all"``,
     ``["cuda:0", "cuda:1"]``), or under mpirun, are priced over those devices and ranks as
-    ``gpukit mc --device cuda:all`` prices a book: the same bits, every rank the result.
+    ``gpukit mc --device cuda:all`` prices a book: the same bits, every rank the result (and on
+    Ctrl-C of any rank, every rank a KeyboardInterrupt).
     """
     settings = _monte_carlo_settings(paths, seed, monitoring, antithetic, control_variate, greeks,
                                      precision, device)

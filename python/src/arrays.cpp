@@ -1,6 +1,7 @@
 #include "arrays.hpp"
 
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "gpukit/core/device.hpp"
+#include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/distributed/communicator.hpp"
 #include "gpukit/distributed/devices.hpp"
@@ -225,7 +227,15 @@ std::function<void(double)> signal_check() {
     if (std::chrono::duration<double>(now - *last_check).count() < kSignalCheckSeconds) return;
     *last_check = now;
     const nb::gil_scoped_acquire held;
-    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    if (PyErr_CheckSignals() == 0) return;
+    // The handler's exception (KeyboardInterrupt) as the cause of an Interrupted: a spread call's
+    // ranks agree on an interruption by its kind (distributed/communicator.hpp), and the
+    // translator (module.cpp) raises the cause again on the rank it came from.
+    try {
+      throw nb::python_error();
+    } catch (const nb::python_error&) {
+      throw Interrupted("interrupted by a signal (Ctrl-C)", std::current_exception());
+    }
   };
 }
 

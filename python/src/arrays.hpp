@@ -206,10 +206,13 @@ nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& values) {
 /// the GIL released. Python's SIGINT handler only sets a flag, which the interpreter reads when it
 /// runs: this callback, called by the library between blocks of work on the calling thread, takes
 /// the GIL and runs the pending signal handlers (PyErr_CheckSignals); when one raises
-/// (KeyboardInterrupt), it throws nb::python_error, which stops the call (the library's contract:
-/// nothing left in flight, no result) and reaches the caller as that exception. Throttled to one
-/// check per kSignalCheckSeconds, so that taking the GIL costs nothing measurable. Empty on a
-/// thread other than the main one, where Python runs no signal handler.
+/// (KeyboardInterrupt), it throws gpukit::Interrupted with that exception (an nb::python_error)
+/// as its cause, which stops the call (the library's contract: nothing left in flight, no result);
+/// the translator raises the cause again, so the caller sees its own exception. Under mpirun the
+/// other ranks of a spread call stop too, with an Interrupted of no cause: KeyboardInterrupt
+/// naming the rank that was interrupted. Throttled to one check per kSignalCheckSeconds, so that
+/// taking the GIL costs nothing measurable. Empty on a thread other than the main one, where
+/// Python runs no signal handler.
 inline constexpr double kSignalCheckSeconds = 0.1;
 std::function<void(double)> signal_check();
 /// Records the main thread (threading.main_thread()), for signal_check; called at import.

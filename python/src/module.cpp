@@ -4,7 +4,8 @@
 // Errors (gpukit::Error's kinds, as the CLI maps them to exit codes): invalid input -> ValueError
 // (the CLI's message), I/O -> OSError, out of memory -> MemoryError (with `bytes_requested`),
 // a failing CUDA call -> CudaError (a RuntimeError), no usable GPU where one was asked for ->
-// DeviceUnavailable (a RuntimeError).
+// DeviceUnavailable (a RuntimeError), interrupted -> the caller's own exception (its
+// KeyboardInterrupt), or KeyboardInterrupt where another rank of an MPI job was interrupted.
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -50,6 +51,18 @@ void translate(const std::exception_ptr& thrown, void*) {
     std::rethrow_exception(thrown);
   } catch (const gpukit::OutOfMemory& e) {
     raise_with_bytes(e);
+  } catch (const gpukit::Interrupted& e) {
+    // This process's own stop (signal_check's): the signal handler's exception, raised again as
+    // it was. (A cause of another type, rethrown here, goes on to the next translator.)
+    if (e.cause()) {
+      try {
+        std::rethrow_exception(e.cause());
+      } catch (nb::python_error& own) {
+        own.restore();
+        return;
+      }
+    }
+    PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
   } catch (const gpukit::Error& e) {
     switch (e.kind()) {
       case gpukit::ErrorKind::invalid_input:
@@ -66,6 +79,9 @@ void translate(const std::exception_ptr& thrown, void*) {
         return;
       case gpukit::ErrorKind::out_of_memory:  // an Error of this kind but not an OutOfMemory
         PyErr_SetString(PyExc_MemoryError, e.what());
+        return;
+      case gpukit::ErrorKind::interrupted:  // an Error of this kind but not an Interrupted
+        PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
         return;
       case gpukit::ErrorKind::check_failed:
         break;
@@ -86,6 +102,8 @@ void raise_error(std::string_view kind, const std::string& message, std::size_t 
   if (kind == "out_of_memory") throw gpukit::OutOfMemory(message, bytes);
   if (kind == "cuda") throw gpukit::CudaError("cudaMalloc(&p, n)", message, "test.cu", 7);
   if (kind == "device_unavailable") throw gpukit::DeviceUnavailable(message);
+  // As another rank's interruption arrives (no cause of this process's own).
+  if (kind == "interrupted") throw gpukit::Interrupted(message);
   throw gpukit::InvalidInput("unknown error kind");
 }
 
@@ -175,7 +193,7 @@ NB_MODULE(_gpukit, m) {
         "Test hook: the address of x's first element as the library receives it.");
   m.def("_raise", &raise_error, nb::arg("kind"), nb::arg("message"), nb::arg("bytes") = 0,
         "Test hook: throws the gpukit::Error of `kind` (invalid_input, io, out_of_memory, cuda, "
-        "device_unavailable) through the exception translator.");
+        "device_unavailable, interrupted) through the exception translator.");
 
   gpukit::python::bind_primitives(m);
   gpukit::python::bind_finance(m);

@@ -57,10 +57,10 @@ def interrupted_after(call) -> float:
 UNINTERRUPTED_SECONDS = 40.0
 
 
-def lasting(seconds: float, pricing):
-    """pricing(paths) sized to last about `seconds` on this machine (a pricing's time is linear
-    in its paths, measured here on a short run; at most 2^34 paths, an even number). A first
-    call warms up what is paid once (a GPU's context and modules: tenths of a second, which
+def paths_lasting(seconds: float, pricing) -> int:
+    """The paths that make pricing(paths) last about `seconds` on this machine (a pricing's time
+    is linear in its paths, measured here on a short run; at most 2^34 paths, an even number). A
+    first call warms up what is paid once (a GPU's context and modules: tenths of a second, which
     would otherwise pass for the time of the short run and size the long one too short)."""
     paths = 1 << 14
     pricing(paths)
@@ -71,7 +71,12 @@ def lasting(seconds: float, pricing):
         if elapsed > 0.2 or paths >= 1 << 34:
             break
         paths *= 4
-    scaled = min(1 << 34, int(paths * seconds / elapsed)) & ~1
+    return min(1 << 34, int(paths * seconds / elapsed)) & ~1
+
+
+def lasting(seconds: float, pricing):
+    """pricing(paths) sized to last about `seconds` on this machine (paths_lasting)."""
+    scaled = paths_lasting(seconds, pricing)
     return lambda: pricing(scaled)
 
 

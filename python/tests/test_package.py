@@ -67,7 +67,8 @@ def test_no_gpu_where_one_is_asked_for_is_device_unavailable():
 @pytest.mark.parametrize(
     "kind, python_type",
     [("invalid_input", ValueError), ("io", OSError), ("out_of_memory", MemoryError),
-     ("cuda", gpukit.CudaError), ("device_unavailable", gpukit.DeviceUnavailable)])
+     ("cuda", gpukit.CudaError), ("device_unavailable", gpukit.DeviceUnavailable),
+     ("interrupted", KeyboardInterrupt)])
 def test_each_error_kind_maps_to_its_python_exception(kind, python_type):
     with pytest.raises(python_type) as raised:
         _gpukit._raise(kind, "the message", 12345)

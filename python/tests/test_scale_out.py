@@ -6,6 +6,8 @@
   script's calls on CPU ranks give every rank the bits one process gets alone (Poisson: within
   the agreement bound of docs/scale-out.md, and the same bits on every rank). Skips cleanly
   without mpirun or without MPI in the build.
+- Under `mpirun -np 2`, SIGINT to one rank during a spread Monte Carlo pricing raises
+  KeyboardInterrupt on every rank (docs/python.md, "Stopping a long call").
 """
 
 from __future__ import annotations
@@ -143,12 +145,14 @@ def _mpirun() -> str | None:
     return shutil.which("mpirun") or shutil.which("mpiexec")
 
 
-def _run(command: list[str], cwd: Path) -> None:
+def _run(command: list[str], cwd: Path) -> str:
+    """Runs `command` (one thread a process); its stdout."""
     environment = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                        OMP_NUM_THREADS="1")
     done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True,
                           timeout=180)
     assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
@@ -194,3 +198,62 @@ def test_under_mpirun_every_rank_gets_the_bits_of_one_process(tmp_path):
                 first = poisson
             else:
                 assert _same_bits(first, poisson), f"poisson on rank {rank} of {ranks}"
+
+
+# Ctrl-C under a launcher that forwards SIGINT to its ranks (MPICH's mpiexec, Slurm's srun; Open
+# MPI's mpirun ends them instead): here SIGINT reaches the last rank alone, half a second into a
+# spread Monte Carlo pricing sized (by `size`: one process, one thread, test_interrupt's
+# paths_lasting) to last about 5 s a rank.
+CTRL_C_SCRIPT = textwrap.dedent("""
+    import os
+    import signal
+    import sys
+    import threading
+    import numpy as np
+    import gpukit
+
+    mode, out = sys.argv[1], sys.argv[2]
+    book = dict(spot=np.full(4, 100.0), strike=np.linspace(80.0, 120.0, 4), maturity=1.0,
+                rate=0.02, volatility=0.25, device="cpu")
+    if mode == "size":
+        sys.path.insert(0, sys.argv[3])
+        from test_interrupt import paths_lasting
+        # Each of the 2 ranks prices half the book's blocks.
+        print(paths_lasting(2 * 5.0, lambda paths: gpukit.monte_carlo(**book, paths=paths)))
+        sys.exit(0)
+    rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+    if not gpukit._gpukit.spreads("cpu"):
+        outcome = "alone"
+    else:
+        if rank == int(os.environ["OMPI_COMM_WORLD_SIZE"]) - 1:
+            threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            gpukit.monte_carlo(**book, paths=int(sys.argv[3]))
+            outcome = "returned"
+        except KeyboardInterrupt as error:
+            outcome = "KeyboardInterrupt: " + str(error)
+        except BaseException as error:
+            outcome = type(error).__name__ + ": " + str(error)
+    with open(f"{out}_rank{rank}.txt", "w") as f:
+        f.write(outcome)
+""")
+
+
+def test_under_mpirun_ctrl_c_on_one_rank_raises_keyboard_interrupt_on_every_rank(tmp_path):
+    mpirun = _mpirun()
+    if mpirun is None:
+        pytest.skip("mpirun is not installed")
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(CTRL_C_SCRIPT)
+    paths = _run([sys.executable, str(script), "size", str(tmp_path / "size"),
+                  str(Path(__file__).parent)], tmp_path).strip()
+    _run([mpirun, "--oversubscribe", "--bind-to", "none", "-np", "2", sys.executable, str(script),
+          "run", str(tmp_path / "np2"), paths], tmp_path)
+    outcomes = [(tmp_path / f"np2_rank{rank}.txt").read_text() for rank in range(2)]
+    if outcomes[0] == "alone":
+        pytest.skip("this gpukit was built without MPI: each rank computed alone")
+    # The rank that got SIGINT raises its own KeyboardInterrupt (Python's, without a message);
+    # the other, stopped by the ranks' agreement, one that names the rank that was interrupted.
+    assert outcomes[1] == "KeyboardInterrupt: ", outcomes
+    assert outcomes[0].startswith("KeyboardInterrupt: "), outcomes
+    assert outcomes[0].endswith(" (MPI rank 1 of 2)"), outcomes

@@ -18,6 +18,8 @@ int exit_code(ErrorKind kind) noexcept {
       return 7;
     case ErrorKind::check_failed:
       return 8;
+    case ErrorKind::interrupted:
+      return 130;
   }
   return 1;
 }
@@ -36,6 +38,8 @@ const char* kind_name(ErrorKind kind) noexcept {
       return "device unavailable";
     case ErrorKind::check_failed:
       return "check failed";
+    case ErrorKind::interrupted:
+      return "interrupted";
   }
   return "error";
 }

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <new>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -54,9 +56,24 @@ Failure describe(const std::exception_ptr& failure) {
   }
 }
 
+// The cause this rank's own failure carries when it is an interruption (what its caller's
+// progress callback threw), else null.
+std::exception_ptr own_interruption_cause(const std::exception_ptr& failure) {
+  if (!failure) return nullptr;
+  try {
+    std::rethrow_exception(failure);
+  } catch (const Interrupted& e) {
+    return e.cause();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
 // The rule of communicator.hpp: the lowest failing rank's kind and message, its rank named for
-// every kind but invalid input, the class of the kind where it is made from a message alone.
-[[noreturn]] void throw_agreed(const Failure& f, int origin, int size) {
+// every kind but invalid input, the class of the kind where it is made from a message alone; an
+// interruption as an Interrupted with this rank's own cause (`own`, null where it was not
+// interrupted itself).
+[[noreturn]] void throw_agreed(const Failure& f, int origin, int size, std::exception_ptr own) {
   const auto kind = static_cast<ErrorKind>(f.kind);
   if (f.kind != kUnexpected && kind == ErrorKind::invalid_input) {
     throw AgreedFailure<InvalidInput>(origin, f.message);
@@ -66,6 +83,8 @@ Failure describe(const std::exception_ptr& failure) {
   if (kind == ErrorKind::io) throw AgreedFailure<IoError>(origin, message);
   if (kind == ErrorKind::device_unavailable)
     throw AgreedFailure<DeviceUnavailable>(origin, message);
+  if (kind == ErrorKind::interrupted)
+    throw AgreedFailure<Interrupted>(origin, message, std::move(own));
   throw AgreedFailure<Error>(origin, kind, message);
 }
 
@@ -355,7 +374,7 @@ void Communicator::settle(std::exception_ptr failure) {
   std::copy_n(reinterpret_cast<const std::byte*>(f.message.data()), f.message.size(), text.begin());
   broadcast(text, lowest);
   f.message.assign(reinterpret_cast<const char*>(text.data()), text.size());
-  throw_agreed(f, lowest, size_);
+  throw_agreed(f, lowest, size_, own_interruption_cause(failure));
 #endif
 }
 

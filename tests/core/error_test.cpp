@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <exception>
 #include <set>
+#include <stdexcept>
+#include <string>
 
 namespace gpukit {
 namespace {
@@ -10,7 +13,8 @@ namespace {
 TEST(Error, EveryKindHasItsOwnExitCodeAndName) {
   const ErrorKind kinds[] = {ErrorKind::invalid_input,      ErrorKind::io,
                              ErrorKind::out_of_memory,      ErrorKind::cuda,
-                             ErrorKind::device_unavailable, ErrorKind::check_failed};
+                             ErrorKind::device_unavailable, ErrorKind::check_failed,
+                             ErrorKind::interrupted};
   std::set<int> codes;
   std::set<std::string> names;
   for (ErrorKind k : kinds) {
@@ -37,6 +41,23 @@ TEST(Error, CudaErrorNamesCallFileAndLine) {
   EXPECT_NE(what.find("cudaMemcpy(a, b, n)"), std::string::npos);
   EXPECT_NE(what.find("memory.cpp:42"), std::string::npos);
   EXPECT_NE(what.find("invalid argument"), std::string::npos);
+}
+
+// Ctrl-C's code as a shell reports it (128 + SIGINT), so that a command stopped through the library
+// exits as one the signal ended; the caller's own exception rides along as the cause.
+TEST(Error, InterruptedIsTheShellsCodeAndCarriesTheCallersException) {
+  EXPECT_EQ(exit_code(ErrorKind::interrupted), 130);
+  EXPECT_STREQ(kind_name(ErrorKind::interrupted), "interrupted");
+  const Interrupted alone("stopped");
+  EXPECT_EQ(alone.kind(), ErrorKind::interrupted);
+  EXPECT_EQ(alone.cause(), nullptr);
+  const Interrupted carrying("stopped", std::make_exception_ptr(std::out_of_range("the caller's")));
+  ASSERT_NE(carrying.cause(), nullptr);
+  try {
+    std::rethrow_exception(carrying.cause());
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "the caller's");
+  }
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // sizes differ per rank and some are empty, and once with the default pieces above 2 GiB, one
 // MPI message's int count); the failure agreement's one rule (communicator.hpp: the lowest
 // failing rank's kind, class and message, " (MPI rank r of N)" for every kind but invalid input,
-// std::bad_alloc as out of memory, errors unchanged in a job of one); the native handle.
+// std::bad_alloc as out of memory, errors unchanged in a job of one; a caller's interruption
+// stays an Interrupted on every rank, each stopped rank keeping its own cause); the native handle.
 //
 // No assertion returns early between collectives, so a failure on one rank cannot leave the
 // others waiting (CTest's timeout is the last resort).
@@ -13,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -209,6 +211,90 @@ TEST(CommunicatorMpi, OneFailureRuleForEveryKind) {
   EXPECT_EQ(c.message, "an internal slip" + suffix(0));
   // Nobody fails: nothing thrown, and the next collective still lines up.
   EXPECT_EQ(caught([] {}).message, "(nothing thrown)");
+  EXPECT_EQ(comm().all_gather(1).size(), static_cast<std::size_t>(n));
+}
+
+// What every rank catches from agree() when an interruption is among the failures: whether it is
+// an Interrupted (and an Agreed, of which origin), its message, and what its cause() rethrows.
+struct CaughtInterruption {
+  bool interrupted = false, agreed = false;
+  int origin = -1;
+  std::string message = "(nothing thrown)", cause = "(none)";
+};
+
+// The exception a caller means to see again (Python: its KeyboardInterrupt).
+struct CallersOwn : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+template <class Throw>
+CaughtInterruption caught_interruption(Throw&& thrower) {
+  CaughtInterruption c;
+  try {
+    agree(comm(), thrower);
+  } catch (const Interrupted& e) {
+    c.interrupted = true;
+    c.message = e.what();
+    const auto* agreed = dynamic_cast<const Agreed*>(&e);
+    c.agreed = agreed != nullptr;
+    if (agreed != nullptr) c.origin = agreed->origin_rank();
+    if (e.cause()) {
+      try {
+        std::rethrow_exception(e.cause());
+      } catch (const CallersOwn& own) {
+        c.cause = own.what();
+      } catch (...) {
+        c.cause = "(another exception)";
+      }
+    }
+  } catch (const std::exception& e) {
+    c.message = e.what();
+  }
+  return c;
+}
+
+// A caller's cancellation (Interrupted: its progress callback threw, as Python's Ctrl-C check
+// does) stays one on every rank: an Interrupted with the lowest interrupted rank's message, that
+// rank named; each rank that was itself interrupted keeps its own cause (its front door rethrows
+// it: Python's KeyboardInterrupt), the others get none. In a job of one, unchanged. Among other
+// failures it is one kind like the others: the lowest failing rank's error wins.
+TEST(CommunicatorMpi, AnInterruptionStaysOneOnEveryRankAndEachStoppedRankKeepsItsCause) {
+  SCOPED_TRACE(where());
+  const int n = comm().size(), last = n - 1, me = comm().rank();
+  const auto suffix = [&](int r) {
+    return n == 1 ? std::string()
+                  : " (MPI rank " + std::to_string(r) + " of " + std::to_string(n) + ")";
+  };
+  const auto stop = [&](int r) {
+    throw Interrupted("stopped by the caller on rank " + std::to_string(r),
+                      std::make_exception_ptr(CallersOwn("Ctrl-C on rank " + std::to_string(r))));
+  };
+  // Only the last rank is stopped (a signal sent to one process).
+  CaughtInterruption c = caught_interruption([&] {
+    if (me == last) stop(me);
+  });
+  EXPECT_TRUE(c.interrupted) << c.message;
+  EXPECT_EQ(c.message, "stopped by the caller on rank " + std::to_string(last) + suffix(last));
+  EXPECT_EQ(c.agreed, n > 1);
+  if (n > 1) {
+    EXPECT_EQ(c.origin, last);
+  }
+  EXPECT_EQ(c.cause, me == last ? "Ctrl-C on rank " + std::to_string(last) : "(none)");
+  // Every rank is stopped (a launcher that forwards SIGINT to each): rank 0's message, and each
+  // rank its own cause.
+  c = caught_interruption([&] { stop(me); });
+  EXPECT_TRUE(c.interrupted) << c.message;
+  EXPECT_EQ(c.message, "stopped by the caller on rank 0" + suffix(0));
+  EXPECT_EQ(c.cause, "Ctrl-C on rank " + std::to_string(me));
+  // A lower rank's I/O error wins over the last rank's interruption.
+  if (n > 1) {
+    c = caught_interruption([&] {
+      if (me == 0) throw IoError("cannot write here");
+      if (me == last) stop(me);
+    });
+    EXPECT_FALSE(c.interrupted);
+    EXPECT_EQ(c.message, "cannot write here" + suffix(0));
+  }
   EXPECT_EQ(comm().all_gather(1).size(), static_cast<std::size_t>(n));
 }
 

@@ -3,8 +3,10 @@
 // and the CLI maps each kind to one line on stderr and a distinct exit code (exit_code()).
 
 #include <cstddef>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace gpukit {
 
@@ -15,10 +17,12 @@ enum class ErrorKind {
   cuda,                // a CUDA runtime call failed (carries the call, file and line)
   device_unavailable,  // a CUDA device was asked for but none is usable
   check_failed,        // a --check comparison against the CPU reference failed
+  interrupted,         // the caller stopped the call (its progress callback threw: Ctrl-C)
 };
 
 /// Process exit code for an error kind: 3 invalid input, 4 I/O, 5 out of memory, 6 CUDA,
-/// 7 device unavailable, 8 check failed. (1 is left for unexpected errors, 2 for command-line usage
+/// 7 device unavailable, 8 check failed, 130 interrupted (what a shell reports for a command that
+/// Ctrl-C ended: 128 + SIGINT). (1 is left for unexpected errors, 2 for command-line usage
 /// errors.)
 int exit_code(ErrorKind kind) noexcept;
 
@@ -66,6 +70,24 @@ class DeviceUnavailable : public Error {
  public:
   explicit DeviceUnavailable(const std::string& message)
       : Error(ErrorKind::device_unavailable, message) {}
+};
+
+/// The caller stopped the call: a progress callback (finance::MonteCarloOptions::progress, ...)
+/// threw to cancel it, as Python's Ctrl-C check does. A caller that cancels throws Interrupted
+/// with what it means to see again as the cause (Python: its KeyboardInterrupt), so that the
+/// cancellation stays one where errors travel as kinds: an MPI job's failure agreement
+/// (distributed/communicator.hpp) stops every rank with an Interrupted. cause() is this process's
+/// own exception, for a front door to rethrow; null when the stop came from another rank (or the
+/// caller gave none). Tested in tests/core/error_test.cpp and
+/// tests/distributed/communicator_mpi_test.cpp.
+class Interrupted : public Error {
+ public:
+  explicit Interrupted(const std::string& message, std::exception_ptr cause = nullptr)
+      : Error(ErrorKind::interrupted, message), cause_(std::move(cause)) {}
+  const std::exception_ptr& cause() const noexcept { return cause_; }
+
+ private:
+  std::exception_ptr cause_;
 };
 
 }  // namespace gpukit

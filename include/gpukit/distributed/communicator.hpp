@@ -24,6 +24,11 @@
 //     std::bad_alloc counts as OutOfMemory ("a host allocation failed"). Every such error also
 //     derives from Agreed (its origin rank): a program may let one rank report it (the CLI:
 //     rank 0), since every rank holds the same one;
+//   - an interruption (Interrupted: a caller's progress callback stopped the call, Python's
+//     Ctrl-C) is thrown as an Interrupted on every rank, so that a front door stops each rank as
+//     it stops one process; each rank that was interrupted itself keeps its own cause() (what its
+//     callback threw: Python's KeyboardInterrupt, for its front door to raise again), the others
+//     get none. Among other failures it is one kind like the others (the lowest rank wins);
 //   - in a job of one, the error passes unchanged (its own class, its own message).
 // So all ranks stop at the same point with the same exit code instead of leaving the others
 // waiting in a collective. Tested in tests/distributed/communicator_mpi_test.cpp (mpirun -np 1,
