@@ -136,8 +136,8 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     std::unique_ptr<cuda::Stream> stream;
     std::unique_ptr<cuda::Stream> transfer;  // the transposes' stream, beside the transforms'
     std::unique_ptr<cuda::Event> computed, transferred;  // each stream's progress for the other
-    cuda::DeviceBuffer<C> chunk;                         // A for one chunk of planes
-    cuda::DeviceBuffer<C> work;                          // B
+    cuda::DeviceBuffer<C> chunk;                         // A for one chunk (chunk_a)
+    cuda::DeviceBuffer<C> work;                          // B (and A in one chunk)
     cuda::DeviceBuffer<C> send;                          // the packed blocks (A's size)
     cuda::DeviceBuffer<Real> slab;  // the host data path's copy of the slab, made on first use
     cuda::DeviceBuffer<std::byte> fft_work;
@@ -350,8 +350,8 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     const auto whole_tiles =
         static_cast<std::size_t>(p.rows.count * this->row_elements / canonical::kTile + 1);
     // (The host data path's copy of the slab comes on top, allocated on first use.)
-    return static_cast<std::size_t>(L.b_elements(p.index) + L.send_elements(p.index) +
-                                    p.planes.chunk * L.row_complex()) *
+    return static_cast<std::size_t>(work_elements(p) + L.send_elements(p.index) +
+                                    chunk_elements(p)) *
                sizeof(C) +
            work + whole_tiles * sizeof(pde::detail::MeanSums) +
            static_cast<std::size_t>(L.n0 + L.m + L.t) * sizeof(double) + 4096;
@@ -394,9 +394,9 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
     const SlabLayout& L = layout_;
     cuda::set_device(p.device);
     p.chunk = cuda::DeviceBuffer<C>(
-        static_cast<std::size_t>(std::max<std::int64_t>(1, p.planes.chunk * L.row_complex())));
+        static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_elements(p))));
     p.work = cuda::DeviceBuffer<C>(
-        static_cast<std::size_t>(std::max<std::int64_t>(1, L.b_elements(p.index))));
+        static_cast<std::size_t>(std::max<std::int64_t>(1, work_elements(p))));
     p.send = cuda::DeviceBuffer<C>(
         static_cast<std::size_t>(std::max<std::int64_t>(1, L.send_elements(p.index))));
     const std::size_t work =
@@ -502,14 +502,14 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
             const cudaStream_t s = p.stream->handle();
             GPUKIT_CUFFT_CHECK(Cufft<Real>::real_to_complex(
                 plan_for(p, planes.count, p.inner_r2c, p.inner_r2c_rest).handle(),
-                const_cast<Real*>(f[i]) + planes.begin * L.row_real(), p.chunk.data()));
+                const_cast<Real*>(f[i]) + planes.begin * L.row_real(), chunk_a(p)));
             // The block for part q: columns C_q of these planes, at their rows of the block.
             for (int q = 0; q < this->parts; ++q) {
               const SlabLayout::Copy2D k2 = L.pack(p.index, q);
               slab_kernels::copy_rows<Real>(
                   p.send.data() + k2.destination_offset + planes.begin * k2.destination_pitch,
-                  k2.destination_pitch, p.chunk.data() + k2.source_offset, k2.source_pitch,
-                  k2.width, planes.count, s);
+                  k2.destination_pitch, chunk_a(p) + k2.source_offset, k2.source_pitch, k2.width,
+                  planes.count, s);
             }
           }
           p.computed->record(p.stream->handle());
@@ -563,17 +563,29 @@ class CudaSlabPoisson final : public DistributedPoissonPlan<Real>::Impl {
           for (int q = 0; q < this->parts; ++q) {
             const SlabLayout::Copy2D k2 = L.unpack(p.index, q);
             slab_kernels::copy_rows<Real>(
-                p.chunk.data() + k2.destination_offset, k2.destination_pitch,
+                chunk_a(p) + k2.destination_offset, k2.destination_pitch,
                 p.send.data() + k2.source_offset + planes.begin * k2.source_pitch, k2.source_pitch,
                 k2.width, planes.count, s);
           }
           GPUKIT_CUFFT_CHECK(Cufft<Real>::complex_to_real(
-              plan_for(p, planes.count, p.inner_c2r, p.inner_c2r_rest).handle(), p.chunk.data(),
+              plan_for(p, planes.count, p.inner_c2r, p.inner_c2r_rest).handle(), chunk_a(p),
               u[i] + planes.begin * L.row_real()));
         }
       });
     }
     synchronize_all();
+  }
+
+  // Where a chunk of A is transformed. In one chunk (NCCL's whole transposes, or a grid of few
+  // planes) the work array holds it: A is packed whole before the forward transpose lands B
+  // there, and B has left before the inverse's blocks are unpacked into it. In several, B
+  // arrives while later chunks are transformed, so A has a chunk buffer of its own.
+  C* chunk_a(Part& p) const { return chunk_count_ == 1 ? p.work.data() : p.chunk.data(); }
+  std::int64_t chunk_elements(const Part& p) const {
+    return chunk_count_ == 1 ? 0 : p.planes.chunk * layout_.row_complex();
+  }
+  std::int64_t work_elements(const Part& p) const {
+    return chunk_count_ == 1 ? layout_.work_elements(p.index) : layout_.b_elements(p.index);
   }
 
   // The part's stream waits for what its transfer stream has queued so far.
