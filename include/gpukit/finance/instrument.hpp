@@ -51,15 +51,17 @@ struct OptionBookView {
   const BarrierType* barrier_type = nullptr;
   const double* barrier = nullptr;  // read only where barrier_type != none
   const std::uint32_t* steps = nullptr;
+  /// Each row's random stream key for Monte Carlo (e.g. monte_carlo_stream_key of its id); null:
+  /// the row number, MonteCarloOptions::first_option_index + i.
+  const std::uint64_t* stream = nullptr;
+  // Asian, early-exercise and Heston rows: after the older fields, so that positional
+  // initialisations of those keep their meaning.
   const AverageType* average = nullptr;
   const ExerciseStyle* exercise = nullptr;
   const AssetModel* model = nullptr;
   /// Heston: initial variance, mean-reversion speed, long-run variance, volatility of variance and
   /// the correlation of the variance's and the spot's Brownian motions.
-  PerOption<double> v0, kappa, theta, sigma_v, rho;
-  /// Each row's random stream key for Monte Carlo (e.g. monte_carlo_stream_key of its id); null:
-  /// the row number, MonteCarloOptions::first_option_index + i.
-  const std::uint64_t* stream = nullptr;
+  PerOption<double> v0{}, kappa{}, theta{}, sigma_v{}, rho{};
 };
 
 /// Rows [first, first + count) of `book` as a book of their own: every per-row array offset by
