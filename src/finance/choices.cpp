@@ -14,6 +14,7 @@ namespace {
 constexpr std::array<std::string_view, 3> kNormalCdfNames = {"erfc", "hull", "hull-fast"};
 constexpr std::array<std::string_view, 2> kPrecisionNames = {"double", "float"};
 constexpr std::array<std::string_view, 2> kMonitoringNames = {"discrete", "continuous"};
+constexpr std::array<std::string_view, 2> kSamplerNames = {"philox", "sobol"};
 constexpr std::array<std::string_view, 3> kVolatilityModelNames = {"black-scholes", "black76",
                                                                    "bachelier"};
 constexpr VolatilityModel kVolatilityModels[] = {
@@ -57,6 +58,13 @@ BarrierMonitoring parse_barrier_monitoring(std::string_view argument, std::strin
   constexpr BarrierMonitoring kMonitorings[] = {BarrierMonitoring::discrete,
                                                 BarrierMonitoring::continuous};
   return kMonitorings[index_of(kMonitoringNames, argument, word)];
+}
+
+std::span<const std::string_view> monte_carlo_sampler_names() { return kSamplerNames; }
+
+MonteCarloSampler parse_monte_carlo_sampler(std::string_view argument, std::string_view word) {
+  constexpr MonteCarloSampler kSamplers[] = {MonteCarloSampler::philox, MonteCarloSampler::sobol};
+  return kSamplers[index_of(kSamplerNames, argument, word)];
 }
 
 std::span<const std::string_view> volatility_model_names() { return kVolatilityModelNames; }

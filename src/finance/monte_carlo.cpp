@@ -18,6 +18,7 @@
 
 #include "finance/cpu/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
+#include "finance/monte_carlo_sobol.hpp"
 #include "finance/monte_carlo_statistics.hpp"
 #include "finance/monte_carlo_tiles.hpp"
 #include "gpukit/core/error.hpp"
@@ -159,6 +160,7 @@ void check_book_and_options(const MonteCarloBookView& book, const MonteCarloOpti
     throw InvalidInput(fmt::format("monte carlo: at most 2^34 = {} paths per option, got {}",
                                    kMonteCarloMaxPaths, options.paths));
   }
+  check_sobol_options(options);
 }
 
 template <class Real>
@@ -239,19 +241,26 @@ Scenarios scenarios(const std::vector<OptionInputs>& inputs, bool greeks) {
 MonteCarloBookResult result_from_moments(const Scenarios& scenarios,
                                          const std::vector<std::vector<Moments<double>>>& moments,
                                          const MonteCarloOptions& options) {
-  auto estimates_of = [&](std::size_t s) {
+  std::vector<std::vector<Estimate>> estimates(scenarios.rows.size());
+  for (std::size_t s = 0; s < scenarios.rows.size(); ++s) {
     const std::vector<OptionInputs>& rows = scenarios.rows[s];
-    std::vector<Estimate> e(rows.size());
+    estimates[s].resize(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      e[i] = estimate(moments[s][i], rows[i], options.antithetic, options.control_variate);
+      estimates[s][i] =
+          estimate(moments[s][i], rows[i], options.antithetic, options.control_variate);
     }
-    return e;
-  };
-  MonteCarloBookResult r = book_result(estimates_of(0), options);
+  }
+  return result_from_estimates(scenarios, estimates, options);
+}
+
+MonteCarloBookResult result_from_estimates(const Scenarios& scenarios,
+                                           const std::vector<std::vector<Estimate>>& estimates,
+                                           const MonteCarloOptions& options) {
+  MonteCarloBookResult r = book_result(estimates[0], options);
   if (scenarios.rows.size() == 5) {
     const std::size_t n = scenarios.rows[0].size();
-    const std::vector<Estimate> spot_up = estimates_of(1), spot_down = estimates_of(2),
-                                sigma_up = estimates_of(3), sigma_down = estimates_of(4);
+    const std::vector<Estimate>&spot_up = estimates[1], &spot_down = estimates[2],
+          &sigma_up = estimates[3], &sigma_down = estimates[4];
     r.delta.resize(n), r.vega.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       r.delta[i] = (spot_up[i].price - spot_down[i].price) / (2 * scenarios.spot_step[i]);
@@ -349,7 +358,7 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
   // Progress in path-steps, the tiles' padding included (what the backends report).
   double work_total = 0, work_so_far = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    work_total += double(mc::tiles_for(samples)) * double(kMonteCarloTileSamples) * inputs[i].steps;
+    work_total += mc::padded_samples_per_row(options) * inputs[i].steps;
   }
   if (options.greeks) work_total *= 5;  // the base book and four bumped ones
   mc::WorkDone work_done;
@@ -362,9 +371,19 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
 
   const mc::Scenarios scenarios = mc::scenarios(inputs, options.greeks);
   std::vector<std::vector<Moments<double>>> moments;
+  std::vector<std::vector<mc::Estimate>> sobol_estimates;
   for (const std::vector<OptionInputs>& rows : scenarios.rows) {
     const std::vector<PathParams<Real>> params = mc::book_path_params<Real>(book, rows, options);
+    if (options.sampler == MonteCarloSampler::sobol) {
+      sobol_estimates.push_back(
+          mc::sobol_estimates_on<Real>(context, rows, params, options, work_done,
+                                       queue.callers_stream ? &queue.stream : nullptr));
+      continue;
+    }
     moments.push_back(moments_on(context, params, samples, options, work_done, queue));
+  }
+  if (options.sampler == MonteCarloSampler::sobol) {
+    return mc::result_from_estimates(scenarios, sobol_estimates, options);
   }
   return mc::result_from_moments(scenarios, moments, options);
 }
@@ -473,6 +492,8 @@ MonteCarloOptions monte_carlo_options(const MonteCarloRequest& request) {
   options.greeks = request.greeks;
   options.variance_reduction_factors = request.antithetic || request.control_variate;
   options.precision = request.precision;
+  options.sampler = request.sampler;
+  options.replicates = request.replicates;
   return options;
 }
 

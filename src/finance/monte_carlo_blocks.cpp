@@ -12,6 +12,7 @@
 
 #include "finance/cpu/monte_carlo_launchers.hpp"
 #include "finance/monte_carlo_internal.hpp"
+#include "finance/monte_carlo_sobol.hpp"
 #include "finance/monte_carlo_statistics.hpp"
 #include "finance/monte_carlo_tiles.hpp"
 #include "gpukit/core/cpu_threads.hpp"
@@ -325,6 +326,7 @@ std::vector<MonteCarloBlockMoments> price_blocks(const Context& context,
                                                  std::int64_t first_block, std::int64_t block_count,
                                                  std::int64_t block_tiles) {
   check_book_and_options(book, options);
+  check_philox_sampler(options, "a book in blocks (several devices or ranks)");
   check_block_tiles(block_tiles);
   const std::int64_t total = book.count * blocks_per_row(options, block_tiles);
   if (first_block < 0 || block_count < 0 || first_block > total - block_count) {
@@ -342,6 +344,7 @@ MonteCarloBookResult result_from_blocks(const MonteCarloBookView& book,
                                         Backend computed_on, std::int64_t block_tiles,
                                         const FoldPlan& fold) {
   check_book_and_options(book, options);
+  check_philox_sampler(options, "a book in blocks (several devices or ranks)");
   check_block_tiles(block_tiles);
   if (fold.piece_level < 0 || fold.piece_level > 40) {
     throw InvalidInput("monte carlo: a fold's piece level must be in [0, 40]");
@@ -356,6 +359,7 @@ MonteCarloBookResult result_from_blocks(const MonteCarloBookView& book,
 MonteCarloBlocks monte_carlo_blocks(const MonteCarloBookView& book,
                                     const MonteCarloOptions& options) {
   mc::check_book_and_options(book, options);
+  mc::check_philox_sampler(options, "a book in blocks (several devices or ranks)");
   MonteCarloBlocks blocks;
   blocks.rows = book.count;
   blocks.blocks_per_row = mc::blocks_per_row(options, kMonteCarloBlockTiles);

@@ -123,6 +123,10 @@ Scenarios scenarios(const std::vector<OptionInputs>& inputs, bool greeks);
 MonteCarloBookResult result_from_moments(const Scenarios& scenarios,
                                          const std::vector<std::vector<Moments<double>>>& moments,
                                          const MonteCarloOptions& options);
+/// The same from each scenario's per-row estimates (the Sobol sampler's, over its replicates).
+MonteCarloBookResult result_from_estimates(const Scenarios& scenarios,
+                                           const std::vector<std::vector<Estimate>>& estimates,
+                                           const MonteCarloOptions& options);
 
 /// Blocks of a row with `block_tiles` tiles a block.
 std::int64_t blocks_per_row(const MonteCarloOptions& options, std::int64_t block_tiles);

@@ -1,7 +1,7 @@
 #pragma once
 // The words `gpukit bs`, `gpukit mc`, `gpukit iv` and Python's pricing functions take for
-// finance's choices (the normal CDF, the precision, the barrier monitoring, the implied
-// volatility model), read once here: each front door names
+// finance's choices (the normal CDF, the precision, the barrier monitoring, the Monte Carlo
+// sampler, the implied volatility model), read once here: each front door names
 // the argument in its own words ("cdf" in Python, "--cdf" on the command line) and gets the same
 // rule and message.
 
@@ -33,6 +33,12 @@ std::span<const std::string_view> barrier_monitoring_names();
 /// The BarrierMonitoring `word` names; InvalidInput "{argument} must be discrete or continuous,
 /// got '{word}'" otherwise.
 BarrierMonitoring parse_barrier_monitoring(std::string_view argument, std::string_view word);
+
+/// The Monte Carlo samplers' words, in order: "philox" (MonteCarloSampler::philox), "sobol".
+std::span<const std::string_view> monte_carlo_sampler_names();
+/// The MonteCarloSampler `word` names; InvalidInput "{argument} must be philox or sobol, got
+/// '{word}'" otherwise.
+MonteCarloSampler parse_monte_carlo_sampler(std::string_view argument, std::string_view word);
 
 /// The implied volatility models' words, in order: "black-scholes" (VolatilityModel::
 /// black_scholes), "black76", "bachelier".

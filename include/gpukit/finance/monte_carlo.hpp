@@ -63,6 +63,18 @@ namespace gpukit::finance {
 
 enum class BarrierMonitoring { discrete, continuous };
 
+/// Where a path's normals come from. philox: Philox4x32-10 (the contract above). sobol: randomized
+/// quasi-Monte Carlo (src/finance/monte_carlo_sobol_paths.hpp has the details): `replicates`
+/// independent Owen scramblings of Joe and Kuo's Sobol points, each keyed by (seed, the row's
+/// stream key, replicate), sample i of a replicate its point i, its coordinates through the
+/// inverse normal CDF (AS241) and a Brownian bridge over the row's dates (European rows use one
+/// coordinate: the terminal value); price = the mean of the replicates' estimates, std_error =
+/// their standard deviation / sqrt(replicates).
+enum class MonteCarloSampler { philox, sobol };
+
+/// The most Sobol replicates a pricing takes (each at least one sample).
+inline constexpr std::int64_t kMonteCarloMaxReplicates = std::int64_t{1} << 16;
+
 /// Samples per statistics tile (32 lanes x 16 quads x 4 paths); part of the result's definition.
 inline constexpr std::int64_t kMonteCarloTileSamples = 2048;
 /// Tile moments (64 bytes each) the CPU backend computes before merging them: 4 MiB.
@@ -108,6 +120,10 @@ struct MonteCarloOptions {
   bool greeks = false;           // delta and vega
   bool variance_reduction_factors = false;
   Precision precision = Precision::float64;
+  MonteCarloSampler sampler = MonteCarloSampler::philox;
+  /// Sobol only: independent scramblings, each of paths / replicates paths (a whole number of
+  /// samples: antithetic pairs with antithetic variates); in [2, kMonteCarloMaxReplicates].
+  std::int64_t replicates = 16;
   /// The Philox option index of the book's first row: a book priced in parts, each part with the
   /// index of its first row here, gets the numbers (and the bits) of the whole book.
   std::uint32_t first_option_index = 0;
@@ -134,6 +150,8 @@ struct MonteCarloRequest {
   bool control_variate = false;
   bool greeks = false;
   Precision precision = Precision::float64;
+  MonteCarloSampler sampler = MonteCarloSampler::philox;
+  std::int64_t replicates = 16;  // read with the sobol sampler
 };
 
 /// The options both front doors price a request's book with: the request's, and the
@@ -156,9 +174,12 @@ struct MonteCarloBookResult {
 
 /// Prices `book` on `context`. Throws InvalidInput for paths outside [2, kMonteCarloMaxPaths] (odd
 /// with antithetic), steps outside [1, kMonteCarloMaxSteps], or a barrier row whose barrier is not
-/// > 0; CudaError and OutOfMemory from the device. Option i uses stream key book.stream[i], or
-/// first_option_index + i without it (so a row's numbers do not depend on the other rows); inputs
-/// are rounded to float first with Precision::float32.
+/// > 0; with the sobol sampler also for replicates outside [2, kMonteCarloMaxReplicates], samples
+/// (paths, or pairs) not a multiple of replicates, more than 2^32 samples a replicate, or a
+/// barrier row of more than rng::kSobolMaxDimensions (21201) steps; CudaError and OutOfMemory from
+/// the device. Option i uses stream key book.stream[i], or first_option_index + i without it (so a
+/// row's numbers do not depend on the other rows); inputs are rounded to float first with
+/// Precision::float32.
 ///
 /// Memory: beyond the book and the result (a few hundred bytes per row), a fixed workspace that
 /// depends on neither the paths nor the rows: the tiles of an option are merged as they are

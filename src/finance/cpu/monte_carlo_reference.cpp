@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "finance/monte_carlo_sobol.hpp"
 #include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
@@ -270,6 +271,7 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
       (options.antithetic && options.paths % 2 != 0)) {
     throw InvalidInput("monte carlo reference: invalid book or paths");
   }
+  mc::check_philox_sampler(options, "the reference (--check)");
   const Precision precision = options.precision;
   const ErrorModel m = model_of(precision);
   const std::int64_t samples = options.antithetic ? options.paths / 2 : options.paths;

@@ -16,6 +16,7 @@
 
 #include "core/cuda/check.hpp"
 #include "finance/cuda/monte_carlo_launchers.hpp"
+#include "finance/cuda/monte_carlo_warp_tiles.cuh"
 #include "finance/monte_carlo_normals.hpp"
 #include "finance/monte_carlo_path_params.hpp"
 #include "finance/monte_carlo_paths.hpp"
@@ -25,49 +26,6 @@
 namespace gpukit::finance::mc {
 
 namespace {
-
-template <class T>
-__device__ __forceinline__ T shuffle_down(T value, int offset) {
-  return __shfl_down_sync(0xFFFFFFFFu, value, offset);
-}
-
-template <class M, class T>
-__device__ __forceinline__ Moments<T> shuffle_down(const Moments<T>& m, int offset) {
-  Moments<T> r;
-  r.count = shuffle_down(m.count, offset);
-  r.mean_x = shuffle_down(m.mean_x, offset);
-  r.m2_x = shuffle_down(m.m2_x, offset);
-  if constexpr (M::control) {
-    r.mean_c = shuffle_down(m.mean_c, offset);
-    r.m2_c = shuffle_down(m.m2_c, offset);
-    r.co_xc = shuffle_down(m.co_xc, offset);
-  }
-  if constexpr (M::antithetic) {
-    r.mean_d = shuffle_down(m.mean_d, offset);
-    r.m2_d = shuffle_down(m.m2_d, offset);
-  }
-  return r;
-}
-
-// The warp's fixed shuffle-down tree over its lanes' moments; lane 0 returns the tile's.
-// `full`: every lane holds kQuadsPerLane quads (merge_equal, the same bits as merge).
-template <class M, class Real>
-__device__ __forceinline__ Moments<double> reduce_tile(Moments<Real> m, int lane, bool full) {
-  if (full) {
-#pragma unroll
-    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
-      const Moments<Real> other = shuffle_down<M>(m, offset);
-      if (lane < offset) m = merge_equal<M>(m, other);
-    }
-  } else {
-#pragma unroll
-    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
-      const Moments<Real> other = shuffle_down<M>(m, offset);
-      if (lane < offset) m = merge<M>(m, other);
-    }
-  }
-  return convert<double>(m);
-}
 
 __device__ __forceinline__ bool full_tile(std::int64_t samples, std::int64_t tile) {
   return (tile + 1) * kMonteCarloTileSamples <= samples;
