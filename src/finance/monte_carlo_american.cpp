@@ -6,7 +6,9 @@
 
 #include "finance/monte_carlo_american.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -28,16 +30,32 @@ bool is_early(const MonteCarloBookView& book, std::int64_t i) {
   throw InvalidInput(fmt::format("monte carlo: option {}: {}", i, why));
 }
 
+std::uint64_t stream_key(const MonteCarloBookView& book, std::int64_t i,
+                         const MonteCarloOptions& options) {
+  return book.stream != nullptr
+             ? book.stream[i]
+             : std::uint64_t{options.first_option_index} + static_cast<std::uint64_t>(i);
+}
+
 // The rows `rows` of `book` as a book of their own, each on its stream key in `book` (so it keeps
-// its numbers) and with European exercise.
+// its numbers) and with European exercise. Every per-row array of OptionBookView is gathered (the
+// columns book_rows offsets: keep the two lists in step).
 struct GatheredBook {
+  static constexpr const double* OptionBookView::*kDoubleColumns[] = {
+      &OptionBookView::spot, &OptionBookView::strike, &OptionBookView::maturity,
+      &OptionBookView::barrier};
+  static constexpr PerOption<double> OptionBookView::*kPerOptionColumns[] = {
+      &OptionBookView::rate,    &OptionBookView::volatility, &OptionBookView::dividend,
+      &OptionBookView::v0,      &OptionBookView::kappa,      &OptionBookView::theta,
+      &OptionBookView::sigma_v, &OptionBookView::rho};
+
+  std::vector<double> doubles[std::size(kDoubleColumns)];
+  std::vector<double> per_option[std::size(kPerOptionColumns)];
   std::vector<std::uint8_t> is_put;
-  std::vector<double> spot, strike, maturity, rate, volatility, dividend, barrier;
   std::vector<BarrierType> barrier_type;
   std::vector<std::uint32_t> steps;
   std::vector<AverageType> average;
   std::vector<AssetModel> model;
-  std::vector<double> v0, kappa, theta, sigma_v, rho;
   std::vector<std::uint64_t> stream;
   MonteCarloBookView view;
 
@@ -49,33 +67,21 @@ struct GatheredBook {
       for (const std::int64_t i : rows) out.push_back(column[i]);
       return out.data();
     };
-    const auto gather_per_option = [&](const PerOption<double>& column, std::vector<double>& out) {
-      return PerOption<double>{gather(column.values, out), column.scalar};
-    };
     view.count = static_cast<std::int64_t>(rows.size());
+    for (std::size_t c = 0; c < std::size(kDoubleColumns); ++c) {
+      view.*kDoubleColumns[c] = gather(book.*kDoubleColumns[c], doubles[c]);
+    }
+    for (std::size_t c = 0; c < std::size(kPerOptionColumns); ++c) {
+      const PerOption<double>& column = book.*kPerOptionColumns[c];
+      view.*kPerOptionColumns[c] = {gather(column.values, per_option[c]), column.scalar};
+    }
     view.is_put = gather(book.is_put, is_put);
-    view.spot = gather(book.spot, spot);
-    view.strike = gather(book.strike, strike);
-    view.maturity = gather(book.maturity, maturity);
-    view.rate = gather_per_option(book.rate, rate);
-    view.volatility = gather_per_option(book.volatility, volatility);
-    view.dividend = gather_per_option(book.dividend, dividend);
     view.barrier_type = gather(book.barrier_type, barrier_type);
-    view.barrier = gather(book.barrier, barrier);
     view.steps = gather(book.steps, steps);
     view.average = gather(book.average, average);
     view.exercise = nullptr;
     view.model = gather(book.model, model);
-    view.v0 = gather_per_option(book.v0, v0);
-    view.kappa = gather_per_option(book.kappa, kappa);
-    view.theta = gather_per_option(book.theta, theta);
-    view.sigma_v = gather_per_option(book.sigma_v, sigma_v);
-    view.rho = gather_per_option(book.rho, rho);
-    for (const std::int64_t i : rows) {
-      stream.push_back(book.stream != nullptr ? book.stream[i]
-                                              : std::uint64_t{options.first_option_index} +
-                                                    static_cast<std::uint64_t>(i));
-    }
+    for (const std::int64_t i : rows) stream.push_back(stream_key(book, i, options));
     view.stream = stream.data();
   }
 };
@@ -84,13 +90,6 @@ template <class Real>
 Moments<double> american_moments(const Context& context, AmericanPlan<Real>& plan) {
   if (context.backend == Backend::cpu) return american_moments_cpu(plan, context.cpu_threads);
   return american_moments_cuda(plan, context.cuda_device);
-}
-
-std::uint64_t stream_key(const MonteCarloBookView& book, std::int64_t i,
-                         const MonteCarloOptions& options) {
-  return book.stream != nullptr
-             ? book.stream[i]
-             : std::uint64_t{options.first_option_index} + static_cast<std::uint64_t>(i);
 }
 
 // A row's plan from its (validated, rounded) inputs.
@@ -240,22 +239,20 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
   MonteCarloBookResult r;
   r.price.resize(n), r.std_error.resize(n), r.ci_low.resize(n), r.ci_high.resize(n);
   r.paths.assign(n, static_cast<double>(options.paths));
-  const auto copy_rows = [&](const std::vector<double>& from, std::vector<double>& to) {
-    if (from.empty()) return;
+  // Each column the European engine computed, its rows put back in place.
+  for (std::vector<double> MonteCarloBookResult::*column :
+       {&MonteCarloBookResult::price, &MonteCarloBookResult::std_error,
+        &MonteCarloBookResult::ci_low, &MonteCarloBookResult::ci_high, &MonteCarloBookResult::paths,
+        &MonteCarloBookResult::delta, &MonteCarloBookResult::vega,
+        &MonteCarloBookResult::vrf_antithetic, &MonteCarloBookResult::vrf_control}) {
+    const std::vector<double>& from = european_result.*column;
+    if (from.empty()) continue;
+    std::vector<double>& to = r.*column;
     to.resize(n);
     for (std::size_t j = 0; j < european.size(); ++j) {
       to[static_cast<std::size_t>(european[j])] = from[j];
     }
-  };
-  copy_rows(european_result.price, r.price);
-  copy_rows(european_result.std_error, r.std_error);
-  copy_rows(european_result.ci_low, r.ci_low);
-  copy_rows(european_result.ci_high, r.ci_high);
-  copy_rows(european_result.paths, r.paths);
-  copy_rows(european_result.delta, r.delta);
-  copy_rows(european_result.vega, r.vega);
-  copy_rows(european_result.vrf_antithetic, r.vrf_antithetic);
-  copy_rows(european_result.vrf_control, r.vrf_control);
+  }
 
   if (options.greeks) r.delta.resize(n), r.vega.resize(n);
   for (const std::int64_t i : early) {
