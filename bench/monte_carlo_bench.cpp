@@ -413,6 +413,92 @@ void cpu_table(const BenchConfig& config, Report& report) {
   report.tables.push_back(std::move(table));
 }
 
+// ---- Early exercise (Longstaff-Schwartz) ---------------------------------------------------
+
+// Longstaff and Schwartz's put (S = 36, K = 40, r = 6%, sigma = 20%, T = 1) on 50 Bermudan dates,
+// whose value a binomial tree of 10,000 steps with exercise on those dates gives as 4.47787
+// (tests/finance/binomial_tree_oracle.hpp; the tests check the tree against published values).
+constexpr double kAmericanTreePrice = 4.47787;
+constexpr std::uint32_t kAmericanDates = 50;
+constexpr std::int64_t kAmericanPaths = std::int64_t{1} << 20;
+
+constexpr HostVariant kAmericanRow{
+    .info = {.name = "lsm",
+             .description = "Longstaff-Schwartz: both passes and the regression, host data",
+             .seed_reference = "issue 33",
+             .role = VariantRole::step,
+             // Per path-date: about the European engine's 10 flops in each pass, and the
+             // regression's 11 sums.
+             .traffic = {.reads_per_element = 0, .writes_per_element = 0, .flops_per_element = 30},
+             .deterministic = true}};
+
+// The put's book priced by price_monte_carlo_book on one backend; checked against the tree
+// (low-biased: above it by 4 standard errors at most, below it by 4 standard errors and the
+// tests' 0.5% allowance for the fitted rule's bias).
+class AmericanWorkload {
+ public:
+  AmericanWorkload(const Context& context, bool float32) : context_(context) {
+    options_ = bench_options(kAmericanPaths, float32);
+  }
+  WorkloadShape shape() const {
+    return {.elements = double(kAmericanPaths) * kAmericanDates,
+            .value_bytes = options_.precision == finance::Precision::float32 ? 4.0 : 8.0};
+  }
+  void launch(const HostVariant&) {
+    finance::MonteCarloBookView v;
+    v.count = 1;
+    v.is_put = &is_put_, v.spot = &spot_, v.strike = &strike_, v.maturity = &maturity_;
+    v.rate = {nullptr, 0.06}, v.volatility = {nullptr, 0.2}, v.dividend = {nullptr, 0};
+    v.steps = &dates_, v.exercise = &exercise_;
+    result_ = finance::price_monte_carlo_book(context_, v, options_);
+  }
+  Check check(const HostVariant& v) {
+    result_ = {};
+    launch(v);
+    if (result_.price.size() != 1) return {false, "no result"};
+    const double price = result_.price[0], std_error = result_.std_error[0];
+    const bool ok = price <= kAmericanTreePrice + 4 * std_error &&
+                    price >= kAmericanTreePrice - 4 * std_error - 5e-3 * kAmericanTreePrice;
+    return {ok, fmt::format("{} (price {:.5f} +- {:.1e}, tree {:.5f})", ok ? "ok" : "OFF", price,
+                            std_error, kAmericanTreePrice)};
+  }
+
+ private:
+  Context context_;
+  MonteCarloOptions options_;
+  std::uint8_t is_put_ = 1;
+  double spot_ = 36, strike_ = 40, maturity_ = 1;
+  std::uint32_t dates_ = kAmericanDates;
+  finance::ExerciseStyle exercise_ = finance::ExerciseStyle::bermudan;
+  MonteCarloBookResult result_;
+};
+
+void american_table(const BenchConfig& config, Report& report) {
+  Table table;
+  table.title = fmt::format(
+      "Bermudan put by Longstaff-Schwartz, {} paths x {} dates, float, the whole price (host "
+      "data; bar on an H200: under 20 ms and >= 20x the CPU backend)",
+      kAmericanPaths, kAmericanDates);
+  table.element_name = "path-dates";
+  std::vector<Context> contexts;
+  if (config.context.backend == Backend::cuda) contexts.push_back(config.context);
+  contexts.push_back(Context::cpu(config.context.cpu_threads));
+  for (const Context& context : contexts) {
+    AmericanWorkload workload(context, true);
+    const std::string name =
+        context.backend == Backend::cuda
+            ? "lsm-float-cuda"
+            : fmt::format("lsm-float-cpu ({} threads)", context.effective_cpu_threads());
+    Row row = time_variant(config, kAmericanRow, workload, name);
+    table.rows.push_back(std::move(row));
+  }
+  if (table.rows.size() == 2 && table.rows[1].median_ms() > 0) {
+    table.rows[0].note += fmt::format("; {:.1f}x the CPU backend",
+                                      table.rows[1].median_ms() / table.rows[0].median_ms());
+  }
+  report.tables.push_back(std::move(table));
+}
+
 }  // namespace
 
 void run_monte_carlo_bench(const BenchConfig& config, Report& report) {
@@ -425,6 +511,7 @@ void run_monte_carlo_bench(const BenchConfig& config, Report& report) {
   }
 #endif
   cpu_table(config, report);
+  american_table(config, report);
 }
 
 }  // namespace gpukit::bench

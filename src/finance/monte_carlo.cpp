@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "finance/cpu/monte_carlo_launchers.hpp"
+#include "finance/monte_carlo_american.hpp"
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_sobol.hpp"
 #include "finance/monte_carlo_statistics.hpp"
@@ -509,6 +510,9 @@ double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOp
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
                                             const MonteCarloOptions& options) {
   mc::check_book_and_options(book, options);
+  // Rows with early exercise go to the Longstaff-Schwartz engine (monte_carlo_american.hpp).
+  if (mc::has_early_exercise(book))
+    return mc::price_book_with_early_exercise(context, book, options);
   return options.precision == Precision::float32 ? price_in<float>(context, book, options, {})
                                                  : price_in<double>(context, book, options, {});
 }
@@ -577,6 +581,11 @@ void price_monte_carlo_book_on_device(const MonteCarloBookView& device_book,
                                       StreamHandle stream, const MonteCarloOptions& options) {
   mc::check_book_and_options(device_book, options);  // reads no array
   check_device_outputs(device_outputs, options);
+  if (device_book.exercise != nullptr) {
+    throw InvalidInput(
+        "monte carlo: early exercise (OptionBookView::exercise) is priced by "
+        "price_monte_carlo_book only; leave exercise null on a device book");
+  }
 #if GPUKIT_HAVE_CUDA
   // The rows are prepared and the estimates formed by the host code of price_monte_carlo_book
   // (glibc log, sqrt and exp), so the results are its bits; only the parameters cross the bus.

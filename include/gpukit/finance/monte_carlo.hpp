@@ -58,6 +58,7 @@
 #include "gpukit/finance/black_scholes.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/finance/instrument.hpp"
+#include "gpukit/finance/monte_carlo_american.hpp"
 
 namespace gpukit::finance {
 
@@ -172,14 +173,16 @@ struct MonteCarloBookResult {
                                                     // the matching technique
 };
 
-/// Prices `book` on `context`. Throws InvalidInput for paths outside [2, kMonteCarloMaxPaths] (odd
-/// with antithetic), steps outside [1, kMonteCarloMaxSteps], or a barrier row whose barrier is not
-/// > 0; with the sobol sampler also for replicates outside [2, kMonteCarloMaxReplicates], samples
-/// (paths, or pairs) not a multiple of replicates, more than 2^32 samples a replicate, or a
-/// barrier row of more than rng::kSobolMaxDimensions (21201) steps; CudaError and OutOfMemory from
-/// the device. Option i uses stream key book.stream[i], or first_option_index + i without it (so a
-/// row's numbers do not depend on the other rows); inputs are rounded to float first with
-/// Precision::float32.
+/// Prices `book` on `context`. Rows with exercise bermudan or american are priced by the
+/// Longstaff-Schwartz engine (gpukit/finance/monte_carlo_american.hpp: its method, bias, limits
+/// and refusals); the other rows as below, with the bits they have in a book without them.
+/// Throws InvalidInput for paths outside [2, kMonteCarloMaxPaths] (odd with antithetic), steps
+/// outside [1, kMonteCarloMaxSteps], or a barrier row whose barrier is not > 0; with the sobol
+/// sampler also for replicates outside [2, kMonteCarloMaxReplicates], samples (paths, or pairs)
+/// not a multiple of replicates, more than 2^32 samples a replicate, or a barrier row of more
+/// than rng::kSobolMaxDimensions (21201) steps; CudaError and OutOfMemory from the device. Option
+/// i uses stream key book.stream[i], or first_option_index + i without it (so a row's numbers do
+/// not depend on the other rows); inputs are rounded to float first with Precision::float32.
 ///
 /// Memory: beyond the book and the result (a few hundred bytes per row), a fixed workspace that
 /// depends on neither the paths nor the rows: the tiles of an option are merged as they are
@@ -214,7 +217,8 @@ struct MonteCarloDeviceOutputs {
 /// and runs the paths on `stream`. It waits for `stream` (the estimates are formed on the host,
 /// the exception of the `*_on_device` convention, docs/design-notes.md) and returns when the
 /// outputs are written: nothing is left in flight. Throws InvalidInput as price_monte_carlo_book
-/// (the same message for a bad row), and for an output `options` does not compute;
+/// (the same message for a bad row), for an output `options` does not compute and for a book
+/// with an exercise column (early exercise is priced by price_monte_carlo_book only);
 /// DeviceUnavailable in a build without CUDA; CudaError and OutOfMemory from the device.
 void price_monte_carlo_book_on_device(const MonteCarloBookView& device_book,
                                       const MonteCarloDeviceOutputs& device_outputs,

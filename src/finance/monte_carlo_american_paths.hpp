@@ -1,0 +1,211 @@
+#pragma once
+// Internal: the early-exercise (Longstaff-Schwartz) engine's per-path code, shared by the CPU
+// backend (cpu/monte_carlo_american_kernels.cpp) and the CUDA kernels
+// (cuda/monte_carlo_american_kernels.cu): a row's constants, the paths of a quad on the dates,
+// the regression sums of a path, the tile tree, the least-squares solve and the exercise rule.
+// See include/gpukit/finance/monte_carlo_american.hpp for the contract.
+//
+// As in monte_carlo_paths.hpp, every floating-point operation of the paths whose rounding could
+// depend on the compiler is written out with rounded:: (the CPU file is compiled without
+// contraction), so each backend's bits are fixed.
+
+#include <cmath>
+#include <cstdint>
+
+#include "finance/monte_carlo_normals.hpp"
+#include "finance/monte_carlo_paths.hpp"
+#include "gpukit/core/host_device.hpp"
+#include "gpukit/core/rounded_arithmetic.hpp"
+#include "gpukit/finance/monte_carlo_american.hpp"
+
+namespace gpukit::finance::mc {
+
+/// Basis functions of the regression: 1, x, x^2, x^3 in x = S / K - 1.
+inline constexpr int kAmericanBasis = 4;
+/// The sums a date's regression needs: sum x^k, k = 0 .. 6 (the Gram matrix is their Hankel
+/// matrix), then sum V x^k, k = 0 .. 3.
+inline constexpr int kAmericanSums = 2 * kAmericanBasis - 1 + kAmericanBasis;
+/// A tile: 256 quads (8 warps of 32 quads on a GPU).
+inline constexpr int kAmericanTileQuads = static_cast<int>(kAmericanTilePaths / 4);
+inline constexpr int kAmericanTileWarps = kAmericanTileQuads / 32;
+/// Slots of the fixed fold of the tiles' regression sums (slot k adds tiles k, k + 256, ...).
+inline constexpr int kAmericanFoldSlots = kAmericanTileQuads;
+static_assert(kAmericanTileQuads == 256 && kAmericanTileWarps == 8);
+
+/// A row's constants, computed on the host in double and rounded once to Real.
+template <class Real>
+struct AmericanParams {
+  Real spot_over_strike = 1;  // s_0
+  Real drift_dt = 0;          // (r - q - sigma^2 / 2) dt
+  Real vol_sqrt_dt = 0;       // sigma sqrt(dt)
+  Real discount_dt = 1;       // exp(-r dt): pass 1's discount from one date to the one before
+  Real payoff_sign = 1;       // +1 call, -1 put: h = max(sign (s - 1), 0)
+  std::uint32_t dates = 1;
+  std::uint32_t option = 0;       // the stream key's bits 0-31
+  std::uint32_t stream_high = 0;  // its bits 32-63
+};
+
+/// The fitted rule of one date: exercise where h > 0 and h > c(x) = b0 + x (b1 + x (b2 + x b3)),
+/// and the discount factor exp(-r t_i) of a payoff there. The last date's rule exercises wherever
+/// h > 0 (its coefficients are 0 and `at_maturity` is set).
+template <class Real>
+struct DateRule {
+  Real beta[kAmericanBasis] = {0, 0, 0, 0};
+  Real discount = 1;
+  std::uint32_t at_maturity = 0;
+};
+
+template <class Real>
+GPUKIT_HD_INLINE Real intrinsic(const AmericanParams<Real>& p, Real s) {
+  return max0(rounded::mul_add(p.payoff_sign, s, -p.payoff_sign));  // sign s - sign: exact sign
+}
+
+template <class Real>
+GPUKIT_HD_INLINE bool exercises(const DateRule<Real>& rule, Real s, Real h) {
+  if (!(h > Real(0))) return false;
+  if (rule.at_maturity) return true;
+  const Real x = rounded::sub(s, Real(1));
+  Real c = rule.beta[3];
+  c = rounded::mul_add(c, x, rule.beta[2]);
+  c = rounded::mul_add(c, x, rule.beta[1]);
+  c = rounded::mul_add(c, x, rule.beta[0]);
+  return h > c;
+}
+
+/// The four paths of quad `quad` advanced by one date: y += drift + vol z (z from the normals of
+/// step word `step_word`), s = s_0 exp(y).
+template <bool kFast, class Real>
+GPUKIT_HD_INLINE void advance_quad(const AmericanParams<Real>& p, const PhiloxSchedule& keys,
+                                   std::uint32_t quad, std::uint32_t step_word, Real y[4],
+                                   Real s[4]) {
+  Real z[4];
+  quad_normals<kFast>(keys, p.option, p.stream_high, quad, step_word, z);
+  for (int j = 0; j < 4; ++j) {
+    y[j] = rounded::add(y[j], rounded::mul_add(p.vol_sqrt_dt, z[j], p.drift_dt));
+    s[j] = rounded::mul(p.spot_over_strike, path_exp<kFast>(y[j]));
+  }
+}
+
+/// Pass 2: the discounted payoff (in units of K) of each path of quad `quad` under `rules`
+/// (p.dates of them), on pass 2's numbers (the European layout: step word = date index).
+template <bool kFast, class Real>
+GPUKIT_HD_INLINE void price_quad(const AmericanParams<Real>& p, const PhiloxSchedule& keys,
+                                 const DateRule<Real>* rules, std::uint32_t quad, Real value[4]) {
+  Real y[4] = {0, 0, 0, 0};
+  Real s[4] = {p.spot_over_strike, p.spot_over_strike, p.spot_over_strike, p.spot_over_strike};
+  bool alive[4] = {true, true, true, true};
+  for (int j = 0; j < 4; ++j) value[j] = 0;
+  for (std::uint32_t date = 0; date < p.dates; ++date) {
+    advance_quad<kFast>(p, keys, quad, date, y, s);
+    const DateRule<Real> rule = rules[date];
+    bool any_alive = false;
+    for (int j = 0; j < 4; ++j) {
+      const Real h = intrinsic(p, s[j]);
+      if (alive[j] && exercises(rule, s[j], h)) {
+        value[j] = rounded::mul(h, rule.discount);
+        alive[j] = false;
+      }
+      any_alive = any_alive || alive[j];
+    }
+    if (!any_alive) break;  // the numbers do not depend on the history: stopping changes none
+  }
+}
+
+/// A quad's four values as its tile's leaf: (v0 + v1) + (v2 + v3).
+GPUKIT_HD_INLINE double quad_leaf(double v0, double v1, double v2, double v3) {
+  return rounded::add(rounded::add(v0, v1), rounded::add(v2, v3));
+}
+
+/// A quad's leaves of its date's regression sums: leaf[k] = quad_leaf of the four paths' k-th
+/// terms, x^k (k = 0 .. 6) and V x^(k - 7) (k = 7 .. 10), with x = s - 1; a path not `in` (out of
+/// the money, or padding) contributes 0 to every sum.
+template <class Real>
+GPUKIT_HD_INLINE void quad_regression_leaves(const Real s[4], const Real v[4], const bool in[4],
+                                             double leaf[kAmericanSums]) {
+  double x[4], value[4], power[4];
+  for (int j = 0; j < 4; ++j) {
+    x[j] = in[j] ? static_cast<double>(rounded::sub(s[j], Real(1))) : 0.0;
+    value[j] = in[j] ? static_cast<double>(v[j]) : 0.0;
+    power[j] = in[j] ? 1.0 : 0.0;
+  }
+  for (int k = 0; k < 2 * kAmericanBasis - 1; ++k) {
+    leaf[k] = quad_leaf(power[0], power[1], power[2], power[3]);
+    if (k < kAmericanBasis) {
+      leaf[2 * kAmericanBasis - 1 + k] =
+          quad_leaf(rounded::mul(value[0], power[0]), rounded::mul(value[1], power[1]),
+                    rounded::mul(value[2], power[2]), rounded::mul(value[3], power[3]));
+    }
+    for (int j = 0; j < 4; ++j) power[j] = rounded::mul(power[j], x[j]);
+  }
+}
+
+/// The tile tree on the host (the CUDA kernels do the same additions with warp shuffles): over
+/// 256 quad values in place, within each warp of 32 the shuffle-down tree (lane l adds lane
+/// l + o, o = 16, 8, 4, 2, 1), then over the 8 warps' values (warp w adds warp w + o, o = 4, 2,
+/// 1). Returns the root (values[0]).
+inline double tile_tree(double values[kAmericanTileQuads]) {
+  for (int warp = 0; warp < kAmericanTileWarps; ++warp) {
+    double* lanes = values + 32 * warp;
+    for (int offset = 16; offset > 0; offset /= 2) {
+      for (int lane = 0; lane < offset; ++lane)
+        lanes[lane] = rounded::add(lanes[lane], lanes[lane + offset]);
+    }
+  }
+  for (int offset = kAmericanTileWarps / 2; offset > 0; offset /= 2) {
+    for (int warp = 0; warp < offset; ++warp)
+      values[32 * warp] = rounded::add(values[32 * warp], values[32 * (warp + offset)]);
+  }
+  return values[0];
+}
+
+GPUKIT_HD_INLINE double square_root(double x) {
+#if defined(__CUDA_ARCH__)
+  return sqrt(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+
+/// The least-squares coefficients of a date from its sums (kAmericanSums, the tiles folded):
+/// the normal equations G b = r with G_ab = sum x^(a+b), r_a = sum V x^a, scaled to unit diagonal
+/// (D G D y = D r, b = D y, D = diag(G)^(-1/2)), factorised by Cholesky; a basis function whose
+/// pivot falls below 1e-12 (the squared sine of its angle to the span of the ones before) is
+/// dropped (coefficient 0). No in-the-money path: all 0 (no path asks).
+GPUKIT_HD_INLINE void solve_regression(const double sums[kAmericanSums],
+                                       double beta[kAmericanBasis]) {
+  constexpr int n = kAmericanBasis;
+  constexpr double kDropPivot = 1e-12;
+  const double* rhs = sums + 2 * n - 1;
+  double scale[n], a[n][n], y[n];
+  for (int i = 0; i < n; ++i) {
+    const double diagonal = sums[2 * i];
+    scale[i] = diagonal > 0 ? 1 / square_root(diagonal) : 0;
+  }
+  bool kept[n];
+  // Cholesky a = L L^T in place (lower triangle), on the scaled matrix.
+  for (int j = 0; j < n; ++j) {
+    double pivot = sums[2 * j] * scale[j] * scale[j];
+    for (int k = 0; k < j; ++k) pivot -= a[j][k] * a[j][k];
+    kept[j] = scale[j] > 0 && pivot > kDropPivot;
+    const double root = kept[j] ? square_root(pivot) : 0;
+    a[j][j] = root;
+    for (int i = j + 1; i < n; ++i) {
+      double v = sums[i + j] * scale[i] * scale[j];
+      for (int k = 0; k < j; ++k) v -= a[i][k] * a[j][k];
+      a[i][j] = kept[j] ? v / root : 0;
+    }
+  }
+  for (int i = 0; i < n; ++i) {  // L y = D r
+    double v = rhs[i] * scale[i];
+    for (int k = 0; k < i; ++k) v -= a[i][k] * y[k];
+    y[i] = kept[i] ? v / a[i][i] : 0;
+  }
+  for (int i = n - 1; i >= 0; --i) {  // L^T z = y, b = D z
+    double v = y[i];
+    for (int k = i + 1; k < n; ++k) v -= a[k][i] * beta[k];
+    beta[i] = kept[i] ? v / a[i][i] : 0;
+  }
+  for (int i = 0; i < n; ++i) beta[i] *= scale[i];
+}
+
+}  // namespace gpukit::finance::mc
