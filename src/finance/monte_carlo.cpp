@@ -142,6 +142,17 @@ Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithe
   return e;
 }
 
+void check_european_exercise(const MonteCarloBookView& book, std::string_view what) {
+  if (book.exercise == nullptr) return;
+  for (std::int64_t i = 0; i < book.count; ++i) {
+    if (book.exercise[i] != ExerciseStyle::european) {
+      throw InvalidInput(fmt::format(
+          "monte carlo: option {}: {} prices european exercise only (this row's is {})", i, what,
+          book.exercise[i] == ExerciseStyle::bermudan ? "bermudan" : "american"));
+    }
+  }
+}
+
 void check_book_and_options(const MonteCarloBookView& book, const MonteCarloOptions& options) {
   if (book.count < 0) throw InvalidInput("monte carlo: negative option count");
   if (book.stream == nullptr &&

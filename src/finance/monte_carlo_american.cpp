@@ -178,6 +178,9 @@ AmericanPlan<Real> american_plan(const MonteCarloBookView& book, std::int64_t i,
   if (book.model != nullptr && book.model[i] != AssetModel::black_scholes) {
     refuse_row(i, "early exercise is priced under the Black-Scholes model only");
   }
+  if (options.sampler != MonteCarloSampler::philox) {
+    refuse_row(i, "early exercise is priced on Philox numbers only (sampler philox)");
+  }
   if (options.antithetic || options.control_variate) {
     refuse_row(i,
                "antithetic variates and the control variate are not available with early exercise");

@@ -327,6 +327,7 @@ std::vector<MonteCarloBlockMoments> price_blocks(const Context& context,
                                                  std::int64_t block_tiles) {
   check_book_and_options(book, options);
   check_philox_sampler(options, "a book in blocks (several devices or ranks)");
+  check_european_exercise(book, "a book in blocks (several devices or ranks)");
   check_block_tiles(block_tiles);
   const std::int64_t total = book.count * blocks_per_row(options, block_tiles);
   if (first_block < 0 || block_count < 0 || first_block > total - block_count) {
@@ -345,6 +346,7 @@ MonteCarloBookResult result_from_blocks(const MonteCarloBookView& book,
                                         const FoldPlan& fold) {
   check_book_and_options(book, options);
   check_philox_sampler(options, "a book in blocks (several devices or ranks)");
+  check_european_exercise(book, "a book in blocks (several devices or ranks)");
   check_block_tiles(block_tiles);
   if (fold.piece_level < 0 || fold.piece_level > 40) {
     throw InvalidInput("monte carlo: a fold's piece level must be in [0, 40]");
@@ -360,6 +362,7 @@ MonteCarloBlocks monte_carlo_blocks(const MonteCarloBookView& book,
                                     const MonteCarloOptions& options) {
   mc::check_book_and_options(book, options);
   mc::check_philox_sampler(options, "a book in blocks (several devices or ranks)");
+  mc::check_european_exercise(book, "a book in blocks (several devices or ranks)");
   MonteCarloBlocks blocks;
   blocks.rows = book.count;
   blocks.blocks_per_row = mc::blocks_per_row(options, kMonteCarloBlockTiles);

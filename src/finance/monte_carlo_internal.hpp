@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "finance/monte_carlo_path_params.hpp"
@@ -25,6 +26,11 @@ struct OptionInputs {
 
 /// Throws InvalidInput for a book or options price_monte_carlo_book refuses (its contract).
 void check_book_and_options(const MonteCarloBookView& book, const MonteCarloOptions& options);
+
+/// Throws InvalidInput naming the first row whose exercise is not european: for the paths that
+/// price European rows only (`what`: "a book in blocks", "the reference (--check)"), which would
+/// otherwise price such a row as a European option.
+void check_european_exercise(const MonteCarloBookView& book, std::string_view what);
 
 /// Samples per option: the paths, or the antithetic pairs.
 inline std::int64_t samples_per_option(const MonteCarloOptions& options) {

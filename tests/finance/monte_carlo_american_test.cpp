@@ -19,6 +19,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/finance/monte_carlo_american.hpp"
+#include "gpukit/finance/monte_carlo_blocks.hpp"
 #include "monte_carlo_test_support.hpp"
 
 namespace gpukit::finance {
@@ -462,6 +463,33 @@ TEST(MonteCarloAmerican, DeviceDataApiRefusesAnExerciseColumn) {
   MonteCarloOptions options;
   options.paths = 100;
   EXPECT_THROW(price_monte_carlo_book_on_device(book.view(), {}, nullptr, options), InvalidInput);
+}
+
+// The paths that price European rows only (a book in blocks for several devices or ranks, and the
+// long double reference of --check) would price an early-exercise row as a European one: they
+// refuse it, naming the row; so does the Longstaff-Schwartz engine the sobol sampler, whose
+// numbers it does not use.
+TEST(MonteCarloAmerican, BlocksTheReferenceAndSobolRefuseEarlyExercise) {
+  const McRow put = longstaff_schwartz_puts()[0];
+  const ExerciseBook book({put, put}, {ExerciseStyle::european, ExerciseStyle::american});
+  MonteCarloOptions options;
+  options.paths = 64;
+  const auto expect_row_error = [](const auto& call, const std::string& what) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": no error";
+    } catch (const InvalidInput& e) {
+      EXPECT_NE(std::string(e.what()).find("option 1"), std::string::npos)
+          << what << ": " << e.what();
+    }
+  };
+  expect_row_error([&] { (void)monte_carlo_blocks(book.view(), options); }, "blocks");
+  expect_row_error([&] { (void)monte_carlo_reference(book.view(), options, 1, {}); }, "reference");
+  MonteCarloOptions sobol = options;
+  sobol.sampler = MonteCarloSampler::sobol;
+  sobol.replicates = 4;
+  expect_row_error([&] { (void)price_monte_carlo_book(Context::cpu(1), book.view(), sobol); },
+                   "sobol");
 }
 
 }  // namespace

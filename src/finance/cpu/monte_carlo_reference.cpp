@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_sobol.hpp"
 #include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
@@ -272,6 +273,7 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
     throw InvalidInput("monte carlo reference: invalid book or paths");
   }
   mc::check_philox_sampler(options, "the reference (--check)");
+  mc::check_european_exercise(book, "the reference (--check)");
   const Precision precision = options.precision;
   const ErrorModel m = model_of(precision);
   const std::int64_t samples = options.antithetic ? options.paths / 2 : options.paths;
