@@ -30,6 +30,8 @@ struct McArgs {
   std::int64_t paths = 1 << 20;
   std::uint64_t seed = 2008;
   std::string monitoring = "discrete";
+  std::string sampler = "philox";
+  std::int64_t replicates = 16;
   bool antithetic = false, control_variate = false, greeks = false, check = false;
   std::int64_t demo_options = 128;
   std::string demo_text;                  // --demo's N as given; empty for --demo alone
@@ -48,7 +50,9 @@ finance::MonteCarloOptions options_of(const McArgs& args) {
        .antithetic = args.antithetic,
        .control_variate = args.control_variate,
        .greeks = args.greeks,
-       .precision = finance::parse_precision("--precision", args.precision)});
+       .precision = finance::parse_precision("--precision", args.precision),
+       .sampler = finance::parse_monte_carlo_sampler("--sampler", args.sampler),
+       .replicates = args.replicates});
 }
 
 // --check: the independent reference (finance::check_monte_carlo_book: the same estimator on the
@@ -283,6 +287,18 @@ void register_mc(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--monitoring", args->monitoring, "discrete | continuous (barrier rows)")
       ->check(one_of(finance::barrier_monitoring_names()))
+      ->capture_default_str();
+  command
+      ->add_option("--sampler", args->sampler,
+                   "philox | sobol (scrambled Sobol points and a Brownian bridge, priced as the "
+                   "mean of --replicates independent scramblings)")
+      ->check(one_of(finance::monte_carlo_sampler_names()))
+      ->capture_default_str();
+  command
+      ->add_option("--replicates", args->replicates,
+                   "Independent scramblings with --sampler sobol, 2 to 65536; --paths is their "
+                   "total and a multiple of them (std_error: their spread / sqrt(replicates))")
+      ->transform(integer_in(2, finance::kMonteCarloMaxReplicates))
       ->capture_default_str();
   command->add_flag("--antithetic", args->antithetic,
                     "Antithetic variates (adds vrf_antithetic; paths must be even)");

@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
@@ -115,6 +118,77 @@ TEST(MonteCarloCli, ATradeKeepsItsPriceWhereverItSitsInWhicheverBook) {
                   pb.at("X9").substr(0, pb.at("X9").find(';') + 1),
               pb.at("X9"));
     EXPECT_EQ(ra.err.find("on more than one row"), std::string::npos) << ra.err;
+  }
+}
+
+// One column of a CSV the tool wrote, by its header name, as numbers.
+std::vector<double> column_of(const std::string& csv, const std::string& name) {
+  std::vector<std::vector<std::string>> rows;
+  std::size_t line_start = 0;
+  while (line_start < csv.size()) {
+    const std::size_t end = csv.find('\n', line_start);
+    const std::string line = csv.substr(line_start, end - line_start);
+    std::vector<std::string> fields;
+    std::size_t from = 0;
+    for (std::size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
+      fields.push_back(line.substr(from, comma - from));
+    fields.push_back(line.substr(from));
+    rows.push_back(fields);
+    if (end == std::string::npos) break;
+    line_start = end + 1;
+  }
+  std::vector<double> values;
+  const auto& header = rows.at(0);
+  const auto at = std::find(header.begin(), header.end(), name) - header.begin();
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    values.push_back(std::stod(rows[r].at(static_cast<std::size_t>(at))));
+  }
+  return values;
+}
+
+// Black-Scholes, for the Sobol test's oracle (the test's own, no gpukit code).
+double black_scholes_price(bool put, double s, double k, double t, double r, double sigma) {
+  const auto cdf = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  const double d1 = (std::log(s / k) + (r + 0.5 * sigma * sigma) * t) / (sigma * std::sqrt(t));
+  const double d2 = d1 - sigma * std::sqrt(t);
+  return put ? k * std::exp(-r * t) * cdf(-d2) - s * cdf(-d1)
+             : s * cdf(d1) - k * std::exp(-r * t) * cdf(d2);
+}
+
+TEST(MonteCarloCli, SobolSamplerPricesWithinFourStandardErrorsAndRefusesWhatItCannot) {
+  const std::string book = write_file("mc_sobol.csv",
+                                      "type,spot,strike,maturity,rate,volatility\n"
+                                      "call,100,100,1,0.05,0.2\n"
+                                      "put,100,95,0.5,0.03,0.3\n");
+  const double exact[] = {black_scholes_price(false, 100, 100, 1, 0.05, 0.2),
+                          black_scholes_price(true, 100, 95, 0.5, 0.03, 0.3)};
+  const auto out = (scratch() / "mc_sobol_out.csv").string();
+  const std::string common =
+      " --device cpu --input " + book + " --output " + out + " --paths 65536 --seed 5";
+  Result r = run("mc" + common + " --sampler sobol --replicates 8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<double> price = column_of(slurp(out), "price");
+  const std::vector<double> sobol_error = column_of(slurp(out), "std_error");
+  r = run("mc" + common);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<double> philox_error = column_of(slurp(out), "std_error");
+  ASSERT_EQ(price.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_LE(std::fabs(price[i] - exact[i]), 4 * sobol_error[i]) << i;
+    EXPECT_GT(sobol_error[i], 0) << i;
+    // At equal paths the scrambled points' error bar is far below the pseudo-random one's.
+    EXPECT_LT(sobol_error[i], 0.25 * philox_error[i]) << i;
+  }
+  std::filesystem::remove(out);
+  r = run("mc" + common + " --sampler halton");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--sampler"), std::string::npos) << r.err;
+  // 65536 paths are not a multiple of 3 replicates; --check knows Philox's numbers only.
+  for (const char* refused : {" --sampler sobol --replicates 3", " --sampler sobol --check"}) {
+    r = run("mc" + common + refused);
+    EXPECT_EQ(r.exit_code, 3) << refused << r.err;
+    EXPECT_EQ(r.err.rfind("gpukit: ", 0), 0u) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << refused;
   }
 }
 
