@@ -472,6 +472,8 @@ def monte_carlo(
     control_variate: bool = False,
     greeks: bool = False,
     precision: Literal["double", "float"] = "double",
+    sampler: Literal["philox", "sobol"] = "philox",
+    replicates: int = 16,
     ids: Sequence[Any] | None = None,
     device: Devices = "auto",
     stream: Any = None,
@@ -489,6 +491,12 @@ def monte_carlo(
     counts (their rows get the same numbers). ``put`` as for :func:`black_scholes`; ``paths`` and
     ``seed`` take integers or floats that are exact integers (``paths=1e6``).
 
+    ``sampler="sobol"`` draws Joe and Kuo's Sobol points, Owen-scrambled, through a Brownian
+    bridge over the dates, as ``gpukit mc --sampler sobol``: the price is the mean of
+    ``replicates`` (2 to 65536) independent scramblings and std_error their spread over
+    sqrt(replicates); ``paths`` is their total and a multiple of ``replicates`` (of twice it with
+    ``antithetic``). One device only (no device list, no mpirun), European and barrier options.
+
     Returns a dict of float64 arrays of the broadcast shape: price, std_error, ci_low, ci_high
     (95%), paths; delta and vega with ``greeks``; vrf_antithetic / vrf_control with the variance
     reductions. Host terms are checked as a CSV book is (ValueError; with ``precision="float"``
@@ -504,7 +512,7 @@ def monte_carlo(
     Ctrl-C of any rank, every rank a KeyboardInterrupt).
     """
     settings = _monte_carlo_settings(paths, seed, monitoring, antithetic, control_variate, greeks,
-                                     precision, device)
+                                     precision, sampler, replicates, device)
     greeks, antithetic, control_variate = (settings[k] for k in
                                            ("greeks", "antithetic", "control_variate"))
     sides = _checks.put_sides(put, "monte_carlo", _core.option_type)
@@ -568,8 +576,8 @@ def monte_carlo(
 
 
 def _monte_carlo_settings(paths: Any, seed: Any, monitoring: Any, antithetic: Any,
-                          control_variate: Any, greeks: Any, precision: Any,
-                          device: Any) -> dict[str, Any]:
+                          control_variate: Any, greeks: Any, precision: Any, sampler: Any,
+                          replicates: Any, device: Any) -> dict[str, Any]:
     """The book-wide options of a Monte Carlo pricing (monte_carlo, price_book), checked, in the
     order the compiled module takes them."""
     return dict(
@@ -580,6 +588,8 @@ def _monte_carlo_settings(paths: Any, seed: Any, monitoring: Any, antithetic: An
         control_variate=_checks.flag(control_variate, "control_variate"),
         greeks=_checks.flag(greeks, "greeks"),
         precision=_checks.text(precision, "precision", "double or float"),
+        sampler=_checks.text(sampler, "sampler", "philox or sobol"),
+        replicates=_checks.integer(replicates, "replicates", 2, _core.monte_carlo_max_replicates),
         device=_checks.spread_device(device))
 
 
@@ -922,6 +932,8 @@ def price_book(
     monitoring: Literal["discrete", "continuous"] = "discrete",
     antithetic: bool = False,
     control_variate: bool = False,
+    sampler: Literal["philox", "sobol"] = "philox",
+    replicates: int = 16,
     model: Literal["black-scholes", "black76", "bachelier"] = "black-scholes",
     device: Devices = "auto",
 ) -> "pandas.DataFrame":
@@ -952,7 +964,8 @@ def price_book(
 
     ``df`` must be a DataFrame (TypeError otherwise). Every keyword is checked as the matching
     function and command check it; ``cdf`` and ``variant`` belong to Black-Scholes, ``paths``,
-    ``seed``, ``monitoring``, ``antithetic`` and ``control_variate`` to Monte Carlo,
+    ``seed``, ``monitoring``, ``antithetic``, ``control_variate``, ``sampler`` and
+    ``replicates`` to Monte Carlo,
     ``volatility`` and ``greeks`` to both, ``model`` to implied volatility, and a value other
     than the default for another method is a ValueError (``gpukit bs`` has no ``--paths``). Repeated ids give a RuntimeWarning; Ctrl-C stops a Monte Carlo pricing with
     KeyboardInterrupt, as in :func:`monte_carlo`. ``device`` takes a device list, and under
@@ -970,10 +983,10 @@ def price_book(
     _refuse_other_methods_keywords(
         method, volatility=volatility, greeks=greeks, cdf=cdf, variant=variant, paths=paths,
         seed=seed, monitoring=monitoring, antithetic=antithetic, control_variate=control_variate,
-        model=model)
+        sampler=sampler, replicates=replicates, model=model)
     if method == "monte_carlo":
         settings = _monte_carlo_settings(paths, seed, monitoring, antithetic, control_variate,
-                                         greeks, precision, device)
+                                         greeks, precision, sampler, replicates, device)
     elif method == "black_scholes":
         settings = dict(greeks=_checks.flag(greeks, "greeks"),
                         precision=_checks.text(precision, "precision", "double or float"),
@@ -1007,6 +1020,8 @@ _METHOD_KEYWORDS = {
     "monitoring": ("discrete", ("monte_carlo",)),
     "antithetic": (False, ("monte_carlo",)),
     "control_variate": (False, ("monte_carlo",)),
+    "sampler": ("philox", ("monte_carlo",)),
+    "replicates": (16, ("monte_carlo",)),
     "model": ("black-scholes", ("implied_volatility",)),
 }
 

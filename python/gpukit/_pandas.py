@@ -135,7 +135,7 @@ class _Frame:
 
 def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision, device,
                cdf="erfc", variant="", paths=1 << 20, seed=2008, monitoring="discrete",
-               antithetic=False, control_variate=False):
+               antithetic=False, control_variate=False, sampler="philox", replicates=16):
     """gpukit.price_book on keywords gpukit/__init__.py has checked (the method's own ones)."""
     _require_frame(df)
     barriers = method == "monte_carlo"
@@ -174,7 +174,7 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
         columns = _core.monte_carlo(n, is_put, spot, strike, maturity, rate_p, volatility_p,
                                     dividend_p, barrier_type, barrier, steps, keys, {}, paths,
                                     seed, monitoring, antithetic, control_variate, greeks,
-                                    precision, device, 0)
+                                    precision, sampler, replicates, device, 0)
         names = ["price", "std_error", "ci_low", "ci_high", "paths"]
         if greeks:
             names += ["delta", "vega"]

@@ -288,7 +288,8 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
                      nb::handle steps, nb::handle stream_keys, const nb::dict& outputs,
                      std::int64_t paths, std::uint64_t seed, std::string_view monitoring,
                      bool antithetic, bool control_variate, bool greeks, std::string_view precision,
-                     std::string_view device, std::uintptr_t stream) {
+                     std::string_view sampler, std::int64_t replicates, std::string_view device,
+                     std::uintptr_t stream) {
   finance::MonteCarloOptions options = finance::monte_carlo_options(
       {.paths = paths,
        .seed = seed,
@@ -296,7 +297,9 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
        .antithetic = antithetic,
        .control_variate = control_variate,
        .greeks = greeks,
-       .precision = parse_precision(precision)});
+       .precision = parse_precision(precision),
+       .sampler = finance::parse_monte_carlo_sampler("sampler", sampler),
+       .replicates = replicates});
   // A long pricing stops on Ctrl-C between blocks, with KeyboardInterrupt.
   options.progress = signal_check();
   Terms terms("monte_carlo");
@@ -571,6 +574,7 @@ std::optional<int> barrier_type(std::string_view text) {
 
 void bind_finance(nb::module_& m) {
   m.attr("monte_carlo_max_paths") = finance::kMonteCarloMaxPaths;
+  m.attr("monte_carlo_max_replicates") = finance::kMonteCarloMaxReplicates;
   m.def("black_scholes", &black_scholes, nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"),
         nb::arg("rate"), nb::arg("volatility"), nb::arg("dividend"), nb::arg("put"),
         nb::arg("outputs"), nb::arg("cdf"), nb::arg("variant"), nb::arg("device"),
@@ -592,8 +596,8 @@ void bind_finance(nb::module_& m) {
         nb::arg("dividend"), nb::arg("barrier_type").none(), nb::arg("barrier").none(),
         nb::arg("steps").none(), nb::arg("stream_keys").none(), nb::arg("outputs"),
         nb::arg("paths"), nb::arg("seed"), nb::arg("monitoring"), nb::arg("antithetic"),
-        nb::arg("control_variate"), nb::arg("greeks"), nb::arg("precision"), nb::arg("device"),
-        nb::arg("stream"),
+        nb::arg("control_variate"), nb::arg("greeks"), nb::arg("precision"), nb::arg("sampler"),
+        nb::arg("replicates"), nb::arg("device"), nb::arg("stream"),
         "finance::price_monte_carlo_book (host columns: returns a dict of the output columns; "
         "scale_out::price_monte_carlo_book with a device list or under mpirun) or "
         "price_monte_carlo_book_on_device (CUDA columns: writes the arrays of `outputs`, waits "

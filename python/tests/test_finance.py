@@ -232,6 +232,26 @@ def test_monte_carlo_agrees_with_black_scholes_within_its_standard_error(put):
                                rtol=1e-12)
 
 
+def test_monte_carlo_sobol_sampler_agrees_with_black_scholes_and_refuses_what_it_cannot():
+    spot = np.array([80.0, 100.0, 120.0])
+    args = dict(put=True, paths=1 << 16, seed=3, device="cpu")
+    sobol = gpukit.monte_carlo(spot, 100.0, 1.0, 0.03, 0.25, sampler="sobol", replicates=16,
+                               **args)
+    philox = gpukit.monte_carlo(spot, 100.0, 1.0, 0.03, 0.25, **args)
+    exact = gpukit.black_scholes(spot, 100.0, 1.0, 0.03, 0.25, put=True, device="cpu")
+    assert np.all(np.abs(sobol["price"] - exact) < 4 * sobol["std_error"])
+    # The scrambled points' error bar at equal paths, far below the pseudo-random one's.
+    assert np.all(sobol["std_error"] < 0.25 * philox["std_error"])
+    with pytest.raises(ValueError, match="sampler"):
+        gpukit.monte_carlo(100.0, 100.0, 1.0, 0.03, 0.25, sampler="halton", device="cpu")
+    with pytest.raises(ValueError, match="replicates"):
+        gpukit.monte_carlo(100.0, 100.0, 1.0, 0.03, 0.25, sampler="sobol", replicates=1,
+                           device="cpu")
+    with pytest.raises(ValueError, match="multiple"):
+        gpukit.monte_carlo(100.0, 100.0, 1.0, 0.03, 0.25, sampler="sobol", replicates=3,
+                           paths=1 << 10, device="cpu")
+
+
 def test_monte_carlo_options_and_determinism():
     args = dict(paths=1 << 12, seed=5, device="cpu")
     a = gpukit.monte_carlo(100.0, [90.0, 110.0], 0.5, 0.01, 0.3, antithetic=True,
@@ -304,13 +324,14 @@ def run_cli(cli, tmp_path, args, csv=BOOK_CSV):
 
 @pytest.mark.parametrize("options", [
     {}, {"antithetic": True}, {"control_variate": True, "greeks": True},
-    {"monitoring": "continuous", "antithetic": True, "precision": "float"}])
+    {"monitoring": "continuous", "antithetic": True, "precision": "float"},
+    {"sampler": "sobol", "replicates": 8, "antithetic": True}])
 def test_monte_carlo_has_the_bits_of_gpukit_mc(cli, tmp_path, options):
     import pandas as pd
 
     flags = ["mc", "--paths", "4096", "--seed", "77"]
     for name, value in options.items():
-        flags += [f"--{name.replace('_', '-')}"] + ([] if value is True else [value])
+        flags += [f"--{name.replace('_', '-')}"] + ([] if value is True else [str(value)])
     expected = run_cli(cli, tmp_path, flags)
     # Every field as text, as the CLI reads it (pandas' own float parser need not round
     # the decimals as from_chars does).
