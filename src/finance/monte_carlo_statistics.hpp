@@ -92,6 +92,18 @@ GPUKIT_HD_INLINE Moments<T> merge_equal(const Moments<T>& a, const Moments<T>& b
   return merge_weighted<M>(a, b, T(0.5));
 }
 
+/// A tile's moments from its lanes' (`lanes` of them, a power of two), in the warp's shuffle-down
+/// tree as the CPU backends replay it: lane l absorbs lane l + offset, offsets halving from
+/// lanes / 2; lane 0 ends with the tile. Overwrites `lane_moments`.
+template <class M, class T>
+inline Moments<T> merge_lanes_as_a_warp(Moments<T>* lane_moments, int lanes) {
+  for (int offset = lanes / 2; offset > 0; offset /= 2) {
+    for (int lane = 0; lane < offset; ++lane)
+      lane_moments[lane] = merge<M>(lane_moments[lane], lane_moments[lane + offset]);
+  }
+  return lane_moments[0];
+}
+
 template <class T, class U>
 GPUKIT_HD_INLINE Moments<T> convert(const Moments<U>& m) {
   return {T(m.count), T(m.mean_x), T(m.m2_x),   T(m.mean_c),

@@ -67,22 +67,29 @@ TEST(MonteCarloCli, PathsOutsideTheLimitAreAUsageErrorNamingPaths) {
   }
 }
 
-// The price column of each row, keyed by its id.
-std::map<std::string, std::string> prices_by_id(const std::string& csv) {
-  std::map<std::string, std::string> prices;
-  std::size_t line_start = csv.find('\n') + 1;
-  while (line_start < csv.size()) {
-    const std::size_t end = csv.find('\n', line_start);
+// The lines of a CSV the tool wrote (no quoted fields), each split at its commas.
+std::vector<std::vector<std::string>> csv_rows(const std::string& csv) {
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t line_start = 0; line_start < csv.size();) {
+    const std::size_t end = std::min(csv.find('\n', line_start), csv.size());
     const std::string line = csv.substr(line_start, end - line_start);
     std::vector<std::string> fields;
     std::size_t from = 0;
     for (std::size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
       fields.push_back(line.substr(from, comma - from));
     fields.push_back(line.substr(from));
-    // id first; price is the first output column, after the 10 input columns.
-    prices[fields[0]] += fields[10] + ";";
+    rows.push_back(std::move(fields));
     line_start = end + 1;
   }
+  return rows;
+}
+
+// The price column of each row, keyed by its id.
+std::map<std::string, std::string> prices_by_id(const std::string& csv) {
+  std::map<std::string, std::string> prices;
+  const auto rows = csv_rows(csv);
+  // id first; price is the first output column, after the 10 input columns.
+  for (std::size_t r = 1; r < rows.size(); ++r) prices[rows[r][0]] += rows[r][10] + ";";
   return prices;
 }
 
@@ -123,26 +130,12 @@ TEST(MonteCarloCli, ATradeKeepsItsPriceWhereverItSitsInWhicheverBook) {
 
 // One column of a CSV the tool wrote, by its header name, as numbers.
 std::vector<double> column_of(const std::string& csv, const std::string& name) {
-  std::vector<std::vector<std::string>> rows;
-  std::size_t line_start = 0;
-  while (line_start < csv.size()) {
-    const std::size_t end = csv.find('\n', line_start);
-    const std::string line = csv.substr(line_start, end - line_start);
-    std::vector<std::string> fields;
-    std::size_t from = 0;
-    for (std::size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
-      fields.push_back(line.substr(from, comma - from));
-    fields.push_back(line.substr(from));
-    rows.push_back(fields);
-    if (end == std::string::npos) break;
-    line_start = end + 1;
-  }
-  std::vector<double> values;
+  const auto rows = csv_rows(csv);
   const auto& header = rows.at(0);
-  const auto at = std::find(header.begin(), header.end(), name) - header.begin();
-  for (std::size_t r = 1; r < rows.size(); ++r) {
-    values.push_back(std::stod(rows[r].at(static_cast<std::size_t>(at))));
-  }
+  const auto at =
+      static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  std::vector<double> values;
+  for (std::size_t r = 1; r < rows.size(); ++r) values.push_back(std::stod(rows[r].at(at)));
   return values;
 }
 

@@ -36,12 +36,7 @@ std::vector<Moments<double>> cpu_sobol_in(const SobolBook<Real>& book, int threa
         lanes[lane] = sobol_lane_moments<M>(book.rows[static_cast<std::size_t>(row)], tables,
                                             book.samples, tile, lane);
       }
-      // The warp's shuffle-down tree: lane l absorbs lane l + offset.
-      for (int offset = kLanes / 2; offset > 0; offset /= 2) {
-        for (int lane = 0; lane < offset; ++lane)
-          lanes[lane] = merge<M>(lanes[lane], lanes[lane + offset]);
-      }
-      chunk[static_cast<std::size_t>(j)] = convert<double>(lanes[0]);
+      chunk[static_cast<std::size_t>(j)] = convert<double>(merge_lanes_as_a_warp<M>(lanes, kLanes));
     }
     double steps_done = 0;
     for (std::int64_t j = 0; j < count; ++j) {
