@@ -413,6 +413,79 @@ void cpu_table(const BenchConfig& config, Report& report) {
   report.tables.push_back(std::move(table));
 }
 
+// ---- Sobol against Philox -------------------------------------------------------------------
+
+#if GPUKIT_HAVE_CUDA
+
+constexpr HostVariant kSamplerRow{
+    .info = {.name = "sampler",
+             .description = "price_monte_carlo_book on one option, host data",
+             .seed_reference = "issue 33",
+             .role = VariantRole::step,
+             .traffic = {.reads_per_element = 0, .writes_per_element = 0, .flops_per_element = 10},
+             .deterministic = true}};
+
+// One option priced through the library call (host data: the transfers of one row are nothing
+// beside the paths) with one sampler, checked against the closed form as the other rows are.
+class SamplerWorkload {
+ public:
+  SamplerWorkload(const Context& context, const BenchOption& in, MonteCarloOptions options)
+      : context_(context), book_(in, 1), options_(std::move(options)) {}
+  WorkloadShape shape() const { return shape_of(book_, options_); }
+  void launch(const HostVariant&) {
+    result_ = finance::price_monte_carlo_book(context_, book_.view(), options_);
+  }
+  Check check(const HostVariant& v) {
+    result_ = {};
+    launch(v);
+    return book_.check(result_, 4);
+  }
+
+ private:
+  Context context_;
+  Book book_;
+  MonteCarloOptions options_;
+  MonteCarloBookResult result_;
+};
+
+// Scrambled Sobol points through the Brownian bridge against the in-kernel Philox numbers, on
+// the same product and the same number of paths, each as the library prices it (bar: Sobol at
+// >= 0.8x Philox's rate).
+void sampler_table(const BenchConfig& config, Report& report) {
+  Table table;
+  table.title =
+      "Sobol (Owen-scrambled, 16 replicates, Brownian bridge) against Philox, one option, float, "
+      "the library call on host data: path-steps/s (bar: sobol >= 0.8x philox)";
+  table.element_name = "path-steps";
+  const struct {
+    const char* name;
+    BenchOption option;
+    std::int64_t paths;
+  } products[] = {{"european", bench_option(BarrierType::none, 1), std::int64_t{1} << 28},
+                  {"barrier-252", bench_option(BarrierType::down_out, 252), std::int64_t{1} << 22}};
+  for (const auto& product : products) {
+    double philox_ms = 0;
+    for (const finance::MonteCarloSampler sampler :
+         {finance::MonteCarloSampler::philox, finance::MonteCarloSampler::sobol}) {
+      MonteCarloOptions options = bench_options(product.paths, true);
+      options.sampler = sampler;
+      SamplerWorkload workload(config.context, product.option, options);
+      const bool sobol = sampler == finance::MonteCarloSampler::sobol;
+      Row row = time_variant(config, kSamplerRow, workload,
+                             fmt::format("{}-float-{}", product.name, sobol ? "sobol" : "philox"));
+      if (sobol && row.median_ms() > 0) {
+        row.note += fmt::format("; {:.2f}x the philox rate", philox_ms / row.median_ms());
+      } else {
+        philox_ms = row.median_ms();
+      }
+      table.rows.push_back(std::move(row));
+    }
+  }
+  report.tables.push_back(std::move(table));
+}
+
+#endif  // GPUKIT_HAVE_CUDA
+
 // ---- Early exercise (Longstaff-Schwartz) ---------------------------------------------------
 
 // Longstaff and Schwartz's put (S = 36, K = 40, r = 6%, sigma = 20%, T = 1) on 50 Bermudan dates,
@@ -508,6 +581,7 @@ void run_monte_carlo_bench(const BenchConfig& config, Report& report) {
     cuda::set_device(config.context.cuda_device);
     speed_tables(config, report);
     grid_table(config, report);
+    sampler_table(config, report);
   }
 #endif
   cpu_table(config, report);
