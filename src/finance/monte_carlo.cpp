@@ -56,6 +56,34 @@ double variance_ratio(double reference, double reduced) {
 
 }  // namespace
 
+// The one place that refuses rows whose exercise is not european: the Longstaff-Schwartz engine
+// (issue 33) takes them over here.
+void refuse_early_exercise(const MonteCarloBookView& book, std::int64_t i) {
+  if (book.exercise == nullptr || book.exercise[i] == ExerciseStyle::european) return;
+  if (static_cast<unsigned>(book.exercise[i]) > static_cast<unsigned>(ExerciseStyle::american)) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: unknown exercise style {}", i,
+                                   static_cast<unsigned>(book.exercise[i])));
+  }
+  throw InvalidInput(
+      fmt::format("monte carlo: option {}: {} exercise is not priced yet (european rows only)", i,
+                  book.exercise[i] == ExerciseStyle::bermudan ? "bermudan" : "american"));
+}
+
+// A heston row's parameters: finite, v0, theta and sigma_v >= 0, kappa > 0 (the QE scheme's
+// moments divide by it), |rho| <= 1; the CSV reader's rules (io/option_book.hpp).
+void check_heston_parameters(const OptionInputs& in, std::int64_t i) {
+  const auto refuse = [i](const char* name, double value, const char* rule) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: {} {}, got {}", i, name, rule, value));
+  };
+  for (const auto& [name, value] :
+       {std::pair{"v0", in.v0}, std::pair{"theta", in.theta}, std::pair{"sigma_v", in.sigma_v}}) {
+    if (!(value >= 0) || !std::isfinite(value)) refuse(name, value, "must be finite and >= 0");
+  }
+  if (!(in.kappa > 0) || !std::isfinite(in.kappa))
+    refuse("kappa", in.kappa, "must be finite and > 0");
+  if (!(std::fabs(in.rho) <= 1)) refuse("rho", in.rho, "must be in [-1, 1]");
+}
+
 template <class Real>
 OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i) {
   OptionInputs in;
@@ -77,6 +105,32 @@ OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i) {
   if (in.steps < 1 || in.steps > kMonteCarloMaxSteps) {
     throw InvalidInput(fmt::format("monte carlo: option {}: steps must be in [1, {}], got {}", i,
                                    kMonteCarloMaxSteps, in.steps));
+  }
+  if (book.average != nullptr) in.average = book.average[i];
+  if (static_cast<unsigned>(in.average) > static_cast<unsigned>(AverageType::geometric)) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: unknown average {}", i,
+                                   static_cast<unsigned>(in.average)));
+  }
+  if (in.average != AverageType::none && in.barrier_type != BarrierType::none) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: an Asian option takes no barrier", i));
+  }
+  if (in.average != AverageType::none) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: Asian options are not priced yet", i));
+  }
+  refuse_early_exercise(book, i);
+  if (book.model != nullptr) in.model = book.model[i];
+  if (static_cast<unsigned>(in.model) > static_cast<unsigned>(AssetModel::heston)) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: unknown model {}", i,
+                                   static_cast<unsigned>(in.model)));
+  }
+  if (in.model == AssetModel::heston) {
+    in.v0 = rounded<Real>(value_of(book.v0, i));
+    in.kappa = rounded<Real>(value_of(book.kappa, i));
+    in.theta = rounded<Real>(value_of(book.theta, i));
+    in.sigma_v = rounded<Real>(value_of(book.sigma_v, i));
+    in.rho = rounded<Real>(value_of(book.rho, i));
+    check_heston_parameters(in, i);
+    throw InvalidInput(fmt::format("monte carlo: option {}: heston rows are not priced yet", i));
   }
   return in;
 }

@@ -21,6 +21,9 @@ struct OptionInputs {
   BarrierType barrier_type = BarrierType::none;
   double barrier = 0;
   std::uint32_t steps = 1;
+  AverageType average = AverageType::none;
+  AssetModel model = AssetModel::black_scholes;
+  double v0 = 0, kappa = 0, theta = 0, sigma_v = 0, rho = 0;  // heston rows only
 };
 
 /// Throws InvalidInput for a book or options price_monte_carlo_book refuses (its contract).
@@ -35,7 +38,8 @@ inline std::int64_t samples_per_option(const MonteCarloOptions& options) {
 /// barrier), so that every path is knocked at once; false for a European row.
 bool knocked_at_start(const OptionInputs& in);
 
-/// Reads and validates row `i` (InvalidInput for a bad barrier or step count).
+/// Reads and validates row `i` (InvalidInput for a bad barrier or step count, an Asian barrier,
+/// Heston parameters out of range, or a row this engine does not price: refuse_early_exercise).
 template <class Real>
 OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i);
 
