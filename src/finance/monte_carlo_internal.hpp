@@ -102,6 +102,11 @@ struct Estimate {
   double price = 0, std_error = 0, vrf_antithetic = 0, vrf_control = 0;
 };
 
+/// E[max(+-(G - K), 0)] / S0 for the geometric average G of S at the row's `steps` fixings t_i =
+/// i T / steps under Black-Scholes (Kemna and Vorst 1990 with discrete fixings), undiscounted:
+/// the mean of an arithmetic Asian row's control variate.
+double geometric_asian_expected_payoff(const OptionInputs& in);
+
 /// Price and standard error from an option's moments (x in units of the spot, undiscounted).
 Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithetic, bool control);
 

@@ -138,4 +138,24 @@ inline void expect_same_result(const MonteCarloBookResult& a, const MonteCarloBo
   EXPECT_TRUE(same_bits(a.vrf_control, b.vrf_control)) << what << ": vrf_control";
 }
 
+/// Prices `rows` (with antithetic variates and the control variate, 5000 paths, in double and
+/// in float) on 1, 2 and 3 CPU threads through `price(rows, options, threads)` and expects every
+/// result field to have the bits of the one-thread run.
+template <class Price>
+void expect_the_bits_of_one_thread(const Price& price, const std::vector<McRow>& rows) {
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    MonteCarloOptions options;
+    options.paths = 5000;
+    options.antithetic = true;
+    options.control_variate = true;
+    options.precision = precision;
+    const MonteCarloBookResult one = price(rows, options, 1);
+    for (int threads : {2, 3}) {
+      expect_same_result(one, price(rows, options, threads),
+                         std::to_string(threads) + " threads, precision " +
+                             std::to_string(static_cast<int>(precision)));
+    }
+  }
+}
+
 }  // namespace gpukit::finance::testing
