@@ -296,7 +296,8 @@ void register_mc(CLI::App& app) {
   command->add_flag("--antithetic", args->antithetic,
                     "Antithetic variates (adds vrf_antithetic; paths must be even)");
   command->add_flag("--control-variate", args->control_variate,
-                    "The discounted terminal price as control variate (adds vrf_control)");
+                    "The discounted terminal price as control variate (the geometric Asian on "
+                    "arithmetic Asian rows; adds vrf_control)");
   command->add_flag("--greeks", args->greeks, "Add delta and vega (bump and reprice, CRN)");
   command->add_flag("--check", args->check,
                     "Compare with an independent long-double reference on the same random "
