@@ -241,7 +241,16 @@ constexpr const char* kMcBookHelp =
     "  dividend      continuous yield                          a column, --dividend, or 0\n"
     "  barrier       > 0; needed where barrier_type is not none\n"
     "  barrier_type  none, down-out, down-in, up-out or up-in (any case; empty = none)\n"
-    "  steps         monitoring dates, 1 to 1048576; empty = 1 for a European row\n"
+    "  steps         monitoring dates, fixings or time steps, 1 to 1048576; empty = 1 for a\n"
+    "                European row; required on barrier, Asian, bermudan, american and\n"
+    "                heston rows\n"
+    "  average       none, arithmetic or geometric (any case; empty = none): an Asian option on\n"
+    "                the steps fixings t_i = i T/steps; no barrier, european exercise\n"
+    "  exercise      european, bermudan or american (any case; empty = european)\n"
+    "  model         black-scholes or heston (any case; empty = black-scholes)\n"
+    "  v0, theta, sigma_v  >= 0; kappa > 0; rho in [-1, 1]: Heston's initial and long-run\n"
+    "                variance, volatility of variance, mean reversion and correlation; required\n"
+    "                on heston rows (whose volatility is ignored)\n"
     "  id            optional: keys the trade's random numbers (FNV-1a of its bytes), so a\n"
     "                trade keeps its price in any book; without it, the row number does\n"
     "barrier and barrier_type come together. Any other column is copied through byte for byte\n"
@@ -303,7 +312,8 @@ void register_mc(CLI::App& app) {
   command->add_flag("--antithetic", args->antithetic,
                     "Antithetic variates (adds vrf_antithetic; paths must be even)");
   command->add_flag("--control-variate", args->control_variate,
-                    "The discounted terminal price as control variate (adds vrf_control)");
+                    "The discounted terminal price as control variate (the geometric Asian on "
+                    "arithmetic Asian rows; adds vrf_control)");
   command->add_flag("--greeks", args->greeks, "Add delta and vega (bump and reprice, CRN)");
   command->add_flag("--check", args->check,
                     "Compare with an independent long-double reference on the same random "

@@ -72,12 +72,21 @@ EuropeanBookResult price_in(const Context& context, const OptionBookView& book, 
 EuropeanBookResult price_european_book(const Context& context, const OptionBookView& book,
                                        Precision precision, bool greeks,
                                        const BlackScholesOptions& options) {
-  if (book.barrier_type != nullptr) {
-    for (std::int64_t i = 0; i < book.count; ++i) {
-      if (book.barrier_type[i] != BarrierType::none) {
-        throw InvalidInput("Black-Scholes prices European options only: row " + std::to_string(i) +
-                           " of the book is a barrier option (Monte Carlo prices those)");
-      }
+  // What the closed form cannot price: Monte Carlo prices those rows.
+  for (std::int64_t i = 0; i < book.count; ++i) {
+    const char* what = nullptr;
+    if (book.barrier_type != nullptr && book.barrier_type[i] != BarrierType::none) {
+      what = "a barrier option";
+    } else if (book.average != nullptr && book.average[i] != AverageType::none) {
+      what = "an Asian option";
+    } else if (book.exercise != nullptr && book.exercise[i] != ExerciseStyle::european) {
+      what = "an option with early exercise";
+    } else if (book.model != nullptr && book.model[i] != AssetModel::black_scholes) {
+      what = "a heston row";
+    }
+    if (what != nullptr) {
+      throw InvalidInput("Black-Scholes prices European options only: row " + std::to_string(i) +
+                         " of the book is " + what + " (Monte Carlo prices those)");
     }
   }
   return precision == Precision::float32 ? price_in<float>(context, book, greeks, options)

@@ -58,6 +58,31 @@ double variance_ratio(double reference, double reduced) {
 
 }  // namespace
 
+// An exercise style the enumeration does not name (a cast, not the CSV reader) is refused; the
+// early-exercise rows themselves are routed to the Longstaff-Schwartz engine before this is read.
+void check_exercise_style(const MonteCarloBookView& book, std::int64_t i) {
+  if (book.exercise == nullptr) return;
+  if (static_cast<unsigned>(book.exercise[i]) > static_cast<unsigned>(ExerciseStyle::american)) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: unknown exercise style {}", i,
+                                   static_cast<unsigned>(book.exercise[i])));
+  }
+}
+
+// A heston row's parameters: finite, v0, theta and sigma_v >= 0, kappa > 0 (the QE scheme's
+// moments divide by it), |rho| <= 1; the CSV reader's rules (io/option_book.hpp).
+void check_heston_parameters(const OptionInputs& in, std::int64_t i) {
+  const auto refuse = [i](const char* name, double value, const char* rule) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: {} {}, got {}", i, name, rule, value));
+  };
+  for (const auto& [name, value] :
+       {std::pair{"v0", in.v0}, std::pair{"theta", in.theta}, std::pair{"sigma_v", in.sigma_v}}) {
+    if (!(value >= 0) || !std::isfinite(value)) refuse(name, value, "must be finite and >= 0");
+  }
+  if (!(in.kappa > 0) || !std::isfinite(in.kappa))
+    refuse("kappa", in.kappa, "must be finite and > 0");
+  if (!(std::fabs(in.rho) <= 1)) refuse("rho", in.rho, "must be in [-1, 1]");
+}
+
 template <class Real>
 OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i) {
   OptionInputs in;
@@ -80,12 +105,70 @@ OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i) {
     throw InvalidInput(fmt::format("monte carlo: option {}: steps must be in [1, {}], got {}", i,
                                    kMonteCarloMaxSteps, in.steps));
   }
+  if (book.average != nullptr) in.average = book.average[i];
+  if (static_cast<unsigned>(in.average) > static_cast<unsigned>(AverageType::geometric)) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: unknown average {}", i,
+                                   static_cast<unsigned>(in.average)));
+  }
+  if (in.average != AverageType::none && in.barrier_type != BarrierType::none) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: an Asian option takes no barrier", i));
+  }
+  check_exercise_style(book, i);
+  if (book.model != nullptr) in.model = book.model[i];
+  if (static_cast<unsigned>(in.model) > static_cast<unsigned>(AssetModel::heston)) {
+    throw InvalidInput(fmt::format("monte carlo: option {}: unknown model {}", i,
+                                   static_cast<unsigned>(in.model)));
+  }
+  if (in.model == AssetModel::heston) {
+    in.v0 = rounded<Real>(value_of(book.v0, i));
+    in.kappa = rounded<Real>(value_of(book.kappa, i));
+    in.theta = rounded<Real>(value_of(book.theta, i));
+    in.sigma_v = rounded<Real>(value_of(book.sigma_v, i));
+    in.rho = rounded<Real>(value_of(book.rho, i));
+    check_heston_parameters(in, i);
+  }
   return in;
 }
 
 bool knocked_at_start(const OptionInputs& in) {
   if (in.barrier_type == BarrierType::none) return false;
   return is_down(in.barrier_type) ? in.spot <= in.barrier : in.spot >= in.barrier;
+}
+
+// Andersen's constants of a heston row's step (monte_carlo_path_params.hpp), in double.
+template <class Real>
+HestonStep<Real> heston_step_params(const OptionInputs& in) {
+  const double dt = in.maturity / in.steps;
+  const double decay = std::exp(-in.kappa * dt);
+  const double sigma2 = in.sigma_v * in.sigma_v;
+  const double one_minus_decay = -std::expm1(-in.kappa * dt);
+  HestonStep<Real> h;
+  h.v0 = static_cast<Real>(in.v0);
+  h.theta = static_cast<Real>(in.theta);
+  h.decay = static_cast<Real>(decay);
+  h.variance_c1 = static_cast<Real>(sigma2 * decay * one_minus_decay / in.kappa);
+  h.variance_c2 =
+      static_cast<Real>(in.theta * sigma2 * one_minus_decay * one_minus_decay / (2 * in.kappa));
+  h.carry_dt = static_cast<Real>((in.rate - in.dividend) * dt);
+  double k0 = 0, k1 = -0.25 * dt, k2 = -0.25 * dt, k3 = 0.5 * dt, k4 = 0.5 * dt;
+  if (in.sigma_v > 0) {
+    // gamma1 = gamma2 = 1/2. With sigma_v = 0 the variance is deterministic and the spot's
+    // normal carries all of it (rho plays no part): the values above.
+    const double rho_over_sigma = in.rho / in.sigma_v;
+    const double tilt = 0.5 * dt * (in.kappa * rho_over_sigma - 0.5);
+    k0 = -rho_over_sigma * in.kappa * in.theta * dt;
+    k1 = tilt - rho_over_sigma;
+    k2 = tilt + rho_over_sigma;
+    k3 = k4 = 0.5 * dt * (1 - in.rho * in.rho);
+  }
+  h.k0 = static_cast<Real>(k0);
+  h.k1 = static_cast<Real>(k1);
+  h.k2 = static_cast<Real>(k2);
+  h.k3 = static_cast<Real>(k3);
+  h.k4 = static_cast<Real>(k4);
+  h.a = static_cast<Real>(k2 + 0.5 * k4);
+  h.half_k3 = static_cast<Real>(0.5 * k3);
+  return h;
 }
 
 template <class Real>
@@ -97,11 +180,15 @@ PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
   p.strike_over_spot = static_cast<Real>(in.strike / in.spot);
   p.drift_dt = static_cast<Real>((in.rate - in.dividend - 0.5 * sigma * sigma) * dt);
   p.vol_sqrt_dt = static_cast<Real>(sigma * std::sqrt(dt));
+  p.inv_steps = static_cast<Real>(1.0 / in.steps);
   p.steps = in.steps;
+  p.average = static_cast<std::uint8_t>(in.average);
   p.option_index = static_cast<std::uint32_t>(stream_key);
   p.stream_high = static_cast<std::uint32_t>(stream_key >> 32);
   p.is_put = in.is_put ? 1 : 0;
   p.barrier = static_cast<std::uint8_t>(in.barrier_type);
+  if (in.model == AssetModel::heston) p.heston_step = heston_step_params<Real>(in);
+  p.heston = in.model == AssetModel::heston ? 1 : 0;
   if (in.barrier_type != BarrierType::none) {
     p.log_barrier = static_cast<Real>(std::log(in.barrier / in.spot));
     const double variance_dt = sigma * sigma * dt;
@@ -111,6 +198,24 @@ PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
     p.continuous = monitoring == BarrierMonitoring::continuous ? 1 : 0;
   }
   return p;
+}
+
+double geometric_asian_expected_payoff(const OptionInputs& in) {
+  // ln G = (1/n) sum ln S_{t_i} is normal: mean (r - q - sigma^2/2) T (n+1)/(2n) and variance
+  // sigma^2 T (n+1)(2n+1)/(6 n^2) relative to ln S0 (sum_{i,j} min(t_i, t_j) = dt n(n+1)(2n+1)/6).
+  const double n = in.steps, sigma = in.volatility;
+  const double mean =
+      (in.rate - in.dividend - 0.5 * sigma * sigma) * in.maturity * (n + 1) / (2 * n);
+  const double variance = sigma * sigma * in.maturity * (n + 1) * (2 * n + 1) / (6 * n * n);
+  const double strike = in.strike / in.spot;
+  const double sign = in.is_put ? -1.0 : 1.0;
+  if (!(variance > 0)) return std::max(sign * (std::exp(mean) - strike), 0.0);
+  const double forward = std::exp(mean + 0.5 * variance);  // E[G / S0]
+  if (!(strike > 0)) return in.is_put ? 0.0 : forward;
+  const double sd = std::sqrt(variance);
+  const double d1 = (mean - std::log(strike) + variance) / sd, d2 = d1 - sd;
+  const auto normal_cdf = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  return sign * (forward * normal_cdf(sign * d1) - strike * normal_cdf(sign * d2));
 }
 
 Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithetic, bool control) {
@@ -126,7 +231,11 @@ Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithe
     e.vrf_antithetic = variance_ratio(single, 2.0 * m.m2_x / n);
   }
   if (control) {
-    const double expected = std::exp((in.rate - in.dividend) * in.maturity);  // E[S_T / S0]
+    // The control's mean: E[S_T / S0], or on an arithmetic Asian row the geometric Asian's.
+    const double expected =
+        in.average == AverageType::arithmetic && in.model == AssetModel::black_scholes
+            ? geometric_asian_expected_payoff(in)
+            : std::exp((in.rate - in.dividend) * in.maturity);
     if (m.m2_c > 0) {
       const double beta = m.co_xc / m.m2_c;
       mean -= beta * (m.mean_c - expected);
@@ -175,6 +284,25 @@ void check_book_and_options(const MonteCarloBookView& book, const MonteCarloOpti
   check_sobol_options(options);
 }
 
+namespace {
+
+void check_heston_options(const OptionInputs& in, std::int64_t i,
+                          const MonteCarloOptions& options) {
+  if (in.model != AssetModel::heston) return;
+  if (in.barrier_type != BarrierType::none && options.monitoring == BarrierMonitoring::continuous) {
+    throw InvalidInput(fmt::format(
+        "monte carlo: option {}: a heston barrier row is monitored on its dates only (the "
+        "Brownian-bridge correction of continuous monitoring needs a constant volatility)",
+        i));
+  }
+  if (options.greeks) {
+    throw InvalidInput(
+        fmt::format("monte carlo: option {}: Greeks are not computed for heston rows yet", i));
+  }
+}
+
+}  // namespace
+
 template <class Real>
 std::vector<OptionInputs> book_inputs(const MonteCarloBookView& book) {
   std::vector<OptionInputs> inputs(static_cast<std::size_t>(book.count));
@@ -192,6 +320,7 @@ std::vector<PathParams<Real>> book_path_params(const MonteCarloBookView& book,
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::uint64_t stream =
         book.stream != nullptr ? book.stream[i] : std::uint64_t{options.first_option_index} + i;
+    check_heston_options(rows[i], static_cast<std::int64_t>(i), options);
     params[i] = path_params<Real>(rows[i], stream, options.monitoring);
   }
   return params;
@@ -464,8 +593,14 @@ std::vector<std::int64_t> monte_carlo_rows_without_paying_path(const MonteCarloB
     // too: its coefficient is then 0). Rows whose paths are not random (no volatility or no time)
     // and knock-outs breached at the start are 0 for a reason of their own.
     if (result.price[k] != 0 || result.std_error[k] != 0) continue;
-    const double volatility =
+    double volatility =
         book.volatility.values != nullptr ? book.volatility.values[i] : book.volatility.scalar;
+    if (book.model != nullptr && book.model[i] == AssetModel::heston) {
+      // A heston row's paths are random where it has variance: v0 or theta > 0.
+      volatility =
+          std::max(book.v0.values != nullptr ? book.v0.values[i] : book.v0.scalar,
+                   book.theta.values != nullptr ? book.theta.values[i] : book.theta.scalar);
+    }
     if (!(volatility > 0 && book.maturity[i] > 0)) continue;
     if (std::binary_search(breached.begin(), breached.end(), i)) continue;
     rows.push_back(i);
@@ -558,6 +693,10 @@ struct HostCopyOfDeviceBook {
   std::vector<BarrierType> barrier_type;
   std::vector<std::uint32_t> steps;
   std::vector<std::uint64_t> stream_keys;
+  std::vector<AverageType> average;
+  std::vector<ExerciseStyle> exercise;
+  std::vector<AssetModel> model;
+  std::vector<double> v0, kappa, theta, sigma_v, rho;
   MonteCarloBookView view;
 
   HostCopyOfDeviceBook(const MonteCarloBookView& device_book, StreamHandle stream)
@@ -580,6 +719,14 @@ struct HostCopyOfDeviceBook {
     view.barrier = read(device_book.barrier, barrier);
     view.steps = read(device_book.steps, steps);
     view.stream = read(device_book.stream, stream_keys);
+    view.average = read(device_book.average, average);
+    view.exercise = read(device_book.exercise, exercise);
+    view.model = read(device_book.model, model);
+    view.v0.values = read(device_book.v0.values, v0);
+    view.kappa.values = read(device_book.kappa.values, kappa);
+    view.theta.values = read(device_book.theta.values, theta);
+    view.sigma_v.values = read(device_book.sigma_v.values, sigma_v);
+    view.rho.values = read(device_book.rho.values, rho);
   }
 };
 

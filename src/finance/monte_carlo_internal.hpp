@@ -22,6 +22,9 @@ struct OptionInputs {
   BarrierType barrier_type = BarrierType::none;
   double barrier = 0;
   std::uint32_t steps = 1;
+  AverageType average = AverageType::none;
+  AssetModel model = AssetModel::black_scholes;
+  double v0 = 0, kappa = 0, theta = 0, sigma_v = 0, rho = 0;  // heston rows only
 };
 
 /// Throws InvalidInput for a book or options price_monte_carlo_book refuses (its contract).
@@ -41,7 +44,8 @@ inline std::int64_t samples_per_option(const MonteCarloOptions& options) {
 /// barrier), so that every path is knocked at once; false for a European row.
 bool knocked_at_start(const OptionInputs& in);
 
-/// Reads and validates row `i` (InvalidInput for a bad barrier or step count).
+/// Reads and validates row `i` (InvalidInput for a bad barrier or step count, an Asian barrier,
+/// Heston parameters out of range, or an exercise style the enumeration does not name).
 template <class Real>
 OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i);
 
@@ -103,6 +107,11 @@ std::function<void(std::int64_t tiles)> tile_progress(std::span<const PathParams
 struct Estimate {
   double price = 0, std_error = 0, vrf_antithetic = 0, vrf_control = 0;
 };
+
+/// E[max(+-(G - K), 0)] / S0 for the geometric average G of S at the row's `steps` fixings t_i =
+/// i T / steps under Black-Scholes (Kemna and Vorst 1990 with discrete fixings), undiscounted:
+/// the mean of an arithmetic Asian row's control variate.
+double geometric_asian_expected_payoff(const OptionInputs& in);
 
 /// Price and standard error from an option's moments (x in units of the spot, undiscounted).
 Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithetic, bool control);

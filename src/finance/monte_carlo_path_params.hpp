@@ -15,6 +15,21 @@ inline constexpr int kLanes = 32;
 inline constexpr int kQuadsPerLane = 16;
 static_assert(kLanes * kQuadsPerLane * 4 == kMonteCarloTileSamples);
 
+/// A heston row's step of Andersen's QE scheme (monte_carlo.hpp), precomputed in double and
+/// rounded to Real: with dt = T / steps and e = exp(-kappa dt), the conditional mean of the next
+/// variance is m = theta + (v - theta) e and its variance s^2 = v c1 + c2; the log-price moves by
+/// K0 + K1 v + K2 v' + sqrt(K3 v + K4 v') Z_s beside (r - q) dt (gamma1 = gamma2 = 1/2), or with
+/// the martingale correction by C - K3 v / 2 + K2 v' + ..., C from A = K2 + K4 / 2.
+template <class Real>
+struct HestonStep {
+  Real v0 = 0, theta = 0;
+  Real decay = 0;  // e^{-kappa dt}
+  Real variance_c1 = 0, variance_c2 = 0;
+  Real carry_dt = 0;  // (r - q) dt
+  Real k0 = 0, k1 = 0, k2 = 0, k3 = 0, k4 = 0;
+  Real a = 0, half_k3 = 0;  // K2 + K4 / 2; K3 / 2
+};
+
 /// One option, precomputed on the host in double and rounded once to Real, so the CPU and the
 /// GPU start from the same numbers. Log-prices are relative to the spot: y = ln(S / S0).
 template <class Real>
@@ -24,6 +39,7 @@ struct PathParams {
   Real vol_sqrt_dt = 0;       // sigma sqrt(dt)
   Real log_barrier = 0;       // ln(B / S0)
   Real bridge_scale = 0;      // -2 / (sigma^2 dt): the bridge crossing exponent's factor
+  Real inv_steps = 1;         // 1 / steps: an Asian row's average of its fixings
   std::uint32_t steps = 1;
   std::uint32_t option_index = 0;  // the Philox option word: the stream key's bits 0-31
   std::uint32_t stream_high = 0;   // the stream key's bits 32-63 (0 for row numbers)
@@ -31,6 +47,9 @@ struct PathParams {
   std::uint8_t barrier = 0;  // BarrierType
   std::uint8_t knocked_at_start = 0;
   std::uint8_t continuous = 0;
+  std::uint8_t average = 0;  // AverageType
+  std::uint8_t heston = 0;   // AssetModel::heston: the `heston` fields drive the paths
+  HestonStep<Real> heston_step;
 };
 
 /// The loop a path takes. Kernels are specialized for one kind when every option of a run has it
@@ -42,10 +61,20 @@ enum class PathKind : std::uint8_t {
   european,  // several steps (only their sum matters)
   discrete_barrier,
   continuous_barrier,
+  asian_arithmetic,  // the mean of S at the steps fixings (no barrier: the reader's rule)
+  asian_geometric,   // exp of the mean of ln S at the fixings
+  heston,            // Heston's QE paths, any payoff but a continuous barrier
 };
 
 template <class Real>
 GPUKIT_HD_INLINE PathKind path_kind(const PathParams<Real>& p) {
+  if (p.heston != 0) return PathKind::heston;
+  if (p.average == static_cast<std::uint8_t>(AverageType::arithmetic)) {
+    return PathKind::asian_arithmetic;
+  }
+  if (p.average == static_cast<std::uint8_t>(AverageType::geometric)) {
+    return PathKind::asian_geometric;
+  }
   if (p.barrier == static_cast<std::uint8_t>(BarrierType::none)) {
     return p.steps == 1 ? PathKind::european_one_step : PathKind::european;
   }

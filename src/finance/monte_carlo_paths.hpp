@@ -82,6 +82,115 @@ GPUKIT_HD_INLINE double min_of(double a, double b) {
 #endif
 }
 
+// The accurate functions of the Heston step, on either side (the device's are within 2 ulps in
+// double, 2-4 in float: the CUDA programming guide's table).
+GPUKIT_HD_INLINE float path_log(float x) {
+#if defined(__CUDA_ARCH__)
+  return ::logf(x);
+#else
+  return std::log(x);
+#endif
+}
+GPUKIT_HD_INLINE double path_log(double x) {
+#if defined(__CUDA_ARCH__)
+  return ::log(x);
+#else
+  return std::log(x);
+#endif
+}
+GPUKIT_HD_INLINE float path_sqrt(float x) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+GPUKIT_HD_INLINE double path_sqrt(double x) {
+#if defined(__CUDA_ARCH__)
+  return __dsqrt_rn(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+GPUKIT_HD_INLINE float path_erfc(float x) {
+#if defined(__CUDA_ARCH__)
+  return ::erfcf(x);
+#else
+  return std::erfc(x);
+#endif
+}
+GPUKIT_HD_INLINE double path_erfc(double x) {
+#if defined(__CUDA_ARCH__)
+  return ::erfc(x);
+#else
+  return std::erfc(x);
+#endif
+}
+
+/// Andersen's critical psi: the quadratic branch below it (inclusive), the exponential above.
+inline constexpr double kHestonCriticalPsi = 1.5;
+
+/// One step of a heston row's path (Andersen 2008, "Simple and efficient simulation of the Heston
+/// stochastic volatility model", the QE scheme with psi_c = 1.5 and the martingale correction of
+/// his section 4.1): the variance moves from `v` to the returned v', driven by the normal z_v
+/// (the exponential branch's uniform is U = Phi(z_v), 1 - U = erfc(z_v / sqrt 2) / 2), and
+/// `increment` receives the log-price's increment driven by z_s. Where the correction does not
+/// exist (1 - 2 A a <= 0 or beta <= A: very large steps) the uncorrected K0 + K1 v is used.
+/// A zero conditional variance (sigma_v = 0, or v = theta = 0) moves the variance to m exactly.
+template <class Real>
+GPUKIT_HD_INLINE Real heston_step(const HestonStep<Real>& h, Real v, Real z_v, Real z_s,
+                                  Real& increment) {
+  const Real one = 1;
+  const Real m = rounded::mul_add(rounded::sub(v, h.theta), h.decay, h.theta);
+  const Real s2 = rounded::mul_add(v, h.variance_c1, h.variance_c2);
+  Real next = 0, correction = 0;
+  bool corrected = true;
+  if (!(s2 > Real(0)) || !(m > Real(0))) {
+    next = max0(m);
+    correction = rounded::mul(-h.a, next);
+  } else {
+    const Real psi = rounded::div(s2, rounded::mul(m, m));
+    if (psi <= Real(kHestonCriticalPsi)) {
+      const Real two_over_psi = rounded::div(Real(2), psi);
+      const Real b2 = rounded::add(
+          rounded::sub(two_over_psi, one),
+          rounded::mul(path_sqrt(two_over_psi), path_sqrt(rounded::sub(two_over_psi, one))));
+      const Real a = rounded::div(m, rounded::add(one, b2));
+      const Real root = rounded::add(path_sqrt(b2), z_v);
+      next = rounded::mul(a, rounded::mul(root, root));
+      const Real denominator = rounded::sub(one, rounded::mul(rounded::add(h.a, h.a), a));
+      if (denominator > Real(0)) {
+        correction =
+            rounded::sub(rounded::mul(Real(0.5), path_log(denominator)),
+                         rounded::div(rounded::mul(rounded::mul(h.a, b2), a), denominator));
+      } else {
+        corrected = false;
+      }
+    } else {
+      const Real p = rounded::div(rounded::sub(psi, one), rounded::add(psi, one));
+      const Real survive = rounded::sub(one, p);  // P(v' > 0)
+      const Real beta = rounded::div(survive, m);
+      const Real tail =
+          rounded::mul(Real(0.5), path_erfc(rounded::mul(z_v, Real(0.70710678118654752440))));
+      next = tail >= survive ? Real(0) : rounded::div(path_log(rounded::div(survive, tail)), beta);
+      if (beta > h.a) {
+        correction = -path_log(
+            rounded::add(p, rounded::div(rounded::mul(beta, survive), rounded::sub(beta, h.a))));
+      } else {
+        corrected = false;
+      }
+    }
+  }
+  const Real drift =
+      corrected ? rounded::add(rounded::add(h.carry_dt, correction),
+                               rounded::sub(rounded::mul(h.k2, next), rounded::mul(h.half_k3, v)))
+                : rounded::add(rounded::add(h.carry_dt, h.k0),
+                               rounded::add(rounded::mul(h.k1, v), rounded::mul(h.k2, next)));
+  const Real diffusion = path_sqrt(max0(rounded::mul_add(h.k3, v, rounded::mul(h.k4, next))));
+  increment = rounded::mul_add(diffusion, z_s, drift);
+  return next;
+}
+
 // ---- Paths -------------------------------------------------------------------------------------
 
 /// An option's per-path constants. Barrier paths run in the barrier's direction: w = y for a down
@@ -95,11 +204,15 @@ struct PathConstants {
   Real bridge_scale = 0;
   Real payoff_sign = 1, signed_strike = 0;  // intrinsic = payoff_sign * S_T + signed_strike
   Real drift_log2 = 0, vol_log2 = 0;        // drift and vol / ln 2 (the fast one-step path)
+  Real inv_steps = 1;                       // 1 / steps (Asian averages)
   std::uint32_t steps = 1;
   std::uint32_t option = 0;
   std::uint32_t stream_high = 0;  // the stream key's bits 32-63
   bool knock_in = false;
   bool knocked_at_start = false;
+  bool has_barrier = false;
+  std::uint8_t average = 0;  // AverageType (read by the heston kind's payoff)
+  HestonStep<Real> heston;
 };
 
 template <class Real>
@@ -116,21 +229,27 @@ GPUKIT_HD_INLINE PathConstants<Real> path_constants(const PathParams<Real>& p) {
   c.signed_strike = p.is_put ? p.strike_over_spot : -p.strike_over_spot;
   c.drift_log2 = rounded::mul(p.drift_dt, Real(1.44269504088896340736));
   c.vol_log2 = rounded::mul(p.vol_sqrt_dt, Real(1.44269504088896340736));
+  c.inv_steps = p.inv_steps;
   c.steps = p.steps;
   c.option = p.option_index;
   c.stream_high = p.stream_high;
   c.knock_in = p.barrier == static_cast<std::uint8_t>(BarrierType::down_in) ||
                p.barrier == static_cast<std::uint8_t>(BarrierType::up_in);
   c.knocked_at_start = p.knocked_at_start != 0;
+  c.has_barrier = p.barrier != static_cast<std::uint8_t>(BarrierType::none);
+  c.average = p.average;
+  c.heston = p.heston_step;
   return c;
 }
 
-/// The payoff (undiscounted, in units of the spot) and S_T / S0 of the 4 paths of a quad, and
-/// with antithetic variates of their 4 mirrors (the normals' signs flipped).
+/// The payoff (undiscounted, in units of the spot) and the control variate's sample of the 4
+/// paths of a quad, and with antithetic variates of their 4 mirrors (the normals' signs flipped).
+/// The control is S_T / S0 (mean e^{(r-q)T}), on an arithmetic Asian row the geometric Asian's
+/// payoff on the same fixings (mean in closed form: monte_carlo.hpp).
 template <class Real>
 struct QuadOutcome {
   Real payoff[4];
-  Real terminal[4];
+  Real control[4];
 };
 
 /// max(S_T - K, 0) or max(K - S_T, 0): mul_add(+-1, S_T, -+K) rounds as the subtraction does.
@@ -158,12 +277,87 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
       const Real terminal = fast::exp2(log2_terminal);
       QuadOutcome<Real>& out = j < 4 ? plain : mirror;
       out.payoff[j & 3] = vanilla_payoff(c, terminal);
-      out.terminal[j & 3] = terminal;
+      out.control[j & 3] = terminal;
     }
     return;
   }
 #endif
-  if constexpr (kKind == PathKind::european_one_step) {
+  if constexpr (kKind == PathKind::heston) {
+    // Step s draws the variance's normals from step word 2s and the spot's from 2s + 1
+    // (monte_carlo.hpp); the mirror path flips both. w = direction * y as on barrier paths (an
+    // Asian or European heston row has direction 1), the running minimum of w for a discrete
+    // barrier, and the sums of an Asian row.
+    Real variance[kWays], w[kWays], lowest[kWays], log_sum[kWays], price_sum[kWays];
+    for (int j = 0; j < kWays; ++j) {
+      variance[j] = c.heston.v0, w[j] = 0, log_sum[j] = 0, price_sum[j] = 0;
+      lowest[j] = std::numeric_limits<Real>::infinity();
+    }
+    const bool arithmetic = c.average == static_cast<std::uint8_t>(AverageType::arithmetic);
+    for (std::uint32_t step = 0; step < c.steps; ++step) {
+      Real z_v[4], z_s[4];
+      quad_normals<kFast>(keys, c.option, c.stream_high, quad, 2 * step, z_v);
+      quad_normals<kFast>(keys, c.option, c.stream_high, quad, 2 * step + 1, z_s);
+      for (int j = 0; j < kWays; ++j) {
+        const Real sign = j < 4 ? Real(1) : Real(-1);
+        Real increment = 0;
+        variance[j] = heston_step(c.heston, variance[j], rounded::mul(sign, z_v[j & 3]),
+                                  rounded::mul(sign, z_s[j & 3]), increment);
+        w[j] = rounded::add(w[j], rounded::mul(c.direction, increment));
+        lowest[j] = min_of(lowest[j], w[j]);
+        if (c.average != 0) {
+          log_sum[j] = rounded::add(log_sum[j], w[j]);
+          if (arithmetic) price_sum[j] = rounded::add(price_sum[j], path_exp<kFast>(w[j]));
+        }
+      }
+    }
+    for (int j = 0; j < kWays; ++j) {
+      const Real terminal = path_exp<kFast>(rounded::mul(c.direction, w[j]));
+      Real underlying = terminal;
+      if (arithmetic) {
+        underlying = rounded::mul(price_sum[j], c.inv_steps);
+      } else if (c.average != 0) {
+        underlying = path_exp<kFast>(rounded::mul(log_sum[j], c.inv_steps));
+      }
+      Real payoff = vanilla_payoff(c, underlying);
+      if (c.has_barrier) {
+        const bool survived = !c.knocked_at_start && lowest[j] > c.barrier;
+        payoff = survived != c.knock_in ? payoff : Real(0);
+      }
+      QuadOutcome<Real>& out = j < 4 ? plain : mirror;
+      out.payoff[j & 3] = payoff;
+      out.control[j & 3] = terminal;
+    }
+    return;
+  } else if constexpr (kKind == PathKind::asian_arithmetic || kKind == PathKind::asian_geometric) {
+    // The log-price y_i at each fixing t_i = i T / steps, summed (the geometric average's
+    // exponent) and, on arithmetic rows, its exponential summed (the arithmetic average), then
+    // each sum times 1 / steps.
+    constexpr bool kArithmetic = kKind == PathKind::asian_arithmetic;
+    Real log_sum[kWays], price_sum[kWays];
+    for (int j = 0; j < kWays; ++j) y[j] = 0, log_sum[j] = 0, price_sum[j] = 0;
+    for (std::uint32_t step = 0; step < c.steps; ++step) {
+      Real z[4];
+      quad_normals<kFast>(keys, c.option, c.stream_high, quad, step, z);
+      for (int j = 0; j < kWays; ++j) {
+        const Real vol = j < 4 ? c.vol : -c.vol;
+        y[j] = rounded::add(y[j], rounded::mul_add(vol, z[j & 3], c.drift));
+        log_sum[j] = rounded::add(log_sum[j], y[j]);
+        if constexpr (kArithmetic) price_sum[j] = rounded::add(price_sum[j], path_exp<kFast>(y[j]));
+      }
+    }
+    for (int j = 0; j < kWays; ++j) {
+      const Real geometric = path_exp<kFast>(rounded::mul(log_sum[j], c.inv_steps));
+      QuadOutcome<Real>& out = j < 4 ? plain : mirror;
+      if constexpr (kArithmetic) {
+        out.payoff[j & 3] = vanilla_payoff(c, rounded::mul(price_sum[j], c.inv_steps));
+        out.control[j & 3] = vanilla_payoff(c, geometric);
+      } else {
+        out.payoff[j & 3] = vanilla_payoff(c, geometric);
+        out.control[j & 3] = path_exp<kFast>(y[j]);
+      }
+    }
+    return;
+  } else if constexpr (kKind == PathKind::european_one_step) {
     Real z[4];
     quad_normals<kFast>(keys, c.option, c.stream_high, quad, 0, z);
     for (int j = 0; j < 4; ++j) {
@@ -223,17 +417,22 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     }
     for (int j = 0; j < kWays; ++j) y[j] = rounded::mul(c.direction, w[j]);
   }
-  for (int j = 0; j < kWays; ++j) {
-    const Real terminal = path_exp<kFast>(y[j]);
-    Real payoff = vanilla_payoff(c, terminal);
-    if constexpr (kKind == PathKind::discrete_barrier) {
-      payoff = (alive[j] != Real(0)) != c.knock_in ? payoff : Real(0);
-    } else if constexpr (kKind == PathKind::continuous_barrier) {
-      payoff = rounded::mul(payoff, c.knock_in ? rounded::sub(Real(1), alive[j]) : alive[j]);
+  // The kinds above that form their own payoffs have returned (a discarded branch here, so that
+  // no compiler sees an unreachable loop).
+  if constexpr (kKind != PathKind::heston && kKind != PathKind::asian_arithmetic &&
+                kKind != PathKind::asian_geometric) {
+    for (int j = 0; j < kWays; ++j) {
+      const Real terminal = path_exp<kFast>(y[j]);
+      Real payoff = vanilla_payoff(c, terminal);
+      if constexpr (kKind == PathKind::discrete_barrier) {
+        payoff = (alive[j] != Real(0)) != c.knock_in ? payoff : Real(0);
+      } else if constexpr (kKind == PathKind::continuous_barrier) {
+        payoff = rounded::mul(payoff, c.knock_in ? rounded::sub(Real(1), alive[j]) : alive[j]);
+      }
+      QuadOutcome<Real>& out = j < 4 ? plain : mirror;
+      out.payoff[j & 3] = payoff;
+      out.control[j & 3] = terminal;
     }
-    QuadOutcome<Real>& out = j < 4 ? plain : mirror;
-    out.payoff[j & 3] = payoff;
-    out.terminal[j & 3] = terminal;
   }
 }
 
@@ -252,12 +451,12 @@ GPUKIT_HD_INLINE QuadSamples<Real> quad_samples(const PathConstants<Real>& c,
   for (int j = 0; j < 4; ++j) {
     if constexpr (M::antithetic) {
       s.x[j] = rounded::mul(Real(0.5), rounded::add(plain.payoff[j], mirror.payoff[j]));
-      s.control[j] = rounded::mul(Real(0.5), rounded::add(plain.terminal[j], mirror.terminal[j]));
+      s.control[j] = rounded::mul(Real(0.5), rounded::add(plain.control[j], mirror.control[j]));
       s.half_difference[j] =
           rounded::mul(Real(0.5), rounded::sub(plain.payoff[j], mirror.payoff[j]));
     } else {
       s.x[j] = plain.payoff[j];
-      s.control[j] = plain.terminal[j];
+      s.control[j] = plain.control[j];
       s.half_difference[j] = 0;
     }
   }
@@ -279,6 +478,12 @@ GPUKIT_HD_INLINE QuadSamples<Real> quad_samples_of(const PathParams<Real>& p,
         return quad_samples<kFast, M, PathKind::european>(c, keys, quad);
       case PathKind::discrete_barrier:
         return quad_samples<kFast, M, PathKind::discrete_barrier>(c, keys, quad);
+      case PathKind::asian_arithmetic:
+        return quad_samples<kFast, M, PathKind::asian_arithmetic>(c, keys, quad);
+      case PathKind::asian_geometric:
+        return quad_samples<kFast, M, PathKind::asian_geometric>(c, keys, quad);
+      case PathKind::heston:
+        return quad_samples<kFast, M, PathKind::heston>(c, keys, quad);
       default:
         return quad_samples<kFast, M, PathKind::continuous_barrier>(c, keys, quad);
     }

@@ -143,6 +143,12 @@ SobolBook<Real> sobol_book(const std::vector<OptionInputs>& rows,
   std::uint32_t dimensions = 1;
   std::map<std::uint32_t, std::uint32_t> bridge_of_steps;  // step count -> offset
   for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].average != AverageType::none || rows[i].model != AssetModel::black_scholes) {
+      throw InvalidInput(fmt::format(
+          "monte carlo: option {}: the sobol sampler prices European and barrier rows under "
+          "Black-Scholes (this row is {}); use the philox sampler",
+          i, rows[i].average != AverageType::none ? "an Asian option" : "a heston row"));
+    }
     const std::uint32_t needed = sobol_dimensions(rows[i]);
     if (needed > static_cast<std::uint32_t>(rng::kSobolMaxDimensions)) {
       throw InvalidInput(fmt::format(

@@ -72,6 +72,12 @@ GPUKIT_HD_INLINE Moments<Real> lane_moments(const PathParams<Real>& p, const Phi
         return lane_moments<kFast, M, PathKind::european>(p, keys, samples, tile, lane);
       case PathKind::discrete_barrier:
         return lane_moments<kFast, M, PathKind::discrete_barrier>(p, keys, samples, tile, lane);
+      case PathKind::asian_arithmetic:
+        return lane_moments<kFast, M, PathKind::asian_arithmetic>(p, keys, samples, tile, lane);
+      case PathKind::asian_geometric:
+        return lane_moments<kFast, M, PathKind::asian_geometric>(p, keys, samples, tile, lane);
+      case PathKind::heston:
+        return lane_moments<kFast, M, PathKind::heston>(p, keys, samples, tile, lane);
       default:
         return lane_moments<kFast, M, PathKind::continuous_barrier>(p, keys, samples, tile, lane);
     }

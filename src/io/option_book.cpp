@@ -39,14 +39,23 @@ enum class ColumnRole : std::uint8_t {
   barrier,  // BookColumns::with_barriers only, like the two below
   barrier_type,
   steps,
+  average,  // BookColumns::european reads these three (to refuse what it cannot price), ...
+  exercise,
+  model,
+  v0,  // ... with_barriers all eight: the Heston parameters, read on heston rows
+  kappa,
+  theta,
+  sigma_v,
+  rho,
   price,  // books of quotes (BookColumns::quotes_on_*) only, like forward
   forward,
   pass_through,
 };
 
-constexpr std::array<std::string_view, 12> kKnownColumnNames = {
-    "type",     "spot",    "strike",       "maturity", "rate",  "volatility",
-    "dividend", "barrier", "barrier_type", "steps",    "price", "forward"};
+constexpr std::array<std::string_view, 20> kKnownColumnNames = {
+    "type",    "spot",         "strike",  "maturity", "rate",     "volatility", "dividend",
+    "barrier", "barrier_type", "steps",   "average",  "exercise", "model",      "v0",
+    "kappa",   "theta",        "sigma_v", "rho",      "price",    "forward"};
 
 using RoleSet = std::array<bool, kKnownColumnNames.size()>;
 
@@ -61,11 +70,12 @@ RoleSet known_roles(BookColumns columns) {
   using R = ColumnRole;
   switch (columns) {
     case BookColumns::european:
-      return role_set(
-          {R::type, R::spot, R::strike, R::maturity, R::rate, R::volatility, R::dividend});
+      return role_set({R::type, R::spot, R::strike, R::maturity, R::rate, R::volatility,
+                       R::dividend, R::average, R::exercise, R::model});
     case BookColumns::with_barriers:
       return role_set({R::type, R::spot, R::strike, R::maturity, R::rate, R::volatility,
-                       R::dividend, R::barrier, R::barrier_type, R::steps});
+                       R::dividend, R::barrier, R::barrier_type, R::steps, R::average, R::exercise,
+                       R::model, R::v0, R::kappa, R::theta, R::sigma_v, R::rho});
     case BookColumns::quotes_on_spot:
       return role_set({R::type, R::price, R::spot, R::strike, R::maturity, R::rate, R::dividend});
     case BookColumns::quotes_on_forward:
@@ -167,20 +177,28 @@ NumberStatus parse_number(std::string_view text, double& value) {
   return NumberStatus::ok;
 }
 
-// The sign rule of a known numeric column (spot and barrier > 0; strike, maturity and volatility
-// >= 0), as the messages word it, or nullptr when `value` keeps it (or the column has none). Shared
-// by the CSV reader and find_book_term_problem, so that both books obey one set of rules.
+// The sign rule of a known numeric column (spot, barrier and kappa > 0; strike, maturity,
+// volatility, v0, theta and sigma_v >= 0; rho in [-1, 1]), as the messages word it, or nullptr
+// when `value` keeps it (or the column has none). Shared by the CSV reader and
+// find_book_term_problem, so that both books obey one set of rules. Heston's kappa must be > 0:
+// the QE scheme's moments divide by it (kappa -> 0 is their limit, not a value they take).
 const char* broken_sign_rule(ColumnRole role, double value) {
   switch (role) {
     case ColumnRole::spot:
     case ColumnRole::forward:
     case ColumnRole::barrier:
+    case ColumnRole::kappa:
       return value > 0 ? nullptr : "must be > 0";
     case ColumnRole::strike:
     case ColumnRole::maturity:
     case ColumnRole::volatility:
     case ColumnRole::price:
+    case ColumnRole::v0:
+    case ColumnRole::theta:
+    case ColumnRole::sigma_v:
       return value >= 0 ? nullptr : "must be >= 0";
+    case ColumnRole::rho:
+      return value >= -1 && value <= 1 ? nullptr : "must be in [-1, 1]";
     default:
       return nullptr;
   }
@@ -209,6 +227,80 @@ constexpr double kMaxSteps = double(1u << 20);
 constexpr const char* kStepsRule = "expected an integer in [1, 1048576]";
 constexpr const char* kTypeRule = "expected call, put, c or p";
 constexpr const char* kBarrierTypeRule = "expected none, down-out, down-in, up-out or up-in";
+constexpr const char* kAverageRule = "expected none, arithmetic or geometric";
+constexpr const char* kExerciseRule = "expected european, bermudan or american";
+constexpr const char* kModelRule = "expected black-scholes or heston";
+constexpr std::array<ColumnRole, 5> kHestonRoles = {
+    ColumnRole::v0, ColumnRole::kappa, ColumnRole::theta, ColumnRole::sigma_v, ColumnRole::rho};
+constexpr std::array<std::string_view, 3> kAverageNames = {"none", "arithmetic", "geometric"};
+constexpr std::array<std::string_view, 3> kExerciseNames = {"european", "bermudan", "american"};
+constexpr std::array<std::string_view, 2> kModelNames = {"black-scholes", "heston"};
+
+// A word of `names` (any case, blanks around it ignored; empty is the first word) as the
+// enumeration whose values they name in order; nullopt for any other text.
+template <class Enum, std::size_t N>
+std::optional<Enum> parse_word(std::string_view text,
+                               const std::array<std::string_view, N>& names) {
+  const std::string_view word = trim_blanks(text);
+  if (word.empty()) return static_cast<Enum>(0);
+  for (std::size_t k = 0; k < N; ++k) {
+    if (equals_ignoring_case(word, names[k])) return static_cast<Enum>(k);
+  }
+  return std::nullopt;
+}
+
+// What a row's payoff columns say together, read by the CSV reader and find_book_term_problem
+// alike: an Asian row has neither a barrier nor early exercise (its average is its payoff).
+struct CombinationProblem {
+  ColumnRole role;
+  std::string what;
+};
+std::optional<CombinationProblem> combination_problem(finance::AverageType average,
+                                                      finance::ExerciseStyle exercise,
+                                                      finance::BarrierType barrier) {
+  if (average == finance::AverageType::none) return std::nullopt;
+  if (barrier != finance::BarrierType::none) {
+    return CombinationProblem{
+        ColumnRole::average,
+        fmt::format("an Asian ({}) option takes no barrier, got barrier_type {}",
+                    kAverageNames[static_cast<std::size_t>(average)],
+                    std::array<std::string_view, 5>{"none", "down-out", "down-in", "up-out",
+                                                    "up-in"}[static_cast<std::size_t>(barrier)])};
+  }
+  if (exercise != finance::ExerciseStyle::european) {
+    return CombinationProblem{
+        ColumnRole::exercise,
+        fmt::format("an Asian ({}) option is exercised at maturity only, got {}",
+                    kAverageNames[static_cast<std::size_t>(average)],
+                    kExerciseNames[static_cast<std::size_t>(exercise)])};
+  }
+  return std::nullopt;
+}
+
+// Why a book read for Black-Scholes (BookColumns::european) cannot price a row, at the column
+// that says so; nullopt for a European Black-Scholes row.
+std::optional<CombinationProblem> black_scholes_refusal(finance::AverageType average,
+                                                        finance::ExerciseStyle exercise,
+                                                        finance::AssetModel model) {
+  if (average != finance::AverageType::none) {
+    return CombinationProblem{ColumnRole::average,
+                              "an Asian option: Black-Scholes prices European options only "
+                              "(Monte Carlo, gpukit mc, prices Asian ones)"};
+  }
+  if (exercise != finance::ExerciseStyle::european) {
+    return CombinationProblem{
+        ColumnRole::exercise,
+        fmt::format("a {} option: Black-Scholes prices European exercise only (Monte Carlo, "
+                    "gpukit mc, prices early exercise)",
+                    kExerciseNames[static_cast<std::size_t>(exercise)])};
+  }
+  if (model != finance::AssetModel::black_scholes) {
+    return CombinationProblem{ColumnRole::model,
+                              "a heston row: the Black-Scholes formula prices the black-scholes "
+                              "model only (Monte Carlo, gpukit mc, prices heston rows)"};
+  }
+  return std::nullopt;
+}
 
 bool steps_in_range(double value) {
   return value == std::floor(value) && value >= 1 && value <= kMaxSteps;
@@ -250,7 +342,16 @@ class BookParser {
   void settle_book_wide_value(ColumnRole role, const std::optional<double>& given,
                               std::optional<double> fallback, double& scalar);
 
-  void finish_barrier_row(const CsvRecord& record, bool barrier_given, bool steps_given);
+  // What a row's optional columns held, for the rules that read several of them.
+  struct RowTerms {
+    bool barrier_given = false, steps_given = false;
+    finance::AverageType average = finance::AverageType::none;
+    finance::ExerciseStyle exercise = finance::ExerciseStyle::european;
+    finance::AssetModel model = finance::AssetModel::black_scholes;
+    std::array<bool, kHestonRoles.size()> heston_given{};
+  };
+  void finish_row(const CsvRecord& record, const RowTerms& terms);
+  void finish_barrier_row(const CsvRecord& record, const RowTerms& terms);
 
   OptionBook& book_;
   std::int64_t header_line_;
@@ -409,6 +510,16 @@ std::vector<double>& BookParser::values_of(ColumnRole role) {
       return book_.dividend;
     case ColumnRole::barrier:
       return book_.barrier;
+    case ColumnRole::v0:
+      return book_.v0;
+    case ColumnRole::kappa:
+      return book_.kappa;
+    case ColumnRole::theta:
+      return book_.theta;
+    case ColumnRole::sigma_v:
+      return book_.sigma_v;
+    case ColumnRole::rho:
+      return book_.rho;
     case ColumnRole::price:
       return book_.price;
     case ColumnRole::forward:
@@ -416,6 +527,9 @@ std::vector<double>& BookParser::values_of(ColumnRole role) {
     case ColumnRole::type:
     case ColumnRole::barrier_type:
     case ColumnRole::steps:
+    case ColumnRole::average:
+    case ColumnRole::exercise:
+    case ColumnRole::model:
     case ColumnRole::pass_through:
       break;
   }
@@ -487,7 +601,7 @@ double BookParser::parse_value(std::string_view text, std::int64_t line, std::si
 
 void BookParser::add_row(const CsvRecord& record) {
   const std::size_t column_count = book_.columns.size();
-  bool barrier_given = false, steps_given = false;
+  RowTerms terms;
   if (record.fields.size() != column_count) {
     throw InvalidInput(fmt::format("{}:{}: row has {} fields, the header has {}", book_.source,
                                    record.line, record.fields.size(), column_count));
@@ -523,11 +637,11 @@ void BookParser::add_row(const CsvRecord& record) {
         break;
       case ColumnRole::barrier: {
         if (trim_blanks(text).empty()) {
-          barrier_given = false;
+          terms.barrier_given = false;
           book_.barrier.push_back(0);
           break;
         }
-        barrier_given = true;
+        terms.barrier_given = true;
         book_.barrier.push_back(parse_known_value(text, record.line, col));
         break;
       }
@@ -542,7 +656,7 @@ void BookParser::add_row(const CsvRecord& record) {
       }
       case ColumnRole::steps: {
         if (trim_blanks(text).empty()) {
-          steps_given = false;
+          terms.steps_given = false;
           book_.steps.push_back(1);
           break;
         }
@@ -550,21 +664,114 @@ void BookParser::add_row(const CsvRecord& record) {
         if (!steps_in_range(value)) {
           throw_field_error(record.line, col, fmt::format("{}, got {}", kStepsRule, quoted(text)));
         }
-        steps_given = true;
+        terms.steps_given = true;
         book_.steps.push_back(static_cast<std::uint32_t>(value));
+        break;
+      }
+      case ColumnRole::average: {
+        const std::optional<finance::AverageType> average = parse_average_type(text);
+        if (!average) {
+          throw_field_error(record.line, col,
+                            fmt::format("{}, got {}", kAverageRule, quoted(text)));
+        }
+        book_.average.push_back(terms.average = *average);
+        break;
+      }
+      case ColumnRole::exercise: {
+        const std::optional<finance::ExerciseStyle> exercise = parse_exercise_style(text);
+        if (!exercise) {
+          throw_field_error(record.line, col,
+                            fmt::format("{}, got {}", kExerciseRule, quoted(text)));
+        }
+        book_.exercise.push_back(terms.exercise = *exercise);
+        break;
+      }
+      case ColumnRole::model: {
+        const std::optional<finance::AssetModel> model = parse_asset_model(text);
+        if (!model) {
+          throw_field_error(record.line, col, fmt::format("{}, got {}", kModelRule, quoted(text)));
+        }
+        book_.model.push_back(terms.model = *model);
+        break;
+      }
+      case ColumnRole::v0:
+      case ColumnRole::kappa:
+      case ColumnRole::theta:
+      case ColumnRole::sigma_v:
+      case ColumnRole::rho: {
+        // Read on heston rows only: empty elsewhere is fine (finish_row says where it is not).
+        const auto k =
+            static_cast<std::size_t>(roles_[col]) - static_cast<std::size_t>(ColumnRole::v0);
+        terms.heston_given[k] = !trim_blanks(text).empty();
+        values_of(roles_[col])
+            .push_back(terms.heston_given[k] ? parse_known_value(text, record.line, col) : 0.0);
         break;
       }
       case ColumnRole::pass_through:
         break;
     }
   }
-  if (columns_ == BookColumns::with_barriers) {
-    finish_barrier_row(record, barrier_given, steps_given);
+  finish_row(record, terms);
+}
+
+// Row-level rules that read several columns, once every field of the row is read.
+void BookParser::finish_row(const CsvRecord& record, const RowTerms& terms) {
+  const auto column_of = [this](ColumnRole role) {
+    return column_of_role_[static_cast<std::size_t>(role)];
+  };
+  if (columns_ == BookColumns::european) {
+    if (const auto refusal = black_scholes_refusal(terms.average, terms.exercise, terms.model)) {
+      throw_field_error(record.line, column_of(refusal->role), refusal->what);
+    }
+    return;
   }
+  if (columns_ != BookColumns::with_barriers) return;
+  finish_barrier_row(record, terms);
+  if (const auto problem =
+          combination_problem(terms.average, terms.exercise, book_.barrier_type.back())) {
+    throw_field_error(record.line, column_of(problem->role), problem->what);
+  }
+  if (terms.model == finance::AssetModel::heston) {
+    for (std::size_t k = 0; k < kHestonRoles.size(); ++k) {
+      if (!has_role_[static_cast<std::size_t>(kHestonRoles[k])]) {
+        throw InvalidInput(fmt::format(
+            "{}:{}: {}: required column is missing (a heston row needs v0, kappa, theta, "
+            "sigma_v and rho)",
+            book_.source, record.line,
+            kKnownColumnNames[static_cast<std::size_t>(kHestonRoles[k])]));
+      }
+      if (!terms.heston_given[k]) {
+        throw_field_error(record.line, column_of(kHestonRoles[k]),
+                          "empty field, a heston row needs v0, kappa, theta, sigma_v and rho");
+      }
+    }
+  }
+  if (terms.steps_given) return;
+  // The rows whose dates are part of their terms: barrier rows (monitoring dates, checked by
+  // finish_barrier_row), Asian rows (fixings), early exercise (exercise dates) and heston rows
+  // (the time steps of the scheme, whose bias the user chooses).
+  std::string_view needs;
+  if (terms.average != finance::AverageType::none) {
+    needs = "an Asian option needs its number of fixings";
+  } else if (terms.exercise != finance::ExerciseStyle::european) {
+    needs = terms.exercise == finance::ExerciseStyle::bermudan
+                ? "a bermudan option needs its number of exercise dates"
+                : "an american option needs its number of exercise dates";
+  } else if (terms.model == finance::AssetModel::heston) {
+    needs = "a heston row needs its number of time steps";
+  } else {
+    return;
+  }
+  if (has_role_[static_cast<std::size_t>(ColumnRole::steps)]) {
+    throw_field_error(record.line, column_of(ColumnRole::steps),
+                      fmt::format("empty field, {}", needs));
+  }
+  throw InvalidInput(fmt::format("{}:{}: steps: required column is missing ({})", book_.source,
+                                 record.line, needs));
 }
 
 // Row-level rules of the barrier columns, once every field of the row is read.
-void BookParser::finish_barrier_row(const CsvRecord& record, bool barrier_given, bool steps_given) {
+void BookParser::finish_barrier_row(const CsvRecord& record, const RowTerms& terms) {
   const auto role_index = [](ColumnRole role) { return static_cast<std::size_t>(role); };
   if (!has_role_[role_index(ColumnRole::barrier_type)]) {
     book_.barrier_type.push_back(finance::BarrierType::none);
@@ -572,11 +779,11 @@ void BookParser::finish_barrier_row(const CsvRecord& record, bool barrier_given,
   }
   if (!has_role_[role_index(ColumnRole::steps)]) book_.steps.push_back(1);
   if (book_.barrier_type.back() == finance::BarrierType::none) return;
-  if (!barrier_given) {
+  if (!terms.barrier_given) {
     throw_field_error(record.line, column_of_role_[role_index(ColumnRole::barrier)],
                       "empty field, a barrier option needs a barrier level");
   }
-  if (!steps_given) {
+  if (!terms.steps_given) {
     if (has_role_[role_index(ColumnRole::steps)]) {
       throw_field_error(record.line, column_of_role_[role_index(ColumnRole::steps)],
                         "empty field, a barrier option needs its number of monitoring dates");
@@ -614,7 +821,7 @@ std::size_t held_bytes(const OptionBook& book) {
       (book.raw_field_index.capacity() + book.raw_field_offsets.capacity()) * sizeof(std::uint64_t);
   for (const std::vector<double>* values :
        {&book.spot, &book.strike, &book.maturity, &book.rate, &book.volatility, &book.dividend,
-        &book.price, &book.forward}) {
+        &book.price, &book.forward, &book.v0, &book.kappa, &book.theta, &book.sigma_v, &book.rho}) {
     bytes += values->capacity() * sizeof(double);
   }
   return bytes;
@@ -722,6 +929,14 @@ finance::OptionBookView instrument_view(const OptionBook& book) {
   view.barrier_type = optional_column(book.barrier_type);
   view.barrier = optional_column(book.barrier);
   view.steps = optional_column(book.steps);
+  view.average = optional_column(book.average);
+  view.exercise = optional_column(book.exercise);
+  view.model = optional_column(book.model);
+  view.v0 = parameter(book.v0, 0);
+  view.kappa = parameter(book.kappa, 0);
+  view.theta = parameter(book.theta, 0);
+  view.sigma_v = parameter(book.sigma_v, 0);
+  view.rho = parameter(book.rho, 0);
   return view;
 }
 
@@ -768,6 +983,18 @@ std::optional<finance::BarrierType> parse_barrier_type(std::string_view text) {
     if (equals_ignoring_case(type, kNames[k])) return static_cast<finance::BarrierType>(k);
   }
   return std::nullopt;
+}
+
+std::optional<finance::AverageType> parse_average_type(std::string_view text) {
+  return parse_word<finance::AverageType>(text, kAverageNames);
+}
+
+std::optional<finance::ExerciseStyle> parse_exercise_style(std::string_view text) {
+  return parse_word<finance::ExerciseStyle>(text, kExerciseNames);
+}
+
+std::optional<finance::AssetModel> parse_asset_model(std::string_view text) {
+  return parse_word<finance::AssetModel>(text, kModelNames);
 }
 
 namespace {
@@ -977,6 +1204,40 @@ std::optional<BookTermProblem> find_book_term_problem(const finance::OptionBookV
     if (view.steps != nullptr && !steps_in_range(view.steps[row])) {
       return BookTermProblem{row, role_name(ColumnRole::steps),
                              fmt::format("{}, got {}", kStepsRule, view.steps[row])};
+    }
+    const auto average = view.average != nullptr ? view.average[row] : finance::AverageType::none;
+    const auto exercise =
+        view.exercise != nullptr ? view.exercise[row] : finance::ExerciseStyle::european;
+    const auto model = view.model != nullptr ? view.model[row] : finance::AssetModel::black_scholes;
+    if (static_cast<std::size_t>(average) >= kAverageNames.size()) {
+      return BookTermProblem{
+          row, role_name(ColumnRole::average),
+          fmt::format("{}, got {}", kAverageRule, static_cast<unsigned>(average))};
+    }
+    if (static_cast<std::size_t>(exercise) >= kExerciseNames.size()) {
+      return BookTermProblem{
+          row, role_name(ColumnRole::exercise),
+          fmt::format("{}, got {}", kExerciseRule, static_cast<unsigned>(exercise))};
+    }
+    if (static_cast<std::size_t>(model) >= kModelNames.size()) {
+      return BookTermProblem{row, role_name(ColumnRole::model),
+                             fmt::format("{}, got {}", kModelRule, static_cast<unsigned>(model))};
+    }
+    if (const auto problem = combination_problem(average, exercise, type)) {
+      return BookTermProblem{row, role_name(problem->role), problem->what};
+    }
+    if (model == finance::AssetModel::heston) {
+      const finance::PerOption<double> parameters[] = {view.v0, view.kappa, view.theta,
+                                                       view.sigma_v, view.rho};
+      for (std::size_t k = 0; k < kHestonRoles.size(); ++k) {
+        const finance::PerOption<double>& p = parameters[k];
+        std::string what = number_problem(
+            kHestonRoles[k], p.values != nullptr ? p.values[row] : p.scalar, precision);
+        if (!what.empty()) {
+          return BookTermProblem{p.values != nullptr ? row : -1, role_name(kHestonRoles[k]),
+                                 std::move(what)};
+        }
+      }
     }
   }
   return std::nullopt;

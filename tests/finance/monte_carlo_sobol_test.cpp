@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "every_backend_test_support.hpp"
@@ -190,6 +191,21 @@ TEST_P(MonteCarloSobolTest, RefusesWhatItCannotPrice) {
   const McBook book(rows);
   EXPECT_THROW(monte_carlo_blocks(book.view(), sobol(1000, 10)), InvalidInput);
   EXPECT_THROW(monte_carlo_reference(book.view(), sobol(1000, 10)), InvalidInput);
+  // Asian and Heston paths are Philox's only: a Sobol path of such a row would price it as a
+  // European option.
+  McRow asian = rows[0], heston = rows[0];
+  asian.average = AverageType::arithmetic, asian.steps = 12;
+  heston.model = AssetModel::heston, heston.steps = 12;
+  heston.v0 = 0.04, heston.kappa = 1.5, heston.theta = 0.04, heston.sigma_v = 0.3;
+  heston.rho = -0.7;
+  for (const McRow& row : {asian, heston}) {
+    try {
+      price({rows[1], row}, sobol(1024, 16));
+      ADD_FAILURE() << "no error";
+    } catch (const InvalidInput& e) {
+      EXPECT_NE(std::string(e.what()).find("option 1"), std::string::npos) << e.what();
+    }
+  }
 }
 
 GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(MonteCarloSobolTest);

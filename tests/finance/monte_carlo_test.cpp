@@ -342,6 +342,60 @@ TEST_P(MonteCarloTest, RejectsBadInputs) {
   EXPECT_TRUE(price({}, options).price.empty());
 }
 
+TEST_P(MonteCarloTest, RefusesRowsItDoesNotPriceNamingTheRow) {
+  MonteCarloOptions options;
+  options.paths = 1000;
+  const auto error_of = [&](const McRow& bad) -> std::string {
+    McRow fine;
+    try {
+      price({fine, bad}, options);
+    } catch (const InvalidInput& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  McRow early;
+  early.exercise = static_cast<ExerciseStyle>(7), early.steps = 50;
+  EXPECT_EQ(error_of(early), "monte carlo: option 1: unknown exercise style 7");
+  McRow asian_barrier;
+  asian_barrier.average = AverageType::arithmetic, asian_barrier.steps = 12;
+  asian_barrier.type = BarrierType::down_out, asian_barrier.barrier = 80;
+  EXPECT_EQ(error_of(asian_barrier), "monte carlo: option 1: an Asian option takes no barrier");
+  McRow heston;
+  heston.model = AssetModel::heston, heston.steps = 10;
+  heston.v0 = 0.04, heston.kappa = 0, heston.theta = 0.04, heston.sigma_v = 0.3, heston.rho = -0.5;
+  EXPECT_EQ(error_of(heston), "monte carlo: option 1: kappa must be finite and > 0, got 0");
+  heston.kappa = 1, heston.rho = -1.5;
+  EXPECT_EQ(error_of(heston), "monte carlo: option 1: rho must be in [-1, 1], got -1.5");
+  heston.rho = -0.5, heston.sigma_v = -0.1;
+  EXPECT_EQ(error_of(heston), "monte carlo: option 1: sigma_v must be finite and >= 0, got -0.1");
+  McRow unknown;
+  unknown.average = static_cast<AverageType>(5);
+  EXPECT_EQ(error_of(unknown), "monte carlo: option 1: unknown average 5");
+}
+
+TEST(MonteCarlo, BlackScholesRefusesAsianEarlyExerciseAndHestonRows) {
+  for (int kind = 0; kind < 3; ++kind) {
+    McRow row;
+    row.steps = 12;
+    if (kind == 0) row.average = AverageType::geometric;
+    if (kind == 1) row.exercise = ExerciseStyle::american;
+    if (kind == 2) row.model = AssetModel::heston;
+    const McBook book({McRow{}, row});
+    try {
+      price_european_book(Context::cpu(), book.view(), Precision::float64, false);
+      ADD_FAILURE() << "kind " << kind << ": no error";
+    } catch (const InvalidInput& e) {
+      const std::string what[] = {"an Asian option", "an option with early exercise",
+                                  "a heston row"};
+      EXPECT_EQ(std::string(e.what()),
+                "Black-Scholes prices European options only: row 1 of the "
+                "book is " +
+                    what[kind] + " (Monte Carlo prices those)");
+    }
+  }
+}
+
 // ---- Memory, streams and the independent reference (issue 18) ---------------------------------
 
 // A mixed book whose prices and standard errors were recorded with the code before issue 18

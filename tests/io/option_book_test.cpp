@@ -1171,5 +1171,231 @@ TEST(OptionBookTerms, TypeAndBarrierTypeWordsAreTheCsvReaders) {
   }
 }
 
+// ---- Issue 33's columns: average, exercise, model and the Heston parameters --------------------
+
+namespace issue33 {
+
+using finance::AssetModel;
+using finance::AverageType;
+using finance::ExerciseStyle;
+
+// Columns (1-based): type 1 .. maturity 4, barrier 5, barrier_type 6, steps 7, average 8,
+// exercise 9, model 10, v0 11, kappa 12, theta 13, sigma_v 14, rho 15.
+const std::string kHeader =
+    "type,spot,strike,maturity,barrier,barrier_type,steps,average,exercise,model,v0,kappa,theta,"
+    "sigma_v,rho\n";
+
+TEST(OptionBook, ReadsAverageExerciseModelAndHestonParametersInAnyCase) {
+  const OptionBook book = read_barrier_book(kHeader +
+                                            "c,100,100,1,,,,,,,,,,,\n"
+                                            "p,100,100,1,,,12,Arithmetic,,,,,,,\n"
+                                            "c,100,100,1,,,52, GEOMETRIC ,european,,,,,,\n"
+                                            "c,100,100,1,,,50,none,Bermudan,,,,,,\n"
+                                            "p,100,100,1,,,50,,AMERICAN,black-scholes,,,,,\n"
+                                            "c,100,100,1,90,down-out,64,,,Heston,0.04,1.5,"
+                                            "0.05,0.3,-0.7\n"
+                                            "c,100,100,1,,,4,,,,0.01,,,,\n");
+  ASSERT_EQ(book.size(), 7u);
+  EXPECT_EQ(book.average,
+            (std::vector<AverageType>{AverageType::none, AverageType::arithmetic,
+                                      AverageType::geometric, AverageType::none, AverageType::none,
+                                      AverageType::none, AverageType::none}));
+  EXPECT_EQ(book.exercise,
+            (std::vector<ExerciseStyle>{ExerciseStyle::european, ExerciseStyle::european,
+                                        ExerciseStyle::european, ExerciseStyle::bermudan,
+                                        ExerciseStyle::american, ExerciseStyle::european,
+                                        ExerciseStyle::european}));
+  EXPECT_EQ(book.model,
+            (std::vector<AssetModel>{AssetModel::black_scholes, AssetModel::black_scholes,
+                                     AssetModel::black_scholes, AssetModel::black_scholes,
+                                     AssetModel::black_scholes, AssetModel::heston,
+                                     AssetModel::black_scholes}));
+  // Empty fields are 0; a value on a black-scholes row is read (by the rules) and not used.
+  EXPECT_EQ(book.v0, (std::vector<double>{0, 0, 0, 0, 0, 0.04, 0.01}));
+  EXPECT_EQ(book.kappa, (std::vector<double>{0, 0, 0, 0, 0, 1.5, 0}));
+  EXPECT_EQ(book.theta, (std::vector<double>{0, 0, 0, 0, 0, 0.05, 0}));
+  EXPECT_EQ(book.sigma_v, (std::vector<double>{0, 0, 0, 0, 0, 0.3, 0}));
+  EXPECT_EQ(book.rho, (std::vector<double>{0, 0, 0, 0, 0, -0.7, 0}));
+
+  const finance::OptionBookView view = instrument_view(book);
+  ASSERT_NE(view.average, nullptr);
+  ASSERT_NE(view.exercise, nullptr);
+  ASSERT_NE(view.model, nullptr);
+  EXPECT_EQ(view.average[1], AverageType::arithmetic);
+  EXPECT_EQ(view.exercise[4], ExerciseStyle::american);
+  EXPECT_EQ(view.model[5], AssetModel::heston);
+  ASSERT_NE(view.kappa.values, nullptr);
+  EXPECT_EQ(view.kappa.values[5], 1.5);
+  EXPECT_EQ(view.rho.values[5], -0.7);
+  // A row range keeps them in step with the other columns.
+  const finance::OptionBookView rows = finance::book_rows(view, 5, 2);
+  EXPECT_EQ(rows.model[0], AssetModel::heston);
+  EXPECT_EQ(rows.v0.values[1], 0.01);
+}
+
+TEST(OptionBook, WithoutTheNewColumnsTheViewIsTheBookOfBefore) {
+  const OptionBook book = read_barrier_book(kBarrierHeader + "call,100,100,1,90,down-out,12\n");
+  EXPECT_TRUE(book.average.empty());
+  EXPECT_TRUE(book.model.empty());
+  EXPECT_TRUE(book.v0.empty());
+  const finance::OptionBookView view = instrument_view(book);
+  EXPECT_EQ(view.average, nullptr);
+  EXPECT_EQ(view.exercise, nullptr);
+  EXPECT_EQ(view.model, nullptr);
+  EXPECT_EQ(view.v0.values, nullptr);
+  EXPECT_EQ(view.rho.values, nullptr);
+}
+
+TEST(OptionBook, EachIssue33ColumnErrorHasFileLineColumnAndName) {
+  struct Case {
+    std::string row, expected_message;
+  };
+  const std::string heston = ",,,heston,0.04,1.5,0.05,0.3,-0.7";
+  const std::vector<Case> cases = {
+      {"c,100,100,1,,,12,harmonic,,,,,,,",
+       "book.csv:3:8: average: expected none, arithmetic or geometric, got \"harmonic\""},
+      {"c,100,100,1,,,12,,asian,,,,,,",
+       "book.csv:3:9: exercise: expected european, bermudan or american, got \"asian\""},
+      {"c,100,100,1,,,12,,,sabr,,,,,",
+       "book.csv:3:10: model: expected black-scholes or heston, got \"sabr\""},
+      {"c,100,100,1,90,down-out,12,arithmetic,,,,,,,",
+       "book.csv:3:8: average: an Asian (arithmetic) option takes no barrier, got barrier_type "
+       "down-out"},
+      {"c,100,100,1,,,12,geometric,american,,,,,,",
+       "book.csv:3:9: exercise: an Asian (geometric) option is exercised at maturity only, got "
+       "american"},
+      {"c,100,100,1,,,,arithmetic,,,,,,,",
+       "book.csv:3:7: steps: empty field, an Asian option needs its number of fixings"},
+      {"c,100,100,1,,,,,bermudan,,,,,,",
+       "book.csv:3:7: steps: empty field, a bermudan option needs its number of exercise dates"},
+      {"c,100,100,1,,," + heston,
+       "book.csv:3:7: steps: empty field, a heston row needs its number of time steps"},
+      {"c,100,100,1,,,12,,,heston,,1.5,0.05,0.3,-0.7",
+       "book.csv:3:11: v0: empty field, a heston row needs v0, kappa, theta, sigma_v and rho"},
+      {"c,100,100,1,,,12,,,heston,0.04,1.5,0.05,0.3,",
+       "book.csv:3:15: rho: empty field, a heston row needs v0, kappa, theta, sigma_v and rho"},
+      {"c,100,100,1,,,12,,,heston,-0.04,1.5,0.05,0.3,-0.7",
+       "book.csv:3:11: v0: must be >= 0, got \"-0.04\""},
+      {"c,100,100,1,,,12,,,heston,0.04,0,0.05,0.3,-0.7",
+       "book.csv:3:12: kappa: must be > 0, got \"0\""},
+      {"c,100,100,1,,,12,,,heston,0.04,1.5,-1e-9,0.3,-0.7",
+       "book.csv:3:13: theta: must be >= 0, got \"-1e-9\""},
+      {"c,100,100,1,,,12,,,heston,0.04,1.5,0.05,-0.3,-0.7",
+       "book.csv:3:14: sigma_v: must be >= 0, got \"-0.3\""},
+      {"c,100,100,1,,,12,,,heston,0.04,1.5,0.05,0.3,-1.01",
+       "book.csv:3:15: rho: must be in [-1, 1], got \"-1.01\""},
+      {"c,100,100,1,,,12,,,heston,0.04,1.5,0.05,0.3,nan",
+       "book.csv:3:15: rho: must be finite, got \"nan\""},
+      // The rules hold on a black-scholes row too, where the values are not used.
+      {"c,100,100,1,,,12,,,,,,,,2", "book.csv:3:15: rho: must be in [-1, 1], got \"2\""},
+  };
+  for (const Case& bad : cases) {
+    const std::string text = kHeader + "c,100,100,1,,,,,,,,,,,\n" + bad.row + "\n";
+    SCOPED_TRACE(text);
+    EXPECT_EQ(barrier_book_error(text), bad.expected_message);
+  }
+  // The boundaries are values: rho = +-1, v0 = theta = sigma_v = 0.
+  const OptionBook edge = read_barrier_book(kHeader +
+                                            "c,100,100,1,,,12,,,heston,0,1e-9,0,0,1\n"
+                                            "c,100,100,1,,,12,,,heston,0,1e-9,0,0,-1\n");
+  EXPECT_EQ(edge.rho, (std::vector<double>{1, -1}));
+}
+
+TEST(OptionBook, AHestonRowNeedsTheParameterColumnsAndAnAsianRowTheStepsColumn) {
+  EXPECT_EQ(barrier_book_error("type,spot,strike,maturity,steps,model,v0,kappa,theta,sigma_v\n"
+                               "c,1,1,1,4,,,,,\n"
+                               "c,1,1,1,4,heston,0.04,1,0.04,0.2\n"),
+            "book.csv:3: rho: required column is missing (a heston row needs v0, kappa, theta, "
+            "sigma_v and rho)");
+  EXPECT_EQ(barrier_book_error("type,spot,strike,maturity,average\nc,1,1,1,\nc,1,1,1,geometric\n"),
+            "book.csv:3: steps: required column is missing (an Asian option needs its number of "
+            "fixings)");
+  // Without a heston row the parameter columns may be missing, and the model column alone is
+  // fine.
+  const OptionBook book = read_barrier_book("type,spot,strike,maturity,model\nc,1,1,1,\n");
+  EXPECT_EQ(book.model, (std::vector<AssetModel>{AssetModel::black_scholes}));
+}
+
+TEST(OptionBook, ABlackScholesBookRefusesRowsItCannotPriceAtTheirField) {
+  // gpukit bs reads average, exercise and model to refuse what the formula cannot price; the
+  // barrier columns and Heston parameters stay pass-through there.
+  struct Case {
+    std::string text, expected_message;
+  };
+  const std::vector<Case> cases = {
+      {"type,spot,strike,maturity,average\nc,1,1,1,\nc,1,1,1,arithmetic\n",
+       "book.csv:3:5: average: an Asian option: Black-Scholes prices European options only "
+       "(Monte Carlo, gpukit mc, prices Asian ones)"},
+      {"type,spot,strike,maturity,exercise\nc,1,1,1,american\n",
+       "book.csv:2:5: exercise: a american option: Black-Scholes prices European exercise only "
+       "(Monte Carlo, gpukit mc, prices early exercise)"},
+      {"type,model,spot,strike,maturity,kappa\nc,HESTON,1,1,1,-5\n",
+       "book.csv:2:2: model: a heston row: the Black-Scholes formula prices the black-scholes "
+       "model only (Monte Carlo, gpukit mc, prices heston rows)"},
+  };
+  for (const Case& bad : cases) {
+    SCOPED_TRACE(bad.text);
+    try {
+      read_book(bad.text, defaults(0.01, 0.2, {}));
+      ADD_FAILURE() << "no error";
+    } catch (const InvalidInput& e) {
+      EXPECT_EQ(std::string(e.what()), bad.expected_message);
+    }
+  }
+  const OptionBook fine = read_book(
+      "type,spot,strike,maturity,average,exercise,model,kappa\nc,1,1,1,none,European,,x\n",
+      defaults(0.01, 0.2, {}));
+  EXPECT_EQ(fine.size(), 1u);
+  EXPECT_TRUE(fine.kappa.empty());  // a pass-through column of a Black-Scholes book
+}
+
+TEST(OptionBook, TheWordParsersReadWhatTheReaderReads) {
+  EXPECT_EQ(parse_average_type(""), AverageType::none);
+  EXPECT_EQ(parse_average_type(" Geometric "), AverageType::geometric);
+  EXPECT_EQ(parse_average_type("mean"), std::nullopt);
+  EXPECT_EQ(parse_exercise_style("BERMUDAN"), ExerciseStyle::bermudan);
+  EXPECT_EQ(parse_exercise_style(""), ExerciseStyle::european);
+  EXPECT_EQ(parse_exercise_style("early"), std::nullopt);
+  EXPECT_EQ(parse_asset_model("Black-Scholes"), AssetModel::black_scholes);
+  EXPECT_EQ(parse_asset_model("heston"), AssetModel::heston);
+  EXPECT_EQ(parse_asset_model("black_scholes"), std::nullopt);
+}
+
+TEST(OptionBookTerms, Issue33RulesAreWordedAsTheReaderWordsThem) {
+  TermColumns columns;
+  std::vector<AverageType> average = {AverageType::none, AverageType::none, AverageType::geometric};
+  std::vector<ExerciseStyle> exercise(3, ExerciseStyle::european);
+  std::vector<AssetModel> model = {AssetModel::heston, AssetModel::black_scholes,
+                                   AssetModel::black_scholes};
+  std::vector<double> v0 = {0.04, 0, 0}, kappa = {1.5, 0, 0}, rho = {-0.7, 5, 5};
+  auto view = [&] {
+    finance::OptionBookView v = columns.view();
+    v.average = average.data(), v.exercise = exercise.data(), v.model = model.data();
+    v.v0 = {v0.data(), 0}, v.kappa = {kappa.data(), 0}, v.rho = {rho.data(), 0};
+    v.theta = {nullptr, 0.05}, v.sigma_v = {nullptr, 0.3};
+    return v;
+  };
+  EXPECT_EQ(term_problem(view()), "none");  // rho 5 on black-scholes rows is not read
+  kappa[0] = 0;
+  EXPECT_EQ(term_problem(view()), "0: kappa: must be > 0, got 0");
+  kappa[0] = 1.5, rho[0] = 1.5;
+  EXPECT_EQ(term_problem(view()), "0: rho: must be in [-1, 1], got 1.5");
+  rho[0] = -0.7;
+  finance::OptionBookView book_wide = view();
+  book_wide.sigma_v.scalar = -1;
+  EXPECT_EQ(term_problem(book_wide), "-1: sigma_v: must be >= 0, got -1");
+  average[1] = AverageType::arithmetic;  // row 1 is the up-in barrier row
+  EXPECT_EQ(term_problem(view()),
+            "1: average: an Asian (arithmetic) option takes no barrier, got barrier_type up-in");
+  average[1] = AverageType::none, exercise[2] = ExerciseStyle::bermudan;
+  EXPECT_EQ(term_problem(view()),
+            "2: exercise: an Asian (geometric) option is exercised at maturity only, got "
+            "bermudan");
+  exercise[2] = static_cast<ExerciseStyle>(9);
+  EXPECT_EQ(term_problem(view()), "2: exercise: expected european, bermudan or american, got 9");
+}
+
+}  // namespace issue33
+
 }  // namespace
 }  // namespace gpukit::io

@@ -65,6 +65,14 @@ GPUKIT_HD_INLINE double mul(double a, double b) {
 #endif
 }
 
+GPUKIT_HD_INLINE float div(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
 GPUKIT_HD_INLINE double div(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __ddiv_rn(a, b);

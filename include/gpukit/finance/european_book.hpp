@@ -21,8 +21,10 @@ struct EuropeanBookResult {
 /// Prices `book` (finance/instrument.hpp) on `context`, each row its own side (only that side is
 /// computed). float64 prices the book's own columns, without a copy: the call allocates its result
 /// columns and nothing else of the book's size. float32 rounds the inputs to float first (a copy
-/// in float). Same contract and errors as price_black_scholes, and InvalidInput for a barrier row
-/// (barrier_type other than none: Monte Carlo prices those); steps and stream are not read.
+/// in float). Same contract and errors as price_black_scholes, and InvalidInput for a row it
+/// cannot price (Monte Carlo prices those): a barrier row (barrier_type other than none), an Asian
+/// row (average other than none), early exercise (exercise other than european) or a heston row;
+/// steps, stream and the Heston parameters are not read.
 EuropeanBookResult price_european_book(const Context& context, const OptionBookView& book,
                                        Precision precision, bool greeks,
                                        const BlackScholesOptions& options = {});

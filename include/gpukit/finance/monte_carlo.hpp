@@ -1,7 +1,26 @@
 #pragma once
-// Monte Carlo prices of European and barrier options under geometric Brownian motion (seed 000,
-// slides 16-39; seed 003, "Application 3: Option Pricing"), on the CPU or a CUDA device, in double
-// (default) or float, with antithetic variates, a control variate and bump-and-reprice Greeks.
+// Monte Carlo prices of European, barrier and Asian options under geometric Brownian motion
+// (seed 000, slides 16-39; seed 003, "Application 3: Option Pricing") or Heston's stochastic
+// variance (issue 33), on the CPU or a CUDA device, in double (default) or float, with antithetic
+// variates, a control variate and bump-and-reprice Greeks.
+//
+// Asian rows (OptionBookView::average): the average A of S at the `steps` fixings t_i = i T /
+// steps, i = 1..steps, arithmetic (the mean of S_{t_i}) or geometric (exp of the mean of
+// ln S_{t_i}); payoff max(A - K, 0) for a call, max(K - A, 0) for a put. An Asian row has no
+// barrier. The control variate of an arithmetic Asian row under Black-Scholes is the geometric
+// Asian's payoff on the same path, whose mean is known in closed form (Kemna and Vorst 1990 with
+// discrete fixings: ln G is normal with mean ln S + (r - q - sigma^2/2) T (n+1)/(2n) and variance
+// sigma^2 T (n+1)(2n+1)/(6 n^2), n = steps); every other row keeps the discounted terminal price.
+//
+// Heston rows (OptionBookView::model): dv = kappa (theta - v) dt + sigma_v sqrt(v) dW2, dS / S =
+// (r - q) dt + sqrt(v) dW1, d<W1, W2> = rho dt, from v0 (the row's volatility is not read), by
+// Andersen's quadratic-exponential scheme (2008: psi_c = 1.5, gamma1 = gamma2 = 1/2, and his
+// martingale correction of the log-price's drift, so that E[S_{t+dt} | S_t, v_t] = S_t e^{(r-q)dt}
+// on every step and the terminal price stays an exact control variate) on `steps` equal steps.
+// sigma_v = 0 makes the variance deterministic (the spot's normal then carries all of it). The
+// payoff of a heston row is European, a discretely monitored barrier (on the `steps` dates:
+// continuous monitoring is refused, its Brownian-bridge correction needs a constant volatility)
+// or an Asian average on the `steps` fixings. Greeks are not computed on heston rows yet.
 //
 // Model: under the risk-neutral measure ln S moves by (r - q - sigma^2/2) dt + sigma sqrt(dt) Z on
 // each of `steps` equal steps to maturity (exact for GBM, so a European row needs one step). A
@@ -18,7 +37,11 @@
 // normals of paths 4q..4q+3 at step s come from the words of (seed, option index, q, s) (float:
 // one Philox call, two Box-Muller pairs) or of (seed, option, q, 2s) and (seed, option, q, 2s+1)
 // (double: one Box-Muller pair of double uniforms per call). They never depend on a thread id.
-// With antithetic variates, sample i is the pair of paths driven by Z_i and -Z_i.
+// A heston row draws two normals a path a step: at step s the variance's Z_v are the normals of
+// step word 2s and the spot's Z_s those of step word 2s + 1 (the exponential branch's uniform is
+// U = Phi(Z_v)); with steps <= 2^20 the words stay below 2^22.
+// With antithetic variates, sample i is the pair of paths driven by Z_i and -Z_i (both normals
+// of a heston step flipped).
 //
 // A row's random stream is its 64-bit stream key k: by default its row number (first_option_index
 // + i), or OptionBookView::stream (gpukit mc: monte_carlo_stream_key of the row's `id`, so a
@@ -177,12 +200,15 @@ struct MonteCarloBookResult {
 /// Longstaff-Schwartz engine (gpukit/finance/monte_carlo_american.hpp: its method, bias, limits
 /// and refusals); the other rows as below, with the bits they have in a book without them.
 /// Throws InvalidInput for paths outside [2, kMonteCarloMaxPaths] (odd with antithetic), steps
-/// outside [1, kMonteCarloMaxSteps], or a barrier row whose barrier is not > 0; with the sobol
-/// sampler also for replicates outside [2, kMonteCarloMaxReplicates], samples (paths, or pairs)
-/// not a multiple of replicates, more than 2^32 samples a replicate, or a barrier row of more
-/// than rng::kSobolMaxDimensions (21201) steps; CudaError and OutOfMemory from the device. Option
-/// i uses stream key book.stream[i], or first_option_index + i without it (so a row's numbers do
-/// not depend on the other rows); inputs are rounded to float first with Precision::float32.
+/// outside [1, kMonteCarloMaxSteps], a barrier row whose barrier is not > 0, an Asian row with a
+/// barrier, a heston row whose v0, theta or sigma_v is not >= 0, kappa not > 0 or |rho| > 1 (or,
+/// with continuous monitoring, a heston barrier row; with Greeks, any heston row), each naming the
+/// row; with the sobol sampler also for replicates outside [2, kMonteCarloMaxReplicates], samples
+/// (paths, or pairs) not a multiple of replicates, more than 2^32 samples a replicate, or a
+/// barrier row of more than rng::kSobolMaxDimensions (21201) steps; CudaError and OutOfMemory
+/// from the device. Option i uses stream key book.stream[i], or first_option_index + i without it
+/// (so a row's numbers do not depend on the other rows); inputs are rounded to float first with
+/// Precision::float32.
 ///
 /// Memory: beyond the book and the result (a few hundred bytes per row), a fixed workspace that
 /// depends on neither the paths nor the rows: the tiles of an option are merged as they are
@@ -257,7 +283,9 @@ std::string monte_carlo_no_paying_path_note(std::span<const std::string> locatio
 
 /// The independent reference of price_monte_carlo_book, for gpukit mc --check and the tests: the
 /// same estimator on the same random numbers (the contract above: Philox words, uniforms,
-/// Box-Muller, paths, payoffs, control variate), computed path by path in long double by code that
+/// Box-Muller, paths, payoffs, control variate; Asian averages and the geometric Asian's closed
+/// form; heston rows are not checked yet: InvalidInput naming the row), computed path by path in
+/// long double by code that
 /// shares nothing with the pricer but the Philox function (checked against Random123's
 /// known-answer vectors). With each price and standard error comes a bound derived from the
 /// computing precision and the method: per sample, the rounding of every operation the pricer

@@ -58,8 +58,23 @@ struct BookDefaults {
 ///   barrier_type  none | down-out | down-in | up-out | up-in (any case; empty = none)
 ///   steps         integer in [1, 2^20]: monitoring dates / time steps; empty or no column = 1
 ///                 for a European row, required for a barrier row
-/// barrier and barrier_type come together (one without the other is an error). With european
-/// (gpukit bs) those names are ordinary pass-through columns.
+/// barrier and barrier_type come together (one without the other is an error). with_barriers
+/// also reads the optional columns of issue 33's products (each empty or absent = its default):
+///   average       none | arithmetic | geometric (any case): an Asian option on the `steps`
+///                 fixings t_i = i T / steps, i = 1..steps
+///   exercise      european | bermudan | american (any case)
+///   model         black-scholes | heston (any case)
+///   v0, theta, sigma_v   >= 0   Heston's initial variance, long-run variance and volatility of
+///   kappa                > 0    variance, mean-reversion speed (the QE scheme divides by it),
+///   rho                  in [-1, 1]   and correlation; read on heston rows, where all five are
+///                 required (volatility is ignored there); a value given on another row is checked
+///                 by the same rules and not used
+/// and these rules between columns (file:line:column errors): an Asian row has no barrier and
+/// european exercise; an Asian, bermudan, american or heston row needs its steps (fixings,
+/// exercise dates, time steps) as a barrier row does. With european (gpukit bs) the barrier
+/// columns and the Heston parameters are ordinary pass-through columns; average, exercise and
+/// model are read so that a row Black-Scholes cannot price (an Asian, an early exercise, a heston
+/// row) is an error at its field instead of a wrong price.
 /// quotes_on_spot and quotes_on_forward (gpukit iv) read a book of quotes to invert (above): the
 /// price column, and the spot (and dividend) or the forward; volatility passes through.
 enum class BookColumns { european, with_barriers, quotes_on_spot, quotes_on_forward };
@@ -84,6 +99,13 @@ struct OptionBook {
   std::vector<finance::BarrierType> barrier_type;
   std::vector<double> barrier;  // 0 where barrier_type is none
   std::vector<std::uint32_t> steps;
+  // Each empty unless the book has the column (then one entry per option): average, exercise and
+  // model (BookColumns::european and with_barriers), the Heston parameters (with_barriers; 0 where
+  // the field is empty).
+  std::vector<finance::AverageType> average;
+  std::vector<finance::ExerciseStyle> exercise;
+  std::vector<finance::AssetModel> model;
+  std::vector<double> v0, kappa, theta, sigma_v, rho;
   // Every input field's text, row-major (rows x columns.size()), kept to pass columns through
   // unchanged: with i = r * cols + c, field (r, c) is field_text[field_offsets[i],
   // field_offsets[i+1]).
@@ -125,7 +147,9 @@ struct OptionBook {
 
 /// The book's terms as the pricers read them (finance/instrument.hpp): pointers into `book`, valid
 /// while it lives and is not changed; a parameter given book-wide becomes the view's scalar; the
-/// barrier columns (null for a BookColumns::european book) and no stream keys (stream is null:
+/// barrier columns (null for a BookColumns::european book), average, exercise and model (null
+/// where the book has no such column), the Heston parameters (per option where the column
+/// exists, else the scalar 0) and no stream keys (stream is null:
 /// rows keyed by row number). The one place that turns a book read from CSV into what is priced.
 /// Tested in tests/io/option_book_test.cpp.
 finance::OptionBookView instrument_view(const OptionBook& book);
@@ -144,10 +168,14 @@ struct BookTermProblem {
 };
 
 /// The first value of `view` (host memory; rows in order, each row's columns in the order type,
-/// spot, strike, maturity, rate, volatility, dividend, barrier, barrier_type, steps; book-wide
-/// values first) that breaks a rule read_option_book applies to a CSV book read for `precision`:
+/// spot, strike, maturity, rate, volatility, dividend, barrier, barrier_type, steps, average,
+/// exercise, model, v0, kappa, theta, sigma_v, rho; book-wide values first, a book-wide Heston
+/// parameter at the first heston row, as row -1) that breaks a rule read_option_book applies to a
+/// CSV book read for `precision` with BookColumns::with_barriers:
 /// every number finite; spot > 0; strike, maturity and volatility >= 0; barrier_type a known kind;
-/// a barrier row's barrier > 0 (a European row's is not read); steps in [1, 2^20]; with
+/// a barrier row's barrier > 0 (a European row's is not read); steps in [1, 2^20]; average,
+/// exercise and model known kinds; an Asian row without barrier and with european exercise; a
+/// heston row's v0, theta, sigma_v >= 0, kappa > 0 and rho in [-1, 1]; with
 /// Precision::float32 every number within float's range and a spot or barrier that does not round
 /// to 0 in float. nullopt when there is none. `what` is worded as the CSV reader's message, the
 /// value written as the shortest text that reads back to it ("must be >= 0, got -0.5"), so that
@@ -185,6 +213,14 @@ std::optional<bool> parse_option_type(std::string_view text);
 /// A `barrier_type` field as read_option_book reads it (none, down-out, down-in, up-out or up-in
 /// in any case, blanks around it ignored; empty is none); nullopt for anything else.
 std::optional<finance::BarrierType> parse_barrier_type(std::string_view text);
+
+/// An `average` field as read_option_book reads it (none, arithmetic or geometric in any case,
+/// blanks around it ignored; empty is none); nullopt for anything else.
+std::optional<finance::AverageType> parse_average_type(std::string_view text);
+/// An `exercise` field (european, bermudan or american; empty is european), as above.
+std::optional<finance::ExerciseStyle> parse_exercise_style(std::string_view text);
+/// A `model` field (black-scholes or heston; empty is black-scholes), as above.
+std::optional<finance::AssetModel> parse_asset_model(std::string_view text);
 
 /// Called with the bytes read so far and the options parsed so far.
 using ProgressCallback = std::function<void(std::int64_t bytes_read, std::int64_t rows)>;

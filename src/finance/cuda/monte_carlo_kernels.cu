@@ -304,9 +304,9 @@ LaunchShape choose_shape(const DeviceRun& run, std::int64_t first_tile, std::int
   const std::int64_t warps_per_block = threads / kLanes;
   LaunchShape shape = config.shape;
   if (shape == LaunchShape::automatic) {
-    const bool long_paths = run.kind == PathKind::european ||
-                            run.kind == PathKind::discrete_barrier ||
-                            run.kind == PathKind::continuous_barrier;
+    // Every kind but the one-step European loops over its steps (a book of one Asian kind runs
+    // the mixed kernel: GPUKIT_MC_KERNEL_FOR specializes the common kinds only).
+    const bool long_paths = run.kind != PathKind::european_one_step && run.kind != PathKind::mixed;
     const std::int64_t sms = multiprocessors();
     const auto lane_kernel = tile_kernel_for<M, Real>(run.kind);
     if (long_paths && all_tiles < sms * resident_blocks(lane_kernel, threads) * warps_per_block) {
