@@ -484,6 +484,81 @@ void sampler_table(const BenchConfig& config, Report& report) {
   report.tables.push_back(std::move(table));
 }
 
+// One path-dependent option of 252 dates (an arithmetic Asian call, or a Heston European call)
+// priced through the library call on host data. No closed form exists for either: the tests
+// check them against their oracles (monte_carlo_products_tests); here a finite, positive price
+// with a positive standard error.
+class ProductWorkload {
+ public:
+  ProductWorkload(const Context& context, bool asian, std::int64_t paths)
+      : context_(context), options_(bench_options(paths, true)) {
+    if (asian)
+      average_ = finance::AverageType::arithmetic;
+    else
+      model_ = finance::AssetModel::heston;
+  }
+  WorkloadShape shape() const {
+    return {.elements = double(options_.paths) * kDates, .value_bytes = 4.0};
+  }
+  void launch(const HostVariant&) {
+    finance::MonteCarloBookView v;
+    v.count = 1;
+    v.is_put = &is_put_, v.spot = &spot_, v.strike = &spot_, v.maturity = &maturity_;
+    v.rate = {nullptr, 0.05}, v.volatility = {nullptr, 0.25}, v.dividend = {nullptr, 0.02};
+    v.steps = &steps_, v.average = &average_, v.model = &model_;
+    // Heston: v0 = theta = 0.0625 (the Black-Scholes rows' 25% volatility), Feller's condition
+    // broken as in most calibrations (2 kappa theta < sigma_v^2), strong negative correlation.
+    v.v0 = {nullptr, 0.0625}, v.kappa = {nullptr, 1.5}, v.theta = {nullptr, 0.0625};
+    v.sigma_v = {nullptr, 0.6}, v.rho = {nullptr, -0.7};
+    result_ = finance::price_monte_carlo_book(context_, v, options_);
+  }
+  Check check(const HostVariant& v) {
+    result_ = {};
+    launch(v);
+    const double price = result_.price.empty() ? -1 : result_.price[0];
+    const double std_error = result_.std_error.empty() ? -1 : result_.std_error[0];
+    const bool ok = std::isfinite(price) && price > 0 && std_error > 0;
+    return {ok, fmt::format("{} (price {:.6f} +- {:.1e}; the oracles are the tests')",
+                            ok ? "ok" : "OFF", price, std_error)};
+  }
+
+ private:
+  static constexpr std::uint32_t kDates = 252;
+  Context context_;
+  MonteCarloOptions options_;
+  std::uint8_t is_put_ = 0;
+  double spot_ = 100, maturity_ = 1;
+  std::uint32_t steps_ = kDates;
+  finance::AverageType average_ = finance::AverageType::none;
+  finance::AssetModel model_ = finance::AssetModel::black_scholes;
+  MonteCarloBookResult result_;
+};
+
+// Asian and Heston paths against the barrier engine's, 252 dates, float, the library call on host
+// data (bars: Asian arithmetic >= 0.9x the barrier's path-steps/s, Heston QE >= 0.5x).
+void products_table(const BenchConfig& config, Report& report) {
+  Table table;
+  table.title =
+      "Path-dependent products, 252 dates, one option, float, the library call on host data: "
+      "path-steps/s (bars: asian >= 0.9x barrier, heston >= 0.5x barrier)";
+  table.element_name = "path-steps";
+  constexpr std::int64_t kPaths = std::int64_t{1} << 22;
+  MonteCarloOptions options = bench_options(kPaths, true);
+  SamplerWorkload barrier(config.context, bench_option(BarrierType::down_out, 252), options);
+  table.rows.push_back(time_variant(config, kSamplerRow, barrier, "barrier-252-float"));
+  const double barrier_ms = table.rows.back().median_ms();
+  for (const bool asian : {true, false}) {
+    ProductWorkload workload(config.context, asian, kPaths);
+    Row row = time_variant(config, kSamplerRow, workload,
+                           asian ? "asian-arithmetic-252-float" : "heston-qe-252-float");
+    if (row.median_ms() > 0) {
+      row.note += fmt::format("; {:.2f}x the barrier's rate", barrier_ms / row.median_ms());
+    }
+    table.rows.push_back(std::move(row));
+  }
+  report.tables.push_back(std::move(table));
+}
+
 #endif  // GPUKIT_HAVE_CUDA
 
 // ---- Early exercise (Longstaff-Schwartz) ---------------------------------------------------
@@ -582,6 +657,7 @@ void run_monte_carlo_bench(const BenchConfig& config, Report& report) {
     speed_tables(config, report);
     grid_table(config, report);
     sampler_table(config, report);
+    products_table(config, report);
   }
 #endif
   cpu_table(config, report);
