@@ -185,6 +185,33 @@ TEST(MonteCarloCli, SobolSamplerPricesWithinFourStandardErrorsAndRefusesWhatItCa
   }
 }
 
+// Early exercise from a CSV book: the american row by Longstaff-Schwartz, the european row beside
+// it as before; --check, whose reference knows European rows only, refuses the book up front.
+TEST(MonteCarloCli, AnExerciseColumnPricesAmericanRowsAndCheckRefusesThem) {
+  const std::string book =
+      write_file("mc_exercise.csv",
+                 "id,type,spot,strike,maturity,rate,volatility,exercise,steps\n"
+                 "A,put,36,40,1,0.06,0.2,american,50\n"
+                 "E,put,36,40,1,0.06,0.2,european,50\n");
+  const auto out = (scratch() / "mc_exercise_out.csv").string();
+  const std::string common =
+      " --device cpu --input " + book + " --output " + out + " --paths 65536";
+  Result r = run("mc" + common);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<double> price = column_of(slurp(out), "price");
+  const std::vector<double> std_error = column_of(slurp(out), "std_error");
+  // Longstaff and Schwartz's put on 50 dates: 4.47787 by the binomial tree of the tests; the
+  // estimator is low-biased (the tests' allowance: 4 standard errors and 0.5% below).
+  EXPECT_LE(price[0], 4.47787 + 4 * std_error[0]);
+  EXPECT_GE(price[0], 4.47787 * 0.995 - 4 * std_error[0]);
+  EXPECT_NEAR(price[1], black_scholes_price(true, 36, 40, 1, 0.06, 0.2), 4 * std_error[1]);
+  std::filesystem::remove(out);
+  r = run("mc" + common + " --check");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("european exercise only"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 TEST(MonteCarloCli, CheckOnTheCpuComparesWithTheIndependentReference) {
   const std::string book =
       write_file("mc_check_cpu.csv",
