@@ -27,14 +27,7 @@ using testing::McRow;
 using testing::same_bits;
 using LD = long double;
 
-class MonteCarloAsianTest : public gpukit::testing::EveryBackendTest {
- protected:
-  MonteCarloBookResult price(const std::vector<McRow>& rows, const MonteCarloOptions& options,
-                             int threads = 0) const {
-    const McBook book(rows);
-    return price_monte_carlo_book(context(threads), book.view(), options);
-  }
-};
+class MonteCarloAsianTest : public testing::MonteCarloBookTest {};
 
 LD normal_cdf(LD x) { return 0.5L * std::erfc(-x / std::sqrt(2.0L)); }
 

@@ -25,14 +25,7 @@ using testing::HestonTerms;
 using testing::McBook;
 using testing::McRow;
 
-class MonteCarloHestonTest : public gpukit::testing::EveryBackendTest {
- protected:
-  MonteCarloBookResult price(const std::vector<McRow>& rows, const MonteCarloOptions& options,
-                             int threads = 0) const {
-    const McBook book(rows);
-    return price_monte_carlo_book(context(threads), book.view(), options);
-  }
-};
+class MonteCarloHestonTest : public testing::MonteCarloBookTest {};
 
 // Alan Lewis's reference set ("Heston Model Reference Prices", financepress.com, 2019; computed
 // in Mathematica at 50 digits, confirmed by others to 15-16): r = 0.01, q = 0.02, S = 100, T = 1,

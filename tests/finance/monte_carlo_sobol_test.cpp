@@ -28,14 +28,7 @@ using testing::McRow;
 using testing::random_european_rows;
 using testing::same_bits;
 
-class MonteCarloSobolTest : public gpukit::testing::EveryBackendTest {
- protected:
-  MonteCarloBookResult price(const std::vector<McRow>& rows, const MonteCarloOptions& options,
-                             int threads = 0) const {
-    const McBook book(rows);
-    return price_monte_carlo_book(context(threads), book.view(), options);
-  }
-};
+class MonteCarloSobolTest : public testing::MonteCarloBookTest {};
 
 MonteCarloOptions sobol(std::int64_t paths, std::int64_t replicates = 16) {
   MonteCarloOptions options;

@@ -35,14 +35,7 @@ using testing::same_bits;
 
 // Scenarios written once, run on the CPU and on CUDA (the `Cuda/` instances skip without a GPU);
 // price() prices on the scenario's backend.
-class MonteCarloTest : public gpukit::testing::EveryBackendTest {
- protected:
-  MonteCarloBookResult price(const std::vector<McRow>& rows, const MonteCarloOptions& options,
-                             int threads = 0) const {
-    const McBook book(rows);
-    return price_monte_carlo_book(context(threads), book.view(), options);
-  }
-};
+class MonteCarloTest : public testing::MonteCarloBookTest {};
 
 double analytic(const McRow& r, double barrier) {
   return barrier_price_analytic(r.type, r.put, r.spot, r.strike, barrier, r.maturity, r.rate,

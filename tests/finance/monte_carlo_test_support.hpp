@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "every_backend_test_support.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 
 namespace gpukit::finance::testing {
@@ -157,5 +158,16 @@ void expect_the_bits_of_one_thread(const Price& price, const std::vector<McRow>&
     }
   }
 }
+
+// Scenarios written once, run on the CPU and on CUDA (the `Cuda/` instances skip without a GPU);
+// price() prices a book of `rows` on the scenario's backend.
+class MonteCarloBookTest : public gpukit::testing::EveryBackendTest {
+ protected:
+  MonteCarloBookResult price(const std::vector<McRow>& rows, const MonteCarloOptions& options,
+                             int threads = 0) const {
+    const McBook book(rows);
+    return price_monte_carlo_book(context(threads), book.view(), options);
+  }
+};
 
 }  // namespace gpukit::finance::testing
