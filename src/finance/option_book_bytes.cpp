@@ -10,8 +10,9 @@ namespace gpukit::finance {
 
 namespace {
 
-// "gkbook1" and a zero: the format's name and version.
-constexpr std::array<char, 8> kMagic = {'g', 'k', 'b', 'o', 'o', 'k', '1', '\0'};
+// "gkbook2" and a zero: the format's name and version (2: the Asian, exercise and Heston
+// columns).
+constexpr std::array<char, 8> kMagic = {'g', 'k', 'b', 'o', 'o', 'k', '2', '\0'};
 
 // Which arrays follow the header, one bit each, in this order.
 enum Present : std::uint32_t {
@@ -26,6 +27,14 @@ enum Present : std::uint32_t {
   kBarrier = 1u << 8,
   kSteps = 1u << 9,
   kStream = 1u << 10,
+  kAverage = 1u << 11,
+  kExercise = 1u << 12,
+  kModel = 1u << 13,
+  kV0 = 1u << 14,
+  kKappa = 1u << 15,
+  kTheta = 1u << 16,
+  kSigmaV = 1u << 17,
+  kRho = 1u << 18,
 };
 
 struct Header {
@@ -34,6 +43,7 @@ struct Header {
   std::uint32_t present = 0;
   std::uint32_t reserved = 0;
   double rate = 0, volatility = 0, dividend = 0;
+  double v0 = 0, kappa = 0, theta = 0, sigma_v = 0, rho = 0;
 };
 
 // Copies `count` values to out[at..] and moves `at` past them (a null array adds nothing).
@@ -65,15 +75,24 @@ std::vector<std::byte> pack_option_book(const OptionBookView& book, std::int64_t
   bit(rows.volatility.values, kVolatility), bit(rows.dividend.values, kDividend);
   bit(rows.barrier_type, kBarrierType), bit(rows.barrier, kBarrier), bit(rows.steps, kSteps);
   bit(rows.stream, kStream);
+  bit(rows.average, kAverage), bit(rows.exercise, kExercise), bit(rows.model, kModel);
+  bit(rows.v0.values, kV0), bit(rows.kappa.values, kKappa), bit(rows.theta.values, kTheta);
+  bit(rows.sigma_v.values, kSigmaV), bit(rows.rho.values, kRho);
   h.rate = rows.rate.scalar, h.volatility = rows.volatility.scalar;
   h.dividend = rows.dividend.scalar;
+  h.v0 = rows.v0.scalar, h.kappa = rows.kappa.scalar, h.theta = rows.theta.scalar;
+  h.sigma_v = rows.sigma_v.scalar, h.rho = rows.rho.scalar;
   // Sized first, then filled: one allocation for a book of any size.
   std::vector<std::byte> out(
       sizeof h + bytes_of(rows.is_put, count) + bytes_of(rows.spot, count) +
       bytes_of(rows.strike, count) + bytes_of(rows.maturity, count) +
       bytes_of(rows.rate.values, count) + bytes_of(rows.volatility.values, count) +
       bytes_of(rows.dividend.values, count) + bytes_of(rows.barrier_type, count) +
-      bytes_of(rows.barrier, count) + bytes_of(rows.steps, count) + bytes_of(rows.stream, count));
+      bytes_of(rows.barrier, count) + bytes_of(rows.steps, count) + bytes_of(rows.stream, count) +
+      bytes_of(rows.average, count) + bytes_of(rows.exercise, count) + bytes_of(rows.model, count) +
+      bytes_of(rows.v0.values, count) + bytes_of(rows.kappa.values, count) +
+      bytes_of(rows.theta.values, count) + bytes_of(rows.sigma_v.values, count) +
+      bytes_of(rows.rho.values, count));
   std::size_t at = 0;
   put(out, at, &h, 1);
   put(out, at, rows.is_put, count);
@@ -87,6 +106,14 @@ std::vector<std::byte> pack_option_book(const OptionBookView& book, std::int64_t
   put(out, at, rows.barrier, count);
   put(out, at, rows.steps, count);
   put(out, at, rows.stream, count);
+  put(out, at, rows.average, count);
+  put(out, at, rows.exercise, count);
+  put(out, at, rows.model, count);
+  put(out, at, rows.v0.values, count);
+  put(out, at, rows.kappa.values, count);
+  put(out, at, rows.theta.values, count);
+  put(out, at, rows.sigma_v.values, count);
+  put(out, at, rows.rho.values, count);
   return out;
 }
 
@@ -119,6 +146,14 @@ PackedOptionBook::PackedOptionBook(std::span<const std::byte> bytes) {
   view_.barrier = take(kBarrier, barrier_);
   view_.steps = take(kSteps, steps_);
   view_.stream = take(kStream, stream_);
+  view_.average = take(kAverage, average_);
+  view_.exercise = take(kExercise, exercise_);
+  view_.model = take(kModel, model_);
+  view_.v0 = {take(kV0, v0_), h.v0};
+  view_.kappa = {take(kKappa, kappa_), h.kappa};
+  view_.theta = {take(kTheta, theta_), h.theta};
+  view_.sigma_v = {take(kSigmaV, sigma_v_), h.sigma_v};
+  view_.rho = {take(kRho, rho_), h.rho};
   if (at != bytes.size()) throw InvalidInput("packed option book: longer than its header says");
 }
 

@@ -156,6 +156,16 @@ TEST_P(MpiCli, MonteCarloIsByteIdenticalOnOneTwoAndThreeRanks) {
                                " -o {out} --paths 4000 --greeks --antithetic --control-variate "
                                "--monitoring continuous --precision float",
                            "mc_greeks");
+  // Asian and Heston rows: their columns travel with the book (they were lost on the way to the
+  // ranks, which priced such rows as European options).
+  const std::string products = write_file(
+      "mc_products.csv",
+      "id,type,spot,strike,maturity,rate,volatility,average,steps,model,v0,kappa,theta,sigma_v,"
+      "rho\n"
+      "A,call,100,100,1,0.05,0.25,arithmetic,12,black-scholes,,,,,\n"
+      "H,put,100,100,1,0.05,0.25,none,24,heston,0.04,1.5,0.04,0.5,-0.7\n"
+      "G,call,100,95,1,0.05,0.25,geometric,12,heston,0.04,1.5,0.04,0.5,-0.7\n");
+  expect_identical_outputs("mc -i " + products + " -o {out} --paths 20000 --seed 9", "mc_products");
 }
 
 TEST_P(MpiCli, BlackScholesIsByteIdenticalOnOneTwoAndThreeRanks) {

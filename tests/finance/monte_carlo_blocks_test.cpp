@@ -320,6 +320,22 @@ TEST(PackedOptionBook, RowsTravelWithEveryArrayAndTheBookWideValues) {
   std::vector<std::uint64_t> keys(rows.size());
   for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = 1000 + i;
   view.stream = keys.data();
+  // The columns of Asian, early-exercise and Heston rows travel too (a rank that lost them would
+  // price such rows as European ones).
+  std::vector<AverageType> average(rows.size());
+  std::vector<ExerciseStyle> exercise(rows.size());
+  std::vector<AssetModel> model(rows.size());
+  std::vector<double> v0(rows.size()), theta(rows.size()), sigma_v(rows.size()), rho(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    average[i] = static_cast<AverageType>(i % 3);
+    exercise[i] = static_cast<ExerciseStyle>((i + 1) % 3);
+    model[i] = static_cast<AssetModel>(i % 2);
+    v0[i] = 0.01 * double(i), theta[i] = 0.02 + 0.001 * double(i);
+    sigma_v[i] = 0.3 + 0.01 * double(i), rho[i] = -0.5 + 0.01 * double(i);
+  }
+  view.average = average.data(), view.exercise = exercise.data(), view.model = model.data();
+  view.v0 = {v0.data(), 0}, view.kappa = {nullptr, 1.75}, view.theta = {theta.data(), 0};
+  view.sigma_v = {sigma_v.data(), 0}, view.rho = {rho.data(), 0};
   for (const auto& [first, count] : std::vector<std::pair<std::int64_t, std::int64_t>>{
            {0, view.count}, {5, 7}, {view.count, 0}}) {
     const std::vector<std::byte> bytes = pack_option_book(view, first, count);
@@ -328,6 +344,17 @@ TEST(PackedOptionBook, RowsTravelWithEveryArrayAndTheBookWideValues) {
     ASSERT_EQ(v.count, count);
     EXPECT_EQ(v.volatility.values, nullptr);
     EXPECT_EQ(v.volatility.scalar, 0.31);
+    EXPECT_EQ(v.kappa.values, nullptr);
+    EXPECT_EQ(v.kappa.scalar, 1.75);
+    if (count > 0) {  // (an empty array's data() may be null)
+      ASSERT_NE(v.average, nullptr);
+      ASSERT_NE(v.exercise, nullptr);
+      ASSERT_NE(v.model, nullptr);
+      ASSERT_NE(v.v0.values, nullptr);
+      ASSERT_NE(v.theta.values, nullptr);
+      ASSERT_NE(v.sigma_v.values, nullptr);
+      ASSERT_NE(v.rho.values, nullptr);
+    }
     for (std::int64_t i = 0; i < count; ++i) {
       const std::int64_t r = first + i;
       EXPECT_EQ(v.is_put[i], view.is_put[r]);
@@ -340,6 +367,13 @@ TEST(PackedOptionBook, RowsTravelWithEveryArrayAndTheBookWideValues) {
       EXPECT_EQ(v.barrier[i], view.barrier[r]);
       EXPECT_EQ(v.steps[i], view.steps[r]);
       EXPECT_EQ(v.stream[i], view.stream[r]);
+      EXPECT_EQ(v.average[i], view.average[r]);
+      EXPECT_EQ(v.exercise[i], view.exercise[r]);
+      EXPECT_EQ(v.model[i], view.model[r]);
+      EXPECT_EQ(v.v0.values[i], view.v0.values[r]);
+      EXPECT_EQ(v.theta.values[i], view.theta.values[r]);
+      EXPECT_EQ(v.sigma_v.values[i], view.sigma_v.values[r]);
+      EXPECT_EQ(v.rho.values[i], view.rho.values[r]);
     }
     std::vector<std::byte> cut(bytes.begin(), bytes.end() - 1);
     if (count > 0) {

@@ -33,6 +33,10 @@ class PackedOptionBook {
   std::vector<BarrierType> barrier_type_;
   std::vector<std::uint32_t> steps_;
   std::vector<std::uint64_t> stream_;
+  std::vector<AverageType> average_;
+  std::vector<ExerciseStyle> exercise_;
+  std::vector<AssetModel> model_;
+  std::vector<double> v0_, kappa_, theta_, sigma_v_, rho_;
   OptionBookView view_;
 };
 
