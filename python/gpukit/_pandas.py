@@ -20,6 +20,9 @@ from . import _gpukit as _core
 
 _EUROPEAN = ("type", "spot", "strike", "maturity", "rate", "volatility", "dividend")
 _BARRIERS = ("barrier", "barrier_type", "steps")
+# The columns of Asian, early-exercise and Heston rows: `gpukit mc` reads them; price_book does
+# not yet, and must not price such rows as the European options they would look like without them.
+_PRODUCTS = ("average", "exercise", "model", "v0", "kappa", "theta", "sigma_v", "rho")
 # A book of quotes (gpukit iv): the underlying is spot (with dividend) or forward, by the model.
 _QUOTES_ON_SPOT = ("type", "price", "spot", "strike", "maturity", "rate", "dividend")
 _QUOTES_ON_FORWARD = ("type", "price", "forward", "strike", "maturity", "rate")
@@ -138,6 +141,11 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
                antithetic=False, control_variate=False, sampler="philox", replicates=16):
     """gpukit.price_book on keywords gpukit/__init__.py has checked (the method's own ones)."""
     _require_frame(df)
+    products = [str(c) for c in df.columns if _key(c) in _PRODUCTS]
+    if products:
+        raise ValueError(f"price_book: {products[0]}: column of Asian, early-exercise or Heston "
+                         "rows, which price_book does not read yet (gpukit mc prices such a book "
+                         "as CSV); without it these rows would be priced as European options")
     barriers = method == "monte_carlo"
     frame = _Frame(df, _EUROPEAN + (_BARRIERS if barriers else ()))
     for required in ("type", "spot", "strike", "maturity"):
