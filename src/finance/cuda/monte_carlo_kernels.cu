@@ -240,6 +240,12 @@ int multiprocessors() {
         return name<M, Real, PathKind::discrete_barrier>;   \
       case PathKind::continuous_barrier:                    \
         return name<M, Real, PathKind::continuous_barrier>; \
+      case PathKind::asian_arithmetic:                      \
+        return name<M, Real, PathKind::asian_arithmetic>;   \
+      case PathKind::asian_geometric:                       \
+        return name<M, Real, PathKind::asian_geometric>;    \
+      case PathKind::heston:                                \
+        return name<M, Real, PathKind::heston>;             \
       default:                                              \
         return name<M, Real, PathKind::mixed>;              \
     }                                                       \
@@ -304,8 +310,7 @@ LaunchShape choose_shape(const DeviceRun& run, std::int64_t first_tile, std::int
   const std::int64_t warps_per_block = threads / kLanes;
   LaunchShape shape = config.shape;
   if (shape == LaunchShape::automatic) {
-    // Every kind but the one-step European loops over its steps (a book of one Asian kind runs
-    // the mixed kernel: GPUKIT_MC_KERNEL_FOR specializes the common kinds only).
+    // Every kind but the one-step European loops over its steps.
     const bool long_paths = run.kind != PathKind::european_one_step && run.kind != PathKind::mixed;
     const std::int64_t sms = multiprocessors();
     const auto lane_kernel = tile_kernel_for<M, Real>(run.kind);
