@@ -42,22 +42,28 @@ struct Header {
   std::int64_t count = 0;
   std::uint32_t present = 0;
   std::uint32_t reserved = 0;
-  double rate = 0, volatility = 0, dividend = 0;
-  double v0 = 0, kappa = 0, theta = 0, sigma_v = 0, rho = 0;
+  double scalars[8] = {};  // for_each_scalar's order
 };
 
-// Copies `count` values to out[at..] and moves `at` past them (a null array adds nothing).
-template <class T>
-void put(std::vector<std::byte>& out, std::size_t& at, const T* values, std::int64_t count) {
-  if (values == nullptr || count == 0) return;
-  const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
-  std::memcpy(out.data() + at, values, bytes);
-  at += bytes;
+// Every array a view can name, in the format's order, with its presence bit: one list for
+// sizing, packing and unpacking, so that a column the view gains is added here once. `f` is
+// called as f(bit, pointer member) on `view` (const or not).
+template <class View, class F>
+void for_each_array(View& view, F&& f) {
+  f(kIsPut, view.is_put), f(kSpot, view.spot), f(kStrike, view.strike);
+  f(kMaturity, view.maturity), f(kRate, view.rate.values), f(kVolatility, view.volatility.values);
+  f(kDividend, view.dividend.values), f(kBarrierType, view.barrier_type);
+  f(kBarrier, view.barrier), f(kSteps, view.steps), f(kStream, view.stream);
+  f(kAverage, view.average), f(kExercise, view.exercise), f(kModel, view.model);
+  f(kV0, view.v0.values), f(kKappa, view.kappa.values), f(kTheta, view.theta.values);
+  f(kSigmaV, view.sigma_v.values), f(kRho, view.rho.values);
 }
 
-template <class T>
-std::size_t bytes_of(const T* values, std::int64_t count) {
-  return values == nullptr ? 0 : static_cast<std::size_t>(count) * sizeof(T);
+// The book-wide values of the parameters given once, in the header's order.
+template <class View, class F>
+void for_each_scalar(View& view, F&& f) {
+  f(view.rate.scalar), f(view.volatility.scalar), f(view.dividend.scalar), f(view.v0.scalar);
+  f(view.kappa.scalar), f(view.theta.scalar), f(view.sigma_v.scalar), f(view.rho.scalar);
 }
 
 }  // namespace
@@ -67,53 +73,24 @@ std::vector<std::byte> pack_option_book(const OptionBookView& book, std::int64_t
   const OptionBookView rows = book_rows(book, first, count);
   Header h;
   h.count = count;
-  const auto bit = [&h](const void* p, std::uint32_t b) {
-    if (p != nullptr) h.present |= b;
-  };
-  bit(rows.is_put, kIsPut), bit(rows.spot, kSpot), bit(rows.strike, kStrike);
-  bit(rows.maturity, kMaturity), bit(rows.rate.values, kRate);
-  bit(rows.volatility.values, kVolatility), bit(rows.dividend.values, kDividend);
-  bit(rows.barrier_type, kBarrierType), bit(rows.barrier, kBarrier), bit(rows.steps, kSteps);
-  bit(rows.stream, kStream);
-  bit(rows.average, kAverage), bit(rows.exercise, kExercise), bit(rows.model, kModel);
-  bit(rows.v0.values, kV0), bit(rows.kappa.values, kKappa), bit(rows.theta.values, kTheta);
-  bit(rows.sigma_v.values, kSigmaV), bit(rows.rho.values, kRho);
-  h.rate = rows.rate.scalar, h.volatility = rows.volatility.scalar;
-  h.dividend = rows.dividend.scalar;
-  h.v0 = rows.v0.scalar, h.kappa = rows.kappa.scalar, h.theta = rows.theta.scalar;
-  h.sigma_v = rows.sigma_v.scalar, h.rho = rows.rho.scalar;
+  std::size_t bytes = sizeof h;
+  for_each_array(rows, [&](std::uint32_t bit, const auto* values) {
+    if (values == nullptr) return;
+    h.present |= bit;
+    bytes += static_cast<std::size_t>(count) * sizeof *values;
+  });
+  int k = 0;
+  for_each_scalar(rows, [&](double value) { h.scalars[k++] = value; });
   // Sized first, then filled: one allocation for a book of any size.
-  std::vector<std::byte> out(
-      sizeof h + bytes_of(rows.is_put, count) + bytes_of(rows.spot, count) +
-      bytes_of(rows.strike, count) + bytes_of(rows.maturity, count) +
-      bytes_of(rows.rate.values, count) + bytes_of(rows.volatility.values, count) +
-      bytes_of(rows.dividend.values, count) + bytes_of(rows.barrier_type, count) +
-      bytes_of(rows.barrier, count) + bytes_of(rows.steps, count) + bytes_of(rows.stream, count) +
-      bytes_of(rows.average, count) + bytes_of(rows.exercise, count) + bytes_of(rows.model, count) +
-      bytes_of(rows.v0.values, count) + bytes_of(rows.kappa.values, count) +
-      bytes_of(rows.theta.values, count) + bytes_of(rows.sigma_v.values, count) +
-      bytes_of(rows.rho.values, count));
-  std::size_t at = 0;
-  put(out, at, &h, 1);
-  put(out, at, rows.is_put, count);
-  put(out, at, rows.spot, count);
-  put(out, at, rows.strike, count);
-  put(out, at, rows.maturity, count);
-  put(out, at, rows.rate.values, count);
-  put(out, at, rows.volatility.values, count);
-  put(out, at, rows.dividend.values, count);
-  put(out, at, rows.barrier_type, count);
-  put(out, at, rows.barrier, count);
-  put(out, at, rows.steps, count);
-  put(out, at, rows.stream, count);
-  put(out, at, rows.average, count);
-  put(out, at, rows.exercise, count);
-  put(out, at, rows.model, count);
-  put(out, at, rows.v0.values, count);
-  put(out, at, rows.kappa.values, count);
-  put(out, at, rows.theta.values, count);
-  put(out, at, rows.sigma_v.values, count);
-  put(out, at, rows.rho.values, count);
+  std::vector<std::byte> out(bytes);
+  std::memcpy(out.data(), &h, sizeof h);
+  std::size_t at = sizeof h;
+  for_each_array(rows, [&](std::uint32_t, const auto* values) {
+    if (values == nullptr || count == 0) return;
+    const std::size_t size = static_cast<std::size_t>(count) * sizeof *values;
+    std::memcpy(out.data() + at, values, size);
+    at += size;
+  });
   return out;
 }
 
@@ -124,36 +101,22 @@ PackedOptionBook::PackedOptionBook(std::span<const std::byte> bytes) {
   if (h.magic != kMagic || h.count < 0) throw InvalidInput("packed option book: bad header");
   std::size_t at = sizeof h;
   const auto n = static_cast<std::size_t>(h.count);
-  const auto take = [&]<class T>(std::uint32_t b, std::vector<T>& values) -> const T* {
-    if ((h.present & b) == 0) return nullptr;
+  view_.count = h.count;
+  // Each array in storage of its own (freshly allocated, so aligned for any element type).
+  for_each_array(view_, [&]<class T>(std::uint32_t bit, const T*& member) {
+    member = nullptr;
+    if ((h.present & bit) == 0) return;
     if ((bytes.size() - at) / sizeof(T) < n) {
       throw InvalidInput("packed option book: shorter than its header says");
     }
-    values.resize(n);
-    if (n > 0) std::memcpy(values.data(), bytes.data() + at, n * sizeof(T));
-    at += n * sizeof(T);
-    return values.data();
-  };
-  view_.count = h.count;
-  view_.is_put = take(kIsPut, is_put_);
-  view_.spot = take(kSpot, spot_);
-  view_.strike = take(kStrike, strike_);
-  view_.maturity = take(kMaturity, maturity_);
-  view_.rate = {take(kRate, rate_), h.rate};
-  view_.volatility = {take(kVolatility, volatility_), h.volatility};
-  view_.dividend = {take(kDividend, dividend_), h.dividend};
-  view_.barrier_type = take(kBarrierType, barrier_type_);
-  view_.barrier = take(kBarrier, barrier_);
-  view_.steps = take(kSteps, steps_);
-  view_.stream = take(kStream, stream_);
-  view_.average = take(kAverage, average_);
-  view_.exercise = take(kExercise, exercise_);
-  view_.model = take(kModel, model_);
-  view_.v0 = {take(kV0, v0_), h.v0};
-  view_.kappa = {take(kKappa, kappa_), h.kappa};
-  view_.theta = {take(kTheta, theta_), h.theta};
-  view_.sigma_v = {take(kSigmaV, sigma_v_), h.sigma_v};
-  view_.rho = {take(kRho, rho_), h.rho};
+    const std::size_t size = n * sizeof(T);
+    arrays_.emplace_back(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                         bytes.begin() + static_cast<std::ptrdiff_t>(at + size));
+    member = n > 0 ? reinterpret_cast<const T*>(arrays_.back().data()) : nullptr;
+    at += size;
+  });
+  int k = 0;
+  for_each_scalar(view_, [&](double& value) { value = h.scalars[k++]; });
   if (at != bytes.size()) throw InvalidInput("packed option book: longer than its header says");
 }
 

@@ -28,15 +28,7 @@ class PackedOptionBook {
   const OptionBookView& view() const noexcept { return view_; }
 
  private:
-  std::vector<std::uint8_t> is_put_;
-  std::vector<double> spot_, strike_, maturity_, rate_, volatility_, dividend_, barrier_;
-  std::vector<BarrierType> barrier_type_;
-  std::vector<std::uint32_t> steps_;
-  std::vector<std::uint64_t> stream_;
-  std::vector<AverageType> average_;
-  std::vector<ExerciseStyle> exercise_;
-  std::vector<AssetModel> model_;
-  std::vector<double> v0_, kappa_, theta_, sigma_v_, rho_;
+  std::vector<std::vector<std::byte>> arrays_;  // the arrays the view points into
   OptionBookView view_;
 };
 
