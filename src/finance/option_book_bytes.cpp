@@ -14,50 +14,13 @@ namespace {
 // columns).
 constexpr std::array<char, 8> kMagic = {'g', 'k', 'b', 'o', 'o', 'k', '2', '\0'};
 
-// Which arrays follow the header, one bit each, in this order.
-enum Present : std::uint32_t {
-  kIsPut = 1u << 0,
-  kSpot = 1u << 1,
-  kStrike = 1u << 2,
-  kMaturity = 1u << 3,
-  kRate = 1u << 4,
-  kVolatility = 1u << 5,
-  kDividend = 1u << 6,
-  kBarrierType = 1u << 7,
-  kBarrier = 1u << 8,
-  kSteps = 1u << 9,
-  kStream = 1u << 10,
-  kAverage = 1u << 11,
-  kExercise = 1u << 12,
-  kModel = 1u << 13,
-  kV0 = 1u << 14,
-  kKappa = 1u << 15,
-  kTheta = 1u << 16,
-  kSigmaV = 1u << 17,
-  kRho = 1u << 18,
-};
-
 struct Header {
   std::array<char, 8> magic = kMagic;
   std::int64_t count = 0;
-  std::uint32_t present = 0;
+  std::uint32_t present = 0;  // bit i: the i-th array of for_each_row_array follows
   std::uint32_t reserved = 0;
   double scalars[8] = {};  // for_each_scalar's order
 };
-
-// Every array a view can name, in the format's order, with its presence bit: one list for
-// sizing, packing and unpacking, so that a column the view gains is added here once. `f` is
-// called as f(bit, pointer member) on `view` (const or not).
-template <class View, class F>
-void for_each_array(View& view, F&& f) {
-  f(kIsPut, view.is_put), f(kSpot, view.spot), f(kStrike, view.strike);
-  f(kMaturity, view.maturity), f(kRate, view.rate.values), f(kVolatility, view.volatility.values);
-  f(kDividend, view.dividend.values), f(kBarrierType, view.barrier_type);
-  f(kBarrier, view.barrier), f(kSteps, view.steps), f(kStream, view.stream);
-  f(kAverage, view.average), f(kExercise, view.exercise), f(kModel, view.model);
-  f(kV0, view.v0.values), f(kKappa, view.kappa.values), f(kTheta, view.theta.values);
-  f(kSigmaV, view.sigma_v.values), f(kRho, view.rho.values);
-}
 
 // The book-wide values of the parameters given once, in the header's order.
 template <class View, class F>
@@ -74,10 +37,13 @@ std::vector<std::byte> pack_option_book(const OptionBookView& book, std::int64_t
   Header h;
   h.count = count;
   std::size_t bytes = sizeof h;
-  for_each_array(rows, [&](std::uint32_t bit, const auto* values) {
-    if (values == nullptr) return;
-    h.present |= bit;
-    bytes += static_cast<std::size_t>(count) * sizeof *values;
+  std::uint32_t bit = 1;
+  for_each_row_array(rows, [&](const auto* values) {
+    if (values != nullptr) {
+      h.present |= bit;
+      bytes += static_cast<std::size_t>(count) * sizeof *values;
+    }
+    bit <<= 1;
   });
   int k = 0;
   for_each_scalar(rows, [&](double value) { h.scalars[k++] = value; });
@@ -85,7 +51,7 @@ std::vector<std::byte> pack_option_book(const OptionBookView& book, std::int64_t
   std::vector<std::byte> out(bytes);
   std::memcpy(out.data(), &h, sizeof h);
   std::size_t at = sizeof h;
-  for_each_array(rows, [&](std::uint32_t, const auto* values) {
+  for_each_row_array(rows, [&](const auto* values) {
     if (values == nullptr || count == 0) return;
     const std::size_t size = static_cast<std::size_t>(count) * sizeof *values;
     std::memcpy(out.data() + at, values, size);
@@ -103,9 +69,12 @@ PackedOptionBook::PackedOptionBook(std::span<const std::byte> bytes) {
   const auto n = static_cast<std::size_t>(h.count);
   view_.count = h.count;
   // Each array in storage of its own (freshly allocated, so aligned for any element type).
-  for_each_array(view_, [&]<class T>(std::uint32_t bit, const T*& member) {
+  std::uint32_t bit = 1;
+  for_each_row_array(view_, [&]<class T>(const T*& member) {
+    const bool present = (h.present & bit) != 0;
+    bit <<= 1;
     member = nullptr;
-    if ((h.present & bit) == 0) return;
+    if (!present) return;
     if ((bytes.size() - at) / sizeof(T) < n) {
       throw InvalidInput("packed option book: shorter than its header says");
     }

@@ -64,34 +64,30 @@ struct OptionBookView {
   PerOption<double> v0{}, kappa{}, theta{}, sigma_v{}, rho{};
 };
 
+/// Calls f(array) with a reference to each per-row array member of `book` (an OptionBookView,
+/// const or not; null arrays included), in one fixed order: the one list of a book's columns,
+/// which book_rows and the packed books a job's processes exchange walk, so that a column the
+/// view gains reaches both.
+template <class View, class F>
+void for_each_row_array(View& book, F&& f) {
+  f(book.is_put), f(book.spot), f(book.strike), f(book.maturity), f(book.rate.values);
+  f(book.volatility.values), f(book.dividend.values), f(book.barrier_type), f(book.barrier);
+  f(book.steps), f(book.stream), f(book.average), f(book.exercise), f(book.model);
+  f(book.v0.values), f(book.kappa.values), f(book.theta.values), f(book.sigma_v.values);
+  f(book.rho.values);
+}
+
 /// Rows [first, first + count) of `book` as a book of their own: every per-row array offset by
 /// `first`, book-wide parameters kept. Precondition: 0 <= first, count >= 0, first + count <=
 /// book.count. Monte Carlo keys a row without `stream` by its row number: price such rows with
 /// MonteCarloOptions::first_option_index increased by `first` to keep their numbers.
 inline OptionBookView book_rows(const OptionBookView& book, std::int64_t first,
                                 std::int64_t count) {
-  const auto at = [first](const auto* p) { return p != nullptr ? p + first : p; };
   OptionBookView rows = book;
   rows.count = count;
-  rows.is_put = at(book.is_put);
-  rows.spot = at(book.spot);
-  rows.strike = at(book.strike);
-  rows.maturity = at(book.maturity);
-  rows.rate.values = at(book.rate.values);
-  rows.volatility.values = at(book.volatility.values);
-  rows.dividend.values = at(book.dividend.values);
-  rows.barrier_type = at(book.barrier_type);
-  rows.barrier = at(book.barrier);
-  rows.steps = at(book.steps);
-  rows.average = at(book.average);
-  rows.exercise = at(book.exercise);
-  rows.model = at(book.model);
-  rows.v0.values = at(book.v0.values);
-  rows.kappa.values = at(book.kappa.values);
-  rows.theta.values = at(book.theta.values);
-  rows.sigma_v.values = at(book.sigma_v.values);
-  rows.rho.values = at(book.rho.values);
-  rows.stream = at(book.stream);
+  for_each_row_array(rows, [first](auto*& values) {
+    if (values != nullptr) values += first;
+  });
   return rows;
 }
 
