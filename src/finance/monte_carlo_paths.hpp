@@ -258,6 +258,71 @@ GPUKIT_HD_INLINE Real vanilla_payoff(const PathConstants<Real>& c, Real terminal
   return max0(rounded::mul_add(c.payoff_sign, terminal, c.signed_strike));
 }
 
+/// An Asian path's payoff and control sample from its sums over the fixings (the log-price y at
+/// the last fixing, the sum of the y_i and, on arithmetic rows, of the S_{t_i} / S0): arithmetic
+/// rows pay on price_sum / steps with the geometric Asian's payoff as control, geometric rows on
+/// exp(log_sum / steps) with S_T / S0.
+template <class Real>
+struct AsianOutcome {
+  Real payoff, control;
+};
+template <bool kFast, bool kArithmetic, class Real>
+GPUKIT_HD_INLINE AsianOutcome<Real> asian_outcome(const PathConstants<Real>& c, Real y,
+                                                  Real log_sum, Real price_sum) {
+  const Real geometric = path_exp<kFast>(rounded::mul(log_sum, c.inv_steps));
+  if constexpr (kArithmetic) {
+    return {vanilla_payoff(c, rounded::mul(price_sum, c.inv_steps)), vanilla_payoff(c, geometric)};
+  } else {
+    return {vanilla_payoff(c, geometric), path_exp<kFast>(y)};
+  }
+}
+
+/// A heston path's payoff and S_T / S0.
+template <class Real>
+struct HestonOutcome {
+  Real payoff, terminal;
+};
+
+/// One heston path, step by step (heston_step): w = direction * ln(S / S0) as on barrier paths
+/// (direction 1 without a barrier), its running minimum for a discrete barrier, and the sums of an
+/// Asian row.
+template <bool kFast, class Real>
+struct HestonPath {
+  Real variance, w, lowest, log_sum, price_sum;
+
+  GPUKIT_HD_INLINE void start(const PathConstants<Real>& c) {
+    variance = c.heston.v0, w = 0, log_sum = 0, price_sum = 0;
+    lowest = std::numeric_limits<Real>::infinity();
+  }
+  GPUKIT_HD_INLINE void step(const PathConstants<Real>& c, Real z_v, Real z_s) {
+    Real increment = 0;
+    variance = heston_step(c.heston, variance, z_v, z_s, increment);
+    w = rounded::add(w, rounded::mul(c.direction, increment));
+    lowest = min_of(lowest, w);
+    if (c.average != 0) {
+      log_sum = rounded::add(log_sum, w);
+      if (c.average == static_cast<std::uint8_t>(AverageType::arithmetic)) {
+        price_sum = rounded::add(price_sum, path_exp<kFast>(w));
+      }
+    }
+  }
+  GPUKIT_HD_INLINE HestonOutcome<Real> outcome(const PathConstants<Real>& c) const {
+    const Real terminal = path_exp<kFast>(rounded::mul(c.direction, w));
+    Real underlying = terminal;
+    if (c.average == static_cast<std::uint8_t>(AverageType::arithmetic)) {
+      underlying = rounded::mul(price_sum, c.inv_steps);
+    } else if (c.average != 0) {
+      underlying = path_exp<kFast>(rounded::mul(log_sum, c.inv_steps));
+    }
+    Real payoff = vanilla_payoff(c, underlying);
+    if (c.has_barrier) {
+      const bool survived = !c.knocked_at_start && lowest > c.barrier;
+      payoff = survived != c.knock_in ? payoff : Real(0);
+    }
+    return {payoff, terminal};
+  }
+};
+
 template <bool kFast, bool kAntithetic, PathKind kKind, class Real>
 GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSchedule& keys,
                                     std::uint32_t quad, QuadOutcome<Real>& plain,

@@ -22,10 +22,19 @@ namespace gpukit::finance::mc {
 
 namespace {
 
-// The Sobol dimensions a row's path reads: the terminal value's one for European rows (of any
-// step count: with the bridge only W(T) matters), one a date for barrier rows.
-std::uint32_t sobol_dimensions(const OptionInputs& in) {
-  return in.barrier_type == BarrierType::none ? 1u : in.steps;
+// Whether a row's path is built date by date through the Brownian bridge (barrier, Asian and
+// heston rows, even of one date); a European row under Black-Scholes of any step count reads one
+// coordinate, the terminal value (with the bridge only W(T) matters).
+bool walks_bridge(const OptionInputs& in) {
+  return in.barrier_type != BarrierType::none || in.average != AverageType::none ||
+         in.model == AssetModel::heston;
+}
+
+// The Sobol dimensions a row's path reads: one a date of its bridge (two on a heston row, the
+// variance's and the spot's), in 64 bits (2 * steps may pass 2^32).
+std::uint64_t sobol_dimensions(const OptionInputs& in) {
+  if (!walks_bridge(in)) return 1;
+  return in.model == AssetModel::heston ? 2 * std::uint64_t{in.steps} : in.steps;
 }
 
 // merge() with the statistics the options keep.
@@ -143,21 +152,17 @@ SobolBook<Real> sobol_book(const std::vector<OptionInputs>& rows,
   std::uint32_t dimensions = 1;
   std::map<std::uint32_t, std::uint32_t> bridge_of_steps;  // step count -> offset
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].average != AverageType::none || rows[i].model != AssetModel::black_scholes) {
+    const std::uint64_t needed = sobol_dimensions(rows[i]);
+    if (needed > static_cast<std::uint64_t>(rng::kSobolMaxDimensions)) {
+      const bool heston = rows[i].model == AssetModel::heston;
       throw InvalidInput(fmt::format(
-          "monte carlo: option {}: the sobol sampler prices European and barrier rows under "
-          "Black-Scholes (this row is {}); use the philox sampler",
-          i, rows[i].average != AverageType::none ? "an Asian option" : "a heston row"));
+          "monte carlo: option {}: steps must be <= {} with the sobol sampler (a path takes {} "
+          "Sobol dimension{} a date), got {}",
+          i, rng::kSobolMaxDimensions / (heston ? 2 : 1), heston ? "two" : "one", heston ? "s" : "",
+          rows[i].steps));
     }
-    const std::uint32_t needed = sobol_dimensions(rows[i]);
-    if (needed > static_cast<std::uint32_t>(rng::kSobolMaxDimensions)) {
-      throw InvalidInput(fmt::format(
-          "monte carlo: option {}: steps must be <= {} with the sobol sampler (a barrier path "
-          "takes a Sobol dimension a date), got {}",
-          i, rng::kSobolMaxDimensions, rows[i].steps));
-    }
-    dimensions = std::max(dimensions, needed);
-    if (rows[i].barrier_type != BarrierType::none && !bridge_of_steps.contains(rows[i].steps)) {
+    dimensions = std::max(dimensions, static_cast<std::uint32_t>(needed));
+    if (walks_bridge(rows[i]) && !bridge_of_steps.contains(rows[i].steps)) {
       bridge_of_steps[rows[i].steps] = static_cast<std::uint32_t>(book.bridge.size());
       // On unit steps: B(m) at date m, scaled per row by vol_sqrt_dt.
       const auto nodes = rng::brownian_bridge_nodes<Real>(rows[i].steps, rows[i].steps);
@@ -179,7 +184,7 @@ SobolBook<Real> sobol_book(const std::vector<OptionInputs>& rows,
           static_cast<Real>((in.rate - in.dividend - 0.5 * sigma * sigma) * in.maturity);
       row.terminal_vol = static_cast<Real>(sigma * std::sqrt(in.maturity));
       row.replicate_key = rng::sobol_replicate_key(options.seed, stream_key, r);
-      if (in.barrier_type != BarrierType::none) row.bridge_offset = bridge_of_steps[in.steps];
+      if (walks_bridge(in)) row.bridge_offset = bridge_of_steps[in.steps];
       book.rows.push_back(row);
     }
   }

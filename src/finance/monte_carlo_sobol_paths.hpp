@@ -11,8 +11,12 @@
 // sigma^2/2) T + sigma sqrt(T) z_0. A barrier row builds its Brownian path on its dates with the
 // bridge of its step count (rng/brownian_bridge.hpp, on unit steps: B(m) at date m), w_m =
 // m drift_dt + vol_sqrt_dt B(m) in the barrier's direction, and monitors it as the Philox paths
-// do. The antithetic mirror of a path is the path of the negated normals: the bridge is linear
-// and every operation is sign-symmetric, so its B is exactly -B.
+// do; an Asian row builds the same w (direction 1) and averages it as the Philox paths do. A
+// heston row walks two bridges of its step count side by side, the variance's on dimensions 2d
+// and the spot's on 2d + 1 (d the bridge's dimension: both factors' largest scales on the best
+// coordinates), and feeds the QE step (monte_carlo_paths.hpp heston_step) the increments
+// B(m) - B(m - 1) as its two normals. The antithetic mirror of a path is the path of the negated
+// normals: the bridge is linear and every operation is sign-symmetric, so its B is exactly -B.
 
 #include <cstdint>
 #include <limits>
@@ -59,23 +63,23 @@ GPUKIT_HD_INLINE Real sobol_normal(const SobolTables<Real>& tables, std::uint64_
   return static_cast<Real>(rng::inverse_normal_cdf(rng::sobol_uniform(scrambled)));
 }
 
-/// The payoff and S_T / S0 of the path of point `point` (index 0) and of its mirror (index 1).
+// sobol_path of a European or barrier row under Black-Scholes.
 template <bool kAntithetic, PathKind kKind, class Real>
-GPUKIT_HD_INLINE void sobol_path(const SobolRow<Real>& row, const PathConstants<Real>& c,
-                                 const SobolTables<Real>& tables, std::uint32_t point,
-                                 Real payoff[2], Real terminal[2]) {
+GPUKIT_HD_INLINE void sobol_gbm_path(const SobolRow<Real>& row, const PathConstants<Real>& c,
+                                     const SobolTables<Real>& tables, std::uint32_t point,
+                                     Real payoff[2], Real terminal[2]) {
   constexpr int kWays = kAntithetic ? 2 : 1;
   Real y[kWays];
   Real alive[kWays];
+  const auto normal = [&](std::uint32_t dimension) {
+    return sobol_normal(tables, row.replicate_key, dimension, point);
+  };
   if constexpr (kKind == PathKind::european_one_step || kKind == PathKind::european) {
     const Real z = sobol_normal(tables, row.replicate_key, 0, point);
     for (int j = 0; j < kWays; ++j) {
       y[j] = rounded::mul_add(j == 0 ? row.terminal_vol : -row.terminal_vol, z, row.terminal_drift);
     }
   } else {
-    const auto normal = [&](std::uint32_t dimension) {
-      return sobol_normal(tables, row.replicate_key, dimension, point);
-    };
     Real w[kWays], lowest[kWays];
     for (int j = 0; j < kWays; ++j) {
       w[j] = 0, lowest[j] = std::numeric_limits<Real>::infinity();
@@ -116,6 +120,86 @@ GPUKIT_HD_INLINE void sobol_path(const SobolRow<Real>& row, const PathConstants<
       value = rounded::mul(value, c.knock_in ? rounded::sub(Real(1), alive[j]) : alive[j]);
     }
     payoff[j] = value;
+  }
+}
+
+// sobol_path of an Asian row under Black-Scholes: y_m = m drift + vol B(m) at each fixing,
+// summed as the Philox paths sum theirs.
+template <bool kAntithetic, PathKind kKind, class Real>
+GPUKIT_HD_INLINE void sobol_asian_path(const SobolRow<Real>& row, const PathConstants<Real>& c,
+                                       const SobolTables<Real>& tables, std::uint32_t point,
+                                       Real payoff[2], Real terminal[2]) {
+  constexpr int kWays = kAntithetic ? 2 : 1;
+  const auto normal = [&](std::uint32_t dimension) {
+    return sobol_normal(tables, row.replicate_key, dimension, point);
+  };
+  Real y[kWays], log_sum[kWays], price_sum[kWays];
+  for (int j = 0; j < kWays; ++j) y[j] = 0, log_sum[j] = 0, price_sum[j] = 0;
+  rng::brownian_bridge_walk(tables.bridge + row.bridge_offset, c.steps, normal,
+                            [&](std::uint32_t date, Real bridge) {
+                              const Real drift = rounded::mul(static_cast<Real>(date), c.drift);
+                              for (int j = 0; j < kWays; ++j) {
+                                y[j] = rounded::mul_add(j == 0 ? c.vol : -c.vol, bridge, drift);
+                                log_sum[j] = rounded::add(log_sum[j], y[j]);
+                                if constexpr (kKind == PathKind::asian_arithmetic) {
+                                  price_sum[j] = rounded::add(price_sum[j], path_exp<false>(y[j]));
+                                }
+                              }
+                            });
+  for (int j = 0; j < kWays; ++j) {
+    const AsianOutcome<Real> out = asian_outcome<false, kKind == PathKind::asian_arithmetic>(
+        c, y[j], log_sum[j], price_sum[j]);
+    payoff[j] = out.payoff;
+    terminal[j] = out.control;
+  }
+}
+
+// sobol_path of a heston row: two bridges of unit steps, the variance's on Sobol dimensions 2d
+// and the spot's on 2d + 1 (both factors' largest scales on the best coordinates); step m's
+// normals are the increments B(m) - B(m - 1), fed to the QE step as the Philox paths feed theirs.
+template <bool kAntithetic, class Real>
+GPUKIT_HD_INLINE void sobol_heston_path(const SobolRow<Real>& row, const PathConstants<Real>& c,
+                                        const SobolTables<Real>& tables, std::uint32_t point,
+                                        Real payoff[2], Real terminal[2]) {
+  constexpr int kWays = kAntithetic ? 2 : 1;
+  const auto normal = [&](std::uint32_t dimension) {
+    return sobol_normal(tables, row.replicate_key, dimension, point);
+  };
+  rng::BrownianBridgeWalker<Real> variance_bridge(tables.bridge + row.bridge_offset, c.steps);
+  rng::BrownianBridgeWalker<Real> spot_bridge(tables.bridge + row.bridge_offset, c.steps);
+  Real variance_before = 0, spot_before = 0;
+  HestonPath<false, Real> path[kWays];
+  for (int j = 0; j < kWays; ++j) path[j].start(c);
+  for (std::uint32_t step = 0; step < c.steps; ++step) {
+    const Real variance_now = variance_bridge.next([&](std::uint32_t d) { return normal(2 * d); });
+    const Real spot_now = spot_bridge.next([&](std::uint32_t d) { return normal(2 * d + 1); });
+    const Real z_v = rounded::sub(variance_now, variance_before);
+    const Real z_s = rounded::sub(spot_now, spot_before);
+    variance_before = variance_now, spot_before = spot_now;
+    for (int j = 0; j < kWays; ++j) {
+      const Real sign = j == 0 ? Real(1) : Real(-1);
+      path[j].step(c, rounded::mul(sign, z_v), rounded::mul(sign, z_s));
+    }
+  }
+  for (int j = 0; j < kWays; ++j) {
+    const HestonOutcome<Real> out = path[j].outcome(c);
+    payoff[j] = out.payoff;
+    terminal[j] = out.terminal;
+  }
+}
+
+/// The payoff and the control's sample (S_T / S0; an arithmetic Asian row's geometric Asian
+/// payoff) of the path of point `point` (index 0) and of its mirror (index 1).
+template <bool kAntithetic, PathKind kKind, class Real>
+GPUKIT_HD_INLINE void sobol_path(const SobolRow<Real>& row, const PathConstants<Real>& c,
+                                 const SobolTables<Real>& tables, std::uint32_t point,
+                                 Real payoff[2], Real terminal[2]) {
+  if constexpr (kKind == PathKind::asian_arithmetic || kKind == PathKind::asian_geometric) {
+    sobol_asian_path<kAntithetic, kKind>(row, c, tables, point, payoff, terminal);
+  } else if constexpr (kKind == PathKind::heston) {
+    sobol_heston_path<kAntithetic>(row, c, tables, point, payoff, terminal);
+  } else {
+    sobol_gbm_path<kAntithetic, kKind>(row, c, tables, point, payoff, terminal);
   }
 }
 
@@ -171,6 +255,12 @@ GPUKIT_HD_INLINE Moments<Real> sobol_lane_moments(const SobolRow<Real>& row,
     case PathKind::continuous_barrier:
       return sobol_lane_moments_of<M, PathKind::continuous_barrier>(row, tables, samples, tile,
                                                                     lane);
+    case PathKind::asian_arithmetic:
+      return sobol_lane_moments_of<M, PathKind::asian_arithmetic>(row, tables, samples, tile, lane);
+    case PathKind::asian_geometric:
+      return sobol_lane_moments_of<M, PathKind::asian_geometric>(row, tables, samples, tile, lane);
+    case PathKind::heston:
+      return sobol_lane_moments_of<M, PathKind::heston>(row, tables, samples, tile, lane);
     default:
       return sobol_lane_moments_of<M, PathKind::european>(row, tables, samples, tile, lane);
   }

@@ -131,6 +131,56 @@ TEST_P(MonteCarloHestonTest, EuropeanWithinFourStandardErrorsPlusTheBiasOfTheSem
   }
 }
 
+// The sobol sampler on heston rows (two bridges, 2 x steps dimensions): within 4 standard
+// errors plus the scheme's bias of the semi-analytic price (the bias is the scheme's, the same
+// under either sampler), with a standard error below half of Philox's at the same paths; the
+// barrier and Asian payoffs too (knock-in + knock-out = vanilla on the same points).
+TEST_P(MonteCarloHestonTest, SobolRowsWithinTheBiasOfTheSemiAnalyticPriceBelowPhiloxsError) {
+  std::vector<McRow> rows;
+  std::vector<double> exact;
+  for (const Published& p : kLewis) {
+    for (const bool put : {false, true}) {
+      rows.push_back(heston_row(lewis(p.strike, put), 64));
+      exact.push_back(put ? p.put : p.call);
+    }
+  }
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    for (bool antithetic : {false, true}) {
+      MonteCarloOptions options;
+      options.paths = 16 * 1024 * (antithetic ? 2 : 1);
+      options.precision = precision;
+      options.antithetic = antithetic;
+      options.sampler = MonteCarloSampler::sobol;
+      const MonteCarloBookResult mc = price(rows, options);
+      options.sampler = MonteCarloSampler::philox;
+      const MonteCarloBookResult philox = price(rows, options);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_GT(mc.std_error[i], 0) << i;
+        EXPECT_LT(mc.std_error[i], 0.5 * philox.std_error[i]) << i;
+        EXPECT_LE(std::abs(mc.price[i] - exact[i]), 4 * mc.std_error[i] + kQeBias64)
+            << "row " << i << " precision " << int(precision) << " antithetic " << antithetic
+            << ": mc " << mc.price[i] << " +- " << mc.std_error[i] << " exact " << exact[i];
+      }
+    }
+  }
+  McRow vanilla = heston_row(lewis(100, false), 24);
+  McRow out = vanilla, in = vanilla, arithmetic = vanilla, geometric = vanilla;
+  out.type = BarrierType::down_out, in.type = BarrierType::down_in;
+  out.barrier = in.barrier = 85;
+  arithmetic.average = AverageType::arithmetic, geometric.average = AverageType::geometric;
+  MonteCarloOptions options;
+  options.paths = 16 * 512;
+  options.sampler = MonteCarloSampler::sobol;
+  std::vector<double> p;
+  for (const McRow& row : {vanilla, out, in, arithmetic, geometric}) {
+    p.push_back(price({row}, options).price[0]);
+  }
+  EXPECT_NEAR(p[1] + p[2], p[0], 1e-12 * p[0]);
+  EXPECT_LT(p[1], p[0]);
+  EXPECT_GE(p[3], p[4]);
+  EXPECT_LT(p[3], p[0]);
+}
+
 TEST_P(MonteCarloHestonTest, WithoutVolatilityOfVarianceItIsBlackScholes) {
   // sigma_v = 0 and v0 = theta: the variance stays at theta and every step is exact: the
   // Black-Scholes price at volatility sqrt(theta), within 4 standard errors and no bias.

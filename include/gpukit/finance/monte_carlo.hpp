@@ -91,9 +91,10 @@ enum class BarrierMonitoring { discrete, continuous };
 /// quasi-Monte Carlo (src/finance/monte_carlo_sobol_paths.hpp has the details): `replicates`
 /// independent Owen scramblings of Joe and Kuo's Sobol points, each keyed by (seed, the row's
 /// stream key, replicate), sample i of a replicate its point i, its coordinates through the
-/// inverse normal CDF (AS241) and a Brownian bridge over the row's dates (European rows use one
-/// coordinate: the terminal value); price = the mean of the replicates' estimates, std_error =
-/// their standard deviation / sqrt(replicates).
+/// inverse normal CDF (AS241) and a Brownian bridge over the row's dates (European rows under
+/// Black-Scholes use one coordinate, the terminal value; barrier and Asian rows one a date; heston
+/// rows two a date, a bridge for the variance's normals and one for the spot's); price = the mean
+/// of the replicates' estimates, std_error = their standard deviation / sqrt(replicates).
 enum class MonteCarloSampler { philox, sobol };
 
 /// The most Sobol replicates a pricing takes (each at least one sample).
@@ -204,8 +205,9 @@ struct MonteCarloBookResult {
 /// barrier, a heston row whose v0, theta or sigma_v is not >= 0, kappa not > 0 or |rho| > 1 (or,
 /// with continuous monitoring, a heston barrier row; with Greeks, any heston row), each naming the
 /// row; with the sobol sampler also for replicates outside [2, kMonteCarloMaxReplicates], samples
-/// (paths, or pairs) not a multiple of replicates, more than 2^32 samples a replicate, or a
-/// barrier row of more than rng::kSobolMaxDimensions (21201) steps; CudaError and OutOfMemory
+/// (paths, or pairs) not a multiple of replicates, more than 2^32 samples a replicate, or a row
+/// whose path needs more than rng::kSobolMaxDimensions (21201) dimensions (a barrier or Asian row
+/// of more than 21201 steps, a heston row of more than 10600); CudaError and OutOfMemory
 /// from the device. Option i uses stream key book.stream[i], or first_option_index + i without it
 /// (so a row's numbers do not depend on the other rows); inputs are rounded to float first with
 /// Precision::float32.

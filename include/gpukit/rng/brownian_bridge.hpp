@@ -71,37 +71,62 @@ std::vector<BrownianBridgeNode<Real>> brownian_bridge_nodes(std::uint32_t steps,
   return nodes;
 }
 
+/// Builds the path of `nodes` (brownian_bridge_nodes of `steps`) one date at a time, in date
+/// order: next(normal) returns W(t_m) for m = 1, 2, .. steps, calling normal(d), the normal of
+/// dimension d, for the dimensions that date needs (each dimension once over the path). Several
+/// walkers step side by side (a path of two factors: two bridges, one date at a time). A stack
+/// of O(log steps) values; no array of `steps` values. Calling next more than `steps` times is
+/// undefined.
+template <class Real>
+class BrownianBridgeWalker {
+ public:
+  GPUKIT_HD_INLINE BrownianBridgeWalker(const BrownianBridgeNode<Real>* nodes, std::uint32_t steps)
+      : nodes_(nodes), steps_(steps) {}
+
+  template <class NormalOf>
+  GPUKIT_HD_INLINE Real next(NormalOf&& normal) {
+    if (top_ == 0) {  // the first date: W(T) first
+      const BrownianBridgeNode<Real>& last = nodes_[steps_ - 1];
+      stack_date_[0] = steps_;
+      stack_value_[0] = rounded::mul(last.std_dev, normal(last.dimension));
+      top_ = 1;
+    }
+    for (;;) {
+      const std::uint32_t right = stack_date_[top_ - 1];
+      const Real w_right = stack_value_[top_ - 1];
+      if (right - left_ < 2) {
+        --top_;
+        left_ = right;
+        w_left_ = w_right;
+        return w_right;
+      }
+      const std::uint32_t mid = left_ + (right - left_) / 2;
+      const BrownianBridgeNode<Real>& node = nodes_[mid - 1];
+      const Real mean = rounded::add(rounded::mul(node.left_weight, w_left_),
+                                     rounded::mul(node.right_weight, w_right));
+      stack_date_[top_] = mid;
+      stack_value_[top_] = rounded::add(mean, rounded::mul(node.std_dev, normal(node.dimension)));
+      ++top_;
+    }
+  }
+
+ private:
+  const BrownianBridgeNode<Real>* nodes_;
+  std::uint32_t steps_;
+  std::uint32_t stack_date_[kBrownianBridgeMaxDepth];
+  Real stack_value_[kBrownianBridgeMaxDepth];
+  int top_ = 0;
+  std::uint32_t left_ = 0;
+  Real w_left_ = 0;
+};
+
 /// Builds the path of `nodes` (brownian_bridge_nodes of `steps`) from normal(d), the normal of
 /// dimension d (each called once), calling visit(m, W(t_m)) for m = 1 .. steps in order.
 template <class Real, class NormalOf, class Visit>
 GPUKIT_HD_INLINE void brownian_bridge_walk(const BrownianBridgeNode<Real>* nodes,
                                            std::uint32_t steps, NormalOf&& normal, Visit&& visit) {
-  std::uint32_t stack_date[kBrownianBridgeMaxDepth];
-  Real stack_value[kBrownianBridgeMaxDepth];
-  const BrownianBridgeNode<Real>& last = nodes[steps - 1];
-  stack_date[0] = steps;
-  stack_value[0] = rounded::mul(last.std_dev, normal(last.dimension));
-  int top = 1;
-  std::uint32_t left = 0;
-  Real w_left = 0;
-  while (top > 0) {
-    const std::uint32_t right = stack_date[top - 1];
-    const Real w_right = stack_value[top - 1];
-    if (right - left >= 2) {
-      const std::uint32_t mid = left + (right - left) / 2;
-      const BrownianBridgeNode<Real>& node = nodes[mid - 1];
-      const Real mean = rounded::add(rounded::mul(node.left_weight, w_left),
-                                     rounded::mul(node.right_weight, w_right));
-      stack_date[top] = mid;
-      stack_value[top] = rounded::add(mean, rounded::mul(node.std_dev, normal(node.dimension)));
-      ++top;
-    } else {
-      --top;
-      visit(right, w_right);
-      left = right;
-      w_left = w_right;
-    }
-  }
+  BrownianBridgeWalker<Real> walker(nodes, steps);
+  for (std::uint32_t m = 1; m <= steps; ++m) visit(m, walker.next(normal));
 }
 
 }  // namespace gpukit::rng
