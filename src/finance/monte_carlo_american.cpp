@@ -22,10 +22,6 @@ namespace gpukit::finance::mc {
 
 namespace {
 
-bool is_early(const MonteCarloBookView& book, std::int64_t i) {
-  return book.exercise != nullptr && book.exercise[i] != ExerciseStyle::european;
-}
-
 [[noreturn]] void refuse_row(std::int64_t i, const std::string& why) {
   throw InvalidInput(fmt::format("monte carlo: option {}: {}", i, why));
 }
@@ -119,17 +115,6 @@ AmericanPlan<Real> plan_of(const OptionInputs& in, std::uint64_t key,
   return plan;
 }
 
-template <class Real>
-Estimate american_estimate(const Context& context, const OptionInputs& in, std::uint64_t key,
-                           const MonteCarloOptions& options) {
-  AmericanPlan<Real> plan = plan_of<Real>(in, key, options);
-  const Moments<double> m = american_moments(context, plan);
-  Estimate e;
-  e.price = in.strike * m.mean_x;
-  e.std_error = m.count > 1 ? in.strike * std::sqrt(m.m2_x / (m.count - 1) / m.count) : 0.0;
-  return e;
-}
-
 // Row i's estimate, and with options.greeks its delta and vega by central differences on common
 // random numbers: each bumped row (Monte Carlo's bumps, mc::scenarios) refits its rule on the
 // same pass 1 numbers and prices on the same pass 2 numbers.
@@ -141,12 +126,14 @@ struct AmericanRowResult {
 template <class Real>
 AmericanRowResult american_row(const Context& context, const MonteCarloBookView& book,
                                std::int64_t i, const MonteCarloOptions& options) {
-  const std::uint64_t key = stream_key(book, i, options);
-  const Scenarios s = scenarios({option_inputs<Real>(book, i)}, options.greeks);
+  const OptionInputs in = option_inputs<Real>(book, i);
+  const Scenarios s = scenarios({in}, options.greeks);
+  const std::vector<Moments<double>> moments =
+      american_scenario_moments<Real>(context, book, i, options);
   AmericanRowResult r;
   std::vector<double> prices;
-  for (const std::vector<OptionInputs>& rows : s.rows) {
-    const Estimate e = american_estimate<Real>(context, rows[0], key, options);
+  for (std::size_t k = 0; k < moments.size(); ++k) {
+    const Estimate e = american_estimate(s.rows[k][0], moments[k]);
     if (prices.empty()) r.estimate = e;
     prices.push_back(e.price);
   }
@@ -159,9 +146,48 @@ AmericanRowResult american_row(const Context& context, const MonteCarloBookView&
 
 }  // namespace
 
+bool is_early_exercise(const MonteCarloBookView& book, std::int64_t i) {
+  return book.exercise != nullptr && book.exercise[i] != ExerciseStyle::european;
+}
+
+Estimate american_estimate(const OptionInputs& in, const Moments<double>& m) {
+  Estimate e;
+  e.price = in.strike * m.mean_x;
+  e.std_error = m.count > 1 ? in.strike * std::sqrt(m.m2_x / (m.count - 1) / m.count) : 0.0;
+  return e;
+}
+
+double american_work(std::int64_t paths, std::uint32_t steps) {
+  return double(steps) * double(paths + american_regression_paths(paths, steps));
+}
+
+template <class Real>
+std::vector<Moments<double>> american_scenario_moments(const Context& context,
+                                                       const MonteCarloBookView& book,
+                                                       std::int64_t i,
+                                                       const MonteCarloOptions& options) {
+  (void)american_plan<Real>(book, i, options);  // the row's checks
+  const std::uint64_t key = stream_key(book, i, options);
+  const Scenarios s = scenarios({option_inputs<Real>(book, i)}, options.greeks);
+  std::vector<Moments<double>> moments;
+  for (const std::vector<OptionInputs>& rows : s.rows) {
+    AmericanPlan<Real> plan = plan_of<Real>(rows[0], key, options);
+    moments.push_back(american_moments(context, plan));
+  }
+  return moments;
+}
+template std::vector<Moments<double>> american_scenario_moments<float>(const Context&,
+                                                                       const MonteCarloBookView&,
+                                                                       std::int64_t,
+                                                                       const MonteCarloOptions&);
+template std::vector<Moments<double>> american_scenario_moments<double>(const Context&,
+                                                                        const MonteCarloBookView&,
+                                                                        std::int64_t,
+                                                                        const MonteCarloOptions&);
+
 bool has_early_exercise(const MonteCarloBookView& book) {
   for (std::int64_t i = 0; i < book.count; ++i) {
-    if (is_early(book, i)) return true;
+    if (is_early_exercise(book, i)) return true;
   }
   return false;
 }
@@ -201,7 +227,8 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
                                                     const MonteCarloOptions& options) {
   const bool single = options.precision == Precision::float32;
   std::vector<std::int64_t> european, early;
-  for (std::int64_t i = 0; i < book.count; ++i) (is_early(book, i) ? early : european).push_back(i);
+  for (std::int64_t i = 0; i < book.count; ++i)
+    (is_early_exercise(book, i) ? early : european).push_back(i);
   for (const std::int64_t i : early) {  // every row's error before any work
     if (single) {
       (void)american_plan<float>(book, i, options);
@@ -213,14 +240,14 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
   // Progress in path-dates: a European row's paths times steps, an early-exercise row's two
   // passes.
   double european_work = 0, total_work = 0, work_done = 0;
+  const double scenario_count = options.greeks ? 5 : 1;
   for (std::int64_t i = 0; i < book.count; ++i) {
-    const double steps = book.steps != nullptr ? book.steps[i] : 1;
-    const double work =
-        is_early(book, i)
-            ? steps * double(options.paths + american_regression_paths(
-                                                 options.paths, static_cast<std::uint32_t>(steps)))
-            : steps * double(options.paths);
-    (is_early(book, i) ? total_work : european_work) += (options.greeks ? 5 : 1) * work;
+    const std::uint32_t steps = book.steps != nullptr ? book.steps[i] : 1;
+    if (is_early_exercise(book, i)) {
+      total_work += scenario_count * american_work(options.paths, steps);
+    } else {
+      european_work += scenario_count * double(steps) * double(options.paths);
+    }
   }
   total_work += european_work;
   const auto report = [&](double done) {
@@ -268,10 +295,8 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
     r.ci_low[k] = e.price - 1.96 * e.std_error;
     r.ci_high[k] = e.price + 1.96 * e.std_error;
     if (options.greeks) r.delta[k] = row.delta, r.vega[k] = row.vega;
-    const double steps = book.steps != nullptr ? book.steps[i] : 1;
-    work_done += (options.greeks ? 5 : 1) * steps *
-                 double(options.paths + american_regression_paths(
-                                            options.paths, static_cast<std::uint32_t>(steps)));
+    work_done +=
+        scenario_count * american_work(options.paths, book.steps != nullptr ? book.steps[i] : 1);
     report(work_done);
   }
   return r;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "finance/monte_carlo_american_paths.hpp"
+#include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_statistics.hpp"
 #include "gpukit/core/context.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
@@ -26,8 +27,28 @@ struct AmericanPlan {
   std::vector<DateRule<Real>> rules;  // params.dates of them
 };
 
-/// Whether some row of `book` has exercise bermudan or american.
+/// Whether row i of `book` has exercise bermudan or american; whether some row has.
+bool is_early_exercise(const MonteCarloBookView& book, std::int64_t i);
 bool has_early_exercise(const MonteCarloBookView& book);
+
+/// The path-dates an early-exercise row of `steps` dates simulates at `paths` paths (both passes):
+/// its weight beside a European row's paths times steps.
+double american_work(std::int64_t paths, std::uint32_t steps);
+
+/// Pass 2's moments (in units of the strike) of early-exercise row i of `book` in each of its
+/// scenarios (mc::scenarios of the row: 1, or 5 with Greeks, each refitting its rule on the same
+/// pass 1 numbers), on `context`; InvalidInput as american_plan. A row's moments do not depend on
+/// the book's other rows: they travel between devices and processes as a block's
+/// (monte_carlo_blocks.cpp).
+template <class Real>
+std::vector<Moments<double>> american_scenario_moments(const Context& context,
+                                                       const MonteCarloBookView& book,
+                                                       std::int64_t i,
+                                                       const MonteCarloOptions& options);
+
+/// A row's estimate from pass 2's moments: price = strike * mean, std_error = strike * the
+/// sample standard deviation / sqrt(paths).
+Estimate american_estimate(const OptionInputs& in, const Moments<double>& moments);
 
 /// Reads and validates early-exercise row `i` of `book` (InvalidInput naming the row: a barrier,
 /// Asian or Heston row, a strike or spot not > 0, steps outside [1, kAmericanMaxDates], or

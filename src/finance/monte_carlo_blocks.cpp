@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "finance/cpu/monte_carlo_launchers.hpp"
+#include "finance/monte_carlo_american.hpp"
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_sobol.hpp"
 #include "finance/monte_carlo_statistics.hpp"
@@ -163,6 +164,25 @@ void block_moments_on(const Context& context, const std::vector<PathParams<Real>
 #endif
 }
 
+// Sobol books: a block is one replicate of a row (blocks_per_row = replicates): the moments of
+// the entries [first_block, first_block + count) of the rows' sobol_book (row-major, replicates
+// inner), to out[j * stride].
+template <class Real>
+void sobol_blocks_on(const Context& context, const std::vector<OptionInputs>& inputs,
+                     const std::vector<PathParams<Real>>& params, std::int64_t first_block,
+                     std::int64_t count, const MonteCarloOptions& options,
+                     const mc::WorkDone& work_done, MonteCarloBlockMoments* out,
+                     std::int64_t stride) {
+  mc::SobolBook<Real> book = mc::sobol_book(inputs, params, options);
+  book.rows.erase(book.rows.begin() + first_block + count, book.rows.end());
+  book.rows.erase(book.rows.begin(), book.rows.begin() + first_block);
+  const std::vector<Moments<double>> moments =
+      mc::sobol_moments_on(context, book, options, work_done, nullptr);
+  for (std::int64_t j = 0; j < count; ++j) {
+    out[j * stride] = to_public(moments[static_cast<std::size_t>(j)]);
+  }
+}
+
 template <class Real>
 std::vector<MonteCarloBlockMoments> blocks_in(const Context& context,
                                               const MonteCarloBookView& book,
@@ -183,14 +203,22 @@ std::vector<MonteCarloBlockMoments> blocks_in(const Context& context,
   const mc::Scenarios scenarios = mc::scenarios(inputs, options.greeks);
   const auto kinds = static_cast<std::int64_t>(scenarios.rows.size());
   const std::int64_t local_first = first_block - row * per_row;
+  const bool sobol = options.sampler == MonteCarloSampler::sobol;
 
-  // Progress in path-steps, the tiles' padding included (what the backends report).
-  const std::int64_t tiles = mc::tiles_for(samples);
+  // Progress in path-steps, the tiles' padding included (what the backends report); an
+  // early-exercise row's first block weighs its whole pricing, its other blocks nothing.
+  const std::int64_t tiles = mc::tiles_for(sobol ? samples / options.replicates : samples);
   double work_total = 0, work_so_far = 0;
   for (std::int64_t b = local_first; b < local_first + count; ++b) {
-    const std::int64_t in_block = std::min(block_tiles, tiles - (b % per_row) * block_tiles);
-    work_total += double(in_block) * double(kMonteCarloTileSamples) *
-                  inputs[static_cast<std::size_t>(b / per_row)].steps;
+    const std::int64_t i = b / per_row;
+    const std::uint32_t steps = inputs[static_cast<std::size_t>(i)].steps;
+    if (mc::is_early_exercise(part, i)) {
+      if (b % per_row == 0) work_total += mc::american_work(options.paths, steps);
+      continue;
+    }
+    const std::int64_t in_block =
+        sobol ? tiles : std::min(block_tiles, tiles - (b % per_row) * block_tiles);
+    work_total += double(in_block) * double(kMonteCarloTileSamples) * steps;
   }
   work_total *= double(kinds);
   mc::WorkDone work_done;
@@ -202,11 +230,50 @@ std::vector<MonteCarloBlockMoments> blocks_in(const Context& context,
   }
 
   std::vector<MonteCarloBlockMoments> result(static_cast<std::size_t>(count * kinds));
+  // Early-exercise rows: the first block carries the row's moments in every scenario (both
+  // passes: the regression needs all of pass 1), the others stay empty.
+  std::vector<bool> early(static_cast<std::size_t>(rows));
+  for (std::int64_t i = 0; i < rows; ++i) {
+    early[static_cast<std::size_t>(i)] = mc::is_early_exercise(part, i);
+    const std::int64_t block = i * per_row - local_first;
+    if (!early[static_cast<std::size_t>(i)] || block < 0 || block >= count) continue;
+    const std::vector<Moments<double>> moments =
+        mc::american_scenario_moments<Real>(context, part, i, part_options);
+    for (std::int64_t s = 0; s < kinds; ++s) {
+      result[static_cast<std::size_t>(block * kinds + s)] =
+          to_public(moments[static_cast<std::size_t>(s)]);
+    }
+    if (work_done)
+      work_done(double(kinds) *
+                mc::american_work(options.paths, inputs[static_cast<std::size_t>(i)].steps));
+  }
   for (std::int64_t s = 0; s < kinds; ++s) {
-    const std::vector<PathParams<Real>> params =
+    const std::vector<PathParams<Real>> all_params =
         mc::book_path_params<Real>(part, scenarios.rows[static_cast<std::size_t>(s)], part_options);
-    block_moments_on(context, params, samples, local_first, count, block_tiles, part_options,
-                     work_done, result.data() + s, kinds);
+    // Runs of consecutive European rows, each priced as the rows' blocks of the range.
+    for (std::int64_t i = 0; i < rows;) {
+      if (early[static_cast<std::size_t>(i)]) {
+        ++i;
+        continue;
+      }
+      std::int64_t end = i;
+      while (end < rows && !early[static_cast<std::size_t>(end)]) ++end;
+      const std::int64_t first = std::max(local_first, i * per_row);
+      const std::int64_t last = std::min(local_first + count, end * per_row);
+      const std::vector<PathParams<Real>> params(all_params.begin() + i, all_params.begin() + end);
+      MonteCarloBlockMoments* out = result.data() + (first - local_first) * kinds + s;
+      if (sobol) {
+        const std::vector<OptionInputs> run(
+            scenarios.rows[static_cast<std::size_t>(s)].begin() + i,
+            scenarios.rows[static_cast<std::size_t>(s)].begin() + end);
+        sobol_blocks_on(context, run, params, first - i * per_row, last - first, part_options,
+                        work_done, out, kinds);
+      } else {
+        block_moments_on(context, params, samples, first - i * per_row, last - first, block_tiles,
+                         part_options, work_done, out, kinds);
+      }
+      i = end;
+    }
   }
   return result;
 }
@@ -288,18 +355,47 @@ MonteCarloBookResult result_in(const MonteCarloBookView& book, const MonteCarloO
         fmt::format("monte carlo: {} block moments given for a book of {} blocks in {} scenario{}",
                     moments.size(), book.count * per_row, kinds, kinds == 1 ? "" : "s"));
   }
-  std::vector<std::vector<Moments<double>>> rows(static_cast<std::size_t>(kinds),
-                                                 std::vector<Moments<double>>(inputs.size()));
-  if (book.count > 0) {
-    if (computed_on == Backend::cuda) {
-      fold_rows<mc::FusedMulAdd>(options, moments, per_row, kinds, fold.threads, fold.piece_level,
-                                 rows);
-    } else {
-      fold_rows<mc::BackendMulAdd>(options, moments, per_row, kinds, fold.threads, fold.piece_level,
+  const auto block = [&](std::int64_t s, std::int64_t i, std::int64_t k) {
+    return from_public(moments[static_cast<std::size_t>((i * per_row + k) * kinds + s)]);
+  };
+  std::vector<std::vector<mc::Estimate>> estimates(static_cast<std::size_t>(kinds));
+  if (options.sampler == MonteCarloSampler::sobol) {
+    // A block is a replicate: the replicates' estimates as one device forms them.
+    for (std::int64_t s = 0; s < kinds; ++s) {
+      std::vector<Moments<double>> replicates(static_cast<std::size_t>(book.count * per_row));
+      for (std::int64_t b = 0; b < book.count * per_row; ++b) {
+        replicates[static_cast<std::size_t>(b)] = block(s, b / per_row, b % per_row);
+      }
+      estimates[static_cast<std::size_t>(s)] =
+          mc::sobol_estimates(scenarios.rows[static_cast<std::size_t>(s)], replicates, options);
+    }
+  } else {
+    std::vector<std::vector<Moments<double>>> rows(static_cast<std::size_t>(kinds),
+                                                   std::vector<Moments<double>>(inputs.size()));
+    // An early-exercise row's blocks after its first are empty: its fold is not read.
+    if (book.count > 0) {
+      if (computed_on == Backend::cuda) {
+        fold_rows<mc::FusedMulAdd>(options, moments, per_row, kinds, fold.threads, fold.piece_level,
                                    rows);
+      } else {
+        fold_rows<mc::BackendMulAdd>(options, moments, per_row, kinds, fold.threads,
+                                     fold.piece_level, rows);
+      }
+    }
+    for (std::int64_t s = 0; s < kinds; ++s) {
+      const std::vector<OptionInputs>& in = scenarios.rows[static_cast<std::size_t>(s)];
+      std::vector<mc::Estimate>& e = estimates[static_cast<std::size_t>(s)];
+      e.resize(in.size());
+      for (std::int64_t i = 0; i < book.count; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        e[k] = mc::is_early_exercise(book, i)
+                   ? mc::american_estimate(in[k], block(s, i, 0))
+                   : mc::estimate(rows[static_cast<std::size_t>(s)][k], in[k], options.antithetic,
+                                  options.control_variate);
+      }
     }
   }
-  return mc::result_from_moments(scenarios, rows, options);
+  return mc::result_from_estimates(scenarios, estimates, options);
 }
 
 }  // namespace
@@ -307,6 +403,7 @@ MonteCarloBookResult result_in(const MonteCarloBookView& book, const MonteCarloO
 namespace mc {
 
 std::int64_t blocks_per_row(const MonteCarloOptions& options, std::int64_t block_tiles) {
+  if (options.sampler == MonteCarloSampler::sobol) return options.replicates;
   const std::int64_t tiles = tiles_for(samples_per_option(options));
   return (tiles + block_tiles - 1) / block_tiles;
 }
@@ -326,8 +423,6 @@ std::vector<MonteCarloBlockMoments> price_blocks(const Context& context,
                                                  std::int64_t first_block, std::int64_t block_count,
                                                  std::int64_t block_tiles) {
   check_book_and_options(book, options);
-  check_philox_sampler(options, "a book in blocks (several devices or ranks)");
-  check_european_exercise(book, "a book in blocks (several devices or ranks)");
   check_block_tiles(block_tiles);
   const std::int64_t total = book.count * blocks_per_row(options, block_tiles);
   if (first_block < 0 || block_count < 0 || first_block > total - block_count) {
@@ -345,8 +440,6 @@ MonteCarloBookResult result_from_blocks(const MonteCarloBookView& book,
                                         Backend computed_on, std::int64_t block_tiles,
                                         const FoldPlan& fold) {
   check_book_and_options(book, options);
-  check_philox_sampler(options, "a book in blocks (several devices or ranks)");
-  check_european_exercise(book, "a book in blocks (several devices or ranks)");
   check_block_tiles(block_tiles);
   if (fold.piece_level < 0 || fold.piece_level > 40) {
     throw InvalidInput("monte carlo: a fold's piece level must be in [0, 40]");
@@ -361,12 +454,12 @@ MonteCarloBookResult result_from_blocks(const MonteCarloBookView& book,
 MonteCarloBlocks monte_carlo_blocks(const MonteCarloBookView& book,
                                     const MonteCarloOptions& options) {
   mc::check_book_and_options(book, options);
-  mc::check_philox_sampler(options, "a book in blocks (several devices or ranks)");
-  mc::check_european_exercise(book, "a book in blocks (several devices or ranks)");
   MonteCarloBlocks blocks;
   blocks.rows = book.count;
   blocks.blocks_per_row = mc::blocks_per_row(options, kMonteCarloBlockTiles);
-  const std::int64_t tiles = mc::tiles_for(mc::samples_per_option(options));
+  const bool sobol = options.sampler == MonteCarloSampler::sobol;
+  const std::int64_t samples = mc::samples_per_option(options);
+  const std::int64_t tiles = mc::tiles_for(sobol ? samples / options.replicates : samples);
   blocks.weight.resize(static_cast<std::size_t>(blocks.count()));
   const double kinds = monte_carlo_scenarios(options);
   for (std::int64_t i = 0; i < book.count; ++i) {
@@ -375,11 +468,18 @@ MonteCarloBlocks monte_carlo_blocks(const MonteCarloBookView& book,
         book.steps != nullptr && book.steps[i] >= 1 && book.steps[i] <= kMonteCarloMaxSteps
             ? book.steps[i]
             : 1;
+    const bool early = mc::is_early_exercise(book, i);
     for (std::int64_t k = 0; k < blocks.blocks_per_row; ++k) {
-      const std::int64_t in_block =
-          std::min(kMonteCarloBlockTiles, tiles - k * kMonteCarloBlockTiles);
-      blocks.weight[static_cast<std::size_t>(i * blocks.blocks_per_row + k)] =
-          double(in_block) * double(kMonteCarloTileSamples) * steps * kinds;
+      double work = 0;
+      if (early) {
+        // The whole Longstaff-Schwartz pricing in the first block (both passes).
+        work = k == 0 ? mc::american_work(options.paths, std::min(steps, kAmericanMaxDates)) : 0;
+      } else {
+        const std::int64_t in_block =
+            sobol ? tiles : std::min(kMonteCarloBlockTiles, tiles - k * kMonteCarloBlockTiles);
+        work = double(in_block) * double(kMonteCarloTileSamples) * steps;
+      }
+      blocks.weight[static_cast<std::size_t>(i * blocks.blocks_per_row + k)] = work * kinds;
     }
   }
   return blocks;

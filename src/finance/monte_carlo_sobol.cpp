@@ -220,6 +220,31 @@ std::vector<Estimate> sobol_estimates(const std::vector<OptionInputs>& rows,
 }
 
 template <class Real>
+std::vector<Moments<double>> sobol_moments_on(const Context& context, const SobolBook<Real>& book,
+                                              const MonteCarloOptions& options,
+                                              const WorkDone& work_done,
+                                              const StreamHandle* callers_stream) {
+  if (book.rows.empty()) return {};
+  if (context.backend == Backend::cpu) {
+    return cpu_sobol_moments(book, options.antithetic, options.control_variate,
+                             context.effective_cpu_threads(), work_done);
+  }
+#if GPUKIT_HAVE_CUDA
+  std::optional<cuda::Stream> own_stream;
+  if (callers_stream == nullptr) {
+    cuda::set_device(context.cuda_device);
+    own_stream.emplace();
+  }
+  return device_sobol_moments(book, options.antithetic, options.control_variate,
+                              callers_stream != nullptr ? *callers_stream : own_stream->handle(),
+                              work_done);
+#else
+  (void)callers_stream;
+  throw DeviceUnavailable("monte carlo: this build has no CUDA backend");
+#endif
+}
+
+template <class Real>
 std::vector<Estimate> sobol_estimates_on(const Context& context,
                                          const std::vector<OptionInputs>& rows,
                                          const std::vector<PathParams<Real>>& params,
@@ -228,32 +253,17 @@ std::vector<Estimate> sobol_estimates_on(const Context& context,
                                          const StreamHandle* callers_stream) {
   if (rows.empty()) return {};
   const SobolBook<Real> book = sobol_book(rows, params, options);
-  std::vector<Moments<double>> moments;
-  if (context.backend == Backend::cpu) {
-    moments = cpu_sobol_moments(book, options.antithetic, options.control_variate,
-                                context.effective_cpu_threads(), work_done);
-  } else {
-#if GPUKIT_HAVE_CUDA
-    std::optional<cuda::Stream> own_stream;
-    if (callers_stream == nullptr) {
-      cuda::set_device(context.cuda_device);
-      own_stream.emplace();
-    }
-    moments = device_sobol_moments(
-        book, options.antithetic, options.control_variate,
-        callers_stream != nullptr ? *callers_stream : own_stream->handle(), work_done);
-#else
-    (void)callers_stream;
-    throw DeviceUnavailable("monte carlo: this build has no CUDA backend");
-#endif
-  }
-  return sobol_estimates(rows, moments, options);
+  return sobol_estimates(rows, sobol_moments_on(context, book, options, work_done, callers_stream),
+                         options);
 }
 
 #define GPUKIT_MC_SOBOL_INSTANTIATE(Real)                                                     \
   template SobolBook<Real> sobol_book<Real>(const std::vector<OptionInputs>&,                 \
                                             const std::vector<PathParams<Real>>&,             \
                                             const MonteCarloOptions&);                        \
+  template std::vector<Moments<double>> sobol_moments_on<Real>(                               \
+      const Context&, const SobolBook<Real>&, const MonteCarloOptions&, const WorkDone&,      \
+      const StreamHandle*);                                                                   \
   template std::vector<Estimate> sobol_estimates_on<Real>(                                    \
       const Context&, const std::vector<OptionInputs>&, const std::vector<PathParams<Real>>&, \
       const MonteCarloOptions&, const WorkDone&, const StreamHandle*);

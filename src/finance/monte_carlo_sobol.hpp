@@ -66,8 +66,18 @@ std::vector<Estimate> sobol_estimates(const std::vector<OptionInputs>& rows,
                                       const std::vector<Moments<double>>& moments,
                                       const MonteCarloOptions& options);
 
-/// The estimates of `rows` on `context` (on a CUDA device: on *callers_stream, or on a stream of
-/// its own when callers_stream is null).
+/// The moments of each entry of `book` (a replicate of a row) on `context` (on a CUDA device: on
+/// *callers_stream, or on a stream of its own when callers_stream is null). An entry's moments do
+/// not depend on the other entries: a book cut to some of its entries (the blocks of several
+/// devices, monte_carlo_blocks.cpp) gives those entries' bits.
+template <class Real>
+std::vector<Moments<double>> sobol_moments_on(const Context& context, const SobolBook<Real>& book,
+                                              const MonteCarloOptions& options,
+                                              const WorkDone& work_done,
+                                              const StreamHandle* callers_stream);
+
+/// The estimates of `rows` on `context` (sobol_moments_on of their sobol_book, then
+/// sobol_estimates).
 template <class Real>
 std::vector<Estimate> sobol_estimates_on(const Context& context,
                                          const std::vector<OptionInputs>& rows,

@@ -465,11 +465,11 @@ TEST(MonteCarloAmerican, DeviceDataApiRefusesAnExerciseColumn) {
   EXPECT_THROW(price_monte_carlo_book_on_device(book.view(), {}, nullptr, options), InvalidInput);
 }
 
-// The paths that price European rows only (a book in blocks for several devices or ranks, and the
-// long double reference of --check) would price an early-exercise row as a European one: they
-// refuse it, naming the row; so does the Longstaff-Schwartz engine the sobol sampler, whose
-// numbers it does not use.
-TEST(MonteCarloAmerican, BlocksTheReferenceAndSobolRefuseEarlyExercise) {
+// The long double reference of --check prices European rows only and would price an
+// early-exercise row as a European one: it refuses it, naming the row; so does the
+// Longstaff-Schwartz engine the sobol sampler, whose numbers it does not use. (A book in blocks
+// carries such a row whole: monte_carlo_blocks_test.cpp.)
+TEST(MonteCarloAmerican, TheReferenceAndSobolRefuseEarlyExercise) {
   const McRow put = longstaff_schwartz_puts()[0];
   const ExerciseBook book({put, put}, {ExerciseStyle::european, ExerciseStyle::american});
   MonteCarloOptions options;
@@ -483,7 +483,6 @@ TEST(MonteCarloAmerican, BlocksTheReferenceAndSobolRefuseEarlyExercise) {
           << what << ": " << e.what();
     }
   };
-  expect_row_error([&] { (void)monte_carlo_blocks(book.view(), options); }, "blocks");
   expect_row_error([&] { (void)monte_carlo_reference(book.view(), options, 1, {}); }, "reference");
   MonteCarloOptions sobol = options;
   sobol.sampler = MonteCarloSampler::sobol;

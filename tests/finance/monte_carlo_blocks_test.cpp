@@ -112,6 +112,60 @@ TEST_P(MonteCarloBlocksTest, AnySplitOfTheBlocksGivesTheBitsOfTheWholeBook) {
   expect_blocks_match_whole(rows, options, 1, "discrete barriers, antithetic");
 }
 
+// The sobol sampler: a block is one replicate of a row, whatever the block size (a replicate's
+// moments come from one tile tree), so that R replicates share out over R workers.
+TEST_P(MonteCarloBlocksTest, SobolBooksInBlocksOfAReplicateGiveTheBitsOfTheWholeBook) {
+  std::vector<McRow> rows = random_european_rows(3, 6);
+  for (const McRow& r : barrier_rows(4)) rows.push_back(r);
+  rows.resize(6);
+  McRow asian = rows[0], heston = rows[1];
+  asian.average = AverageType::arithmetic, asian.steps = 5;
+  heston.model = AssetModel::heston, heston.steps = 6;
+  heston.v0 = 0.05, heston.kappa = 2, heston.theta = 0.04, heston.sigma_v = 0.5, heston.rho = -0.6;
+  rows.push_back(asian), rows.push_back(heston);
+  MonteCarloOptions options;
+  options.sampler = MonteCarloSampler::sobol;
+  options.replicates = 4;
+  options.paths = 4 * (kMonteCarloTileSamples + 300);  // a tile and a ragged one a replicate
+  for (const std::int64_t block_tiles : {1, 4}) {
+    EXPECT_EQ(mc::blocks_per_row(options, block_tiles), 4);
+    expect_blocks_match_whole(rows, options, block_tiles, "sobol");
+  }
+  options.antithetic = true;
+  options.control_variate = true;
+  options.variance_reduction_factors = true;
+  options.greeks = true;
+  options.precision = Precision::float32;
+  rows.pop_back();  // Greeks are not computed on heston rows
+  expect_blocks_match_whole(rows, options, 2, "sobol float, every statistic, Greeks");
+}
+
+// Early-exercise rows: a row's first block carries its whole Longstaff-Schwartz pricing (both
+// passes: the regression needs all of pass 1), its other blocks nothing; the European rows of the
+// book are cut as usual.
+TEST_P(MonteCarloBlocksTest, EarlyExerciseRowsTravelWholeInTheirFirstBlock) {
+  std::vector<McRow> rows = random_european_rows(5, 9);
+  for (std::size_t i : {1u, 2u, 4u}) {
+    rows[i].exercise = i == 2 ? ExerciseStyle::bermudan : ExerciseStyle::american;
+    rows[i].steps = 4 + static_cast<std::uint32_t>(i);
+    rows[i].type = BarrierType::none;
+  }
+  MonteCarloOptions options;
+  options.paths = 2 * kMonteCarloTileSamples + 100;
+  options.seed = 5;
+  const McBook book(rows);
+  const MonteCarloBlocks blocks = monte_carlo_blocks(book.view(), options);
+  ASSERT_EQ(blocks.blocks_per_row, 1);
+  for (const Precision precision : {Precision::float64, Precision::float32}) {
+    options.precision = precision;
+    options.greeks = precision == Precision::float64;
+    ASSERT_EQ(mc::blocks_per_row(options, 1), 3);  // blocks of one tile: 3 a European row
+    expect_blocks_match_whole(rows, options, 1, "early exercise");
+  }
+  // The public blocks: one a row at these paths; an early-exercise row weighs both its passes.
+  EXPECT_GT(blocks.weight[1], blocks.weight[0]);
+}
+
 TEST_P(MonteCarloBlocksTest, RowsKeyedByIdKeepTheirNumbersInEveryRange) {
   std::vector<McRow> rows = random_european_rows(6, 8);
   McBook book(rows);

@@ -17,7 +17,6 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
-#include "gpukit/finance/monte_carlo_blocks.hpp"
 #include "monte_carlo_test_support.hpp"
 
 namespace gpukit::finance {
@@ -183,7 +182,6 @@ TEST_P(MonteCarloSobolTest, RefusesWhatItCannotPrice) {
   long_barrier.resize(1);
   EXPECT_THROW(price(long_barrier, sobol(32)), InvalidInput);
   const McBook book(rows);
-  EXPECT_THROW(monte_carlo_blocks(book.view(), sobol(1000, 10)), InvalidInput);
   EXPECT_THROW(monte_carlo_reference(book.view(), sobol(1000, 10)), InvalidInput);
   // A path takes a dimension a date (two on a heston row): 21201 dates, or 10600 heston steps.
   McRow asian = rows[0], heston = rows[0];

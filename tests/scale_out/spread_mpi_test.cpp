@@ -145,6 +145,38 @@ TEST(SpreadMpi, MonteCarloHasTheBitsOfOneDeviceOnEveryRank) {
   }
 }
 
+// The sobol sampler and early-exercise rows across ranks: the packed book carries the exercise
+// column, a block is a replicate or an early-exercise row's whole pricing.
+TEST(SpreadMpi, SobolAndEarlyExerciseHaveTheBitsOfOneDeviceOnEveryRank) {
+  SCOPED_TRACE(where());
+  const gpukit::testing::TestSeed seed;
+  const scale_out::Job job = cpu_job();
+  const RandomBook book(7, seed.value(), true);
+  std::vector<finance::ExerciseStyle> exercise(7, finance::ExerciseStyle::european);
+  exercise[0] = finance::ExerciseStyle::american, exercise[5] = finance::ExerciseStyle::bermudan;
+  finance::OptionBookView early_view = book.view;
+  early_view.exercise = exercise.data();
+  finance::MonteCarloOptions sobol;
+  sobol.sampler = finance::MonteCarloSampler::sobol;
+  sobol.replicates = 4;
+  sobol.paths = 4 * 1000;
+  sobol.seed = seed.value();
+  finance::MonteCarloOptions early;
+  early.paths = 3001;
+  early.seed = seed.value();
+  early.greeks = true;
+  for (const auto& [view, options] : {std::pair{book.view, sobol}, std::pair{early_view, early}}) {
+    const finance::MonteCarloBookResult expected =
+        finance::price_monte_carlo_book(Context::cpu(1), view, options);
+    const finance::MonteCarloBookResult got = scale_out::price_monte_carlo_book(
+        job, job.is_root() ? view : kNoBook, options, Results::on_every_rank);
+    EXPECT_TRUE(same_bits(expected.price, got.price));
+    EXPECT_TRUE(same_bits(expected.std_error, got.std_error));
+    EXPECT_TRUE(same_bits(expected.delta, got.delta));
+    EXPECT_TRUE(same_bits(expected.vega, got.vega));
+  }
+}
+
 template <class T>
 void expect_sum_of_one_device(const scale_out::Job& job, std::size_t n) {
   std::vector<T> values(n);

@@ -182,6 +182,40 @@ TEST_P(SpreadCalls, MonteCarloOnSeveralWorkersHasTheBitsOfOne) {
   }
 }
 
+// The sobol sampler (a block a replicate) and early-exercise rows (a row's first block carries
+// its whole Longstaff-Schwartz pricing) spread over the workers with the bits of one.
+TEST_P(SpreadCalls, SobolAndEarlyExerciseBooksOnSeveralWorkersHaveTheBitsOfOne) {
+  const gpukit::testing::TestSeed seed;
+  const RandomBook book(7, seed.value(), true);
+  finance::MonteCarloOptions sobol;
+  sobol.sampler = finance::MonteCarloSampler::sobol;
+  sobol.replicates = 4;
+  sobol.paths = 4 * 1000;
+  sobol.seed = seed.value();
+  sobol.greeks = true;
+  // Early exercise on the rows without a barrier (rows 0 and 5 of the barrier kinds' cycle).
+  std::vector<finance::ExerciseStyle> exercise(7, finance::ExerciseStyle::european);
+  exercise[0] = finance::ExerciseStyle::american, exercise[5] = finance::ExerciseStyle::bermudan;
+  finance::OptionBookView early_view = book.view;
+  early_view.exercise = exercise.data();
+  finance::MonteCarloOptions early;
+  early.paths = 3001;
+  early.seed = seed.value();
+  early.greeks = true;
+  for (const auto& [view, options] : {std::pair{book.view, sobol}, std::pair{early_view, early}}) {
+    const finance::MonteCarloBookResult expected =
+        finance::price_monte_carlo_book(context(1), view, options);
+    ASSERT_TRUE(any_positive(expected.price));
+    for (const int workers : {2, 3}) {
+      SCOPED_TRACE(::testing::Message()
+                   << (options.sampler == finance::MonteCarloSampler::sobol ? "sobol" : "early")
+                   << " on " << workers << " workers");
+      expect_same_columns(expected,
+                          scale_out::price_monte_carlo_book(job_of(workers), view, options));
+    }
+  }
+}
+
 // The workers of a job keep their threads (lanes) and, on a GPU, their stream and buffers from
 // one call to the next: calls of growing and shrinking books, calls made at once from several
 // threads, and a call that fails on one worker all leave the next call with the bits of one.

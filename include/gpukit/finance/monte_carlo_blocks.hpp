@@ -12,6 +12,12 @@
 // only the backend does (the GPU's merges fuse their multiply-adds, the CPU's round twice), and
 // monte_carlo_result_from_blocks merges the blocks as that backend would.
 //
+// With the sobol sampler a block is one replicate of a row (blocks_per_row = replicates, whatever
+// the paths): a replicate's moments come from its own tile tree, and the result is formed from the
+// replicates as one device forms it. An early-exercise row (Longstaff-Schwartz) travels whole: its
+// first block carries its pass 2 moments in every scenario, computed by one worker (the regression
+// needs every path of pass 1), its other blocks are empty and weigh nothing.
+//
 // The block boundaries depend on the paths alone, never on the number of GPUs or processes: that
 // is the rule that makes a book priced on N GPUs equal the book priced on one.
 //
@@ -36,8 +42,8 @@ namespace gpukit::finance {
 inline constexpr std::int64_t kMonteCarloBlockTiles = std::int64_t{1} << 10;
 
 /// The fixed blocks of a book priced with `options`: `blocks_per_row` blocks a row, row-major,
-/// and each block's weight (the path-steps it simulates, padding of the last tile included), by
-/// which work is shared out. Throws InvalidInput where price_monte_carlo_book would for the
+/// and each block's weight (the path-steps it simulates, padding of the last tile included; an
+/// early-exercise row's both passes in its first block), by which work is shared out. Throws InvalidInput where price_monte_carlo_book would for the
 /// options (paths, antithetic pairs, the row count); rows are checked where they are priced.
 struct MonteCarloBlocks {
   std::int64_t rows = 0;
