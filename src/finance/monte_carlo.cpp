@@ -170,6 +170,8 @@ HestonStep<Real> heston_step_params(const OptionInputs& in) {
   h.half_k3 = static_cast<Real>(0.5 * k3);
   return h;
 }
+template HestonStep<float> heston_step_params<float>(const OptionInputs&);
+template HestonStep<double> heston_step_params<double>(const OptionInputs&);
 
 template <class Real>
 PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,

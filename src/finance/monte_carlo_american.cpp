@@ -104,6 +104,12 @@ AmericanPlan<Real> plan_of(const OptionInputs& in, std::uint64_t key,
   p.dates = in.steps;
   p.option = static_cast<std::uint32_t>(key);
   p.stream_high = static_cast<std::uint32_t>(key >> 32);
+  if (in.model == AssetModel::heston) {
+    p.heston = 1;
+    p.heston_step = heston_step_params<Real>(in);
+    const double scale = std::max(in.v0, in.theta);
+    p.inv_variance_scale = static_cast<Real>(scale > 0 ? 1 / scale : 0.0);
+  }
   plan.paths = options.paths;
   plan.regression_paths = american_regression_paths(options.paths, in.steps);
   plan.seed = options.seed;
@@ -200,9 +206,6 @@ AmericanPlan<Real> american_plan(const MonteCarloBookView& book, std::int64_t i,
   }
   if (book.average != nullptr && book.average[i] != AverageType::none) {
     refuse_row(i, "an Asian option cannot have early exercise (exercise must be european)");
-  }
-  if (book.model != nullptr && book.model[i] != AssetModel::black_scholes) {
-    refuse_row(i, "early exercise is priced under the Black-Scholes model only");
   }
   if (options.sampler != MonteCarloSampler::philox) {
     refuse_row(i, "early exercise is priced on Philox numbers only (sampler philox)");

@@ -66,10 +66,10 @@ Moments<double> american_moments_cpu(AmericanPlan<Real>& plan, int threads);
 template <class Real>
 Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device);
 
-/// The tiles' regression sums (partials[k * tiles + t]: sum k of tile t) folded in the fixed
-/// order of the contract: slot j of kAmericanFoldSlots adds tiles j, j + 256, ... in order, then
-/// the slots go through the tile tree.
-void fold_regression_sums(const double* partials, std::int64_t tiles, double sums[kAmericanSums]);
+/// The tiles' regression sums (partials[k * tiles + t]: sum k of tile t, k < count) folded in the
+/// fixed order of the contract: slot j of kAmericanFoldSlots adds tiles j, j + 256, ... in order,
+/// then the slots go through the tile tree.
+void fold_regression_sums(const double* partials, std::int64_t tiles, int count, double sums[]);
 
 /// The root of Monte Carlo's fixed tile tree from the roots of its aligned chunks of
 /// `chunk_tiles` tiles (a power of two; the last chunk may be short), merged with the device's

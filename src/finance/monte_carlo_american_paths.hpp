@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "finance/monte_carlo_normals.hpp"
+#include "finance/monte_carlo_path_params.hpp"
 #include "finance/monte_carlo_paths.hpp"
 #include "gpukit/core/host_device.hpp"
 #include "gpukit/core/rounded_arithmetic.hpp"
@@ -20,11 +21,15 @@
 
 namespace gpukit::finance::mc {
 
-/// Basis functions of the regression: 1, x, x^2, x^3 in x = S / K - 1.
+/// Basis functions of the regression: 1, x, x^2, x^3 in x = S / K - 1; on heston rows also u and
+/// u x in the scaled variance u = v / max(v0, theta) - 1 (monte_carlo_american.hpp).
 inline constexpr int kAmericanBasis = 4;
-/// The sums a date's regression needs: sum x^k, k = 0 .. 6 (the Gram matrix is their Hankel
-/// matrix), then sum V x^k, k = 0 .. 3.
+inline constexpr int kAmericanHestonBasis = 6;
+/// The sums a date's regression needs: sum x^k, k = 0 .. 6 (the Gram matrix of the spot's
+/// functions is their Hankel matrix), then sum V x^k, k = 0 .. 3; on heston rows then sum u x^k,
+/// k = 0 .. 4, sum u^2 x^k, k = 0 .. 2, sum V u and sum V u x (the same first 11).
 inline constexpr int kAmericanSums = 2 * kAmericanBasis - 1 + kAmericanBasis;
+inline constexpr int kAmericanHestonSums = kAmericanSums + 5 + 3 + 2;
 /// A tile: 256 quads (8 warps of 32 quads on a GPU).
 inline constexpr int kAmericanTileQuads = static_cast<int>(kAmericanTilePaths / 4);
 inline constexpr int kAmericanTileWarps = kAmericanTileQuads / 32;
@@ -43,14 +48,25 @@ struct AmericanParams {
   std::uint32_t dates = 1;
   std::uint32_t option = 0;       // the stream key's bits 0-31
   std::uint32_t stream_high = 0;  // its bits 32-63
+  // Heston rows (heston != 0): the QE step's constants (monte_carlo_paths.hpp heston_step) and
+  // 1 / max(v0, theta) of the basis' u (0 when both are 0: u is then constant and dropped).
+  std::uint32_t heston = 0;
+  Real inv_variance_scale = 0;
+  HestonStep<Real> heston_step;
 };
 
-/// The fitted rule of one date: exercise where h > 0 and h > c(x) = b0 + x (b1 + x (b2 + x b3)),
-/// and the discount factor exp(-r t_i) of a payoff there. The last date's rule exercises wherever
-/// h > 0 (its coefficients are 0 and `at_maturity` is set).
+/// The number of regression sums of a row's dates.
+template <class Real>
+GPUKIT_HD_INLINE int american_sums(const AmericanParams<Real>& p) {
+  return p.heston ? kAmericanHestonSums : kAmericanSums;
+}
+
+/// The fitted rule of one date: exercise where h > 0 and h > c(x) = b0 + x (b1 + x (b2 + x b3))
+/// (on heston rows + u (b4 + x b5)), and the discount factor exp(-r t_i) of a payoff there. The
+/// last date's rule exercises wherever h > 0 (its coefficients are 0 and `at_maturity` is set).
 template <class Real>
 struct DateRule {
-  Real beta[kAmericanBasis] = {0, 0, 0, 0};
+  Real beta[kAmericanHestonBasis] = {0, 0, 0, 0, 0, 0};
   Real discount = 1;
   std::uint32_t at_maturity = 0;
 };
@@ -60,8 +76,15 @@ GPUKIT_HD_INLINE Real intrinsic(const AmericanParams<Real>& p, Real s) {
   return max0(rounded::mul_add(p.payoff_sign, s, -p.payoff_sign));  // sign s - sign: exact sign
 }
 
+/// The basis' scaled variance u = v / max(v0, theta) - 1 of a heston row.
 template <class Real>
-GPUKIT_HD_INLINE bool exercises(const DateRule<Real>& rule, Real s, Real h) {
+GPUKIT_HD_INLINE Real scaled_variance(const AmericanParams<Real>& p, Real v) {
+  return rounded::mul_add(v, p.inv_variance_scale, Real(-1));
+}
+
+template <class Real>
+GPUKIT_HD_INLINE bool exercises(const AmericanParams<Real>& p, const DateRule<Real>& rule, Real s,
+                                Real v, Real h) {
   if (!(h > Real(0))) return false;
   if (rule.at_maturity) return true;
   const Real x = rounded::sub(s, Real(1));
@@ -69,39 +92,68 @@ GPUKIT_HD_INLINE bool exercises(const DateRule<Real>& rule, Real s, Real h) {
   c = rounded::mul_add(c, x, rule.beta[2]);
   c = rounded::mul_add(c, x, rule.beta[1]);
   c = rounded::mul_add(c, x, rule.beta[0]);
+  if (p.heston) {
+    const Real u = scaled_variance(p, v);
+    c = rounded::mul_add(u, rounded::mul_add(rule.beta[5], x, rule.beta[4]), c);
+  }
   return h > c;
 }
 
-/// The four paths of quad `quad` advanced by one date: y += drift + vol z (z from the normals of
-/// step word `step_word`), s = s_0 exp(y).
+/// The four paths of a quad: log-price y = ln(S / S0), s = S / K, and on heston rows the
+/// variance.
+template <class Real>
+struct AmericanQuad {
+  Real y[4], s[4], variance[4];
+
+  GPUKIT_HD_INLINE explicit AmericanQuad(const AmericanParams<Real>& p) {
+    for (int j = 0; j < 4; ++j) y[j] = 0, s[j] = p.spot_over_strike, variance[j] = p.heston_step.v0;
+  }
+};
+
+/// The four paths of quad `quad` advanced by date `date`, on the numbers of step word
+/// `word_offset` + date (Black-Scholes: y += drift + vol z) or, on heston rows, of step words
+/// `word_offset` + 2 date (the variance's) and + 1 (the spot's) through the QE step, the layout of
+/// a European heston row; then s = s_0 exp(y).
 template <bool kFast, class Real>
 GPUKIT_HD_INLINE void advance_quad(const AmericanParams<Real>& p, const PhiloxSchedule& keys,
-                                   std::uint32_t quad, std::uint32_t step_word, Real y[4],
-                                   Real s[4]) {
+                                   std::uint32_t quad, std::uint32_t word_offset,
+                                   std::uint32_t date, AmericanQuad<Real>& q) {
+  if (p.heston) {
+    Real z_v[4], z_s[4];
+    quad_normals<kFast>(keys, p.option, p.stream_high, quad, word_offset + 2 * date, z_v);
+    quad_normals<kFast>(keys, p.option, p.stream_high, quad, word_offset + 2 * date + 1, z_s);
+    for (int j = 0; j < 4; ++j) {
+      Real increment = 0;
+      q.variance[j] = heston_step(p.heston_step, q.variance[j], z_v[j], z_s[j], increment);
+      q.y[j] = rounded::add(q.y[j], increment);
+      q.s[j] = rounded::mul(p.spot_over_strike, path_exp<kFast>(q.y[j]));
+    }
+    return;
+  }
   Real z[4];
-  quad_normals<kFast>(keys, p.option, p.stream_high, quad, step_word, z);
+  quad_normals<kFast>(keys, p.option, p.stream_high, quad, word_offset + date, z);
   for (int j = 0; j < 4; ++j) {
-    y[j] = rounded::add(y[j], rounded::mul_add(p.vol_sqrt_dt, z[j], p.drift_dt));
-    s[j] = rounded::mul(p.spot_over_strike, path_exp<kFast>(y[j]));
+    q.y[j] = rounded::add(q.y[j], rounded::mul_add(p.vol_sqrt_dt, z[j], p.drift_dt));
+    q.s[j] = rounded::mul(p.spot_over_strike, path_exp<kFast>(q.y[j]));
   }
 }
 
 /// Pass 2: the discounted payoff (in units of K) of each path of quad `quad` under `rules`
-/// (p.dates of them), on pass 2's numbers (the European layout: step word = date index).
+/// (p.dates of them), on pass 2's numbers (the European layout: step word = date index, or 2 date
+/// and 2 date + 1 on heston rows).
 template <bool kFast, class Real>
 GPUKIT_HD_INLINE void price_quad(const AmericanParams<Real>& p, const PhiloxSchedule& keys,
                                  const DateRule<Real>* rules, std::uint32_t quad, Real value[4]) {
-  Real y[4] = {0, 0, 0, 0};
-  Real s[4] = {p.spot_over_strike, p.spot_over_strike, p.spot_over_strike, p.spot_over_strike};
+  AmericanQuad<Real> q(p);
   bool alive[4] = {true, true, true, true};
   for (int j = 0; j < 4; ++j) value[j] = 0;
   for (std::uint32_t date = 0; date < p.dates; ++date) {
-    advance_quad<kFast>(p, keys, quad, date, y, s);
+    advance_quad<kFast>(p, keys, quad, 0, date, q);
     const DateRule<Real> rule = rules[date];
     bool any_alive = false;
     for (int j = 0; j < 4; ++j) {
-      const Real h = intrinsic(p, s[j]);
-      if (alive[j] && exercises(rule, s[j], h)) {
+      const Real h = intrinsic(p, q.s[j]);
+      if (alive[j] && exercises(p, rule, q.s[j], q.variance[j], h)) {
         value[j] = rounded::mul(h, rule.discount);
         alive[j] = false;
       }
@@ -117,11 +169,13 @@ GPUKIT_HD_INLINE double quad_leaf(double v0, double v1, double v2, double v3) {
 }
 
 /// A quad's leaves of its date's regression sums: leaf[k] = quad_leaf of the four paths' k-th
-/// terms, x^k (k = 0 .. 6) and V x^(k - 7) (k = 7 .. 10), with x = s - 1; a path not `in` (out of
-/// the money, or padding) contributes 0 to every sum.
+/// terms, x^k (k = 0 .. 6) and V x^(k - 7) (k = 7 .. 10), with x = s - 1, and on heston rows
+/// (variance given) u x^k (k = 0 .. 4), u^2 x^k (k = 0 .. 2), V u and V u x; a path not `in` (out
+/// of the money, or padding) contributes 0 to every sum.
 template <class Real>
-GPUKIT_HD_INLINE void quad_regression_leaves(const Real s[4], const Real v[4], const bool in[4],
-                                             double leaf[kAmericanSums]) {
+GPUKIT_HD_INLINE void quad_regression_leaves(const AmericanParams<Real>& p, const Real s[4],
+                                             const Real variance[4], const Real v[4],
+                                             const bool in[4], double leaf[]) {
   double x[4], value[4], power[4];
   for (int j = 0; j < 4; ++j) {
     x[j] = in[j] ? static_cast<double>(rounded::sub(s[j], Real(1))) : 0.0;
@@ -136,6 +190,28 @@ GPUKIT_HD_INLINE void quad_regression_leaves(const Real s[4], const Real v[4], c
                     rounded::mul(value[2], power[2]), rounded::mul(value[3], power[3]));
     }
     for (int j = 0; j < 4; ++j) power[j] = rounded::mul(power[j], x[j]);
+  }
+  if (!p.heston) return;
+  double u[4], u_power[4], u2_power[4];
+  for (int j = 0; j < 4; ++j) {
+    u[j] = in[j] ? static_cast<double>(scaled_variance(p, variance[j])) : 0.0;
+    u_power[j] = u[j];
+    u2_power[j] = rounded::mul(u[j], u[j]);
+  }
+  for (int k = 0; k < 5; ++k) {
+    leaf[kAmericanSums + k] = quad_leaf(u_power[0], u_power[1], u_power[2], u_power[3]);
+    if (k < 3) {
+      leaf[kAmericanSums + 5 + k] = quad_leaf(u2_power[0], u2_power[1], u2_power[2], u2_power[3]);
+    }
+    if (k < 2) {
+      leaf[kAmericanSums + 8 + k] =
+          quad_leaf(rounded::mul(value[0], u_power[0]), rounded::mul(value[1], u_power[1]),
+                    rounded::mul(value[2], u_power[2]), rounded::mul(value[3], u_power[3]));
+    }
+    for (int j = 0; j < 4; ++j) {
+      u_power[j] = rounded::mul(u_power[j], x[j]);
+      u2_power[j] = rounded::mul(u2_power[j], x[j]);
+    }
   }
 }
 
@@ -166,37 +242,51 @@ GPUKIT_HD_INLINE double square_root(double x) {
 #endif
 }
 
-/// The least-squares coefficients of a date from its sums (kAmericanSums, the tiles folded):
-/// the normal equations G b = r with G_ab = sum x^(a+b), r_a = sum V x^a, scaled to unit diagonal
-/// (D G D y = D r, b = D y, D = diag(G)^(-1/2)), factorised by Cholesky; a basis function whose
-/// pivot falls below 1e-12 (the squared sine of its angle to the span of the ones before) is
-/// dropped (coefficient 0). No in-the-money path: all 0 (no path asks).
-GPUKIT_HD_INLINE void solve_regression(const double sums[kAmericanSums],
-                                       double beta[kAmericanBasis]) {
-  constexpr int n = kAmericanBasis;
+/// The Gram matrix entry (a, b) and the right-hand side a of the regression sums (the layout of
+/// quad_regression_leaves): basis function a is x^i u^j, (i, j) = (a, 0) for a < 4, (0, 1) and
+/// (1, 1) for a = 4, 5.
+GPUKIT_HD_INLINE double american_gram(const double sums[], int a, int b) {
+  const int i =
+      (a < kAmericanBasis ? a : a - kAmericanBasis) + (b < kAmericanBasis ? b : b - kAmericanBasis);
+  const int j = (a < kAmericanBasis ? 0 : 1) + (b < kAmericanBasis ? 0 : 1);
+  return j == 0 ? sums[i] : j == 1 ? sums[kAmericanSums + i] : sums[kAmericanSums + 5 + i];
+}
+GPUKIT_HD_INLINE double american_rhs(const double sums[], int a) {
+  return a < kAmericanBasis ? sums[2 * kAmericanBasis - 1 + a]
+                            : sums[kAmericanSums + 8 + (a - kAmericanBasis)];
+}
+
+/// The least-squares coefficients of a date from its sums (kAmericanSums, or kAmericanHestonSums
+/// with `basis` = kAmericanHestonBasis; the tiles folded): the normal equations G b = r with
+/// G_ab = sum phi_a phi_b, r_a = sum V phi_a, scaled to unit diagonal (D G D y = D r, b = D y, D =
+/// diag(G)^(-1/2)), factorised by Cholesky; a basis function whose pivot falls below 1e-12 (the
+/// squared sine of its angle to the span of the ones before) is dropped (coefficient 0). No
+/// in-the-money path: all 0 (no path asks). beta gets `basis` coefficients.
+GPUKIT_HD_INLINE void solve_regression(const double sums[], int basis, double beta[]) {
+  constexpr int kMax = kAmericanHestonBasis;
   constexpr double kDropPivot = 1e-12;
-  const double* rhs = sums + 2 * n - 1;
-  double scale[n], a[n][n], y[n];
+  const int n = basis;
+  double scale[kMax], a[kMax][kMax], y[kMax];
   for (int i = 0; i < n; ++i) {
-    const double diagonal = sums[2 * i];
+    const double diagonal = american_gram(sums, i, i);
     scale[i] = diagonal > 0 ? 1 / square_root(diagonal) : 0;
   }
-  bool kept[n];
+  bool kept[kMax];
   // Cholesky a = L L^T in place (lower triangle), on the scaled matrix.
   for (int j = 0; j < n; ++j) {
-    double pivot = sums[2 * j] * scale[j] * scale[j];
+    double pivot = american_gram(sums, j, j) * scale[j] * scale[j];
     for (int k = 0; k < j; ++k) pivot -= a[j][k] * a[j][k];
     kept[j] = scale[j] > 0 && pivot > kDropPivot;
     const double root = kept[j] ? square_root(pivot) : 0;
     a[j][j] = root;
     for (int i = j + 1; i < n; ++i) {
-      double v = sums[i + j] * scale[i] * scale[j];
+      double v = american_gram(sums, i, j) * scale[i] * scale[j];
       for (int k = 0; k < j; ++k) v -= a[i][k] * a[j][k];
       a[i][j] = kept[j] ? v / root : 0;
     }
   }
   for (int i = 0; i < n; ++i) {  // L y = D r
-    double v = rhs[i] * scale[i];
+    double v = american_rhs(sums, i) * scale[i];
     for (int k = 0; k < i; ++k) v -= a[i][k] * y[k];
     y[i] = kept[i] ? v / a[i][i] : 0;
   }

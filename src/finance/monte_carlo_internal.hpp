@@ -49,6 +49,11 @@ bool knocked_at_start(const OptionInputs& in);
 template <class Real>
 OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i);
 
+/// Andersen's constants of a heston row's step (monte_carlo_path_params.hpp), computed in double
+/// and rounded once to Real.
+template <class Real>
+HestonStep<Real> heston_step_params(const OptionInputs& in);
+
 /// An option's path parameters; `stream_key` is its random stream (monte_carlo.hpp).
 template <class Real>
 PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,

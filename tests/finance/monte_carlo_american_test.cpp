@@ -56,26 +56,48 @@ TEST(AmericanRegression, FitsACubicExactly) {
   }
   const std::vector<double> sums = regression_sums(x, v);
   double beta[4];
-  mc::solve_regression(sums.data(), beta);
+  mc::solve_regression(sums.data(), mc::kAmericanBasis, beta);
   for (int k = 0; k < 4; ++k) EXPECT_NEAR(beta[k], beta_true[k], 1e-8) << "k " << k;
+}
+
+// Heston rows' basis: 1, x, x^2, x^3, u, u x, the sums in the layout of quad_regression_leaves
+// (x^k, V x^k, then u x^k, u^2 x^k, V u, V u x).
+TEST(AmericanRegression, FitsTheHestonBasisExactly) {
+  const double beta_true[6] = {0.3, -1.2, 0.7, 2.5, -0.4, 0.9};
+  std::vector<double> sums(mc::kAmericanHestonSums, 0.0);
+  for (int i = 0; i < 30; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const double x = -0.6 + 0.02 * i, u = -0.5 + 0.3 * j + 0.01 * i;
+      const double v = beta_true[0] + x * (beta_true[1] + x * (beta_true[2] + x * beta_true[3])) +
+                       u * (beta_true[4] + x * beta_true[5]);
+      for (int k = 0; k < 7; ++k) sums[k] += std::pow(x, k);
+      for (int k = 0; k < 4; ++k) sums[7 + k] += v * std::pow(x, k);
+      for (int k = 0; k < 5; ++k) sums[11 + k] += u * std::pow(x, k);
+      for (int k = 0; k < 3; ++k) sums[16 + k] += u * u * std::pow(x, k);
+      sums[19] += v * u, sums[20] += v * u * x;
+    }
+  }
+  double beta[6];
+  mc::solve_regression(sums.data(), mc::kAmericanHestonBasis, beta);
+  for (int k = 0; k < 6; ++k) EXPECT_NEAR(beta[k], beta_true[k], 1e-8) << "k " << k;
 }
 
 TEST(AmericanRegression, DegenerateDatesFitWhatTheyCan) {
   double beta[4];
   // One in-the-money path: the constant is its value, the other functions are dropped.
   std::vector<double> sums = regression_sums({-0.25}, {3.0});
-  mc::solve_regression(sums.data(), beta);
+  mc::solve_regression(sums.data(), mc::kAmericanBasis, beta);
   EXPECT_NEAR(beta[0], 3.0, 1e-12);
   for (int k = 1; k < 4; ++k) EXPECT_EQ(beta[k], 0.0) << "k " << k;
   // Two: the line through them.
   sums = regression_sums({-0.5, -0.1}, {1.0, 2.0});
-  mc::solve_regression(sums.data(), beta);
+  mc::solve_regression(sums.data(), mc::kAmericanBasis, beta);
   EXPECT_NEAR(beta[0] + beta[1] * -0.5, 1.0, 1e-9);
   EXPECT_NEAR(beta[0] + beta[1] * -0.1, 2.0, 1e-9);
   for (int k = 2; k < 4; ++k) EXPECT_EQ(beta[k], 0.0) << "k " << k;
   // None: every coefficient 0.
   sums.assign(mc::kAmericanSums, 0.0);
-  mc::solve_regression(sums.data(), beta);
+  mc::solve_regression(sums.data(), mc::kAmericanBasis, beta);
   for (int k = 0; k < 4; ++k) EXPECT_EQ(beta[k], 0.0);
 }
 
@@ -87,7 +109,7 @@ TEST(AmericanRegression, FoldIsTheContractsOrder) {
     for (std::int64_t t = 0; t < tiles; ++t) partials[k * tiles + t] = double(t) + k / 8.0;
   }
   double sums[mc::kAmericanSums];
-  mc::fold_regression_sums(partials.data(), tiles, sums);
+  mc::fold_regression_sums(partials.data(), tiles, mc::kAmericanSums, sums);
   for (int k = 0; k < mc::kAmericanSums; ++k) {
     EXPECT_EQ(sums[k], tiles * (tiles - 1) / 2.0 + tiles * (k / 8.0)) << "k " << k;
   }
@@ -396,6 +418,113 @@ TEST_P(MonteCarloAmericanTest, GreeksAgainstTheTree) {
   }
 }
 
+// ---- Heston rows ---------------------------------------------------------------------------
+
+McRow heston_put(const McRow& black_scholes, double sigma_v) {
+  McRow r = black_scholes;
+  r.model = AssetModel::heston;
+  r.v0 = r.theta = r.volatility * r.volatility;
+  r.kappa = 1.5, r.sigma_v = sigma_v, r.rho = sigma_v > 0 ? -0.6 : 0.0;
+  return r;
+}
+
+// Without volatility of variance and with v0 = theta the QE step is the Black-Scholes step of
+// volatility sqrt(v0) (on the heston layout's numbers), and the basis' u is constant (the rule
+// drops it): the Bermudan puts of the Black-Scholes test against the same tree and allowance.
+TEST_P(MonteCarloAmericanTest, HestonWithoutVolatilityOfVarianceIsTheBlackScholesTree) {
+  std::vector<McRow> rows;
+  for (const McRow& r : longstaff_schwartz_puts()) {
+    if (r.volatility < 0.3) rows.push_back(heston_put(r, 0));  // three rows: CI time
+  }
+  const ExerciseBook book(rows, std::vector<ExerciseStyle>(rows.size(), ExerciseStyle::bermudan));
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    MonteCarloOptions options;
+    options.paths = (GetParam() == Backend::cuda ? (1 << 20) : (1 << 16)) + 3;
+    options.precision = precision;
+    const MonteCarloBookResult r = price_monte_carlo_book(context(), book.view(), options);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      McRow black_scholes = rows[i];
+      black_scholes.model = AssetModel::black_scholes;
+      const double tree = static_cast<double>(bermudan_tree(black_scholes));
+      EXPECT_LE(r.price[i], tree + 4 * r.std_error[i]) << "row " << i << " tree " << tree;
+      EXPECT_GE(r.price[i], tree - 4 * r.std_error[i] - kRuleBias * tree)
+          << "row " << i << " tree " << tree << " precision " << int(precision);
+    }
+  }
+}
+
+// Stochastic variance: pass 2 draws the numbers of a European heston row of the same stream key,
+// so the European engine on those numbers bounds the Bermudan from below (the put's early
+// exercise is worth something: at least the European, within sampling error), and a call without
+// dividends, which no rule should exercise early, is the European within 4 standard errors and
+// the rule's low bias; both with the scheme's own discretisation (the same under both engines).
+TEST_P(MonteCarloAmericanTest, HestonPutsAreWorthTheirEuropeanAndCallsWithoutDividendsAreIt) {
+  std::vector<McRow> rows;
+  for (const McRow& r : longstaff_schwartz_puts()) {
+    if (r.volatility < 0.3) rows.push_back(heston_put(r, 0.5));  // spots 36, 40, 44
+  }
+  McRow call = heston_put(longstaff_schwartz_puts()[3], 0.5);
+  call.put = false;
+  rows.push_back(call);
+  const ExerciseBook american(rows,
+                              std::vector<ExerciseStyle>(rows.size(), ExerciseStyle::american));
+  const McBook european(rows);
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    MonteCarloOptions options;
+    options.paths = (1 << 15) + 1;
+    options.precision = precision;
+    const MonteCarloBookResult a = price_monte_carlo_book(context(), american.view(), options);
+    const MonteCarloBookResult e = price_monte_carlo_book(context(), european.view(), options);
+    for (std::size_t i = 0; i + 1 < rows.size(); ++i) {
+      EXPECT_GE(a.price[i], e.price[i] - 4 * a.std_error[i])
+          << "put " << i << " european " << e.price[i] << " precision " << int(precision);
+      EXPECT_GT(a.std_error[i], 0);
+    }
+    const std::size_t c = rows.size() - 1;
+    EXPECT_LE(a.price[c], e.price[c] + 4 * a.std_error[c]) << "call, european " << e.price[c];
+    EXPECT_GE(a.price[c], e.price[c] - 4 * a.std_error[c] - kRuleBias * e.price[c])
+        << "call, european " << e.price[c];
+    // The early exercise premium of the put at the money is visible: over 4 standard errors.
+    EXPECT_GT(a.price[1] - e.price[1], 4 * a.std_error[1]) << "precision " << int(precision);
+  }
+}
+
+// One date: the heston Bermudan is the European heston row on the same numbers, to rounding.
+TEST_P(MonteCarloAmericanTest, OneHestonDateIsTheEuropeanEngineOnTheSamePaths) {
+  std::vector<McRow> rows;
+  for (const McRow& r : longstaff_schwartz_puts()) rows.push_back(heston_put(r, 0.5));
+  for (McRow& r : rows) r.steps = 1;
+  const ExerciseBook american(rows,
+                              std::vector<ExerciseStyle>(rows.size(), ExerciseStyle::bermudan));
+  const McBook european(rows);
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    const double tolerance = precision == Precision::float64 ? 1e-12 : 2e-5;
+    MonteCarloOptions options;
+    options.paths = 4099;
+    options.precision = precision;
+    const MonteCarloBookResult a = price_monte_carlo_book(context(), american.view(), options);
+    const MonteCarloBookResult e = price_monte_carlo_book(context(), european.view(), options);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_NEAR(a.price[i], e.price[i], tolerance * rows[i].strike) << "row " << i;
+      EXPECT_NEAR(a.std_error[i], e.std_error[i], tolerance * rows[i].strike) << "row " << i;
+    }
+  }
+}
+
+TEST_P(MonteCarloAmericanTest, HestonBitsDoNotDependOnTheThreadCount) {
+  std::vector<McRow> rows;
+  for (const McRow& r : longstaff_schwartz_puts()) rows.push_back(heston_put(r, 0.5));
+  rows.resize(3);
+  for (McRow& r : rows) r.steps = 9;
+  const ExerciseBook book(rows, std::vector<ExerciseStyle>(rows.size(), ExerciseStyle::american));
+  MonteCarloOptions options;
+  options.paths = 3001;
+  const MonteCarloBookResult one = price_monte_carlo_book(context(1), book.view(), options);
+  const MonteCarloBookResult two = price_monte_carlo_book(context(2), book.view(), options);
+  EXPECT_TRUE(testing::same_bits(one.price, two.price));
+  EXPECT_TRUE(testing::same_bits(one.std_error, two.std_error));
+}
+
 TEST_P(MonteCarloAmericanTest, ProgressEndsAtOne) {
   std::vector<McRow> rows = longstaff_schwartz_puts();
   rows.resize(2);
@@ -431,9 +560,6 @@ TEST_P(MonteCarloAmericanTest, RowsTheEngineRefusesAreRowErrors) {
   ExerciseBook asian({put, put}, {ExerciseStyle::european, ExerciseStyle::american});
   asian.average = {AverageType::none, AverageType::arithmetic};
   expect_row_error(asian, options, "asian");
-  ExerciseBook heston({put, put}, {ExerciseStyle::european, ExerciseStyle::american});
-  heston.model = {AssetModel::black_scholes, AssetModel::heston};
-  expect_row_error(heston, options, "heston");
   McRow no_strike = put;
   no_strike.strike = 0;
   expect_row_error(

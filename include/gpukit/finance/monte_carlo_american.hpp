@@ -2,7 +2,8 @@
 // Early exercise in price_monte_carlo_book: rows whose OptionBookView::exercise is bermudan or
 // american are priced by Longstaff and Schwartz's least-squares Monte Carlo (Longstaff and
 // Schwartz 2001, "Valuing American options by simulation: a simple least-squares approach"), on
-// the CPU or a CUDA device, in double or float, under Black-Scholes (geometric Brownian motion).
+// the CPU or a CUDA device, in double or float, under Black-Scholes (geometric Brownian motion) or
+// Heston (Andersen's QE paths with the martingale correction, as Monte Carlo's heston rows).
 //
 // Dates: a row may be exercised at its `steps` equally spaced dates t_i = i T / steps, i = 1 ..
 // steps (t_steps = T is maturity; not at t_0 = now). `american` is the Bermudan approximation on
@@ -17,15 +18,20 @@
 //   (h > 0) is regressed on the basis 1, x, x^2, x^3 in the scaled spot x = s - 1 = S / K - 1
 //   (the polynomial is centred at the strike, where the exercise boundary lies, so that the
 //   powers are not nearly collinear as those of S / K near 1 are); a path exercises where h
-//   exceeds the fitted continuation, and its V becomes h.
-// - The least-squares problem is solved by the normal equations in double with Jacobi
-//   (diagonal) scaling and a Cholesky factorisation that drops a basis function whose pivot falls
-//   below 1e-12 of its diagonal (a date with fewer than 4 distinct in-the-money spots fits the
-//   functions it can). Why not QR: the normal equations need only 11 sums per date (the power
-//   sums of x^0 .. x^6 and of V x^0 .. x^3), which reduce across threads, blocks and GPUs in a
-//   fixed tree without storing the design matrix (QR would need it, or a tree of small QRs), and
-//   the scaled 4 x 4 system is small enough that double's 16 digits leave its rounding far below
-//   the regression's sampling error (the tests fit a cubic exactly to 1e-8).
+//   exceeds the fitted continuation, and its V becomes h. On heston rows the continuation also
+//   depends on the variance: the basis adds u and u x in u = v / max(v0, theta) - 1 (the variance
+//   scaled by its level at the start or in the long run, so that u is of order 1 and centred near
+//   0, as x is). Where u carries no information (sigma_v = 0 with v0 = theta: u is constant) the
+//   pivot rule below drops it.
+// - The least-squares problem (4 functions; 6 on heston rows) is solved by the normal equations
+//   in double with Jacobi (diagonal) scaling and a Cholesky factorisation that drops a basis
+//   function whose pivot falls below 1e-12 of its diagonal (a date with fewer than 4 distinct
+//   in-the-money spots fits the functions it can). Why not QR: the normal equations need only 11
+//   sums per date (the power sums of x^0 .. x^6 and of V x^0 .. x^3; 21 on heston rows, adding
+//   u x^0 .. x^4, u^2 x^0 .. x^2, V u and V u x), which reduce across threads, blocks and GPUs in
+//   a fixed tree without storing the design matrix (QR would need it, or a tree of small QRs),
+//   and the scaled 4 x 4 (6 x 6) system is small enough that double's 16 digits leave its
+//   rounding far below the regression's sampling error (the tests fit the bases exactly to 1e-8).
 // - Pass 2 (pricing) simulates options.paths new, independent paths and exercises each at the
 //   first date where the fitted rule says so (at maturity where in the money): the mean of the
 //   discounted payoffs is the price (a low-biased estimator: the fitted rule is one rule, no
@@ -36,7 +42,9 @@
 // (monte_carlo.hpp's layout: Philox counter (quad, key high, step word, key low)); pass 1 draws
 // them with the step word increased by kAmericanRegressionStepOffset (2^30: float step words
 // 2^30 + i, double 2^31 + 2i and 2^31 + 2i + 1), which no European or pass-2 number uses (their
-// step words are below 2^21), so the two passes are independent.
+// step words are below 2^21), so the two passes are independent. A heston row draws two normals a
+// date as a European heston row does (step words 2i for the variance, 2i + 1 for the spot, plus
+// the offset in pass 1).
 //
 // Determinism: paths are cut in tiles of kAmericanTilePaths; each tile's sums (regression sums,
 // and pass 2's mean and then its centred sum of squares) are formed by one fixed tree (a warp's
@@ -51,7 +59,8 @@
 // paths with R = min(paths, floor(kAmericanMaxRegressionPathDates / (steps *
 // kAmericanTilePaths)) * kAmericanTilePaths) rounded up to a tile, so at most 2^26 stored spots
 // (256 MiB in float, 512 MiB in double) whatever the paths; 2^20 paths on 50 dates all regress
-// (200 MiB in float). Rows are priced one at a time. A row with more than kAmericanMaxDates dates
+// (200 MiB in float). A heston row stores each path's variance beside its spot (twice the
+// memory). Rows are priced one at a time. A row with more than kAmericanMaxDates dates
 // (fewer than a tile of regression paths would fit) is refused.
 //
 // Greeks (options.greeks): delta and vega by central differences on common random numbers, with
@@ -59,8 +68,8 @@
 // its rule on the same pass 1 numbers and prices on the same pass 2 numbers (five pricings).
 //
 // Not available on early-exercise rows (InvalidInput naming the row): barrier and Asian rows
-// (early exercise of a barrier or an average is a row error), Heston rows, antithetic variates
-// and the control variate.
+// (early exercise of a barrier or an average is a row error), antithetic variates and the control
+// variate.
 //
 // Tested in tests/finance/monte_carlo_american_test.cpp against a binomial tree (Cox, Ross and
 // Rubinstein, 10,000+ steps, long double, exercise only at the tree nodes on the row's dates),

@@ -69,9 +69,9 @@ Moments<double> pricing_tile(const AmericanPlan<Real>& plan, const PhiloxSchedul
 
 }  // namespace
 
-void fold_regression_sums(const double* partials, std::int64_t tiles, double sums[kAmericanSums]) {
+void fold_regression_sums(const double* partials, std::int64_t tiles, int count, double sums[]) {
   double slots[kAmericanFoldSlots];
-  for (int k = 0; k < kAmericanSums; ++k) {
+  for (int k = 0; k < count; ++k) {
     const double* sum_k = partials + k * tiles;
     for (int slot = 0; slot < kAmericanFoldSlots; ++slot) {
       double acc = 0;
@@ -101,67 +101,78 @@ Moments<double> american_moments_cpu(AmericanPlan<Real>& plan, int threads) {
   const std::int64_t dates = p.dates;
 
   if (dates > 1) {
-    // Pass 1: every regression path's spot on every date (date-major, a tile-padded stride), and
-    // V, the value of the cash flows from maturity back, initially the payoff at maturity.
+    // Pass 1: every regression path's spot (and on heston rows its variance) on every date
+    // (date-major, a tile-padded stride), and V, the value of the cash flows from maturity back,
+    // initially the payoff at maturity.
     const std::int64_t tiles =
         (plan.regression_paths + kAmericanTilePaths - 1) / kAmericanTilePaths;
     const std::int64_t stride = tiles * kAmericanTilePaths;
     std::vector<Real> spots(static_cast<std::size_t>(stride * dates));
+    std::vector<Real> variances(p.heston ? static_cast<std::size_t>(stride * dates) : 0);
     std::vector<Real> value(static_cast<std::size_t>(stride));
     const int paths_team = team_for(stride * dates, stride / 4, t);
 #pragma omp parallel for schedule(static) num_threads(paths_team)
     for (std::int64_t quad = 0; quad < stride / 4; ++quad) {
-      Real y[4] = {0, 0, 0, 0};
-      Real s[4] = {p.spot_over_strike, p.spot_over_strike, p.spot_over_strike, p.spot_over_strike};
+      AmericanQuad<Real> q(p);
       for (std::int64_t date = 0; date < dates; ++date) {
         advance_quad<false>(p, keys, static_cast<std::uint32_t>(quad),
-                            kAmericanRegressionStepOffset + static_cast<std::uint32_t>(date), y, s);
-        for (int j = 0; j < 4; ++j)
-          spots[static_cast<std::size_t>(date * stride + 4 * quad + j)] = s[j];
+                            kAmericanRegressionStepOffset, static_cast<std::uint32_t>(date), q);
+        for (int j = 0; j < 4; ++j) {
+          const auto at = static_cast<std::size_t>(date * stride + 4 * quad + j);
+          spots[at] = q.s[j];
+          if (p.heston) variances[at] = q.variance[j];
+        }
       }
       for (int j = 0; j < 4; ++j)
-        value[static_cast<std::size_t>(4 * quad + j)] = intrinsic(p, s[j]);
+        value[static_cast<std::size_t>(4 * quad + j)] = intrinsic(p, q.s[j]);
     }
 
     // Backwards: at date d, apply date d + 1's rule (fitted in the previous round), discount V to
     // date d, and form date d's regression sums over its in-the-money paths.
-    std::vector<double> partials(static_cast<std::size_t>(tiles * kAmericanSums));
+    const int sum_count = american_sums(p);
+    const int basis = p.heston ? kAmericanHestonBasis : kAmericanBasis;
+    const auto variance_at = [&](std::int64_t at) {
+      return p.heston ? variances[static_cast<std::size_t>(at)] : Real(0);
+    };
+    std::vector<double> partials(static_cast<std::size_t>(tiles * sum_count));
     const int tiles_team = team_for(stride, tiles, t);
     for (std::int64_t date = dates - 2; date >= 0; --date) {
       const bool apply_next = date + 1 < dates - 1;
       const DateRule<Real> next = plan.rules[static_cast<std::size_t>(date + 1)];
 #pragma omp parallel for schedule(static) num_threads(tiles_team)
       for (std::int64_t tile = 0; tile < tiles; ++tile) {
-        double leaves[kAmericanSums][kAmericanTileQuads];
+        double leaves[kAmericanHestonSums][kAmericanTileQuads];
         for (int i = 0; i < kAmericanTileQuads; ++i) {
           const std::int64_t first = (tile * kAmericanTileQuads + i) * 4;
-          Real s[4], v[4];
+          Real s[4], variance[4], v[4];
           bool in[4];
           for (int j = 0; j < 4; ++j) {
             Real& path_value = value[static_cast<std::size_t>(first + j)];
             if (apply_next) {
-              const Real s_next = spots[static_cast<std::size_t>((date + 1) * stride + first + j)];
+              const std::int64_t at = (date + 1) * stride + first + j;
+              const Real s_next = spots[static_cast<std::size_t>(at)];
               const Real h_next = intrinsic(p, s_next);
-              if (exercises(next, s_next, h_next)) path_value = h_next;
+              if (exercises(p, next, s_next, variance_at(at), h_next)) path_value = h_next;
             }
             path_value = rounded::mul(path_value, p.discount_dt);
             s[j] = spots[static_cast<std::size_t>(date * stride + first + j)];
+            variance[j] = variance_at(date * stride + first + j);
             v[j] = path_value;
             in[j] = first + j < plan.regression_paths && intrinsic(p, s[j]) > Real(0);
           }
-          double leaf[kAmericanSums];
-          quad_regression_leaves(s, v, in, leaf);
-          for (int k = 0; k < kAmericanSums; ++k) leaves[k][i] = leaf[k];
+          double leaf[kAmericanHestonSums];
+          quad_regression_leaves(p, s, variance, v, in, leaf);
+          for (int k = 0; k < sum_count; ++k) leaves[k][i] = leaf[k];
         }
-        for (int k = 0; k < kAmericanSums; ++k) {
+        for (int k = 0; k < sum_count; ++k) {
           partials[static_cast<std::size_t>(k * tiles + tile)] = tile_tree(leaves[k]);
         }
       }
-      double sums[kAmericanSums], beta[kAmericanBasis];
-      fold_regression_sums(partials.data(), tiles, sums);
-      solve_regression(sums, beta);
+      double sums[kAmericanHestonSums], beta[kAmericanHestonBasis];
+      fold_regression_sums(partials.data(), tiles, sum_count, sums);
+      solve_regression(sums, basis, beta);
       DateRule<Real>& rule = plan.rules[static_cast<std::size_t>(date)];
-      for (int k = 0; k < kAmericanBasis; ++k) rule.beta[k] = static_cast<Real>(beta[k]);
+      for (int k = 0; k < basis; ++k) rule.beta[k] = static_cast<Real>(beta[k]);
     }
   }
 

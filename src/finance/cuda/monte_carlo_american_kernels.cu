@@ -1,16 +1,18 @@
 // The early-exercise engine's CUDA kernels: a row in 2 (dates - 1) + 3 launches on one stream,
 // nothing read back until the end.
 //
-//   regression_paths_kernel      pass 1's paths: a thread per quad writes its 4 spots on every
-//                                date (date-major, coalesced) and V = the payoff at maturity
+//   regression_paths_kernel      pass 1's paths: a thread per quad writes its 4 spots (and on
+//                                heston rows variances) on every date (date-major, coalesced)
+//                                and V = the payoff at maturity
 //   regression_sums_kernel (d)   a block per tile of 256 quads: applies date d + 1's rule to V,
 //                                discounts V to date d, and reduces date d's 11 regression sums
+//                                (21 on heston rows)
 //                                by the tile tree (warp shuffles, then the 8 warps) into the
 //                                tile's partials
 //   regression_fold_kernel (d)   one block: folds the tiles' partials in the fixed order (slot k
 //                                of 256 adds tiles k, k + 256, ...; then the tile tree), solves
-//                                the 4 x 4 least squares (one thread, double) and writes date d's
-//                                rule
+//                                the 4 x 4 (6 x 6) least squares (one thread, double) and writes
+//                                d's rule
 //   pricing_tiles_kernel         pass 2: a block per tile, a thread per quad; the tile's mean by
 //                                the tile tree, then its centred squares by the same tree
 //   merge_tiles_kernel           one block: Monte Carlo's stride-doubling tree over the tiles
@@ -77,52 +79,61 @@ template <class Real>
 __global__ void __launch_bounds__(kThreads)
     regression_paths_kernel(const AmericanParams<Real> p, const PhiloxSchedule keys,
                             std::int64_t stride, Real* __restrict__ spots,
-                            Real* __restrict__ value) {
+                            Real* __restrict__ variances, Real* __restrict__ value) {
   constexpr bool kFast = std::is_same_v<Real, float>;
   const std::int64_t quad = std::int64_t{blockIdx.x} * kThreads + threadIdx.x;
-  Real y[4] = {0, 0, 0, 0};
-  Real s[4] = {p.spot_over_strike, p.spot_over_strike, p.spot_over_strike, p.spot_over_strike};
+  AmericanQuad<Real> q(p);
   for (std::uint32_t date = 0; date < p.dates; ++date) {
-    advance_quad<kFast>(p, keys, static_cast<std::uint32_t>(quad),
-                        kAmericanRegressionStepOffset + date, y, s);
+    advance_quad<kFast>(p, keys, static_cast<std::uint32_t>(quad), kAmericanRegressionStepOffset,
+                        date, q);
     Real* out = spots + date * stride + 4 * quad;  // 16 (float) or 32 (double) aligned bytes
 #pragma unroll
-    for (int j = 0; j < 4; ++j) out[j] = s[j];
+    for (int j = 0; j < 4; ++j) out[j] = q.s[j];
+    if (p.heston) {
+      Real* out_variance = variances + date * stride + 4 * quad;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) out_variance[j] = q.variance[j];
+    }
   }
 #pragma unroll
-  for (int j = 0; j < 4; ++j) value[4 * quad + j] = intrinsic(p, s[j]);
+  for (int j = 0; j < 4; ++j) value[4 * quad + j] = intrinsic(p, q.s[j]);
 }
 
-template <class Real>
+// kSums: kAmericanSums (Black-Scholes rows) or kAmericanHestonSums (heston rows), so that a
+// Black-Scholes row reduces its 11 sums only.
+template <class Real, int kSums>
 __global__ void __launch_bounds__(kThreads)
     regression_sums_kernel(const AmericanParams<Real> p, const DateRule<Real>* __restrict__ rules,
                            std::int64_t stride, std::int64_t regression_paths, std::uint32_t date,
-                           const Real* __restrict__ spots, Real* __restrict__ value,
-                           double* __restrict__ partials) {
+                           const Real* __restrict__ spots, const Real* __restrict__ variances,
+                           Real* __restrict__ value, double* __restrict__ partials) {
   __shared__ double scratch[kAmericanTileWarps];
   const std::int64_t tiles = stride / kAmericanTilePaths;
   const std::int64_t first = (std::int64_t{blockIdx.x} * kThreads + threadIdx.x) * 4;
   const bool apply_next = date + 1 < p.dates - 1;
-  Real s[4], v[4];
+  Real s[4], variance[4], v[4];
   bool in[4];
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     Real path_value = value[first + j];
     if (apply_next) {
-      const Real s_next = spots[(date + 1) * stride + first + j];
+      const std::int64_t at = (date + 1) * stride + first + j;
+      const Real s_next = spots[at];
       const Real h_next = intrinsic(p, s_next);
-      if (exercises(rules[date + 1], s_next, h_next)) path_value = h_next;
+      const Real v_next = kSums == kAmericanHestonSums ? variances[at] : Real(0);
+      if (exercises(p, rules[date + 1], s_next, v_next, h_next)) path_value = h_next;
     }
     path_value = rounded::mul(path_value, p.discount_dt);
     value[first + j] = path_value;
     s[j] = spots[date * stride + first + j];
+    variance[j] = kSums == kAmericanHestonSums ? variances[date * stride + first + j] : Real(0);
     v[j] = path_value;
     in[j] = first + j < regression_paths && intrinsic(p, s[j]) > Real(0);
   }
-  double leaf[kAmericanSums];
-  quad_regression_leaves(s, v, in, leaf);
+  double leaf[kAmericanHestonSums];
+  quad_regression_leaves(p, s, variance, v, in, leaf);
 #pragma unroll
-  for (int k = 0; k < kAmericanSums; ++k) {
+  for (int k = 0; k < kSums; ++k) {
     const double root = block_tile_tree(leaf[k], scratch);
     if (threadIdx.x == 0) partials[k * tiles + blockIdx.x] = root;
   }
@@ -130,11 +141,11 @@ __global__ void __launch_bounds__(kThreads)
 
 template <class Real>
 __global__ void __launch_bounds__(kThreads)
-    regression_fold_kernel(const double* __restrict__ partials, std::int64_t tiles,
-                           std::uint32_t date, DateRule<Real>* __restrict__ rules) {
+    regression_fold_kernel(const double* __restrict__ partials, std::int64_t tiles, int count,
+                           int basis, std::uint32_t date, DateRule<Real>* __restrict__ rules) {
   __shared__ double scratch[kAmericanTileWarps];
-  __shared__ double sums[kAmericanSums];
-  for (int k = 0; k < kAmericanSums; ++k) {
+  __shared__ double sums[kAmericanHestonSums];
+  for (int k = 0; k < count; ++k) {
     double acc = 0;
     for (std::int64_t t = threadIdx.x; t < tiles; t += kAmericanFoldSlots) {
       acc = __dadd_rn(acc, partials[k * tiles + t]);
@@ -143,9 +154,9 @@ __global__ void __launch_bounds__(kThreads)
     if (threadIdx.x == 0) sums[k] = root;
   }
   if (threadIdx.x == 0) {
-    double beta[kAmericanBasis];
-    solve_regression(sums, beta);
-    for (int k = 0; k < kAmericanBasis; ++k) rules[date].beta[k] = static_cast<Real>(beta[k]);
+    double beta[kAmericanHestonBasis];
+    solve_regression(sums, basis, beta);
+    for (int k = 0; k < basis; ++k) rules[date].beta[k] = static_cast<Real>(beta[k]);
   }
 }
 
@@ -215,26 +226,36 @@ Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device) {
   cuda::copy_to_device_async(rules.data(), plan.rules.data(), rules.size_bytes(), stream);
 
   // Pass 1's memory (american_regression_paths bounds it), kept until the row is priced.
-  cuda::DeviceBuffer<Real> spots, value;
+  cuda::DeviceBuffer<Real> spots, variances, value;
   cuda::DeviceBuffer<double> partials;
   if (dates > 1) {
     const std::int64_t tiles =
         (plan.regression_paths + kAmericanTilePaths - 1) / kAmericanTilePaths;
     const std::int64_t stride = tiles * kAmericanTilePaths;
+    const int sum_count = american_sums(p);
+    const int basis = p.heston ? kAmericanHestonBasis : kAmericanBasis;
     spots = cuda::DeviceBuffer<Real>(static_cast<std::size_t>(stride * dates));
+    if (p.heston) variances = cuda::DeviceBuffer<Real>(static_cast<std::size_t>(stride * dates));
     value = cuda::DeviceBuffer<Real>(static_cast<std::size_t>(stride));
-    partials = cuda::DeviceBuffer<double>(static_cast<std::size_t>(tiles * kAmericanSums));
-    regression_paths_kernel<Real>
-        <<<blocks_for(tiles), kThreads, 0, stream>>>(p, keys, stride, spots.data(), value.data());
+    partials = cuda::DeviceBuffer<double>(static_cast<std::size_t>(tiles * sum_count));
+    regression_paths_kernel<Real><<<blocks_for(tiles), kThreads, 0, stream>>>(
+        p, keys, stride, spots.data(), variances.data(), value.data());
     GPUKIT_CUDA_CHECK_LAUNCH("regression_paths_kernel");
     for (std::int64_t date = dates - 2; date >= 0; --date) {
       const auto d = static_cast<std::uint32_t>(date);
-      regression_sums_kernel<Real><<<blocks_for(tiles), kThreads, 0, stream>>>(
-          p, rules.data(), stride, plan.regression_paths, d, spots.data(), value.data(),
-          partials.data());
+      if (p.heston) {
+        regression_sums_kernel<Real, kAmericanHestonSums>
+            <<<blocks_for(tiles), kThreads, 0, stream>>>(
+                p, rules.data(), stride, plan.regression_paths, d, spots.data(), variances.data(),
+                value.data(), partials.data());
+      } else {
+        regression_sums_kernel<Real, kAmericanSums><<<blocks_for(tiles), kThreads, 0, stream>>>(
+            p, rules.data(), stride, plan.regression_paths, d, spots.data(), variances.data(),
+            value.data(), partials.data());
+      }
       GPUKIT_CUDA_CHECK_LAUNCH("regression_sums_kernel");
       regression_fold_kernel<Real>
-          <<<1, kThreads, 0, stream>>>(partials.data(), tiles, d, rules.data());
+          <<<1, kThreads, 0, stream>>>(partials.data(), tiles, sum_count, basis, d, rules.data());
       GPUKIT_CUDA_CHECK_LAUNCH("regression_fold_kernel");
     }
   }
