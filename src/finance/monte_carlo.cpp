@@ -306,6 +306,17 @@ void check_heston_options(const OptionInputs& in, std::int64_t i,
 }  // namespace
 
 template <class Real>
+void check_rows(const MonteCarloBookView& book, std::int64_t first, std::int64_t count,
+                const MonteCarloOptions& options) {
+  for (std::int64_t i = first; i < first + count; ++i) {
+    if (is_early_exercise(book, i)) continue;  // the engine's own checks (american_plan)
+    const OptionInputs in = option_inputs<Real>(book, i);
+    check_heston_options(in, i, options);
+    if (options.sampler == MonteCarloSampler::sobol) check_sobol_row(in, i);
+  }
+}
+
+template <class Real>
 std::vector<OptionInputs> book_inputs(const MonteCarloBookView& book) {
   std::vector<OptionInputs> inputs(static_cast<std::size_t>(book.count));
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -416,6 +427,8 @@ MonteCarloBookResult result_from_estimates(const Scenarios& scenarios,
 
 #define GPUKIT_MC_INSTANTIATE(Real)                                                           \
   template OptionInputs option_inputs<Real>(const MonteCarloBookView&, std::int64_t);         \
+  template void check_rows<Real>(const MonteCarloBookView&, std::int64_t, std::int64_t,       \
+                                 const MonteCarloOptions&);                                   \
   template std::vector<OptionInputs> book_inputs<Real>(const MonteCarloBookView&);            \
   template std::vector<PathParams<Real>> book_path_params<Real>(                              \
       const MonteCarloBookView&, const std::vector<OptionInputs>&, const MonteCarloOptions&); \
@@ -649,7 +662,11 @@ MonteCarloOptions monte_carlo_options(const MonteCarloRequest& request) {
 double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOptions& options) {
   double path_steps = 0;
   for (std::int64_t i = 0; i < book.count; ++i) {
-    path_steps += double(options.paths) * (book.steps != nullptr ? book.steps[i] : 1);
+    const std::uint32_t steps = book.steps != nullptr ? book.steps[i] : 1;
+    // An early-exercise row's regression pass too (american_work counts both passes).
+    path_steps += mc::is_early_exercise(book, i) && steps <= kAmericanMaxDates
+                      ? mc::american_work(options.paths, steps)
+                      : double(options.paths) * steps;
   }
   if (options.greeks) path_steps *= 5;  // the base book and four bumped ones
   return path_steps;

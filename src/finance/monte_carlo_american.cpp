@@ -232,12 +232,18 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
   std::vector<std::int64_t> european, early;
   for (std::int64_t i = 0; i < book.count; ++i)
     (is_early_exercise(book, i) ? early : european).push_back(i);
-  for (const std::int64_t i : early) {  // every row's error before any work
+  // Every row's error before any work, named by its row in the book.
+  for (const std::int64_t i : early) {
     if (single) {
       (void)american_plan<float>(book, i, options);
     } else {
       (void)american_plan<double>(book, i, options);
     }
+  }
+  if (single) {
+    check_rows<float>(book, 0, book.count, options);
+  } else {
+    check_rows<double>(book, 0, book.count, options);
   }
 
   // Progress in path-dates: a European row's paths times steps, an early-exercise row's two

@@ -195,6 +195,7 @@ std::vector<MonteCarloBlockMoments> blocks_in(const Context& context,
   // The rows the range touches, priced as a book of their own keyed as in the whole book.
   const std::int64_t row = first_block / per_row;
   const std::int64_t rows = (first_block + count - 1) / per_row + 1 - row;
+  mc::check_rows<Real>(book, row, rows, options);  // errors name rows of `book`
   const MonteCarloBookView part = book_rows(book, row, rows);
   MonteCarloOptions part_options = options;
   part_options.first_option_index += static_cast<std::uint32_t>(row);
@@ -238,7 +239,7 @@ std::vector<MonteCarloBlockMoments> blocks_in(const Context& context,
     const std::int64_t block = i * per_row - local_first;
     if (!early[static_cast<std::size_t>(i)] || block < 0 || block >= count) continue;
     const std::vector<Moments<double>> moments =
-        mc::american_scenario_moments<Real>(context, part, i, part_options);
+        mc::american_scenario_moments<Real>(context, book, row + i, options);
     for (std::int64_t s = 0; s < kinds; ++s) {
       result[static_cast<std::size_t>(block * kinds + s)] =
           to_public(moments[static_cast<std::size_t>(s)]);

@@ -59,6 +59,15 @@ template <class Real>
 PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
                              BarrierMonitoring monitoring);
 
+/// Throws InvalidInput for the first of rows [first, first + count) of `book` that the pricing
+/// with `options` refuses (option_inputs, a heston row's options, the sobol sampler's dimensions),
+/// naming its row in `book`; early-exercise rows are left to their engine (american_plan). Called
+/// before a book's rows are priced as books of their own (the European rows of a book with early
+/// exercise, a range of blocks), whose errors would name their place there.
+template <class Real>
+void check_rows(const MonteCarloBookView& book, std::int64_t first, std::int64_t count,
+                const MonteCarloOptions& options);
+
 /// Every row of `book` (option_inputs).
 template <class Real>
 std::vector<OptionInputs> book_inputs(const MonteCarloBookView& book);

@@ -127,6 +127,17 @@ void check_sobol_options(const MonteCarloOptions& options) {
   }
 }
 
+void check_sobol_row(const OptionInputs& in, std::int64_t i) {
+  if (sobol_dimensions(in) > static_cast<std::uint64_t>(rng::kSobolMaxDimensions)) {
+    const bool heston = in.model == AssetModel::heston;
+    throw InvalidInput(fmt::format(
+        "monte carlo: option {}: steps must be <= {} with the sobol sampler (a path takes {} "
+        "Sobol dimension{} a date), got {}",
+        i, rng::kSobolMaxDimensions / (heston ? 2 : 1), heston ? "two" : "one", heston ? "s" : "",
+        in.steps));
+  }
+}
+
 void check_philox_sampler(const MonteCarloOptions& options, std::string_view what) {
   if (options.sampler == MonteCarloSampler::sobol) {
     throw InvalidInput(
@@ -152,15 +163,8 @@ SobolBook<Real> sobol_book(const std::vector<OptionInputs>& rows,
   std::uint32_t dimensions = 1;
   std::map<std::uint32_t, std::uint32_t> bridge_of_steps;  // step count -> offset
   for (std::size_t i = 0; i < rows.size(); ++i) {
+    check_sobol_row(rows[i], static_cast<std::int64_t>(i));
     const std::uint64_t needed = sobol_dimensions(rows[i]);
-    if (needed > static_cast<std::uint64_t>(rng::kSobolMaxDimensions)) {
-      const bool heston = rows[i].model == AssetModel::heston;
-      throw InvalidInput(fmt::format(
-          "monte carlo: option {}: steps must be <= {} with the sobol sampler (a path takes {} "
-          "Sobol dimension{} a date), got {}",
-          i, rng::kSobolMaxDimensions / (heston ? 2 : 1), heston ? "two" : "one", heston ? "s" : "",
-          rows[i].steps));
-    }
     dimensions = std::max(dimensions, static_cast<std::uint32_t>(needed));
     if (walks_bridge(rows[i]) && !bridge_of_steps.contains(rows[i].steps)) {
       bridge_of_steps[rows[i].steps] = static_cast<std::uint32_t>(book.bridge.size());

@@ -20,6 +20,10 @@ namespace gpukit::finance::mc {
 /// nothing for the philox sampler.
 void check_sobol_options(const MonteCarloOptions& options);
 
+/// Throws InvalidInput naming option `i` for a row whose path needs more Sobol dimensions than
+/// there are (rng::kSobolMaxDimensions).
+void check_sobol_row(const OptionInputs& in, std::int64_t i);
+
 /// Throws InvalidInput "monte carlo: {what} takes the philox sampler only, not sobol (yet)" for
 /// the sobol sampler: the paths that do not price it say so rather than ignore it.
 void check_philox_sampler(const MonteCarloOptions& options, std::string_view what);

@@ -579,6 +579,23 @@ TEST_P(MonteCarloAmericanTest, RowsTheEngineRefusesAreRowErrors) {
   expect_row_error(plain, control, "control variate");
 }
 
+// A European row's error in a book with early-exercise rows names its row in the book, not its
+// place among the European rows (which are priced as a book of their own).
+TEST_P(MonteCarloAmericanTest, AEuropeanRowsErrorNamesItsRowInTheBook) {
+  const McRow put = longstaff_schwartz_puts()[0];
+  McRow bad = put;
+  bad.type = BarrierType::down_out, bad.barrier = -1;
+  const ExerciseBook book({put, bad}, {ExerciseStyle::american, ExerciseStyle::european});
+  MonteCarloOptions options;
+  options.paths = 100;
+  try {
+    (void)price_monte_carlo_book(context(), book.view(), options);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("option 1:"), std::string::npos) << e.what();
+  }
+}
+
 GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(MonteCarloAmericanTest);
 
 // The device-data call does not route early exercise: it says so before it reads the book (whose

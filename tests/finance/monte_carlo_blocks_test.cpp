@@ -229,6 +229,12 @@ TEST_P(MonteCarloBlocksTest, BadRangesAndCountsAreRefused) {
   const McBook bad(rows);
   EXPECT_NO_THROW(price_monte_carlo_blocks(context(), bad.view(), options, 0, 2));
   EXPECT_THROW(price_monte_carlo_blocks(context(), bad.view(), options, 2, 1), InvalidInput);
+  // ... and named by its row in the book, wherever the range starts.
+  try {
+    (void)price_monte_carlo_blocks(context(), bad.view(), options, 2, 1);
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("option 2:"), std::string::npos) << e.what();
+  }
 }
 
 GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(MonteCarloBlocksTest);

@@ -551,6 +551,12 @@ TEST(MonteCarlo, PathStepsCountEveryRowsStepsAndTheGreeksBooks) {
   EXPECT_EQ(monte_carlo_path_steps(view, options), 265000.0);
   options.greeks = true;
   EXPECT_EQ(monte_carlo_path_steps(view, options), 5 * 265000.0);
+  // An early-exercise row simulates its regression pass too: 1000 more paths on its 12 dates.
+  const std::vector<ExerciseStyle> exercise = {ExerciseStyle::european, ExerciseStyle::european,
+                                               ExerciseStyle::american};
+  view.exercise = exercise.data();
+  options.greeks = false;
+  EXPECT_EQ(monte_carlo_path_steps(view, options), 265000.0 + 12000.0);
 }
 
 TEST_P(MonteCarloTest, ATradeKeyedByItsIdKeepsItsBitsInAnyPositionAndBook) {

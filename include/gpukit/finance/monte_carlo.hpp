@@ -184,9 +184,10 @@ struct MonteCarloRequest {
 /// vrf_antithetic and vrf_control of the techniques used).
 MonteCarloOptions monte_carlo_options(const MonteCarloRequest& request);
 
-/// The path-steps price_monte_carlo_book simulates for `book` (paths times each row's steps; five
-/// books' worth with Greeks: the base book and four bumped ones), as a double: a measure of the
-/// work, for deciding whether a run is long enough to report its progress.
+/// The path-steps price_monte_carlo_book simulates for `book` (paths times each row's steps, an
+/// early-exercise row's regression paths too; five books' worth with Greeks: the base book and
+/// four bumped ones), as a double: a measure of the work, for deciding whether a run is long
+/// enough to report its progress.
 double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOptions& options);
 
 struct MonteCarloBookResult {
