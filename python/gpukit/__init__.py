@@ -1059,10 +1059,12 @@ def price_book(
     below-intrinsic, above-maximum, zero-maturity): ``df[df.iv_status != "ok"]`` lists the quotes
     without a volatility. ``precision="float"`` inverts in float.
 
-    A frame with the columns of Asian, early-exercise or Heston rows (average, exercise, model,
-    v0, kappa, theta, sigma_v, rho) is refused with a ValueError naming the column: price_book
-    does not read them yet (``gpukit mc`` does), and must not price those rows as European
-    options. ``df`` must be a DataFrame (TypeError otherwise). Every keyword is checked as the matching
+    For Monte Carlo also the columns of Asian, early-exercise and Heston rows, as ``gpukit mc``
+    reads them (:func:`monte_carlo`'s keywords of the same names: average, exercise, model, v0,
+    kappa, theta, sigma_v, rho; an empty field is the default, and such a row needs its steps);
+    Black-Scholes reads average, exercise and model to refuse, naming the row and the column,
+    the rows the formula cannot price (as ``gpukit bs``; the Heston parameters pass through there).
+    ``df`` must be a DataFrame (TypeError otherwise). Every keyword is checked as the matching
     function and command check it; ``cdf`` and ``variant`` belong to Black-Scholes, ``paths``,
     ``seed``, ``monitoring``, ``antithetic``, ``control_variate``, ``sampler`` and
     ``replicates`` to Monte Carlo,
