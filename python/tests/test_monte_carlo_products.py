@@ -120,9 +120,10 @@ def test_one_option_of_each_product_from_scalars():
     np.testing.assert_array_equal(book["price"], [asian["price"], american["price"],
                                                   *heston["price"]])
     # Lewis's puts at 90 and 110 (the oracle of tests/finance/monte_carlo_heston_test.cpp),
-    # within 4 standard errors and the bias of 16 steps.
+    # within 4 standard errors and the bias of 16 steps (measured for the 110 put with 2^24 paths
+    # on two seeds: -0.0067 +- 0.0023, docs/case-studies/monte_carlo_heston.md).
     np.testing.assert_allclose(heston["price"], [12.017967, 23.017826],
-                               atol=4 * heston["std_error"].max() + 0.3)
+                               atol=4 * heston["std_error"].max() + 0.015)
 
 
 @pytest.mark.parametrize("keywords, message", [
