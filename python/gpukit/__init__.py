@@ -34,8 +34,9 @@ import os as _os
 if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
     _os.environ["OMP_WAIT_POLICY"] = "passive"
 
+import re
 import warnings
-from typing import TYPE_CHECKING, Any, Literal, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence, Union
 
 import numpy as np
 
@@ -298,7 +299,9 @@ class _Book:
         return f"option {self.at(row)}" if self.shape else "the option"
 
     def check_terms(self, is_put, spot, strike, maturity, rate, volatility, dividend,
-                    barrier_type=None, barrier=None, steps=None, precision="double") -> None:
+                    barrier_type=None, barrier=None, steps=None, average=None, exercise=None,
+                    model=None, v0=0.0, kappa=0.0, theta=0.0, sigma_v=0.0, rho=0.0,
+                    precision="double") -> None:
         """ValueError for the first term a CSV book priced in `precision` may not hold (the
         library's io::find_book_term_problem), named by its argument and index. Host arrays only:
         CUDA arrays are priced as the C++ device API prices them, unchecked (a NaN gives NaN)."""
@@ -306,7 +309,8 @@ class _Book:
             return
         problem = _core.book_term_problem(
             self.count, is_put, spot, strike, maturity, rate, volatility, dividend,
-            barrier_type, barrier, steps, precision)
+            barrier_type, barrier, steps, average, exercise, model, v0, kappa, theta, sigma_v,
+            rho, precision)
         if problem is None:
             return
         row, column, what = problem
@@ -434,23 +438,52 @@ def _refuse_non_finite(what: str, columns: dict[str, Any], precision: str, as_fl
 
 _BARRIER_TYPES = ("none", "down-out", "down-in", "up-out", "up-in")
 
+# The word columns of a Monte Carlo book: the library's reader of each CSV column (a word to its
+# enumeration's code, None for another word) and the words it reads, for messages.
+_WORD_COLUMNS = {
+    "barrier_type": (_core.barrier_type, "none, down-out, down-in, up-out or up-in"),
+    "average": (_core.average_type, "none, arithmetic or geometric"),
+    "exercise": (_core.exercise_style, "european, bermudan or american"),
+    "model": (_core.asset_model, "black-scholes or heston"),
+}
+#: The parameters of a heston row (model="heston"), in the CSV book's column order.
+_HESTON_PARAMETERS = ("v0", "kappa", "theta", "sigma_v", "rho")
 
-def _barrier_codes(value: Any, what: str, name: str = "barrier_type") -> Any:
-    """barrier_type words (one, or one per option) as finance::BarrierType codes (uint8), read by
-    the library's reader of the CSV column."""
+
+def _word_codes(value: Any, what: str, name: str) -> Any:
+    """The words of argument `name` (one, or one per option: barrier_type, average, exercise,
+    model) as their enumeration's codes (uint8), read by the library's reader of the CSV
+    column."""
+    read, words_read = _WORD_COLUMNS[name]
     _checks.not_masked(value, name)
     words = np.asarray(value, dtype=object)
     flat = words.reshape(-1)
     uniques, inverse = np.unique(flat.astype(str), return_inverse=True)
     codes = []
     for position, word in enumerate(uniques):
-        code = _core.barrier_type(word)
+        code = read(word)
         if code is None:
             row = int(np.argmax(inverse == position))
-            raise ValueError(f"{what}: {name}{_checks.where(row, words.shape)}: expected none, "
-                             f"down-out, down-in, up-out or up-in, got \"{word}\"")
+            raise ValueError(f"{what}: {name}{_checks.where(row, words.shape)}: expected "
+                             f"{words_read}, got \"{word}\"")
         codes.append(code)
     return np.asarray(codes, dtype=np.uint8)[inverse].reshape(words.shape)
+
+
+_LIBRARY_ROW_ERROR = re.compile(r"monte carlo: option (\d+): (.*)", re.DOTALL)
+
+
+def _priced_naming_rows(price: Callable[[], Any], what: str, option_at: Callable[[int], str]):
+    """price(), with the library's refusal of a row ("monte carlo: option 3: early exercise is
+    priced under the Black-Scholes model only") raised in the caller's words: "monte_carlo:
+    option [3]: ..." or "price_book: row 3 (index 'T4'): ..." (``option_at(row)``)."""
+    try:
+        return price()
+    except ValueError as error:
+        found = _LIBRARY_ROW_ERROR.fullmatch(str(error))
+        if found is None:
+            raise
+        raise ValueError(f"{what}: {option_at(int(found[1]))}: {found[2]}") from None
 
 
 def monte_carlo(
@@ -464,7 +497,15 @@ def monte_carlo(
     *,
     barrier: ArrayLike = None,
     barrier_type: Any = "none",
-    steps: ArrayLike = 1,
+    steps: ArrayLike = None,
+    average: Any = "none",
+    exercise: Any = "european",
+    model: Any = "black-scholes",
+    v0: ArrayLike = None,
+    kappa: ArrayLike = None,
+    theta: ArrayLike = None,
+    sigma_v: ArrayLike = None,
+    rho: ArrayLike = None,
     paths: int = 1 << 20,
     seed: int = 2008,
     monitoring: Literal["discrete", "continuous"] = "discrete",
@@ -478,12 +519,33 @@ def monte_carlo(
     device: Devices = "auto",
     stream: Any = None,
 ) -> dict[str, Any]:
-    """Monte Carlo prices of European and barrier options under geometric Brownian motion, as
-    ``gpukit mc`` prices a book (the same bits for the same book, options and seed).
+    """Monte Carlo prices of European, barrier, Asian and early-exercise options under geometric
+    Brownian motion or Heston's stochastic variance, as ``gpukit mc`` prices a book (the same bits
+    for the same book, options and seed).
 
     Per option, broadcasting: the terms of :func:`black_scholes`, ``barrier`` (> 0 where
     ``barrier_type`` is not none), ``barrier_type`` ("none", "down-out", "down-in", "up-out",
-    "up-in") and ``steps`` (monitoring dates, 1 to 2**20). ``paths`` per option (2 to 2**34;
+    "up-in") and ``steps`` (1 to 2**20: a barrier's monitoring dates, an Asian option's fixings,
+    the exercise dates, a heston row's time steps; default 1, which Asian, early-exercise and heston
+    options must not leave to the default: a ValueError naming steps). The columns of the CSV book
+    of ``gpukit mc``, each a word or a word per option (an array of strings), or a number or an
+    array per option:
+
+    - ``average``: "none", "arithmetic" or "geometric": an Asian (average price) option on the
+      ``steps`` fixings t_i = i T / steps (no barrier, european exercise);
+    - ``exercise``: "european", "bermudan" or "american": early exercise at the ``steps`` dates
+      t_i = i T / steps ("american" is the Bermudan approximation on them), priced by
+      Longstaff-Schwartz (host arrays on one device; not with antithetic, control_variate or
+      sampler="sobol");
+    - ``model``: "black-scholes" or "heston", whose rows take ``v0`` (>= 0, the initial variance),
+      ``kappa`` (> 0), ``theta`` (>= 0, the long-run variance), ``sigma_v`` (>= 0, the volatility
+      of variance) and ``rho`` (in [-1, 1]), all five required where a row is heston, and ignore
+      ``volatility`` (give 0 there). Heston paths follow Andersen's QE scheme on ``steps`` steps
+      (no Greeks, discretely monitored barriers only).
+
+    The words are read as the CSV reader reads them (any case); a row the library cannot price
+    (an Asian barrier option, early exercise under Heston) is a ValueError naming the option and
+    its argument or the reason. ``paths`` per option (2 to 2**34;
     even with ``antithetic``), ``seed`` the Philox key. Option i's random numbers follow its
     stream key: its flat index, or with ``ids`` (one per option) the FNV-1a 64 hash of
     ``str(id)``'s UTF-8 bytes, as ``gpukit mc`` keys a book with an ``id`` column, so a trade
@@ -516,25 +578,43 @@ def monte_carlo(
     greeks, antithetic, control_variate = (settings[k] for k in
                                            ("greeks", "antithetic", "control_variate"))
     sides = _checks.put_sides(put, "monte_carlo", _core.option_type)
-    codes = _barrier_codes(barrier_type, "monte_carlo")
+    words = dict(barrier_type=barrier_type, average=average, exercise=exercise, model=model)
+    codes = {name: _word_codes(value, "monte_carlo", name) for name, value in words.items()}
+    heston = dict(v0=v0, kappa=kappa, theta=theta, sigma_v=sigma_v, rho=rho)
+    if np.any(codes["model"] != 0):
+        for name, value in heston.items():
+            if value is None:
+                raise ValueError(f"monte_carlo: {name}: a heston row needs v0, kappa, theta, "
+                                 "sigma_v and rho")
+    # Not read on the other rows (the CSV book's empty fields: 0).
+    heston = {name: 0.0 if value is None else value for name, value in heston.items()}
     book = _Book("monte_carlo", dict(spot=spot, strike=strike, maturity=maturity, rate=rate,
                                      volatility=volatility, dividend=dividend, put=put,
                                      barrier=0.0 if barrier is None else barrier,
-                                     barrier_type=barrier_type, steps=steps),
-                 checked=dict(put=sides, barrier_type=codes))
-    spot, strike, maturity, rate, volatility, dividend, steps = (
-        book.terms[k] for k in ("spot", "strike", "maturity", "rate", "volatility", "dividend",
-                                "steps"))
+                                     steps=1 if steps is None else steps, **words, **heston),
+                 checked=dict(put=sides, **codes))
+    spot, strike, maturity, rate, volatility, dividend = (
+        book.terms[k] for k in ("spot", "strike", "maturity", "rate", "volatility", "dividend"))
     f64 = np.float64
     spot_c, strike_c, maturity_c = (book.column(v, f64) for v in (spot, strike, maturity))
     rate_p, volatility_p, dividend_p = (book.parameter(v, f64) for v in (rate, volatility, dividend))
     is_put = book.column(sides, np.uint8)
     if barrier is None:
-        if np.any(codes != 0):
+        if np.any(codes["barrier_type"] != 0):
             raise ValueError("monte_carlo: barrier: a barrier option needs a barrier level")
     barrier_c = book.column(book.terms["barrier"], f64)
-    steps_c = _steps_column(book, steps)
-    type_c = book.column(codes, np.uint8)
+    if steps is None:
+        _require_steps(book, codes)
+    steps_c = _steps_column(book, book.terms["steps"])
+    type_c = book.column(codes["barrier_type"], np.uint8)
+    # A word column whose every option has the default is not passed (as a CSV book without the
+    # column): the rows are priced as before the column existed.
+    product_c = [None if not np.any(codes[k]) else book.column(codes[k], np.uint8)
+                 for k in ("average", "exercise", "model")]
+    heston_p = [book.parameter(book.terms[k], f64) for k in _HESTON_PARAMETERS]
+    if product_c[1] is not None and book.on_cuda:
+        raise ValueError("monte_carlo: exercise: bermudan and american options are priced from "
+                         "host arrays (NumPy), not CUDA arrays")
     keys = None
     if ids is not None:
         if isinstance(ids, (str, bytes)) or np.ndim(ids) == 0:
@@ -548,7 +628,7 @@ def monte_carlo(
         keys = book.column(_checks.stream_keys(id_list, "monte_carlo", 2).reshape(book.shape),
                            np.uint64)
     book.check_terms(is_put, spot_c, strike_c, maturity_c, rate_p, volatility_p, dividend_p,
-                     type_c, barrier_c, steps_c, precision)
+                     type_c, barrier_c, steps_c, *product_c, *heston_p, precision)
     handle = _arrays.resolve_stream(book.like, book.framework, stream) if book.like is not None \
         else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
     names = ["price", "std_error", "ci_low", "ci_high", "paths"]
@@ -560,10 +640,13 @@ def monte_carlo(
         names.append("vrf_control")
     outputs = {name: book.empty(f64) for name in names} if book.on_cuda else {}
     terms = book.exported([is_put, spot_c, strike_c, maturity_c, rate_p, volatility_p,
-                           dividend_p, type_c, barrier_c, steps_c, keys], handle)
-    result = _core.monte_carlo(book.count, *terms,
-                               {k: book.exported([v], handle)[0] for k, v in outputs.items()},
-                               *settings.values(), handle)
+                           dividend_p, type_c, barrier_c, steps_c, keys, *product_c, *heston_p],
+                          handle)
+    result = _priced_naming_rows(
+        lambda: _core.monte_carlo(book.count, *terms,
+                                  {k: book.exported([v], handle)[0] for k, v in outputs.items()},
+                                  *settings.values(), handle),
+        "monte_carlo", book.option_at)
     if not book.on_cuda:
         _refuse_non_finite("monte_carlo", {k: v for k, v in result.items() if k in names},
                            settings["precision"], settings["precision"] == "float",
@@ -613,6 +696,20 @@ def _warn_about_rows(columns: dict, what: str, count: int, paths: int, antitheti
         warnings.warn(f"{what}: " + _core.no_paying_path_note(where, len(unpaid), count, paths,
                                                               antithetic),
                       RuntimeWarning, stacklevel=stacklevel)
+
+
+def _require_steps(book: _Book, codes: dict[str, Any]) -> None:
+    """ValueError naming steps when an option whose dates are part of its terms (an Asian,
+    early-exercise or heston option: io::steps_requirement) was left the default of 1 step. A
+    barrier option keeps that default, as before these options were priced."""
+    kinds = [np.broadcast_to(codes[k], book.shape).reshape(-1)
+             for k in ("average", "exercise", "model")]
+    needs = np.logical_or.reduce([k != 0 for k in kinds])
+    if not np.any(needs):
+        return
+    row = int(np.argmax(needs))
+    why = _core.steps_requirement(0, *(int(k[row]) for k in kinds))
+    raise ValueError(f"monte_carlo: steps: {why} (give steps=; {book.option_at(row)})")
 
 
 def _steps_column(book: _Book, steps: Any) -> Any:
@@ -962,10 +1059,12 @@ def price_book(
     below-intrinsic, above-maximum, zero-maturity): ``df[df.iv_status != "ok"]`` lists the quotes
     without a volatility. ``precision="float"`` inverts in float.
 
-    A frame with the columns of Asian, early-exercise or Heston rows (average, exercise, model,
-    v0, kappa, theta, sigma_v, rho) is refused with a ValueError naming the column: price_book
-    does not read them yet (``gpukit mc`` does), and must not price those rows as European
-    options. ``df`` must be a DataFrame (TypeError otherwise). Every keyword is checked as the matching
+    For Monte Carlo also the columns of Asian, early-exercise and Heston rows, as ``gpukit mc``
+    reads them (:func:`monte_carlo`'s keywords of the same names: average, exercise, model, v0,
+    kappa, theta, sigma_v, rho; an empty field is the default, and such a row needs its steps);
+    Black-Scholes reads average, exercise and model to refuse, naming the row and the column,
+    the rows the formula cannot price (as ``gpukit bs``; the Heston parameters pass through there).
+    ``df`` must be a DataFrame (TypeError otherwise). Every keyword is checked as the matching
     function and command check it; ``cdf`` and ``variant`` belong to Black-Scholes, ``paths``,
     ``seed``, ``monitoring``, ``antithetic``, ``control_variate``, ``sampler`` and
     ``replicates`` to Monte Carlo,

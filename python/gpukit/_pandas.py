@@ -20,9 +20,11 @@ from . import _gpukit as _core
 
 _EUROPEAN = ("type", "spot", "strike", "maturity", "rate", "volatility", "dividend")
 _BARRIERS = ("barrier", "barrier_type", "steps")
-# The columns of Asian, early-exercise and Heston rows: `gpukit mc` reads them; price_book does
-# not yet, and must not price such rows as the European options they would look like without them.
-_PRODUCTS = ("average", "exercise", "model", "v0", "kappa", "theta", "sigma_v", "rho")
+# The word columns of Asian, early-exercise and Heston rows: read by both methods, as `gpukit bs`
+# reads them to refuse the rows the formula cannot price and `gpukit mc` to price them.
+_PRODUCTS = ("average", "exercise", "model")
+# A heston row's parameters (Monte Carlo only; pass-through columns for Black-Scholes).
+_HESTON = ("v0", "kappa", "theta", "sigma_v", "rho")
 # A book of quotes (gpukit iv): the underlying is spot (with dividend) or forward, by the model.
 _QUOTES_ON_SPOT = ("type", "price", "spot", "strike", "maturity", "rate", "dividend")
 _QUOTES_ON_FORWARD = ("type", "price", "forward", "strike", "maturity", "rate")
@@ -141,13 +143,8 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
                antithetic=False, control_variate=False, sampler="philox", replicates=16):
     """gpukit.price_book on keywords gpukit/__init__.py has checked (the method's own ones)."""
     _require_frame(df)
-    products = [str(c) for c in df.columns if _key(c) in _PRODUCTS]
-    if products:
-        raise ValueError(f"price_book: {products[0]}: column of Asian, early-exercise or Heston "
-                         "rows, which price_book does not read yet (gpukit mc prices such a book "
-                         "as CSV); without it these rows would be priced as European options")
     barriers = method == "monte_carlo"
-    frame = _Frame(df, _EUROPEAN + (_BARRIERS if barriers else ()))
+    frame = _Frame(df, _EUROPEAN + _PRODUCTS + (_BARRIERS + _HESTON if barriers else ()))
     for required in ("type", "spot", "strike", "maturity"):
         if not frame.has(required):
             raise frame.missing(required)
@@ -161,12 +158,25 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
     is_put = frame.words("type", _core.option_type, "expected call, put, c or p")
     spot, strike, maturity = (frame.numbers(k) for k in ("spot", "strike", "maturity"))
     n = frame.count
+    products = _product_columns(frame)
     barrier_type = barrier = steps = None
+    heston = checked_heston = [0.0] * len(_HESTON)
+    checked_model = products[2]
     if barriers:
-        barrier_type, barrier, steps = _barrier_columns(frame)
+        barrier_type, barrier, steps = _barrier_columns(frame, products)
+        heston, checked_model = _heston_columns(frame, products[2])
+        # Where a row that is not heston gives a parameter, the CSV reader checks it by the same
+        # rules (and does not use it): it is checked as a heston row's, the fields left empty
+        # there with values that keep the rules.
+        checked_heston = [np.where(np.isnan(h), fill, h) if isinstance(h, np.ndarray) else h
+                          for h, fill in zip(heston, (0.0, 1.0, 0.0, 0.0, 0.0))]
+        heston = [np.nan_to_num(h, nan=0.0) if isinstance(h, np.ndarray) else h for h in heston]
+    else:
+        _refuse_what_black_scholes_cannot_price(frame, products)
 
     problem = _core.book_term_problem(n, is_put, spot, strike, maturity, rate_p, volatility_p,
-                                      dividend_p, barrier_type, barrier, steps, precision)
+                                      dividend_p, barrier_type, barrier, steps, products[0],
+                                      products[1], checked_model, *checked_heston, precision)
     if problem is not None:
         row, column, what = problem
         if row < 0:
@@ -179,10 +189,15 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
         if id_position is not None:
             ids = [str(v) for v in df.iloc[:, id_position].to_numpy(dtype=object)]
             keys = _checks.stream_keys(ids, "price_book", 3)
-        columns = _core.monte_carlo(n, is_put, spot, strike, maturity, rate_p, volatility_p,
-                                    dividend_p, barrier_type, barrier, steps, keys, {}, paths,
-                                    seed, monitoring, antithetic, control_variate, greeks,
-                                    precision, sampler, replicates, device, 0)
+        from . import _priced_naming_rows
+
+        columns = _priced_naming_rows(
+            lambda: _core.monte_carlo(n, is_put, spot, strike, maturity, rate_p, volatility_p,
+                                      dividend_p, barrier_type, barrier, steps, keys, *products,
+                                      *heston, {}, paths, seed, monitoring, antithetic,
+                                      control_variate, greeks, precision, sampler, replicates,
+                                      device, 0),
+            "price_book", lambda row: f"row {row} (index {df.index[row]!r})")
         names = ["price", "std_error", "ci_low", "ci_high", "paths"]
         if greeks:
             names += ["delta", "vega"]
@@ -274,9 +289,83 @@ def implied_volatility_book(df, *, rate, dividend, precision, model, device):
     return priced
 
 
-def _barrier_columns(frame: _Frame):
+_WORD_RULES = {
+    "average": (_core.average_type, "expected none, arithmetic or geometric"),
+    "exercise": (_core.exercise_style, "expected european, bermudan or american"),
+    "model": (_core.asset_model, "expected black-scholes or heston"),
+}
+
+
+def _product_columns(frame: _Frame) -> list:
+    """average, exercise and model as their enumerations' codes (uint8; an empty field is the
+    default, as in the CSV book), each None where the frame has no such column or every row has
+    the default (priced as a book without the column)."""
+    columns = []
+    for key in _PRODUCTS:
+        codes = None
+        if frame.has(key):
+            codes = frame.words(key, *_WORD_RULES[key])
+            if not codes.any():
+                codes = None
+        columns.append(codes)
+    return columns
+
+
+def _refuse_what_black_scholes_cannot_price(frame: _Frame, products: list) -> None:
+    """ValueError at the first row Black-Scholes cannot price (an Asian, an early-exercise or a
+    heston row), as `gpukit bs` refuses it at its field."""
+    average, exercise, model = (np.zeros(frame.count, np.uint8) if c is None else c
+                                for c in products)
+    cannot = (average != 0) | (exercise != 0) | (model != 0)
+    if not cannot.any():
+        return
+    row = int(np.argmax(cannot))
+    if average[row]:
+        raise frame.error(row, "average", "an Asian option: method=\"black_scholes\" prices "
+                          "European options only (method=\"monte_carlo\" prices Asian ones)")
+    if exercise[row]:
+        word = ("european", "bermudan", "american")[exercise[row]]
+        raise frame.error(row, "exercise", f"a {word} option: method=\"black_scholes\" prices "
+                          "European exercise only (method=\"monte_carlo\" prices early exercise)")
+    raise frame.error(row, "model", "a heston row: the Black-Scholes formula prices the "
+                      "black-scholes model only (method=\"monte_carlo\" prices heston rows)")
+
+
+def _heston_columns(frame: _Frame, model):
+    """The Heston parameters as the CSV reader of `gpukit mc` reads them: a column's values (NaN
+    where a field is empty), 0.0 without the column; and the model codes to check them by (the
+    rows that are heston, and those that give a parameter, whose values keep the same rules).
+    A heston row needs all five (ValueError naming the row and the first missing one)."""
+    n = frame.count
+    heston = model == 1 if model is not None else np.zeros(n, dtype=bool)
+    values, given = [], np.zeros(n, dtype=bool)
+    for key in _HESTON:
+        if not frame.has(key):
+            if heston.any():
+                row = int(np.argmax(heston))
+                raise ValueError(f"price_book: row {row} (index {frame.df.index[row]!r}): {key}: "
+                                 "required column is missing (a heston row needs v0, kappa, "
+                                 "theta, sigma_v and rho)")
+            values.append(0.0)
+            continue
+        column = frame.numbers(key, missing_allowed=True)
+        empty = np.isnan(column)
+        if (heston & empty).any():
+            raise frame.error(int(np.argmax(heston & empty)), key,
+                              "empty field, a heston row needs v0, kappa, theta, sigma_v and rho")
+        given |= ~empty
+        values.append(column)
+    checked_model = None
+    if (heston | given).any():
+        checked_model = np.where(heston | given, 1, 0).astype(np.uint8)
+    return values, checked_model
+
+
+def _barrier_columns(frame: _Frame, products: list):
     """barrier_type, barrier and steps as the CSV reader of `gpukit mc` stores them: none, 0 and
-    1 where a European row leaves them empty; a barrier row needs both."""
+    1 where a European row leaves them empty; a barrier row needs both, and a row whose dates are
+    part of its terms (barrier, Asian, early-exercise and heston rows: io::steps_requirement) its
+    steps."""
     n = frame.count
     if frame.has("barrier_type"):
         barrier_type = frame.words("barrier_type", _core.barrier_type,
@@ -291,12 +380,18 @@ def _barrier_columns(frame: _Frame):
         raise frame.error(int(np.argmax(missing_level)), "barrier",
                           "empty field, a barrier option needs a barrier level")
     barrier = np.where(is_barrier, barrier, 0.0)
+    kinds = [barrier_type] + [np.zeros(n, np.uint8) if c is None else c for c in products]
+    needs_steps = np.logical_or.reduce([k != 0 for k in kinds])
+
+    def requirement(row: int) -> str:
+        return _core.steps_requirement(*(int(k[row]) for k in kinds))
+
     if frame.has("steps"):
         values = frame.numbers("steps", missing_allowed=True)
-        missing_steps = is_barrier & np.isnan(values)
+        missing_steps = needs_steps & np.isnan(values)
         if missing_steps.any():
-            raise frame.error(int(np.argmax(missing_steps)), "steps",
-                              "empty field, a barrier option needs its number of monitoring dates")
+            row = int(np.argmax(missing_steps))
+            raise frame.error(row, "steps", f"empty field, {requirement(row)}")
         values = np.where(np.isnan(values), 1.0, values)
         bad = (values != np.floor(values)) | (values < 1) | (values > 1 << 20)
         if bad.any():
@@ -305,10 +400,10 @@ def _barrier_columns(frame: _Frame):
                               f"{frame.series('steps').iloc[row]!r}")
         steps = values.astype(np.uint32)
     else:
-        if is_barrier.any():
-            row = int(np.argmax(is_barrier))
+        if needs_steps.any():
+            row = int(np.argmax(needs_steps))
             label = frame.df.index[row]
             raise ValueError(f"price_book: row {row} (index {label!r}): steps: required column "
-                             "is missing (a barrier option needs its number of monitoring dates)")
+                             f"is missing ({requirement(row)})")
         steps = np.ones(n, dtype=np.uint32)
     return barrier_type, np.ascontiguousarray(barrier), steps

@@ -30,6 +30,7 @@
 #include "gpukit/finance/instrument.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/io/option_book.hpp"
+#include "gpukit/io/steps_requirement.hpp"
 #include "gpukit/scale_out/black_scholes.hpp"
 #include "gpukit/scale_out/implied_volatility.hpp"
 #include "gpukit/scale_out/monte_carlo.hpp"
@@ -226,12 +227,33 @@ void black_scholes(nb::handle spot, nb::handle strike, nb::handle maturity, nb::
   });
 }
 
+// The terms of Asian, early-exercise and Heston rows (OptionBookView's later fields), as the
+// Python module passes them: average, exercise and model a uint8 array of the enumeration's codes
+// or None (every row the default); v0, kappa, theta, sigma_v and rho a float (the book's value) or
+// a float64 array.
+struct ProductTerms {
+  nb::object average, exercise, model;
+  nb::object v0, kappa, theta, sigma_v, rho;
+};
+
+ProductTerms product_terms(nb::handle average, nb::handle exercise, nb::handle model, nb::handle v0,
+                           nb::handle kappa, nb::handle theta, nb::handle sigma_v, nb::handle rho) {
+  return {nb::borrow(average), nb::borrow(exercise), nb::borrow(model),   nb::borrow(v0),
+          nb::borrow(kappa),   nb::borrow(theta),    nb::borrow(sigma_v), nb::borrow(rho)};
+}
+
+// A European Black-Scholes book's product terms: no such column, every Heston parameter 0.
+ProductTerms no_product_terms() {
+  const nb::object zero = nb::float_(0.0);
+  return {nb::none(), nb::none(), nb::none(), zero, zero, zero, zero, zero};
+}
+
 // The book of a Monte Carlo or Black-Scholes call on columns (host or device).
 finance::OptionBookView book_view(Terms& terms, std::int64_t n, nb::handle is_put, nb::handle spot,
                                   nb::handle strike, nb::handle maturity, nb::handle rate,
                                   nb::handle volatility, nb::handle dividend,
                                   nb::handle barrier_type, nb::handle barrier, nb::handle steps,
-                                  nb::handle stream_keys) {
+                                  nb::handle stream_keys, const ProductTerms& products) {
   finance::OptionBookView view;
   view.count = n;
   view.is_put = terms.column<std::uint8_t>(is_put, "is_put", n, "uint8");
@@ -247,6 +269,19 @@ finance::OptionBookView book_view(Terms& terms, std::int64_t n, nb::handle is_pu
   view.barrier = terms.column<double>(barrier, "barrier", n, "float64", true);
   view.steps = terms.column<std::uint32_t>(steps, "steps", n, "uint32", true);
   view.stream = terms.column<std::uint64_t>(stream_keys, "stream_keys", n, "uint64", true);
+  static_assert(sizeof(finance::AverageType) == 1 && sizeof(finance::ExerciseStyle) == 1 &&
+                sizeof(finance::AssetModel) == 1);
+  view.average = reinterpret_cast<const finance::AverageType*>(
+      terms.column<std::uint8_t>(products.average, "average", n, "uint8", true));
+  view.exercise = reinterpret_cast<const finance::ExerciseStyle*>(
+      terms.column<std::uint8_t>(products.exercise, "exercise", n, "uint8", true));
+  view.model = reinterpret_cast<const finance::AssetModel*>(
+      terms.column<std::uint8_t>(products.model, "model", n, "uint8", true));
+  view.v0 = terms.per_option<double>(products.v0, "v0", n, "float64");
+  view.kappa = terms.per_option<double>(products.kappa, "kappa", n, "float64");
+  view.theta = terms.per_option<double>(products.theta, "theta", n, "float64");
+  view.sigma_v = terms.per_option<double>(products.sigma_v, "sigma_v", n, "float64");
+  view.rho = terms.per_option<double>(products.rho, "rho", n, "float64");
   return view;
 }
 
@@ -258,7 +293,7 @@ nb::dict price_european_book(std::int64_t n, nb::handle is_put, nb::handle spot,
   Terms terms("price_book");
   const finance::OptionBookView view =
       book_view(terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, nb::none(),
-                nb::none(), nb::none(), nb::none());
+                nb::none(), nb::none(), nb::none(), no_product_terms());
   const finance::BlackScholesOptions options = black_scholes_options(cdf, variant);
   const finance::Precision p = parse_precision(precision);
   finance::EuropeanBookResult result = terms.run_book(
@@ -285,7 +320,9 @@ nb::dict price_european_book(std::int64_t n, nb::handle is_put, nb::handle spot,
 nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::handle strike,
                      nb::handle maturity, nb::handle rate, nb::handle volatility,
                      nb::handle dividend, nb::handle barrier_type, nb::handle barrier,
-                     nb::handle steps, nb::handle stream_keys, const nb::dict& outputs,
+                     nb::handle steps, nb::handle stream_keys, nb::handle average,
+                     nb::handle exercise, nb::handle model, nb::handle v0, nb::handle kappa,
+                     nb::handle theta, nb::handle sigma_v, nb::handle rho, const nb::dict& outputs,
                      std::int64_t paths, std::uint64_t seed, std::string_view monitoring,
                      bool antithetic, bool control_variate, bool greeks, std::string_view precision,
                      std::string_view sampler, std::int64_t replicates, std::string_view device,
@@ -303,9 +340,9 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
   // A long pricing stops on Ctrl-C between blocks, with KeyboardInterrupt.
   options.progress = signal_check();
   Terms terms("monte_carlo");
-  const finance::OptionBookView view =
-      book_view(terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, barrier_type,
-                barrier, steps, stream_keys);
+  const finance::OptionBookView view = book_view(
+      terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, barrier_type, barrier,
+      steps, stream_keys, product_terms(average, exercise, model, v0, kappa, theta, sigma_v, rho));
   finance::MonteCarloDeviceOutputs device_outputs;
   const std::pair<const char*, double**> slots[] = {
       {"price", &device_outputs.price},
@@ -369,12 +406,14 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
 std::optional<std::tuple<std::int64_t, std::string, std::string>> book_term_problem(
     std::int64_t n, nb::handle is_put, nb::handle spot, nb::handle strike, nb::handle maturity,
     nb::handle rate, nb::handle volatility, nb::handle dividend, nb::handle barrier_type,
-    nb::handle barrier, nb::handle steps, std::string_view precision) {
+    nb::handle barrier, nb::handle steps, nb::handle average, nb::handle exercise, nb::handle model,
+    nb::handle v0, nb::handle kappa, nb::handle theta, nb::handle sigma_v, nb::handle rho,
+    std::string_view precision) {
   const finance::Precision p = parse_precision(precision);
   Terms terms("book");
-  const finance::OptionBookView view =
-      book_view(terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, barrier_type,
-                barrier, steps, nb::none());
+  const finance::OptionBookView view = book_view(
+      terms, n, is_put, spot, strike, maturity, rate, volatility, dividend, barrier_type, barrier,
+      steps, nb::none(), product_terms(average, exercise, model, v0, kappa, theta, sigma_v, rho));
   if (terms.placement("cpu", 0).device_data) {
     throw InvalidInput("the book's terms are checked in host memory");
   }
@@ -564,10 +603,33 @@ std::optional<std::string> nearest_column_name(std::string_view missing,
   return io::nearest_column_name(missing, names);
 }
 
+// A word read by one of the CSV reader's parsers, as an int (the enumeration's code), or nullopt.
+template <class Enum>
+std::optional<int> code_of(const std::optional<Enum>& value) {
+  if (!value) return std::nullopt;
+  return static_cast<int>(*value);
+}
+
 std::optional<int> barrier_type(std::string_view text) {
-  const std::optional<finance::BarrierType> type = io::parse_barrier_type(text);
-  if (!type) return std::nullopt;
-  return static_cast<int>(*type);
+  return code_of(io::parse_barrier_type(text));
+}
+std::optional<int> average_type(std::string_view text) {
+  return code_of(io::parse_average_type(text));
+}
+std::optional<int> exercise_style(std::string_view text) {
+  return code_of(io::parse_exercise_style(text));
+}
+std::optional<int> asset_model(std::string_view text) {
+  return code_of(io::parse_asset_model(text));
+}
+
+// io::steps_requirement of a row's codes (BarrierType, AverageType, ExerciseStyle, AssetModel).
+std::optional<std::string> steps_requirement(int barrier, int average, int exercise, int model) {
+  const std::optional<std::string_view> needs = io::steps_requirement(
+      static_cast<finance::BarrierType>(barrier), static_cast<finance::AverageType>(average),
+      static_cast<finance::ExerciseStyle>(exercise), static_cast<finance::AssetModel>(model));
+  if (!needs) return std::nullopt;
+  return std::string(*needs);
 }
 
 }  // namespace
@@ -594,18 +656,24 @@ void bind_finance(nb::module_& m) {
   m.def("monte_carlo", &monte_carlo, nb::arg("count"), nb::arg("is_put"), nb::arg("spot"),
         nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"), nb::arg("volatility"),
         nb::arg("dividend"), nb::arg("barrier_type").none(), nb::arg("barrier").none(),
-        nb::arg("steps").none(), nb::arg("stream_keys").none(), nb::arg("outputs"),
-        nb::arg("paths"), nb::arg("seed"), nb::arg("monitoring"), nb::arg("antithetic"),
-        nb::arg("control_variate"), nb::arg("greeks"), nb::arg("precision"), nb::arg("sampler"),
-        nb::arg("replicates"), nb::arg("device"), nb::arg("stream"),
+        nb::arg("steps").none(), nb::arg("stream_keys").none(), nb::arg("average").none(),
+        nb::arg("exercise").none(), nb::arg("model").none(), nb::arg("v0"), nb::arg("kappa"),
+        nb::arg("theta"), nb::arg("sigma_v"), nb::arg("rho"), nb::arg("outputs"), nb::arg("paths"),
+        nb::arg("seed"), nb::arg("monitoring"), nb::arg("antithetic"), nb::arg("control_variate"),
+        nb::arg("greeks"), nb::arg("precision"), nb::arg("sampler"), nb::arg("replicates"),
+        nb::arg("device"), nb::arg("stream"),
         "finance::price_monte_carlo_book (host columns: returns a dict of the output columns; "
         "scale_out::price_monte_carlo_book with a device list or under mpirun) or "
         "price_monte_carlo_book_on_device (CUDA columns: writes the arrays of `outputs`, waits "
-        "for `stream`), with the options `gpukit mc` sets.");
+        "for `stream`), with the options `gpukit mc` sets. average, exercise, model: uint8 "
+        "arrays of the enumerations' codes or None; v0, kappa, theta, sigma_v, rho: a float or "
+        "an array.");
   m.def("book_term_problem", &book_term_problem, nb::arg("count"), nb::arg("is_put"),
         nb::arg("spot"), nb::arg("strike"), nb::arg("maturity"), nb::arg("rate"),
         nb::arg("volatility"), nb::arg("dividend"), nb::arg("barrier_type").none(),
-        nb::arg("barrier").none(), nb::arg("steps").none(), nb::arg("precision"),
+        nb::arg("barrier").none(), nb::arg("steps").none(), nb::arg("average").none(),
+        nb::arg("exercise").none(), nb::arg("model").none(), nb::arg("v0"), nb::arg("kappa"),
+        nb::arg("theta"), nb::arg("sigma_v"), nb::arg("rho"), nb::arg("precision"),
         "io::find_book_term_problem of host columns: (row, column, what) of the first value a "
         "CSV book priced in `precision` may not hold, or None.");
   m.def("non_finite_output", &non_finite_output, nb::arg("columns"), nb::arg("precision"),
@@ -654,6 +722,16 @@ void bind_finance(nb::module_& m) {
         "io::parse_option_type: True for a put, False for a call, None for another word.");
   m.def("barrier_type", &barrier_type, nb::arg("text"),
         "io::parse_barrier_type as an int (finance::BarrierType), None for another word.");
+  m.def("average_type", &average_type, nb::arg("text"),
+        "io::parse_average_type as an int (finance::AverageType), None for another word.");
+  m.def("exercise_style", &exercise_style, nb::arg("text"),
+        "io::parse_exercise_style as an int (finance::ExerciseStyle), None for another word.");
+  m.def("asset_model", &asset_model, nb::arg("text"),
+        "io::parse_asset_model as an int (finance::AssetModel), None for another word.");
+  m.def("steps_requirement", &steps_requirement, nb::arg("barrier_type"), nb::arg("average"),
+        nb::arg("exercise"), nb::arg("model"),
+        "io::steps_requirement of a row's codes: why the row needs its steps ('an Asian option "
+        "needs its number of fixings'), or None for a European Black-Scholes row.");
 }
 
 }  // namespace gpukit::python

@@ -251,12 +251,16 @@ DATES = np.array(["2026-01-01", "2026-01-02"], dtype="datetime64[D]")
     (lambda v: gpukit.black_scholes(*TERMS[:2], v, *TERMS[3:]), "maturity"),
     (lambda v: gpukit.monte_carlo(*TERMS[:4], v, paths=64), "volatility"),
     (lambda v: gpukit.monte_carlo(*TERMS, steps=v, paths=64), "steps"),
+    (lambda v: gpukit.monte_carlo(*TERMS, steps=4, model="heston", v0=v, kappa=1.0, theta=0.04,
+                                  sigma_v=0.3, rho=0.0, paths=64), "v0"),
 ])
 def test_arrays_of_no_numbers_are_refused_by_name(call, name, bad):
     import re
 
     if bad is None and name == "c":
         pytest.skip("c=None is gemm's default (no C)")
+    if bad is None and name in ("steps", "v0"):
+        pytest.skip(f"{name}=None is monte_carlo's default (1 step; no v0 without a heston row)")
     message = refused(lambda: call(bad), TypeError)
     assert re.match(rf"{name}(\[\d+\])? ", message), message
 

@@ -440,20 +440,6 @@ def test_price_book_errors_name_the_row_and_the_column(frame, keywords, message)
         gpukit.price_book(df, device="cpu", **arguments)
 
 
-@pytest.mark.parametrize("method", ["monte_carlo", "black_scholes"])
-@pytest.mark.parametrize("column", ["average", "Exercise", "model", "v0", "rho"])
-def test_price_book_refuses_the_columns_of_products_it_does_not_read(method, column):
-    import pandas as pd
-
-    # An Asian row whose average column were ignored would be priced as a European option.
-    frame = pd.DataFrame({"type": ["call"], "spot": [100.0], "strike": [100.0],
-                          "maturity": [1.0], "rate": [0.05], "volatility": [0.2],
-                          "steps": [12], column: ["arithmetic"]})
-    with pytest.raises(ValueError, match=f"price_book: {column}: column of Asian"):
-        gpukit.price_book(frame, method, paths=1024 if method == "monte_carlo" else 1 << 20,
-                          device="cpu")
-
-
 def test_price_book_monte_carlo_barrier_rules():
     import pandas as pd
 

@@ -22,6 +22,7 @@
 
 #include "gpukit/core/error.hpp"
 #include "gpukit/io/csv.hpp"
+#include "gpukit/io/steps_requirement.hpp"
 
 namespace gpukit::io {
 
@@ -352,6 +353,7 @@ class BookParser {
   };
   void finish_row(const CsvRecord& record, const RowTerms& terms);
   void finish_barrier_row(const CsvRecord& record, const RowTerms& terms);
+  [[noreturn]] void throw_steps_missing(std::int64_t line, std::string_view needs) const;
 
   OptionBook& book_;
   std::int64_t header_line_;
@@ -747,27 +749,22 @@ void BookParser::finish_row(const CsvRecord& record, const RowTerms& terms) {
     }
   }
   if (terms.steps_given) return;
-  // The rows whose dates are part of their terms: barrier rows (monitoring dates, checked by
-  // finish_barrier_row), Asian rows (fixings), early exercise (exercise dates) and heston rows
-  // (the time steps of the scheme, whose bias the user chooses).
-  std::string_view needs;
-  if (terms.average != finance::AverageType::none) {
-    needs = "an Asian option needs its number of fixings";
-  } else if (terms.exercise != finance::ExerciseStyle::european) {
-    needs = terms.exercise == finance::ExerciseStyle::bermudan
-                ? "a bermudan option needs its number of exercise dates"
-                : "an american option needs its number of exercise dates";
-  } else if (terms.model == finance::AssetModel::heston) {
-    needs = "a heston row needs its number of time steps";
-  } else {
-    return;
-  }
+  // Barrier rows were checked by finish_barrier_row; the Asian, early-exercise and heston rows
+  // here (a barrier type of none: the requirement of the row's other terms).
+  const std::optional<std::string_view> needs =
+      steps_requirement(finance::BarrierType::none, terms.average, terms.exercise, terms.model);
+  if (needs) throw_steps_missing(record.line, *needs);
+}
+
+// The error of a row that needs its steps (steps_requirement's `needs`) and has none: an empty
+// field, or no steps column.
+void BookParser::throw_steps_missing(std::int64_t line, std::string_view needs) const {
   if (has_role_[static_cast<std::size_t>(ColumnRole::steps)]) {
-    throw_field_error(record.line, column_of(ColumnRole::steps),
+    throw_field_error(line, column_of_role_[static_cast<std::size_t>(ColumnRole::steps)],
                       fmt::format("empty field, {}", needs));
   }
-  throw InvalidInput(fmt::format("{}:{}: steps: required column is missing ({})", book_.source,
-                                 record.line, needs));
+  throw InvalidInput(
+      fmt::format("{}:{}: steps: required column is missing ({})", book_.source, line, needs));
 }
 
 // Row-level rules of the barrier columns, once every field of the row is read.
@@ -784,14 +781,8 @@ void BookParser::finish_barrier_row(const CsvRecord& record, const RowTerms& ter
                       "empty field, a barrier option needs a barrier level");
   }
   if (!terms.steps_given) {
-    if (has_role_[role_index(ColumnRole::steps)]) {
-      throw_field_error(record.line, column_of_role_[role_index(ColumnRole::steps)],
-                        "empty field, a barrier option needs its number of monitoring dates");
-    }
-    throw InvalidInput(fmt::format(
-        "{}:{}: steps: required column is missing (a barrier option needs its number of "
-        "monitoring dates)",
-        book_.source, record.line));
+    throw_steps_missing(record.line, *steps_requirement(book_.barrier_type.back(), terms.average,
+                                                        terms.exercise, terms.model));
   }
 }
 
@@ -982,6 +973,27 @@ std::optional<finance::BarrierType> parse_barrier_type(std::string_view text) {
   for (std::size_t k = 0; k < kNames.size(); ++k) {
     if (equals_ignoring_case(type, kNames[k])) return static_cast<finance::BarrierType>(k);
   }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> steps_requirement(finance::BarrierType barrier,
+                                                  finance::AverageType average,
+                                                  finance::ExerciseStyle exercise,
+                                                  finance::AssetModel model) {
+  // The rows whose dates are part of their terms: barrier rows (monitoring dates), Asian rows
+  // (fixings), early exercise (exercise dates) and heston rows (the time steps of the scheme,
+  // whose bias the user chooses).
+  if (barrier != finance::BarrierType::none) {
+    return "a barrier option needs its number of monitoring dates";
+  }
+  if (average != finance::AverageType::none) return "an Asian option needs its number of fixings";
+  if (exercise == finance::ExerciseStyle::bermudan) {
+    return "a bermudan option needs its number of exercise dates";
+  }
+  if (exercise == finance::ExerciseStyle::american) {
+    return "an american option needs its number of exercise dates";
+  }
+  if (model == finance::AssetModel::heston) return "a heston row needs its number of time steps";
   return std::nullopt;
 }
 

@@ -25,6 +25,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/io/csv.hpp"
 #include "gpukit/io/option_book.hpp"
+#include "gpukit/io/steps_requirement.hpp"
 #include "test_seed.hpp"
 
 namespace gpukit::io {
@@ -1359,6 +1360,30 @@ TEST(OptionBook, TheWordParsersReadWhatTheReaderReads) {
   EXPECT_EQ(parse_asset_model("Black-Scholes"), AssetModel::black_scholes);
   EXPECT_EQ(parse_asset_model("heston"), AssetModel::heston);
   EXPECT_EQ(parse_asset_model("black_scholes"), std::nullopt);
+}
+
+TEST(OptionBook, StepsRequirementIsTheReasonTheReaderGives) {
+  using B = BarrierType;
+  EXPECT_EQ(steps_requirement(B::none, AverageType::none, ExerciseStyle::european,
+                              AssetModel::black_scholes),
+            std::nullopt);
+  EXPECT_EQ(
+      steps_requirement(B::up_in, AverageType::none, ExerciseStyle::european, AssetModel::heston),
+      "a barrier option needs its number of monitoring dates");
+  EXPECT_EQ(steps_requirement(B::none, AverageType::geometric, ExerciseStyle::european,
+                              AssetModel::heston),
+            "an Asian option needs its number of fixings");
+  EXPECT_EQ(steps_requirement(B::none, AverageType::none, ExerciseStyle::american,
+                              AssetModel::black_scholes),
+            "an american option needs its number of exercise dates");
+  EXPECT_EQ(
+      steps_requirement(B::none, AverageType::none, ExerciseStyle::european, AssetModel::heston),
+      "a heston row needs its number of time steps");
+  // The reader's message ends with these words, whether the field is empty or the column absent.
+  EXPECT_EQ(barrier_book_error("type,spot,strike,maturity,model,v0,kappa,theta,sigma_v,rho\n"
+                               "c,1,1,1,heston,0.04,1,0.04,0.2,-0.5\n"),
+            "book.csv:2: steps: required column is missing (a heston row needs its number of "
+            "time steps)");
 }
 
 TEST(OptionBookTerms, Issue33RulesAreWordedAsTheReaderWordsThem) {
