@@ -474,8 +474,8 @@ _LIBRARY_ROW_ERROR = re.compile(r"monte carlo: option (\d+): (.*)", re.DOTALL)
 
 
 def _priced_naming_rows(price: Callable[[], Any], what: str, option_at: Callable[[int], str]):
-    """price(), with the library's refusal of a row ("monte carlo: option 3: early exercise is
-    priced under the Black-Scholes model only") raised in the caller's words: "monte_carlo:
+    """price(), with the library's refusal of a row ("monte carlo: option 3: early exercise allows
+    at most 65536 dates (steps), got 70000") raised in the caller's words: "monte_carlo:
     option [3]: ..." or "price_book: row 3 (index 'T4'): ..." (``option_at(row)``)."""
     try:
         return price()

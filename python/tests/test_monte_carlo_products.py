@@ -153,9 +153,9 @@ def test_one_option_of_each_product_from_scalars():
     (dict(average="geometric", exercise=["european", "bermudan"], steps=4),
      r"^monte_carlo: exercise\[1\]: an Asian \(geometric\) option is exercised at maturity only, "
      r"got bermudan$"),
-    (dict(exercise="american", model="heston", v0=0.04, kappa=1, theta=0.04, sigma_v=0.3, rho=0,
-          steps=4),
-     r"^monte_carlo: option \[0\]: early exercise is priced under the Black-Scholes model only$"),
+    (dict(exercise="american", steps=70000),
+     r"^monte_carlo: option \[0\]: early exercise allows at most 65536 dates \(steps\), got "
+     r"70000$"),
     (dict(exercise=["european", "bermudan"], steps=4, antithetic=True),
      r"^monte_carlo: option \[1\]: antithetic variates and the control variate are not available "
      r"with early exercise$"),
@@ -214,9 +214,9 @@ HESTON_COLUMNS = {"model": ["heston", "heston"], "v0": [0.04, 0.04], "kappa": [1
       "steps": [4, None]},
      r"^price_book: row 0 \(index 'a'\): average: an Asian \(geometric\) option takes no "
      r"barrier, got barrier_type down-in$"),
-    ({**HESTON_COLUMNS, "exercise": ["european", "american"]},
-     r"^price_book: row 1 \(index 'b'\): early exercise is priced under the Black-Scholes model "
-     r"only$"),
+    ({"exercise": ["european", "american"], "steps": [1, 70000]},
+     r"^price_book: row 1 \(index 'b'\): early exercise allows at most 65536 dates \(steps\), "
+     r"got 70000$"),
 ])
 def test_price_book_errors_name_the_row_and_the_column(columns, message):
     import pandas as pd
