@@ -83,9 +83,12 @@ struct GatheredBook {
 };
 
 template <class Real>
-Moments<double> american_moments(const Context& context, AmericanPlan<Real>& plan) {
-  if (context.backend == Backend::cpu) return american_moments_cpu(plan, context.cpu_threads);
-  return american_moments_cuda(plan, context.cuda_device);
+Moments<double> american_moments(const Context& context, AmericanPlan<Real>& plan,
+                                 const WorkDone& work_done) {
+  if (context.backend == Backend::cpu) {
+    return american_moments_cpu(plan, context.cpu_threads, work_done);
+  }
+  return american_moments_cuda(plan, context.cuda_device, work_done);
 }
 
 // A row's plan from its (validated, rounded) inputs.
@@ -131,11 +134,12 @@ struct AmericanRowResult {
 
 template <class Real>
 AmericanRowResult american_row(const Context& context, const MonteCarloBookView& book,
-                               std::int64_t i, const MonteCarloOptions& options) {
+                               std::int64_t i, const MonteCarloOptions& options,
+                               const WorkDone& work_done) {
   const OptionInputs in = option_inputs<Real>(book, i);
   const Scenarios s = scenarios({in}, options.greeks);
   const std::vector<Moments<double>> moments =
-      american_scenario_moments<Real>(context, book, i, options);
+      american_scenario_moments<Real>(context, book, i, options, work_done);
   AmericanRowResult r;
   std::vector<double> prices;
   for (std::size_t k = 0; k < moments.size(); ++k) {
@@ -171,25 +175,28 @@ template <class Real>
 std::vector<Moments<double>> american_scenario_moments(const Context& context,
                                                        const MonteCarloBookView& book,
                                                        std::int64_t i,
-                                                       const MonteCarloOptions& options) {
+                                                       const MonteCarloOptions& options,
+                                                       const WorkDone& work_done) {
   (void)american_plan<Real>(book, i, options);  // the row's checks
   const std::uint64_t key = stream_key(book, i, options);
   const Scenarios s = scenarios({option_inputs<Real>(book, i)}, options.greeks);
   std::vector<Moments<double>> moments;
   for (const std::vector<OptionInputs>& rows : s.rows) {
     AmericanPlan<Real> plan = plan_of<Real>(rows[0], key, options);
-    moments.push_back(american_moments(context, plan));
+    moments.push_back(american_moments(context, plan, work_done));
   }
   return moments;
 }
 template std::vector<Moments<double>> american_scenario_moments<float>(const Context&,
                                                                        const MonteCarloBookView&,
                                                                        std::int64_t,
-                                                                       const MonteCarloOptions&);
+                                                                       const MonteCarloOptions&,
+                                                                       const WorkDone&);
 template std::vector<Moments<double>> american_scenario_moments<double>(const Context&,
                                                                         const MonteCarloBookView&,
                                                                         std::int64_t,
-                                                                        const MonteCarloOptions&);
+                                                                        const MonteCarloOptions&,
+                                                                        const WorkDone&);
 
 bool has_early_exercise(const MonteCarloBookView& book) {
   for (std::int64_t i = 0; i < book.count; ++i) {
@@ -294,9 +301,18 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
   }
 
   if (options.greeks) r.delta.resize(n), r.vega.resize(n);
+  // Progress within a row too: each pass and date of its engine reports its path-dates.
+  WorkDone row_work;
+  if (options.progress) {
+    row_work = [&](double path_dates) {
+      work_done += path_dates;
+      report(work_done);
+    };
+  }
   for (const std::int64_t i : early) {
-    const AmericanRowResult row = single ? american_row<float>(context, book, i, options)
-                                         : american_row<double>(context, book, i, options);
+    const AmericanRowResult row = single
+                                      ? american_row<float>(context, book, i, options, row_work)
+                                      : american_row<double>(context, book, i, options, row_work);
     const Estimate& e = row.estimate;
     const auto k = static_cast<std::size_t>(i);
     r.price[k] = e.price;
@@ -304,10 +320,8 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
     r.ci_low[k] = e.price - 1.96 * e.std_error;
     r.ci_high[k] = e.price + 1.96 * e.std_error;
     if (options.greeks) r.delta[k] = row.delta, r.vega[k] = row.vega;
-    work_done +=
-        scenario_count * american_work(options.paths, book.steps != nullptr ? book.steps[i] : 1);
-    report(work_done);
   }
+  report(total_work);
   return r;
 }
 
@@ -318,11 +332,11 @@ template AmericanPlan<double> american_plan<double>(const MonteCarloBookView&, s
 
 #if !GPUKIT_HAVE_CUDA
 template <class Real>
-Moments<double> american_moments_cuda(AmericanPlan<Real>&, int) {
+Moments<double> american_moments_cuda(AmericanPlan<Real>&, int, const WorkDone&) {
   throw DeviceUnavailable("monte carlo: this build has no CUDA backend");
 }
-template Moments<double> american_moments_cuda<float>(AmericanPlan<float>&, int);
-template Moments<double> american_moments_cuda<double>(AmericanPlan<double>&, int);
+template Moments<double> american_moments_cuda<float>(AmericanPlan<float>&, int, const WorkDone&);
+template Moments<double> american_moments_cuda<double>(AmericanPlan<double>&, int, const WorkDone&);
 #endif
 
 }  // namespace gpukit::finance::mc

@@ -44,7 +44,8 @@ template <class Real>
 std::vector<Moments<double>> american_scenario_moments(const Context& context,
                                                        const MonteCarloBookView& book,
                                                        std::int64_t i,
-                                                       const MonteCarloOptions& options);
+                                                       const MonteCarloOptions& options,
+                                                       const WorkDone& work_done = {});
 
 /// A row's estimate from pass 2's moments: price = strike * mean, std_error = strike * the
 /// sample standard deviation / sqrt(paths).
@@ -60,11 +61,16 @@ AmericanPlan<Real> american_plan(const MonteCarloBookView& book, std::int64_t i,
 /// Both passes of `plan` on the CPU (`threads` 0: all), or on CUDA device `device` (in a build
 /// without CUDA: DeviceUnavailable): pass 2's moments of the discounted payoff in units of the
 /// strike; plan.rules gets the fitted coefficients. The bits depend on neither the thread count
-/// nor the launch shape.
+/// nor the launch shape. `work_done`, when set, is told the path-dates done (american_work counts
+/// them) after pass 1's paths, after each date's regression and after each group of pass 2's
+/// tiles, from the calling thread with nothing in flight (a GPU then waits for each date's
+/// launches); what it throws stops the row and propagates.
 template <class Real>
-Moments<double> american_moments_cpu(AmericanPlan<Real>& plan, int threads);
+Moments<double> american_moments_cpu(AmericanPlan<Real>& plan, int threads,
+                                     const WorkDone& work_done = {});
 template <class Real>
-Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device);
+Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device,
+                                      const WorkDone& work_done = {});
 
 /// The tiles' regression sums (partials[k * tiles + t]: sum k of tile t, k < count) folded in the
 /// fixed order of the contract: slot j of kAmericanFoldSlots adds tiles j, j + 256, ... in order,

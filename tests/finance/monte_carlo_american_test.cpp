@@ -539,6 +539,35 @@ TEST_P(MonteCarloAmericanTest, ProgressEndsAtOne) {
   for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i], seen[i - 1]);
 }
 
+// A long early-exercise row reports within itself: after its first pass's paths, after each
+// date's regression and after its pricing pass (a row of 2^20 paths on 50 dates takes seconds on
+// two cores); a callback that throws stops it there.
+TEST_P(MonteCarloAmericanTest, ProgressWithinAnEarlyExerciseRow) {
+  McRow row = longstaff_schwartz_puts()[0];
+  row.steps = 20;
+  const ExerciseBook book({row}, {ExerciseStyle::american});
+  MonteCarloOptions options;
+  options.paths = 3000;
+  std::vector<double> seen;
+  options.progress = [&](double f) { seen.push_back(f); };
+  const MonteCarloBookResult r = price_monte_carlo_book(context(), book.view(), options);
+  ASSERT_GE(seen.size(), 20u);
+  EXPECT_GT(seen[0], 0.0);
+  EXPECT_LT(seen[seen.size() / 2], 1.0);
+  EXPECT_EQ(seen.back(), 1.0);
+  for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i], seen[i - 1]);
+  // Stopped at the fifth report: the exception comes out, unchanged.
+  struct Stop {};
+  int reports = 0;
+  options.progress = [&](double) {
+    if (++reports == 5) throw Stop{};
+  };
+  EXPECT_THROW(price_monte_carlo_book(context(), book.view(), options), Stop);
+  EXPECT_EQ(reports, 5);
+  options.progress = {};
+  EXPECT_EQ(price_monte_carlo_book(context(), book.view(), options).price[0], r.price[0]);
+}
+
 TEST_P(MonteCarloAmericanTest, RowsTheEngineRefusesAreRowErrors) {
   const McRow put = longstaff_schwartz_puts()[0];
   MonteCarloOptions options;

@@ -214,7 +214,8 @@ unsigned blocks_for(std::int64_t tiles) { return static_cast<unsigned>(tiles); }
 }  // namespace
 
 template <class Real>
-Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device) {
+Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device,
+                                      const WorkDone& work_done) {
   cuda::set_device(device);
   const cuda::Stream own_stream;
   const StreamHandle stream = own_stream.handle();
@@ -241,6 +242,14 @@ Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device) {
     regression_paths_kernel<Real><<<blocks_for(tiles), kThreads, 0, stream>>>(
         p, keys, stride, spots.data(), variances.data(), value.data());
     GPUKIT_CUDA_CHECK_LAUNCH("regression_paths_kernel");
+    // Progress as the CPU backend counts it; a caller that asks waits for each date's launches.
+    const double pass_one = double(plan.regression_paths) * double(dates);
+    const auto report = [&](double path_dates) {
+      if (!work_done) return;
+      cuda::synchronize_stream(stream);
+      work_done(path_dates);
+    };
+    report(0.5 * pass_one);
     for (std::int64_t date = dates - 2; date >= 0; --date) {
       const auto d = static_cast<std::uint32_t>(date);
       if (p.heston) {
@@ -257,6 +266,7 @@ Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device) {
       regression_fold_kernel<Real>
           <<<1, kThreads, 0, stream>>>(partials.data(), tiles, sum_count, basis, d, rules.data());
       GPUKIT_CUDA_CHECK_LAUNCH("regression_fold_kernel");
+      report(0.5 * pass_one / double(dates - 1));
     }
   }
 
@@ -274,6 +284,11 @@ Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device) {
     roots.emplace_back();
     cuda::copy_to_host_async(&roots.back(), tile_moments.data(), sizeof(Moments<double>), stream);
     cuda::synchronize_stream(stream);
+    if (work_done) {
+      const std::int64_t paths =
+          std::min(plan.paths, (first + count) * kAmericanTilePaths) - first * kAmericanTilePaths;
+      work_done(double(paths) * double(dates));
+    }
   }
   const Moments<double> root = merge_chunk_roots_as_the_device(roots, kPricingChunkTiles);
   cuda::copy_to_host_async(plan.rules.data(), rules.data(), rules.size_bytes(), stream);
@@ -281,7 +296,7 @@ Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device) {
   return root;
 }
 
-template Moments<double> american_moments_cuda<float>(AmericanPlan<float>&, int);
-template Moments<double> american_moments_cuda<double>(AmericanPlan<double>&, int);
+template Moments<double> american_moments_cuda<float>(AmericanPlan<float>&, int, const WorkDone&);
+template Moments<double> american_moments_cuda<double>(AmericanPlan<double>&, int, const WorkDone&);
 
 }  // namespace gpukit::finance::mc
