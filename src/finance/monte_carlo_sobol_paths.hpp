@@ -63,6 +63,17 @@ GPUKIT_HD_INLINE Real sobol_normal(const SobolTables<Real>& tables, std::uint64_
   return static_cast<Real>(rng::inverse_normal_cdf(rng::sobol_uniform(scrambled)));
 }
 
+/// The normals of one point of a replicate, by dimension (what a bridge walk asks for).
+template <class Real>
+struct SobolNormals {
+  const SobolTables<Real>& tables;
+  std::uint64_t replicate_key;
+  std::uint32_t point;
+  GPUKIT_HD_INLINE Real operator()(std::uint32_t dimension) const {
+    return sobol_normal(tables, replicate_key, dimension, point);
+  }
+};
+
 // sobol_path of a European or barrier row under Black-Scholes.
 template <bool kAntithetic, PathKind kKind, class Real>
 GPUKIT_HD_INLINE void sobol_gbm_path(const SobolRow<Real>& row, const PathConstants<Real>& c,
@@ -71,11 +82,9 @@ GPUKIT_HD_INLINE void sobol_gbm_path(const SobolRow<Real>& row, const PathConsta
   constexpr int kWays = kAntithetic ? 2 : 1;
   Real y[kWays];
   Real alive[kWays];
-  const auto normal = [&](std::uint32_t dimension) {
-    return sobol_normal(tables, row.replicate_key, dimension, point);
-  };
+  const SobolNormals<Real> normal{tables, row.replicate_key, point};
   if constexpr (kKind == PathKind::european_one_step || kKind == PathKind::european) {
-    const Real z = sobol_normal(tables, row.replicate_key, 0, point);
+    const Real z = normal(0);
     for (int j = 0; j < kWays; ++j) {
       y[j] = rounded::mul_add(j == 0 ? row.terminal_vol : -row.terminal_vol, z, row.terminal_drift);
     }
@@ -130,9 +139,7 @@ GPUKIT_HD_INLINE void sobol_asian_path(const SobolRow<Real>& row, const PathCons
                                        const SobolTables<Real>& tables, std::uint32_t point,
                                        Real payoff[2], Real terminal[2]) {
   constexpr int kWays = kAntithetic ? 2 : 1;
-  const auto normal = [&](std::uint32_t dimension) {
-    return sobol_normal(tables, row.replicate_key, dimension, point);
-  };
+  const SobolNormals<Real> normal{tables, row.replicate_key, point};
   Real y[kWays], log_sum[kWays], price_sum[kWays];
   for (int j = 0; j < kWays; ++j) y[j] = 0, log_sum[j] = 0, price_sum[j] = 0;
   rng::brownian_bridge_walk(tables.bridge + row.bridge_offset, c.steps, normal,
@@ -162,9 +169,7 @@ GPUKIT_HD_INLINE void sobol_heston_path(const SobolRow<Real>& row, const PathCon
                                         const SobolTables<Real>& tables, std::uint32_t point,
                                         Real payoff[2], Real terminal[2]) {
   constexpr int kWays = kAntithetic ? 2 : 1;
-  const auto normal = [&](std::uint32_t dimension) {
-    return sobol_normal(tables, row.replicate_key, dimension, point);
-  };
+  const SobolNormals<Real> normal{tables, row.replicate_key, point};
   rng::BrownianBridgeWalker<Real> variance_bridge(tables.bridge + row.bridge_offset, c.steps);
   rng::BrownianBridgeWalker<Real> spot_bridge(tables.bridge + row.bridge_offset, c.steps);
   Real variance_before = 0, spot_before = 0;

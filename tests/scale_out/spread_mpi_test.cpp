@@ -152,20 +152,9 @@ TEST(SpreadMpi, SobolAndEarlyExerciseHaveTheBitsOfOneDeviceOnEveryRank) {
   const gpukit::testing::TestSeed seed;
   const scale_out::Job job = cpu_job();
   const RandomBook book(7, seed.value(), true);
-  std::vector<finance::ExerciseStyle> exercise(7, finance::ExerciseStyle::european);
-  exercise[0] = finance::ExerciseStyle::american, exercise[5] = finance::ExerciseStyle::bermudan;
-  finance::OptionBookView early_view = book.view;
-  early_view.exercise = exercise.data();
-  finance::MonteCarloOptions sobol;
-  sobol.sampler = finance::MonteCarloSampler::sobol;
-  sobol.replicates = 4;
-  sobol.paths = 4 * 1000;
-  sobol.seed = seed.value();
-  finance::MonteCarloOptions early;
-  early.paths = 3001;
-  early.seed = seed.value();
-  early.greeks = true;
-  for (const auto& [view, options] : {std::pair{book.view, sobol}, std::pair{early_view, early}}) {
+  const SobolAndEarlyExercise cases(book, seed.value());
+  for (const auto& [view, options] :
+       {std::pair{book.view, cases.sobol}, std::pair{cases.early_view, cases.early}}) {
     const finance::MonteCarloBookResult expected =
         finance::price_monte_carlo_book(Context::cpu(1), view, options);
     const finance::MonteCarloBookResult got = scale_out::price_monte_carlo_book(

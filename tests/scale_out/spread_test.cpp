@@ -187,22 +187,10 @@ TEST_P(SpreadCalls, MonteCarloOnSeveralWorkersHasTheBitsOfOne) {
 TEST_P(SpreadCalls, SobolAndEarlyExerciseBooksOnSeveralWorkersHaveTheBitsOfOne) {
   const gpukit::testing::TestSeed seed;
   const RandomBook book(7, seed.value(), true);
-  finance::MonteCarloOptions sobol;
-  sobol.sampler = finance::MonteCarloSampler::sobol;
-  sobol.replicates = 4;
-  sobol.paths = 4 * 1000;
-  sobol.seed = seed.value();
-  sobol.greeks = true;
-  // Early exercise on the rows without a barrier (rows 0 and 5 of the barrier kinds' cycle).
-  std::vector<finance::ExerciseStyle> exercise(7, finance::ExerciseStyle::european);
-  exercise[0] = finance::ExerciseStyle::american, exercise[5] = finance::ExerciseStyle::bermudan;
-  finance::OptionBookView early_view = book.view;
-  early_view.exercise = exercise.data();
-  finance::MonteCarloOptions early;
-  early.paths = 3001;
-  early.seed = seed.value();
-  early.greeks = true;
-  for (const auto& [view, options] : {std::pair{book.view, sobol}, std::pair{early_view, early}}) {
+  SobolAndEarlyExercise cases(book, seed.value());
+  cases.sobol.greeks = true;
+  for (const auto& [view, options] :
+       {std::pair{book.view, cases.sobol}, std::pair{cases.early_view, cases.early}}) {
     const finance::MonteCarloBookResult expected =
         finance::price_monte_carlo_book(context(1), view, options);
     ASSERT_TRUE(any_positive(expected.price));

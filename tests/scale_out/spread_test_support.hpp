@@ -16,6 +16,7 @@
 
 #include "gpukit/finance/implied_volatility.hpp"
 #include "gpukit/finance/instrument.hpp"
+#include "gpukit/finance/monte_carlo.hpp"
 
 namespace gpukit::scale_out_testing {
 
@@ -61,6 +62,29 @@ struct RandomBook {
   }
   RandomBook(const RandomBook&) = delete;
   RandomBook& operator=(const RandomBook&) = delete;
+};
+
+/// The two books of the scale-out's newer Monte Carlo paths, on a RandomBook of barrier kinds
+/// (7 rows or more): the book itself with the sobol sampler (4 replicates), and the book with
+/// early exercise on rows 0 (american) and 5 (bermudan), the rows without a barrier, with Greeks.
+struct SobolAndEarlyExercise {
+  std::vector<finance::ExerciseStyle> exercise;
+  finance::OptionBookView early_view;
+  finance::MonteCarloOptions sobol, early;
+
+  SobolAndEarlyExercise(const RandomBook& book, std::uint64_t seed)
+      : exercise(static_cast<std::size_t>(book.view.count), finance::ExerciseStyle::european),
+        early_view(book.view) {
+    exercise[0] = finance::ExerciseStyle::american, exercise[5] = finance::ExerciseStyle::bermudan;
+    early_view.exercise = exercise.data();
+    sobol.sampler = finance::MonteCarloSampler::sobol;
+    sobol.replicates = 4;
+    sobol.paths = 4 * 1000;
+    sobol.seed = seed;
+    early.paths = 3001;
+    early.seed = seed;
+    early.greeks = true;
+  }
 };
 
 /// A book of `rows` quotes to invert with random terms from `seed`, calls and puts: most prices
