@@ -373,14 +373,17 @@ TEST(MonteCarloCli, AsianAndHestonRowsArePricedAndCheckedAndNonsenseIsARowError)
     EXPECT_NE(slurp(out).find("H3,call,100,100,1,0.01,0.2,,,16,arithmetic,heston"),
               std::string::npos);
   }
-  // --check does not cover heston rows yet: it says so, and writes nothing.
-  std::filesystem::remove(out);
-  const Result unchecked =
-      run("mc --device cpu --paths 300 --check --input " + book + " --output " + out);
-  EXPECT_EQ(unchecked.exit_code, 3) << unchecked.err;
-  EXPECT_NE(unchecked.err.find("heston rows are not checked yet"), std::string::npos)
-      << unchecked.err;
-  EXPECT_FALSE(std::filesystem::exists(out));
+  // --check covers every row of the book, heston rows included (Andersen's QE step in long
+  // double on the same numbers), in double and in float.
+  for (const char* flags : {"", " --precision float --antithetic --control-variate"}) {
+    std::filesystem::remove(out);
+    const Result checked =
+        run("mc --device cpu --paths 600 --check --input " + book + " --output " + out + flags);
+    ASSERT_EQ(checked.exit_code, 0) << checked.err;
+    EXPECT_NE(checked.err.find("vs an independent long-double reference"), std::string::npos)
+        << checked.err;
+    EXPECT_TRUE(std::filesystem::exists(out));
+  }
   // Nonsense: exit 3, file:line:column, nothing written.
   struct Bad {
     std::string row, message;
