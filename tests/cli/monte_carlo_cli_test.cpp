@@ -176,8 +176,14 @@ TEST(MonteCarloCli, SobolSamplerPricesWithinFourStandardErrorsAndRefusesWhatItCa
   r = run("mc" + common + " --sampler halton");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--sampler"), std::string::npos) << r.err;
-  // 65536 paths are not a multiple of 3 replicates; --check knows Philox's numbers only.
-  for (const char* refused : {" --sampler sobol --replicates 3", " --sampler sobol --check"}) {
+  // --check recomputes the Sobol points' paths in long double: the book passes.
+  std::filesystem::remove(out);
+  r = run("mc" + common + " --sampler sobol --replicates 8 --check");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("vs an independent long-double reference"), std::string::npos) << r.err;
+  std::filesystem::remove(out);
+  // 65536 paths are not a multiple of 3 replicates.
+  for (const char* refused : {" --sampler sobol --replicates 3"}) {
     r = run("mc" + common + refused);
     EXPECT_EQ(r.exit_code, 3) << refused << r.err;
     EXPECT_EQ(r.err.rfind("gpukit: ", 0), 0u) << r.err;

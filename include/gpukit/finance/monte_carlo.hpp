@@ -308,9 +308,17 @@ std::string monte_carlo_no_paying_path_note(std::span<const std::string> locatio
 /// so many decisions that the bound exceeds the standard error, which monte_carlo_agreement
 /// counts (rows_with_loose_bound). Memory: 32 bytes per regression path and date of such a row.
 /// The pricer's value on any backend lies within the bound of the exact value; Greeks and
-/// variance reduction factors are not checked. InvalidInput (naming the row) for a heston barrier
-/// row under continuous monitoring, a heston or barrier or Asian row with early exercise (the
-/// pricer refuses them too) and the sobol sampler. Cost: a few times a
+/// variance reduction factors are not checked. The sobol sampler: each replicate path by path on
+/// the same points (the points and scrambling of rng/sobol.hpp, shared; the normal quantile in
+/// long double, the pricer's AS241 within its documented 1e-15 relative; the Brownian bridge on
+/// unit steps from its contract, every rounding bounded), then the mean and the spread of the
+/// replicates' estimates with the bound they inherit; Asian rows follow the barrier rows' path
+/// and heston rows two bridges (the variance's on Sobol dimensions 2d, the spot's on 2d + 1, step
+/// m's normals B(m) - B(m - 1), the mirror negating both), the layout the pricer's Sobol Asian
+/// and heston paths take. InvalidInput (naming the row) for a heston barrier row under
+/// continuous monitoring, a heston, barrier or Asian row with early exercise (the pricer
+/// refuses them too) and early exercise on the sobol sampler; for replicates and paths as
+/// price_monte_carlo_book. Cost: a few times a
 /// CPU pricing (OpenMP over rows and blocks of paths); memory: the book's rows and a fixed
 /// workspace, whatever the paths. `progress`, when set, is called from the calling thread with the
 /// fraction of the path-steps done, about every 2^21 path-steps (a fraction of a second on a few

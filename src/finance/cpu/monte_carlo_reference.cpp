@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,6 +23,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
 #include "gpukit/rng/philox.hpp"
+#include "gpukit/rng/sobol.hpp"
 
 namespace gpukit::finance {
 
@@ -31,6 +33,52 @@ using namespace mc::reference;  // the bounded arithmetic, shared with the early
 
 bool is_down(BarrierType t) { return t == BarrierType::down_out || t == BarrierType::down_in; }
 bool is_in(BarrierType t) { return t == BarrierType::down_in || t == BarrierType::up_in; }
+
+// A Brownian bridge's date on unit steps (rng/brownian_bridge.hpp's contract, written again):
+// B(date) = left_weight B(left) + right_weight B(right) + std_dev z_dimension; the terminal date
+// first (dimension 0, std_dev sqrt(steps)), then the midpoints of the intervals breadth first.
+struct BridgeNode {
+  std::uint32_t date = 0, left = 0, right = 0, dimension = 0;
+  LD left_weight = 0, right_weight = 0, std_dev = 0;
+};
+
+std::vector<BridgeNode> bridge_order(std::uint32_t steps) {
+  std::vector<BridgeNode> nodes{{steps, 0, steps, 0, 0, 0, std::sqrt(LD(steps))}};
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> intervals{{0, steps}};
+  std::uint32_t dimension = 1;
+  for (std::size_t next = 0; next < intervals.size(); ++next) {
+    const auto [left, right] = intervals[next];
+    if (right - left < 2) continue;
+    const std::uint32_t mid = left + (right - left) / 2;
+    const LD width = right - left;
+    nodes.push_back({mid, left, right, dimension++, (right - mid) / width, (mid - left) / width,
+                     std::sqrt(LD(mid - left) * (right - mid) / width)});
+    intervals.push_back({left, mid});
+    intervals.push_back({mid, right});
+  }
+  return nodes;
+}
+
+// The standard normal quantile in long double: a rational start within 4.5e-4 (Abramowitz and
+// Stegun 26.2.23), then Newton's method on the upper tail 0.5 erfc(x / sqrt 2) (quadratic
+// convergence: six steps reach long double's precision).
+LD normal_quantile(LD p) {
+  const LD q = std::min(p, 1 - p);
+  const LD t = std::sqrt(-2 * std::log(q));
+  LD x = t - (2.515517L + 0.802853L * t + 0.010328L * t * t) /
+                 (1 + 1.432788L * t + 0.189269L * t * t + 0.001308L * t * t * t);
+  for (int i = 0; i < 6; ++i) {
+    const LD tail = 0.5L * std::erfc(x * 0.707106781186547524400844362104849039L);
+    const LD density = std::exp(-x * x / 2) * 0.398942280401432677939946059934381868L;
+    x += (tail - q) / density;
+  }
+  return p < 0.5L ? -x : x;
+}
+
+// AS241 in double is within 1e-15 relative of the exact quantile for p in [1e-300, 1 - 2^-53]
+// (rng/normal.hpp's contract, tested there against a long-double Newton reference); a Sobol
+// uniform lies in [2^-33, 1 - 2^-33].
+constexpr LD kInverseNormalRel = 1e-15L;
 
 struct Row {
   bool put = false;
@@ -43,6 +91,13 @@ struct Row {
   std::uint32_t steps = 1;
   std::uint64_t stream = 0;
   bool early_exercise = false;  // computed by the early-exercise reference instead
+  // The sobol sampler: the replicate's scrambling key, the direction numbers, the order of the
+  // row's bridge (barrier, Asian and heston rows) and a European row's terminal value's constants.
+  bool sobol = false;
+  std::uint64_t replicate_key = 0;
+  const std::uint32_t* directions = nullptr;
+  const std::vector<BridgeNode>* bridge = nullptr;
+  LD terminal_drift = 0, terminal_drift_error = 0, terminal_vol = 0, terminal_vol_error = 0;
   // Heston rows: Andersen's step constants in long double from the rounded inputs, the
   // magnitude of the terms K1, K2 and A are sums of (their error is relative to it) and the bound
   // on the relative error of the pricer's constants (computed in double, then rounded to Real).
@@ -97,6 +152,56 @@ Bounded vanilla_bounded(const Row& row, const ErrorModel& m, const Bounded& x) {
 
 void combine_samples(const ErrorModel& m, bool antithetic, const Bounded x[8], const Bounded c[8],
                      Sample out[4]);
+
+// ---- The sobol sampler -------------------------------------------------------------------------
+
+// The pricer's normal of coordinate `dimension` of Sobol point `point` under the row's
+// replicate: the point and its scrambling as rng/sobol.hpp (shared: tested against scipy), the
+// uniform (x + 1/2) 2^-32 exactly, its quantile here, and the bound of AS241 in double and of the
+// rounding to Real.
+Bounded sobol_normal(const Row& row, const ErrorModel& m, std::uint32_t dimension,
+                     std::uint32_t point) {
+  const std::uint32_t x =
+      rng::sobol_coordinate(row.directions + std::int64_t{32} * dimension, point);
+  const std::uint32_t scrambled =
+      rng::owen_scramble(x, rng::sobol_dimension_seed(row.replicate_key, dimension));
+  const LD z = normal_quantile((LD(scrambled) + 0.5L) * 0x1p-32L);
+  return {z, (kInverseNormalRel * (1 + m.u) + m.u) * std::fabs(z)};
+}
+
+// The Brownian path B(0) = 0, B(1), ..., B(steps) on unit steps of Sobol point `point`, its
+// bridge dimension d read from Sobol dimension stride d + offset, as the pricer builds it: the
+// weights computed in double and rounded to Real, each product and sum rounded.
+void sobol_bridge(const Row& row, const ErrorModel& m, const BoundedArithmetic& ar,
+                  std::uint32_t point, std::uint32_t stride, std::uint32_t offset,
+                  std::vector<Bounded>& b) {
+  constexpr LD kUd = 0x1p-53L;
+  b.assign(row.steps + 1, Bounded{});
+  for (const BridgeNode& node : *row.bridge) {
+    const Bounded z = sobol_normal(row, m, stride * node.dimension + offset, point);
+    const Bounded s{node.std_dev, (m.u + 3 * kUd) * node.std_dev};
+    if (node.dimension == 0) {
+      b[node.date] = ar.mul(s, z);
+      continue;
+    }
+    const Bounded left{node.left_weight, (m.u + kUd) * node.left_weight};
+    const Bounded right{node.right_weight, (m.u + kUd) * node.right_weight};
+    b[node.date] =
+        ar.add(ar.add(ar.mul(left, b[node.left]), ar.mul(right, b[node.right])), ar.mul(s, z));
+  }
+}
+
+// w_m = m drift + vol B(m) (vol negated on the mirror), as the pricer's mul_add of its rounded
+// m drift.
+Bounded sobol_w(const Row& row, const ErrorModel& m, LD sign, std::uint32_t date,
+                const Bounded& bridge) {
+  const LD drift = date * row.drift;
+  const LD drift_error = date * row.drift_error + m.u * std::fabs(drift);
+  const LD product = sign * row.vol * bridge.value;
+  const LD w = product + drift;
+  return {w, std::fabs(row.vol) * bridge.error + row.vol_error * std::fabs(bridge.value) +
+                 drift_error + m.u * (std::fabs(product) + std::fabs(w))};
+}
 
 // ---- Heston rows -------------------------------------------------------------------------------
 //
@@ -311,10 +416,27 @@ void heston_quad(const Row& row, const ErrorModel& m, Precision precision, std::
     int first_free;  // the open comparisons from this one on may still be flipped
   };
   std::vector<Pending> pending;
+  // Sobol: the variance's bridge on dimensions 2d, the spot's on 2d + 1; step m's normals are
+  // B(m) - B(m - 1), one rounded subtraction.
+  std::vector<Bounded> variance_bridge[4], spot_bridge[4];
+  if (row.sobol) {
+    for (int j = 0; j < 4; ++j) {
+      const auto point = static_cast<std::uint32_t>(4 * quad + j);
+      sobol_bridge(row, m, ar, point, 2, 0, variance_bridge[j]);
+      sobol_bridge(row, m, ar, point, 2, 1, spot_bridge[j]);
+    }
+  }
   for (std::uint32_t step = 0; step < row.steps; ++step) {
     Bounded z_v[4], z_s[4];
-    quad_normals(row.stream, m, precision, seed, quad, 2 * step, z_v);
-    quad_normals(row.stream, m, precision, seed, quad, 2 * step + 1, z_s);
+    if (row.sobol) {
+      for (int j = 0; j < 4; ++j) {
+        z_v[j] = ar.sub(variance_bridge[j][step + 1], variance_bridge[j][step]);
+        z_s[j] = ar.sub(spot_bridge[j][step + 1], spot_bridge[j][step]);
+      }
+    } else {
+      quad_normals(row.stream, m, precision, seed, quad, 2 * step, z_v);
+      quad_normals(row.stream, m, precision, seed, quad, 2 * step + 1, z_s);
+    }
     for (int j = 0; j < ways; ++j) {
       const LD sign = j < 4 ? 1 : -1;  // the mirror negates both normals (exactly)
       const Bounded zv{sign * z_v[j & 3].value, z_v[j & 3].error};
@@ -375,21 +497,49 @@ void quad_samples(const Row& row, const ErrorModel& m, Precision precision, std:
     alive[j] = {row.knocked_at_start ? LD(0) : LD(1), 0};
     lowest_gap[j] = std::numeric_limits<LD>::infinity();
   }
-  for (std::uint32_t step = 0; step < row.steps; ++step) {
+  // Sobol: a European row's one normal (its terminal value), or each point's Brownian path.
+  const bool sobol_terminal =
+      row.sobol && row.type == BarrierType::none && row.average == AverageType::none;
+  Bounded terminal_normal[4];
+  std::vector<Bounded> bridge[4];
+  if (row.sobol) {
+    const BoundedArithmetic ar{m.u, 2 * m.u, 10 * m.u, 0};
+    for (int j = 0; j < 4; ++j) {
+      const auto point = static_cast<std::uint32_t>(4 * quad + j);
+      if (sobol_terminal) {
+        terminal_normal[j] = sobol_normal(row, m, 0, point);
+      } else {
+        sobol_bridge(row, m, ar, point, 1, 0, bridge[j]);
+      }
+    }
+  }
+  for (std::uint32_t step = 0; step < (sobol_terminal ? 1 : row.steps); ++step) {
     Bounded z[4];
-    quad_normals(row.stream, m, precision, seed, quad, step, z);
+    if (!row.sobol) quad_normals(row.stream, m, precision, seed, quad, step, z);
     for (int j = 0; j < ways; ++j) {
       const LD sign = j < 4 ? 1 : -1;
-      const Bounded& zj = z[j & 3];
-      const LD increment = row.drift + sign * row.vol * zj.value;
-      LD increment_error = std::fabs(row.vol) * zj.error + row.vol_error * std::fabs(zj.value) +
-                           row.drift_error + m.u * std::fabs(increment);
-      if (m.fast_math) {
-        increment_error += 2 * m.u * (std::fabs(row.vol * zj.value) + std::fabs(row.drift));
-      }
       const Bounded before = w[j];
-      w[j].value += increment;
-      w[j].error += increment_error + m.u * std::fabs(w[j].value);
+      if (sobol_terminal) {
+        // ln(S_T / S0) = mul_add(+-terminal_vol, z_0, terminal_drift).
+        const Bounded& zj = terminal_normal[j & 3];
+        const LD product = sign * row.terminal_vol * zj.value;
+        w[j].value = product + row.terminal_drift;
+        w[j].error = std::fabs(row.terminal_vol) * zj.error +
+                     row.terminal_vol_error * std::fabs(zj.value) + row.terminal_drift_error +
+                     m.u * (std::fabs(product) + std::fabs(w[j].value));
+      } else if (row.sobol) {
+        w[j] = sobol_w(row, m, sign, step + 1, bridge[j & 3][step + 1]);
+      } else {
+        const Bounded& zj = z[j & 3];
+        const LD increment = row.drift + sign * row.vol * zj.value;
+        LD increment_error = std::fabs(row.vol) * zj.error + row.vol_error * std::fabs(zj.value) +
+                             row.drift_error + m.u * std::fabs(increment);
+        if (m.fast_math) {
+          increment_error += 2 * m.u * (std::fabs(row.vol * zj.value) + std::fabs(row.drift));
+        }
+        w[j].value += increment;
+        w[j].error += increment_error + m.u * std::fabs(w[j].value);
+      }
       if (row.average != AverageType::none) {  // no barrier: w = y
         log_sum[j].value += w[j].value;
         log_sum[j].error += w[j].error + m.u * std::fabs(log_sum[j].value);
@@ -548,12 +698,17 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
       (options.antithetic && options.paths % 2 != 0)) {
     throw InvalidInput("monte carlo reference: invalid book or paths");
   }
-  mc::check_philox_sampler(options, "the reference (--check)");
+  mc::check_sobol_options(options);  // the pricer's rule of replicates and paths
+  const bool sobol = options.sampler == MonteCarloSampler::sobol;
+  const std::int64_t replicates = sobol ? options.replicates : 1;
   const Precision precision = options.precision;
   const ErrorModel m = model_of(precision);
-  const std::int64_t samples = options.antithetic ? options.paths / 2 : options.paths;
+  // Samples of a row, or of a replicate of a row with the sobol sampler.
+  const std::int64_t samples =
+      (options.antithetic ? options.paths / 2 : options.paths) / replicates;
   const std::int64_t quads = (samples + 3) / 4;
-  const auto n = static_cast<std::size_t>(book.count);
+  const auto book_rows = static_cast<std::size_t>(book.count);
+  auto n = book_rows;  // the rows the paths are computed for: the replicates' with sobol
   std::vector<Row> rows(n);
   // Early-exercise rows first (each row's refusal before any long work), by their own reference.
   std::vector<mc::reference::RowReference> early(n);
@@ -595,6 +750,12 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
                     4 * kUd * (std::fabs(rate) + std::fabs(dividend) + sigma * sigma / 2) * dt;
     r.vol_error = (m.u + 3 * kUd) * vol;
     r.scale = spot * std::exp(-rate * maturity);
+    r.terminal_drift = (rate - dividend - sigma * sigma / 2) * maturity;
+    r.terminal_drift_error =
+        m.u * std::fabs(r.terminal_drift) +
+        4 * kUd * (std::fabs(rate) + std::fabs(dividend) + sigma * sigma / 2) * maturity;
+    r.terminal_vol = sigma * std::sqrt(maturity);
+    r.terminal_vol_error = (m.u + 3 * kUd) * r.terminal_vol;
     r.heston = book.model != nullptr && book.model[i] == AssetModel::heston;
     if (r.heston) {
       if (r.type != BarrierType::none && options.monitoring == BarrierMonitoring::continuous) {
@@ -627,6 +788,46 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
       r.bridge_error_rel = m.u + 4 * kUd;
       r.knocked_at_start = is_down(r.type) ? spot <= barrier : spot >= barrier;
     }
+  }
+  // The sobol sampler: each row's replicates as rows of their own (row i's replicate r at
+  // i * replicates + r, keyed by rng::sobol_replicate_key), combined at the end. A European
+  // Black-Scholes row reads one Sobol dimension (its terminal value); a barrier or Asian row one a
+  // date (a bridge on unit steps); a heston row two a date (the variance's bridge on the even
+  // dimensions, the spot's on the odd ones).
+  std::vector<std::uint32_t> directions;
+  std::map<std::uint32_t, std::vector<BridgeNode>> bridges;
+  if (sobol) {
+    const auto dimensions_of = [](const Row& r) -> std::uint64_t {
+      if (r.heston) return 2 * std::uint64_t{r.steps};
+      return r.type == BarrierType::none && r.average == AverageType::none ? 1 : r.steps;
+    };
+    std::uint64_t dimensions = 1;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (dimensions_of(rows[i]) > std::uint64_t{rng::kSobolMaxDimensions}) {
+        throw InvalidInput(fmt::format(
+            "monte carlo reference: option {}: more Sobol dimensions than the {} shipped", i,
+            rng::kSobolMaxDimensions));
+      }
+      dimensions = std::max(dimensions, dimensions_of(rows[i]));
+      if (dimensions_of(rows[i]) > 1)
+        bridges.try_emplace(rows[i].steps, bridge_order(rows[i].steps));
+    }
+    directions = rng::sobol_direction_numbers(static_cast<int>(dimensions));
+    std::vector<Row> replicated;
+    replicated.reserve(n * static_cast<std::size_t>(replicates));
+    for (const Row& r : rows) {
+      for (std::int64_t k = 0; k < replicates; ++k) {
+        Row v = r;
+        v.sobol = true;
+        v.replicate_key =
+            rng::sobol_replicate_key(options.seed, r.stream, static_cast<std::uint32_t>(k));
+        v.directions = directions.data();
+        if (dimensions_of(r) > 1) v.bridge = &bridges.at(r.steps);
+        replicated.push_back(v);
+      }
+    }
+    rows.swap(replicated);
+    n = rows.size();
   }
   // A sample's step on one thread, in long double: 530 ns (gpukit_tune_cpu_threads costs at idle,
   // 2^12 paths of one step: 535, 533). Path-steps in double, so that paths x steps x rows cannot
@@ -771,7 +972,46 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
     }
     result.std_error_bound[i] = static_cast<double>(d_std_error);
   }
-  return result;
+  if (!sobol) return result;
+  // The replicates' estimates p_r (each within b_r): price = their mean (Welford's update in
+  // double), std_error = their standard deviation / sqrt(R). |mean shift| <= mean b_r; the
+  // standard deviation moves by at most sqrt(sum b_r^2 / (R - 1)) (the distance of the centred
+  // vectors); plus Welford's roundings and the reference's own rounding of p_r to double.
+  MonteCarloReference combined;
+  combined.price.resize(book_rows), combined.std_error.resize(book_rows);
+  combined.price_bound.resize(book_rows), combined.std_error_bound.resize(book_rows);
+  const LD count = LD(replicates);
+  for (std::size_t i = 0; i < book_rows; ++i) {
+    LD mean = 0, largest = 0, bound_sum = 0, bound_squares = 0;
+    for (std::int64_t k = 0; k < replicates; ++k) {
+      const std::size_t v = i * static_cast<std::size_t>(replicates) + static_cast<std::size_t>(k);
+      const LD price = result.price[v];
+      const LD bound = LD(result.price_bound[v]) + kUd * std::fabs(price);
+      mean += price / count;
+      largest = std::max(largest, std::fabs(price));
+      bound_sum += bound, bound_squares += bound * bound;
+    }
+    LD m2 = 0, spread = 0;
+    for (std::int64_t k = 0; k < replicates; ++k) {
+      const LD d =
+          result.price[i * static_cast<std::size_t>(replicates) + static_cast<std::size_t>(k)] -
+          mean;
+      m2 += d * d, spread = std::max(spread, std::fabs(d));
+    }
+    const LD mean_rounding = 4 * count * kUd * largest;
+    const LD std_error = std::sqrt(m2 / (count - 1) / count);
+    const LD d_m2 = count * (20 * kUd * spread * spread + 4 * spread * mean_rounding);
+    const LD d_variance = d_m2 / (count - 1) / count;
+    const LD root_gap = std::min(std::sqrt(d_variance),
+                                 std_error > 0 ? d_variance / std_error : std::sqrt(d_variance));
+    combined.price[i] = static_cast<double>(mean);
+    combined.std_error[i] = static_cast<double>(std_error);
+    combined.price_bound[i] =
+        static_cast<double>(bound_sum / count + mean_rounding + kUd * std::fabs(mean));
+    combined.std_error_bound[i] = static_cast<double>(
+        std::sqrt(bound_squares / (count - 1)) / std::sqrt(count) + root_gap + 4 * kUd * std_error);
+  }
+  return combined;
 }
 
 MonteCarloAgreement monte_carlo_agreement(const MonteCarloBookResult& result,

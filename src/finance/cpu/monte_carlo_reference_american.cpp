@@ -283,6 +283,9 @@ AmericanRow american_row(const MonteCarloBookView& book, std::int64_t i,
       (book.average != nullptr && book.average[i] != AverageType::none)) {
     refuse("early exercise of a barrier or an average is not priced");
   }
+  if (options.sampler != MonteCarloSampler::philox) {
+    refuse("early exercise is priced on Philox numbers only (sampler philox)");
+  }
   if (options.antithetic || options.control_variate) {
     refuse("early exercise takes neither antithetic variates nor the control variate");
   }
