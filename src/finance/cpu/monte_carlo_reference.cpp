@@ -721,12 +721,8 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
   for (std::size_t i = 0; i < n; ++i) {
     if (rows[i].early_exercise) continue;
     auto per = [i](const PerOption<double>& p) { return p.values ? p.values[i] : p.scalar; };
-    const LD spot = rounded_to(precision, book.spot[i]);
-    const LD strike = rounded_to(precision, book.strike[i]);
-    const LD maturity = rounded_to(precision, book.maturity[i]);
-    const LD rate = rounded_to(precision, per(book.rate));
-    const LD sigma = rounded_to(precision, per(book.volatility));
-    const LD dividend = rounded_to(precision, per(book.dividend));
+    const auto [spot, strike, maturity, rate, sigma, dividend] =
+        rounded_inputs(book, static_cast<std::int64_t>(i), precision);
     Row& r = rows[i];
     r.put = book.is_put[i] != 0;
     r.steps = book.steps != nullptr ? book.steps[i] : 1;

@@ -291,13 +291,7 @@ AmericanRow american_row(const MonteCarloBookView& book, std::int64_t i,
   }
   const Precision precision = options.precision;
   const ErrorModel m = model_of(precision);
-  const auto per = [i](const PerOption<double>& p) { return p.values ? p.values[i] : p.scalar; };
-  const LD spot = rounded_to(precision, book.spot[i]);
-  const LD strike = rounded_to(precision, book.strike[i]);
-  const LD maturity = rounded_to(precision, book.maturity[i]);
-  const LD rate = rounded_to(precision, per(book.rate));
-  const LD sigma = rounded_to(precision, per(book.volatility));
-  const LD dividend = rounded_to(precision, per(book.dividend));
+  const auto [spot, strike, maturity, rate, sigma, dividend] = rounded_inputs(book, i, precision);
   AmericanRow r;
   r.dates = book.steps != nullptr ? book.steps[i] : 1;
   if (!(spot > 0) || !(strike > 0) || r.dates < 1 || r.dates > kAmericanMaxDates) {

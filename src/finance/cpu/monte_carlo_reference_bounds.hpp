@@ -45,6 +45,18 @@ inline LD rounded_to(Precision precision, double value) {
   return precision == Precision::float32 ? LD(static_cast<float>(value)) : LD(value);
 }
 
+// A row's inputs rounded to the pricing's precision, as the pricer rounds them.
+struct RoundedInputs {
+  LD spot, strike, maturity, rate, sigma, dividend;
+};
+inline RoundedInputs rounded_inputs(const MonteCarloBookView& book, std::int64_t i,
+                                    Precision precision) {
+  const auto per = [i](const PerOption<double>& p) { return p.values ? p.values[i] : p.scalar; };
+  return {rounded_to(precision, book.spot[i]),         rounded_to(precision, book.strike[i]),
+          rounded_to(precision, book.maturity[i]),     rounded_to(precision, per(book.rate)),
+          rounded_to(precision, per(book.volatility)), rounded_to(precision, per(book.dividend))};
+}
+
 // A value and the bound on its error.
 struct Bounded {
   LD value = 0, error = 0;
