@@ -75,6 +75,13 @@ std::optional<std::string> check_against_reference(const Job& job, const std::st
              "{:.3f} of the derived bound)\n",
              device, precision, a.rows, a.max_abs_price_difference,
              a.max_price_difference_in_std_errors, a.max_price_difference_over_bound);
+  if (a.rows_with_loose_bound > 0) {
+    fmt::print(stderr,
+               "gpukit: mc: check: {} of {} rows are checked only within a bound above their "
+               "standard error (float early exercise: the float regression's coefficients cannot "
+               "be bounded tightly; --precision double checks them to the rounding)\n",
+               a.rows_with_loose_bound, a.rows);
+  }
   if (a.rows_over_bound == 0) return std::nullopt;
   return fmt::format(
       "mc --check: {} of {} rows differ from the independent reference by more than the bound "

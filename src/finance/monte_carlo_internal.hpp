@@ -31,7 +31,7 @@ struct OptionInputs {
 void check_book_and_options(const MonteCarloBookView& book, const MonteCarloOptions& options);
 
 /// Throws InvalidInput naming the first row whose exercise is not european: for the paths that
-/// price European rows only (`what`: "a book in blocks", "the reference (--check)"), which would
+/// price European rows only (`what`: "a book in blocks"), which would
 /// otherwise price such a row as a European option.
 void check_european_exercise(const MonteCarloBookView& book, std::string_view what);
 

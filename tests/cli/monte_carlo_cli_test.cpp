@@ -176,8 +176,14 @@ TEST(MonteCarloCli, SobolSamplerPricesWithinFourStandardErrorsAndRefusesWhatItCa
   r = run("mc" + common + " --sampler halton");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--sampler"), std::string::npos) << r.err;
-  // 65536 paths are not a multiple of 3 replicates; --check knows Philox's numbers only.
-  for (const char* refused : {" --sampler sobol --replicates 3", " --sampler sobol --check"}) {
+  // --check recomputes the Sobol points' paths in long double: the book passes.
+  std::filesystem::remove(out);
+  r = run("mc" + common + " --sampler sobol --replicates 8 --check");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("vs an independent long-double reference"), std::string::npos) << r.err;
+  std::filesystem::remove(out);
+  // 65536 paths are not a multiple of 3 replicates.
+  for (const char* refused : {" --sampler sobol --replicates 3"}) {
     r = run("mc" + common + refused);
     EXPECT_EQ(r.exit_code, 3) << refused << r.err;
     EXPECT_EQ(r.err.rfind("gpukit: ", 0), 0u) << r.err;
@@ -186,8 +192,8 @@ TEST(MonteCarloCli, SobolSamplerPricesWithinFourStandardErrorsAndRefusesWhatItCa
 }
 
 // Early exercise from a CSV book: the american row by Longstaff-Schwartz, the european row beside
-// it as before; --check, whose reference knows European rows only, refuses the book up front.
-TEST(MonteCarloCli, AnExerciseColumnPricesAmericanRowsAndCheckRefusesThem) {
+// it as before; --check recomputes both.
+TEST(MonteCarloCli, AnExerciseColumnPricesAmericanRowsAndCheckChecksThem) {
   const std::string book =
       write_file("mc_exercise.csv",
                  "id,type,spot,strike,maturity,rate,volatility,exercise,steps\n"
@@ -205,11 +211,21 @@ TEST(MonteCarloCli, AnExerciseColumnPricesAmericanRowsAndCheckRefusesThem) {
   EXPECT_LE(price[0], 4.47787 + 4 * std_error[0]);
   EXPECT_GE(price[0], 4.47787 * 0.995 - 4 * std_error[0]);
   EXPECT_NEAR(price[1], black_scholes_price(true, 36, 40, 1, 0.06, 0.2), 4 * std_error[1]);
+  // --check recomputes both passes in long double: double rows to the rounding; float rows'
+  // regressions cannot be bounded tightly, and the check says so.
   std::filesystem::remove(out);
-  r = run("mc" + common + " --check");
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("european exercise only"), std::string::npos) << r.err;
-  EXPECT_FALSE(std::filesystem::exists(out));
+  r = run("mc --device cpu --input " + book + " --output " + out + " --paths 4096 --check");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("vs an independent long-double reference"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("bound above their standard error"), std::string::npos) << r.err;
+  std::filesystem::remove(out);
+  r = run("mc --device cpu --input " + book + " --output " + out +
+          " --paths 4096 --check --precision float");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("1 of 2 rows are checked only within a bound above their standard error"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::filesystem::exists(out));
 }
 
 TEST(MonteCarloCli, CheckOnTheCpuComparesWithTheIndependentReference) {
@@ -373,14 +389,17 @@ TEST(MonteCarloCli, AsianAndHestonRowsArePricedAndCheckedAndNonsenseIsARowError)
     EXPECT_NE(slurp(out).find("H3,call,100,100,1,0.01,0.2,,,16,arithmetic,heston"),
               std::string::npos);
   }
-  // --check does not cover heston rows yet: it says so, and writes nothing.
-  std::filesystem::remove(out);
-  const Result unchecked =
-      run("mc --device cpu --paths 300 --check --input " + book + " --output " + out);
-  EXPECT_EQ(unchecked.exit_code, 3) << unchecked.err;
-  EXPECT_NE(unchecked.err.find("heston rows are not checked yet"), std::string::npos)
-      << unchecked.err;
-  EXPECT_FALSE(std::filesystem::exists(out));
+  // --check covers every row of the book, heston rows included (Andersen's QE step in long
+  // double on the same numbers), in double and in float.
+  for (const char* flags : {"", " --precision float --antithetic --control-variate"}) {
+    std::filesystem::remove(out);
+    const Result checked =
+        run("mc --device cpu --paths 600 --check --input " + book + " --output " + out + flags);
+    ASSERT_EQ(checked.exit_code, 0) << checked.err;
+    EXPECT_NE(checked.err.find("vs an independent long-double reference"), std::string::npos)
+        << checked.err;
+    EXPECT_TRUE(std::filesystem::exists(out));
+  }
   // Nonsense: exit 3, file:line:column, nothing written.
   struct Bad {
     std::string row, message;

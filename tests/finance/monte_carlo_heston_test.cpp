@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -237,19 +239,132 @@ TEST_P(MonteCarloHestonTest, KnockInPlusKnockOutIsTheVanillaAndAsianRowsLieWithi
   EXPECT_LT(mc.price[4], mc.price[0]);
 }
 
-TEST(MonteCarloHeston, TheReferenceSaysItDoesNotCheckHestonRowsYet) {
-  // The long-double reference of --check has no derived bound for the QE step yet: it refuses
-  // such a row by name rather than pass or fail it on a bound it cannot state.
-  const McBook book({McRow{}, heston_row(lewis(100, false), 8)});
-  MonteCarloOptions options;
-  options.paths = 64;
-  try {
-    monte_carlo_reference(book.view(), options);
-    ADD_FAILURE() << "no error";
-  } catch (const InvalidInput& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "monte carlo reference: option 1: heston rows are not checked yet (--check covers "
-              "black-scholes rows)");
+// Every heston payoff (European call and put, discrete barriers out and in, down and up, Asian
+// arithmetic and geometric), with the scheme's two branches (Lewis's sigma_v = 1 drives psi
+// above psi_c, a small sigma_v keeps it below) and a deterministic variance (sigma_v = 0).
+std::vector<McRow> heston_reference_rows() {
+  std::vector<McRow> rows;
+  McRow call = heston_row(lewis(100, false), 8);
+  McRow calm = heston_row(lewis(110, true), 6);
+  calm.sigma_v = 0.15, calm.kappa = 1.5, calm.theta = 0.05, calm.rho = -0.7;
+  McRow flat = heston_row(lewis(95, false), 5);
+  flat.sigma_v = 0, flat.v0 = flat.theta = 0.0625;
+  rows = {call, heston_row(lewis(90, true), 7), calm, flat};
+  McRow down_out = call, up_in = call, down_in = calm;
+  down_out.type = BarrierType::down_out, down_out.barrier = 88;
+  up_in.type = BarrierType::up_in, up_in.barrier = 112;
+  down_in.type = BarrierType::down_in, down_in.barrier = 92;
+  McRow arithmetic = call, geometric = calm;
+  arithmetic.average = AverageType::arithmetic, geometric.average = AverageType::geometric;
+  for (const McRow& r : {down_out, up_in, down_in, arithmetic, geometric}) rows.push_back(r);
+  return rows;
+}
+
+TEST_P(MonteCarloHestonTest, AgreesWithTheIndependentReferenceWithinItsBound) {
+  // The long-double reference on the same Philox numbers, in double and float, antithetic or
+  // not, control variate or not: every row within the reference's bound, the bound finite, and
+  // tight enough to mean something (double: far below a standard error).
+  const std::vector<McRow> rows = heston_reference_rows();
+  const McBook book(rows);
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    for (int mode = 0; mode < 4; ++mode) {
+      MonteCarloOptions options;
+      options.paths = 2048 + 6;  // a tile and a partial one
+      options.seed = 33;
+      options.precision = precision;
+      options.antithetic = (mode & 1) != 0;
+      options.control_variate = (mode & 2) != 0;
+      const MonteCarloBookResult r = price(rows, options);
+      const MonteCarloReference ref = monte_carlo_reference(book.view(), options);
+      const MonteCarloAgreement a = monte_carlo_agreement(r, ref);
+      EXPECT_EQ(a.rows_over_bound, 0) << "precision " << int(precision) << " mode " << mode;
+      double worst = 0;
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_TRUE(std::isfinite(ref.price_bound[i]) && std::isfinite(ref.std_error_bound[i]))
+            << i;
+        EXPECT_LE(std::abs(r.price[i] - ref.price[i]), ref.price_bound[i])
+            << "row " << i << " precision " << int(precision) << " mode " << mode;
+        EXPECT_LE(std::abs(r.std_error[i] - ref.std_error[i]), ref.std_error_bound[i])
+            << "row " << i << " precision " << int(precision) << " mode " << mode;
+        EXPECT_GT(ref.std_error[i], 0) << i;
+        worst = std::max(worst, ref.price_bound[i] / ref.std_error[i]);
+        // Double: many orders below the sampling error.
+        if (precision == Precision::float64) {
+          EXPECT_LE(ref.price_bound[i], 1e-7 * ref.std_error[i]) << i;
+          EXPECT_LE(ref.std_error_bound[i], 1e-7 * ref.std_error[i]) << i;
+        }
+      }
+      std::printf(
+          "heston vs reference, %s mode %d: max |cpu-ref| %.3e, %.3f of the bound, "
+          "largest bound %.3e standard errors\n",
+          precision == Precision::float64 ? "double" : "float", mode, a.max_abs_price_difference,
+          a.max_price_difference_over_bound, worst);
+    }
+  }
+}
+
+TEST(MonteCarloHeston, TheReferenceReportsAPriceOrStandardErrorJustOutsideItsBound) {
+  // The check can fail: one row's price moved by a little more than its bound, another's
+  // standard error, are each counted over the bound; the unmoved result passes.
+  const std::vector<McRow> rows = heston_reference_rows();
+  const McBook book(rows);
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    MonteCarloOptions options;
+    options.paths = 1000;
+    options.precision = precision;
+    const MonteCarloBookResult r = price_monte_carlo_book(Context::cpu(), book.view(), options);
+    const MonteCarloReference ref = monte_carlo_reference(book.view(), options);
+    const MonteCarloBookResult off =
+        testing::expect_values_just_outside_the_bound_are_counted(r, ref, 4, 7);
+    EXPECT_EQ(check_monte_carlo_book(book.view(), options, off, 2).rows_over_bound, 2);
+    // A bound the reference could not state checks nothing: such a row is not passed.
+    MonteCarloReference unbounded = ref;
+    unbounded.price_bound[2] = std::numeric_limits<double>::infinity();
+    EXPECT_EQ(monte_carlo_agreement(r, unbounded).rows_over_bound, 1);
+  }
+}
+
+// v0 with Andersen's psi = s^2 / m^2 exactly psi_c = 1.5 on the first step (the constants of
+// monte_carlo_path_params.hpp, solved by bisection in long double): every path meets the
+// comparison psi <= psi_c at its rounding, and either branch may be the pricer's.
+double v0_on_the_branch_boundary(double kappa, double theta, double sigma_v, double dt) {
+  using LD = long double;
+  const LD e = std::exp(-LD(kappa) * dt), s2v = LD(sigma_v) * sigma_v;
+  const LD c1 = s2v * e * (1 - e) / kappa, c2 = theta * s2v * (1 - e) * (1 - e) / (2 * kappa);
+  const auto psi = [&](LD v) {
+    const LD m = theta + (v - theta) * e;
+    return (v * c1 + c2) / (m * m);
+  };
+  LD low = 1e-3L, high = 4;  // psi falls as v grows
+  for (int i = 0; i < 200; ++i) {
+    const LD mid = (low + high) / 2;
+    (psi(mid) > 1.5L ? low : high) = mid;
+  }
+  return double(low);
+}
+
+TEST(MonteCarloHeston, TheReferenceBoundsPathsOnBothSidesOfTheBranchBoundary) {
+  // Every path's first step has psi = psi_c to the rounding: the reference follows both branches
+  // and bounds each sample by the farther payoff; the pricer, whichever branch it took, is
+  // within the bound, and the bound stays finite.
+  // (In float the rounded v0 moves psi by about its own rounding, within psi's bound.)
+  McRow row = heston_row(lewis(100, false), 4);
+  row.sigma_v = 2;  // psi falls from 2 at v = 0 through psi_c
+  row.v0 = v0_on_the_branch_boundary(row.kappa, row.theta, row.sigma_v, row.maturity / row.steps);
+  ASSERT_GT(row.v0, 0.001);
+  ASSERT_LT(row.v0, 3.9);
+  const McBook book({row});
+  for (Precision precision : {Precision::float64, Precision::float32}) {
+    MonteCarloOptions options;
+    options.paths = 512;
+    options.precision = precision;
+    const MonteCarloBookResult r = price_monte_carlo_book(Context::cpu(), book.view(), options);
+    const MonteCarloReference ref = monte_carlo_reference(book.view(), options);
+    EXPECT_TRUE(std::isfinite(ref.price_bound[0])) << int(precision);
+    EXPECT_LE(std::abs(r.price[0] - ref.price[0]), ref.price_bound[0]) << int(precision);
+    EXPECT_EQ(monte_carlo_agreement(r, ref).rows_over_bound, 0) << int(precision);
+    // Both branches' payoffs differ on every path: the bound is far above the rounding's.
+    EXPECT_GT(ref.price_bound[0], 1e-6 * ref.price[0]) << int(precision);
   }
 }
 

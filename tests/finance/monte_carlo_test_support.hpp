@@ -170,4 +170,22 @@ class MonteCarloBookTest : public gpukit::testing::EveryBackendTest {
   }
 };
 
+/// The check can fail: `r` (priced with the options `ref` was computed for) passes, and with
+/// row `price_row`'s price moved to 1.01 times its bound from the reference's and row
+/// `error_row`'s standard error likewise, monte_carlo_agreement counts those two rows; the
+/// moved result is returned.
+inline MonteCarloBookResult expect_values_just_outside_the_bound_are_counted(
+    const MonteCarloBookResult& r, const MonteCarloReference& ref, std::size_t price_row,
+    std::size_t error_row) {
+  EXPECT_EQ(monte_carlo_agreement(r, ref).rows_over_bound, 0);
+  MonteCarloBookResult off = r;
+  off.price[price_row] = ref.price[price_row] + 1.01 * ref.price_bound[price_row];
+  off.std_error[error_row] = ref.std_error[error_row] - 1.01 * ref.std_error_bound[error_row];
+  EXPECT_GT(std::abs(off.price[price_row] - ref.price[price_row]), ref.price_bound[price_row]);
+  EXPECT_GT(std::abs(off.std_error[error_row] - ref.std_error[error_row]),
+            ref.std_error_bound[error_row]);
+  EXPECT_EQ(monte_carlo_agreement(off, ref).rows_over_bound, 2);
+  return off;
+}
+
 }  // namespace gpukit::finance::testing
