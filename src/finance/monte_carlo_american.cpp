@@ -130,19 +130,19 @@ Estimate american_estimate(const Context& context, const OptionInputs& in, std::
   return e;
 }
 
-// Row i's estimate, and with options.greeks its delta and vega by central differences on common
-// random numbers: each bumped row (Monte Carlo's bumps, mc::scenarios) refits its rule on the
-// same pass 1 numbers and prices on the same pass 2 numbers.
+// Row i's estimate, and with options.greeks its delta, gamma and vega by central differences on
+// common random numbers: each bumped row (Monte Carlo's bumps, mc::difference_scenarios) refits
+// its rule on the same pass 1 numbers and prices on the same pass 2 numbers.
 struct AmericanRowResult {
   Estimate estimate;
-  double delta = 0, vega = 0;
+  double delta = 0, gamma = 0, vega = 0;
 };
 
 template <class Real>
 AmericanRowResult american_row(const Context& context, const MonteCarloBookView& book,
                                std::int64_t i, const MonteCarloOptions& options) {
   const std::uint64_t key = stream_key(book, i, options);
-  const Scenarios s = scenarios({option_inputs<Real>(book, i)}, options.greeks);
+  const Scenarios s = difference_scenarios({option_inputs<Real>(book, i)}, options.greeks);
   AmericanRowResult r;
   std::vector<double> prices;
   for (const std::vector<OptionInputs>& rows : s.rows) {
@@ -151,7 +151,9 @@ AmericanRowResult american_row(const Context& context, const MonteCarloBookView&
     prices.push_back(e.price);
   }
   if (options.greeks) {
-    r.delta = (prices[1] - prices[2]) / (2 * s.spot_step[0]);
+    const double h = s.spot_step[0];
+    r.delta = (prices[1] - prices[2]) / (2 * h);
+    r.gamma = (prices[1] - 2 * prices[0] + prices[2]) / (h * h);
     r.vega = (prices[3] - prices[4]) / (s.vol_up[0] - s.vol_down[0]);
   }
   return r;
@@ -246,7 +248,7 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
   for (std::vector<double> MonteCarloBookResult::*column :
        {&MonteCarloBookResult::price, &MonteCarloBookResult::std_error,
         &MonteCarloBookResult::ci_low, &MonteCarloBookResult::ci_high, &MonteCarloBookResult::paths,
-        &MonteCarloBookResult::delta, &MonteCarloBookResult::vega,
+        &MonteCarloBookResult::delta, &MonteCarloBookResult::gamma, &MonteCarloBookResult::vega,
         &MonteCarloBookResult::vrf_antithetic, &MonteCarloBookResult::vrf_control}) {
     const std::vector<double>& from = european_result.*column;
     if (from.empty()) continue;
@@ -257,7 +259,7 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
     }
   }
 
-  if (options.greeks) r.delta.resize(n), r.vega.resize(n);
+  if (options.greeks) r.delta.resize(n), r.gamma.resize(n), r.vega.resize(n);
   for (const std::int64_t i : early) {
     const AmericanRowResult row = single ? american_row<float>(context, book, i, options)
                                          : american_row<double>(context, book, i, options);
@@ -267,7 +269,7 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
     r.std_error[k] = e.std_error;
     r.ci_low[k] = e.price - 1.96 * e.std_error;
     r.ci_high[k] = e.price + 1.96 * e.std_error;
-    if (options.greeks) r.delta[k] = row.delta, r.vega[k] = row.vega;
+    if (options.greeks) r.delta[k] = row.delta, r.gamma[k] = row.gamma, r.vega[k] = row.vega;
     const double steps = book.steps != nullptr ? book.steps[i] : 1;
     work_done += (options.greeks ? 5 : 1) * steps *
                  double(options.paths + american_regression_paths(

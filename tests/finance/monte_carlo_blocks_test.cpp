@@ -58,7 +58,7 @@ class MonteCarloBlocksTest : public gpukit::testing::EveryBackendTest {
     const MonteCarloBookResult whole = price_monte_carlo_book(context(), book.view(), options);
     const std::int64_t per_row = mc::blocks_per_row(options, block_tiles);
     const std::int64_t count = book.view().count * per_row;
-    const int scenarios = monte_carlo_scenarios(options);
+    const int scenarios = monte_carlo_scenarios(book.view(), options);
     std::mt19937_64 gen(gpukit::testing::test_seed() + static_cast<std::uint64_t>(block_tiles));
     for (const int parts : {1, 3, 7}) {
       std::vector<MonteCarloBlockMoments> all;
@@ -274,10 +274,10 @@ TEST(MonteCarloBlockFold, AnyThreadCountAndPieceSizeGiveTheBlockByBlockFold) {
   ASSERT_EQ(per_row, 37);
   const std::vector<MonteCarloBlockMoments> blocks =
       mc::price_blocks(Context::cpu(), book.view(), options, 0, 3 * per_row, 1);
-  const int kinds = monte_carlo_scenarios(options);
+  const int kinds = monte_carlo_scenarios(book.view(), options);
   ASSERT_EQ(static_cast<std::int64_t>(blocks.size()), 3 * per_row * kinds);
   const std::vector<mc::OptionInputs> inputs = mc::book_inputs<double>(book.view());
-  const mc::Scenarios scenarios = mc::scenarios(inputs, options.greeks);
+  const mc::Scenarios scenarios = mc::scenarios(inputs, options, kinds);
   for (const Backend computed_on : {Backend::cpu, Backend::cuda}) {
     std::vector<std::vector<mc::Moments<double>>> rows(static_cast<std::size_t>(kinds));
     for (int s = 0; s < kinds; ++s) {

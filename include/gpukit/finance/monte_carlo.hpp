@@ -141,7 +141,7 @@ struct MonteCarloOptions {
   BarrierMonitoring monitoring = BarrierMonitoring::discrete;
   bool antithetic = false;
   bool control_variate = false;  // the discounted terminal price, of known mean S e^{-qT}
-  bool greeks = false;           // delta and vega
+  bool greeks = false;           // delta, gamma and vega
   bool variance_reduction_factors = false;
   Precision precision = Precision::float64;
   MonteCarloSampler sampler = MonteCarloSampler::philox;
@@ -191,7 +191,7 @@ double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOp
 struct MonteCarloBookResult {
   std::vector<double> price, std_error, ci_low, ci_high;
   std::vector<double> paths;  // simulated paths per option (as a double for the output writer)
-  std::vector<double> delta, vega;                  // with greeks
+  std::vector<double> delta, gamma, vega;           // with greeks
   std::vector<double> vrf_antithetic, vrf_control;  // with variance_reduction_factors and
                                                     // the matching technique
 };
@@ -219,7 +219,7 @@ MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteC
                                             const MonteCarloOptions& options);
 
 /// Where price_monte_carlo_book_on_device writes: arrays of book.count doubles in device memory,
-/// the fields of MonteCarloBookResult; a null array is not written. delta and vega need
+/// the fields of MonteCarloBookResult; a null array is not written. delta, gamma and vega need
 /// options.greeks, vrf_antithetic and vrf_control options.variance_reduction_factors and the
 /// matching technique.
 struct MonteCarloDeviceOutputs {
@@ -229,6 +229,7 @@ struct MonteCarloDeviceOutputs {
   double* ci_high = nullptr;
   double* paths = nullptr;
   double* delta = nullptr;
+  double* gamma = nullptr;
   double* vega = nullptr;
   double* vrf_antithetic = nullptr;
   double* vrf_control = nullptr;
