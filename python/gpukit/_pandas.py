@@ -185,7 +185,7 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
                                     precision, sampler, replicates, device, 0)
         names = ["price", "std_error", "ci_low", "ci_high", "paths"]
         if greeks:
-            names += ["delta", "vega"]
+            names += ["delta", "gamma", "vega"]
         if antithetic:
             names.append("vrf_antithetic")
         if control_variate:
