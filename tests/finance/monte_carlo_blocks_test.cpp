@@ -110,6 +110,19 @@ TEST_P(MonteCarloBlocksTest, AnySplitOfTheBlocksGivesTheBitsOfTheWholeBook) {
   options.control_variate = false;
   options.monitoring = BarrierMonitoring::discrete;
   expect_blocks_match_whole(rows, options, 1, "discrete barriers, antithetic");
+  // Greeks of every method: pathwise (European, Asian), central differences (a barrier) and a
+  // European heston row, whose sixth book every range has, the ranges without that row too.
+  std::vector<McRow> greek_rows = {europeans[1], rows[2]};
+  McRow asian = europeans[2];
+  asian.average = AverageType::arithmetic, asian.steps = 5;
+  McRow heston = europeans[3];
+  heston.model = AssetModel::heston, heston.steps = 4;
+  heston.v0 = 0.05, heston.kappa = 1.5, heston.theta = 0.04, heston.sigma_v = 0.4;
+  heston.rho = -0.6;
+  greek_rows.push_back(asian), greek_rows.push_back(heston);
+  options.greeks = true;
+  options.monitoring = BarrierMonitoring::continuous;
+  expect_blocks_match_whole(greek_rows, options, 1, "Greeks of every method");
 }
 
 TEST_P(MonteCarloBlocksTest, RowsKeyedByIdKeepTheirNumbersInEveryRange) {
