@@ -81,7 +81,7 @@ TEST(BookCli, McPricingAPricedBookReplacesItsColumnsInPlace) {
                            path("reprice_mc_2.csv"));
   ASSERT_EQ(twice.exit_code, 0) << twice.err;
   EXPECT_NE(twice.err.find("gpukit: mc: replacing the input's price, std_error, ci_low, ci_high, "
-                           "paths, delta, vega, vrf_antithetic columns\n"),
+                           "paths, delta, gamma, vega, vrf_antithetic columns\n"),
             std::string::npos)
       << twice.err;
   EXPECT_EQ(slurp(path("reprice_mc_2.csv")), priced);
