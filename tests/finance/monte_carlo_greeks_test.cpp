@@ -71,6 +71,20 @@ class MonteCarloGreeksTest : public testing::MonteCarloBookTest {
     return s;
   }
 
+  // The Greeks of `rows` over 8 seeds of 2^14 paths against the central differences of
+  // price(row, spot, sigma), with no allowance beyond 5 standard errors.
+  template <class Price>
+  void expect_central_differences_over_seeds(const std::vector<McRow>& rows,
+                                             MonteCarloOptions options, const Price& price) const {
+    options.paths = 1 << 14;
+    const SeedStatistics s = greeks_over_seeds(rows, options, 8);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const McRow& r = rows[i];
+      const auto of_row = [&](LD spot, LD sigma) { return price(r, spot, sigma); };
+      expect_near_over_seeds(s, i, central_differences(of_row, r.spot, r.volatility), {0, 0, 0});
+    }
+  }
+
   // Row i's mean Greeks over the seeds within 5 standard errors of `exact` plus `allowance`
   // (Student's t of 7 degrees of freedom, 8 seeds, exceeds 5 with probability 0.0016).
   static void expect_near_over_seeds(const SeedStatistics& s, std::size_t i,
@@ -410,37 +424,25 @@ TEST_P(MonteCarloGreeksTest, BarrierGreeksAreTheAnalyticPricesDifferences) {
   rows[1].put = true, rows[1].type = BarrierType::up_out, rows[1].barrier = 120;
   rows[1].steps = 8;
   MonteCarloOptions options;
-  options.paths = 1 << 14;
   options.monitoring = BarrierMonitoring::continuous;
-  const SeedStatistics s = greeks_over_seeds(rows, options, 8);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const McRow& r = rows[i];
-    const auto analytic = [&r](LD spot, LD sigma) {
-      return LD(barrier_price_analytic(r.type, r.put, double(spot), r.strike, r.barrier, r.maturity,
-                                       r.rate, r.dividend, double(sigma)));
-    };
-    expect_near_over_seeds(s, i, central_differences(analytic, r.spot, r.volatility), {0, 0, 0});
-  }
+  expect_central_differences_over_seeds(rows, options, [](const McRow& r, LD spot, LD sigma) {
+    return LD(barrier_price_analytic(r.type, r.put, double(spot), r.strike, r.barrier, r.maturity,
+                                     r.rate, r.dividend, double(sigma)));
+  });
 }
 
 // The sobol sampler keeps central differences of prices (on the same scrambled points): delta,
 // gamma = (P(S+h) - 2 P(S) + P(S-h)) / h^2 and vega against the same differences of the closed
 // form, within 5 standard errors of the mean over 8 seeds (as above).
 TEST_P(MonteCarloGreeksTest, SobolGreeksAreTheClosedFormsDifferences) {
-  const std::vector<McRow> rows = lognormal_rows(AverageType::none, 1);
   MonteCarloOptions options;
-  options.paths = 1 << 14;
   options.sampler = MonteCarloSampler::sobol;
-  const SeedStatistics s = greeks_over_seeds(rows, options, 8);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const McRow& r = rows[i];
-    const auto closed_form = [&r](LD spot, LD sigma) {
-      McRow bumped = r;
-      bumped.volatility = double(sigma);
-      return lognormal_of(bumped).price(spot);
-    };
-    expect_near_over_seeds(s, i, central_differences(closed_form, r.spot, r.volatility), {0, 0, 0});
-  }
+  expect_central_differences_over_seeds(lognormal_rows(AverageType::none, 1), options,
+                                        [](const McRow& r, LD spot, LD sigma) {
+                                          McRow bumped = r;
+                                          bumped.volatility = double(sigma);
+                                          return lognormal_of(bumped).price(spot);
+                                        });
 }
 
 GPUKIT_INSTANTIATE_ON_EVERY_BACKEND_P(MonteCarloGreeksTest);
