@@ -165,6 +165,7 @@ void write_and_check(const McArgs& args, const Job& job, const io::OptionBook& b
                                            {"paths", r.paths, false, true}};
   if (args.greeks) {
     columns.push_back({"delta", r.delta, as_float});
+    columns.push_back({"gamma", r.gamma, as_float});
     columns.push_back({"vega", r.vega, as_float});
   }
   if (args.antithetic) columns.push_back({"vrf_antithetic", r.vrf_antithetic, false});
@@ -263,10 +264,13 @@ constexpr const char* kMcBookHelp =
     "barrier and barrier_type come together. Any other column is copied through byte for byte\n"
     "(the input's byte order mark, sep= line and line ends too).\n"
     "Output: the input columns, then price, std_error, ci_low, ci_high (95%), paths (and delta,\n"
-    "vega with --greeks; vrf_antithetic, vrf_control with the variance reductions). A bad row\n"
-    "stops the command with file:line:column and writes nothing. A row none of whose paths paid\n"
-    "(stderr counts them) has price, std_error and ci 0: no confidence interval, only that a\n"
-    "path pays with a probability below 3/paths. A barrier breached at the start is a warning.";
+    "gamma, vega with --greeks: pathwise on European and Asian rows, gamma the difference of\n"
+    "pathwise deltas at spot +-1%; central differences of prices on barrier, American and\n"
+    "--sampler sobol rows; a heston row's vega is dP/d sqrt(v0); vrf_antithetic, vrf_control\n"
+    "with the variance reductions). A bad row stops the command with file:line:column and\n"
+    "writes nothing. A row none of whose paths paid (stderr counts them) has price, std_error\n"
+    "and ci 0: no confidence interval, only that a path pays with a probability below 3/paths.\n"
+    "A barrier breached at the start is a warning.";
 
 }  // namespace
 
@@ -321,7 +325,8 @@ void register_mc(CLI::App& app) {
   command->add_flag("--control-variate", args->control_variate,
                     "The discounted terminal price as control variate (the geometric Asian on "
                     "arithmetic Asian rows; adds vrf_control)");
-  command->add_flag("--greeks", args->greeks, "Add delta and vega (bump and reprice, CRN)");
+  command->add_flag("--greeks", args->greeks,
+                    "Add delta, gamma and vega (pathwise or bump and reprice, CRN)");
   command->add_flag("--check", args->check,
                     "Compare with an independent long-double reference on the same random "
                     "numbers, within a bound derived from the precision (stderr; exit 8 after "

@@ -560,8 +560,10 @@ def monte_carlo(
     ``antithetic``). One device only (no device list, no mpirun), European and barrier options.
 
     Returns a dict of float64 arrays of the broadcast shape: price, std_error, ci_low, ci_high
-    (95%), paths; delta and vega with ``greeks``; vrf_antithetic / vrf_control with the variance
-    reductions. Host terms are checked as a CSV book is (ValueError; with ``precision="float"``
+    (95%), paths; delta, gamma and vega with ``greeks`` (pathwise on European options, gamma the
+    difference of pathwise deltas at spot +- 1%; central differences of prices on barrier options
+    and with ``sampler="sobol"``, as ``gpukit mc --greeks``); vrf_antithetic / vrf_control with the
+    variance reductions. Host terms are checked as a CSV book is (ValueError; with ``precision="float"``
     every number must also fit a float); CUDA terms are priced on their device (the call waits for
     ``stream``). As ``gpukit mc``, a RuntimeWarning names each barrier already breached at the
     start (priced as knocked out or in at once: usually a typo) and the options none of whose
@@ -633,7 +635,7 @@ def monte_carlo(
         else _arrays.resolve_stream(None, _arrays.NUMPY, stream)
     names = ["price", "std_error", "ci_low", "ci_high", "paths"]
     if greeks:
-        names += ["delta", "vega"]
+        names += ["delta", "gamma", "vega"]
     if antithetic:
         names.append("vrf_antithetic")
     if control_variate:
@@ -1047,7 +1049,7 @@ def price_book(
     strings, ``dtype={"id": str}``, to get ``gpukit mc``'s numbers). Every value is checked by
     the CSV reader's rules, and an error names the row: "price_book: row 3 (index 'T4'):
     strike: must be >= 0, got -1". Outputs: price (+ delta, gamma, vega, theta, rho with
-    ``greeks``) for Black-Scholes; price, std_error, ci_low, ci_high, paths (+ delta, vega;
+    ``greeks``) for Black-Scholes; price, std_error, ci_low, ci_high, paths (+ delta, gamma, vega;
     vrf_antithetic, vrf_control) for Monte Carlo.
 
     ``"implied_volatility"`` reads the columns of ``gpukit iv``: type, price (the option's

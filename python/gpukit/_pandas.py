@@ -200,7 +200,7 @@ def price_book(df, method: str, *, rate, volatility, dividend, greeks, precision
             "price_book", lambda row: f"row {row} (index {df.index[row]!r})")
         names = ["price", "std_error", "ci_low", "ci_high", "paths"]
         if greeks:
-            names += ["delta", "vega"]
+            names += ["delta", "gamma", "vega"]
         if antithetic:
             names.append("vrf_antithetic")
         if control_variate:

@@ -351,6 +351,7 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
       {"ci_high", &device_outputs.ci_high},
       {"paths", &device_outputs.paths},
       {"delta", &device_outputs.delta},
+      {"gamma", &device_outputs.gamma},
       {"vega", &device_outputs.vega},
       {"vrf_antithetic", &device_outputs.vrf_antithetic},
       {"vrf_control", &device_outputs.vrf_control}};
@@ -396,6 +397,7 @@ nb::dict monte_carlo(std::int64_t n, nb::handle is_put, nb::handle spot, nb::han
   columns["paths"] = to_numpy(std::move(result.paths));
   if (greeks) {
     columns["delta"] = to_numpy(std::move(result.delta));
+    columns["gamma"] = to_numpy(std::move(result.gamma));
     columns["vega"] = to_numpy(std::move(result.vega));
   }
   if (antithetic) columns["vrf_antithetic"] = to_numpy(std::move(result.vrf_antithetic));

@@ -188,7 +188,7 @@ def test_monte_carlo_on_the_gpu_has_the_bits_of_gpukit_mc(cupy, cli, tmp_path):
         barrier_type=book.barrier_type.replace("", "none").to_numpy(),
         steps=cupy.asarray(np.nan_to_num(optional_number("steps"), nan=1.0).astype(np.uint32)),
         ids=book.id.to_list(), paths=100000, seed=5, antithetic=True, greeks=True)
-    for column in ("price", "std_error", "ci_low", "ci_high", "paths", "delta", "vega",
+    for column in ("price", "std_error", "ci_low", "ci_high", "paths", "delta", "gamma", "vega",
                    "vrf_antithetic"):
         want = number(expected, column)
         np.testing.assert_array_equal(priced[column].to_numpy(float), want, err_msg=column)

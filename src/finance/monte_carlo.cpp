@@ -114,6 +114,7 @@ OptionInputs option_inputs(const MonteCarloBookView& book, std::int64_t i) {
     throw InvalidInput(fmt::format("monte carlo: option {}: an Asian option takes no barrier", i));
   }
   check_exercise_style(book, i);
+  in.early_exercise = is_early_exercise(book, i);
   if (book.model != nullptr) in.model = book.model[i];
   if (static_cast<unsigned>(in.model) > static_cast<unsigned>(AssetModel::heston)) {
     throw InvalidInput(fmt::format("monte carlo: option {}: unknown model {}", i,
@@ -191,6 +192,17 @@ PathParams<Real> path_params(const OptionInputs& in, std::uint64_t stream_key,
   p.barrier = static_cast<std::uint8_t>(in.barrier_type);
   if (in.model == AssetModel::heston) p.heston_step = heston_step_params<Real>(in);
   p.heston = in.model == AssetModel::heston ? 1 : 0;
+  p.sample = static_cast<std::uint8_t>(in.sample);
+  if (in.sample == PathSample::vega) {
+    const double vega_drift = in.rate - in.dividend + 0.5 * sigma * sigma;
+    // The log-underlying's time: T, or a geometric average's mean fixing time T (n+1) / (2n).
+    const double time = in.average == AverageType::geometric
+                            ? in.maturity * (in.steps + 1.0) / (2.0 * in.steps)
+                            : in.maturity;
+    p.vega_drift_dt = static_cast<Real>(vega_drift * dt);
+    p.vega_offset = static_cast<Real>(vega_drift * time);
+    p.inv_vol = sigma > 0 ? static_cast<Real>(1 / sigma) : Real(0);
+  }
   if (in.barrier_type != BarrierType::none) {
     p.log_barrier = static_cast<Real>(std::log(in.barrier / in.spot));
     const double variance_dt = sigma * sigma * dt;
@@ -297,10 +309,6 @@ void check_heston_options(const OptionInputs& in, std::int64_t i,
         "Brownian-bridge correction of continuous monitoring needs a constant volatility)",
         i));
   }
-  if (options.greeks) {
-    throw InvalidInput(
-        fmt::format("monte carlo: option {}: Greeks are not computed for heston rows yet", i));
-  }
 }
 
 }  // namespace
@@ -365,31 +373,102 @@ MonteCarloBookResult book_result(const std::vector<Estimate>& base,
   return r;
 }
 
-Scenarios scenarios(const std::vector<OptionInputs>& inputs, bool greeks) {
+GreekMethod greek_method(AssetModel model, BarrierType barrier, MonteCarloSampler sampler) {
+  // A barrier's payoff jumps at the barrier: no pathwise derivative; the Sobol kernels form
+  // payoffs only.
+  if (barrier != BarrierType::none || sampler != MonteCarloSampler::philox) {
+    return GreekMethod::differences;
+  }
+  return model == AssetModel::heston ? GreekMethod::pathwise_delta : GreekMethod::pathwise;
+}
+
+GreekMethod greek_method(const OptionInputs& in, const MonteCarloOptions& options) {
+  // The early-exercise engine bumps and reprices (its payoff's exercise rule is refitted).
+  if (in.early_exercise) return GreekMethod::differences;
+  return greek_method(in.model, in.barrier_type, options.sampler);
+}
+
+int greek_books(GreekMethod method) { return method == GreekMethod::pathwise_delta ? 5 : 4; }
+
+namespace {
+
+// A row's book beyond its method's: the cheapest path (one step, no barrier, no average, a
+// deterministic path), whose result is not read.
+OptionInputs idle(const OptionInputs& in) {
+  OptionInputs r = in;
+  r.model = AssetModel::black_scholes, r.average = AverageType::none;
+  r.barrier_type = BarrierType::none, r.steps = 1, r.volatility = 0;
+  r.sample = PathSample::price;
+  return r;
+}
+
+// The Greek books of row i (into books[1 ..]) for its method, and its bumps.
+void fill_greek_books(const OptionInputs& in, GreekMethod method, std::size_t i, Scenarios& s) {
+  const double h = 0.01 * in.spot;
+  s.spot_step[i] = h;
+  OptionInputs up = in, down = in;
+  up.spot = in.spot + h, down.spot = in.spot - h;
+  // The volatility bump: of sigma, or of sqrt(v0) on a heston row.
+  const bool heston = in.model == AssetModel::heston;
+  const double vol = heston ? std::sqrt(in.v0) : in.volatility;
+  const double vol_step = std::max(0.01 * vol, 1e-4);
+  s.vol_up[i] = vol + vol_step, s.vol_down[i] = std::max(0.0, vol - vol_step);
+  OptionInputs vol_up = in, vol_down = in;
+  if (heston) {
+    vol_up.v0 = s.vol_up[i] * s.vol_up[i], vol_down.v0 = s.vol_down[i] * s.vol_down[i];
+  } else {
+    vol_up.volatility = s.vol_up[i], vol_down.volatility = s.vol_down[i];
+  }
+  std::vector<OptionInputs> books;  // the row's Greek books, in GreekMethod's order
+  if (method == GreekMethod::differences) {
+    books = {up, down, vol_up, vol_down};
+  } else {
+    up.sample = down.sample = PathSample::delta;
+    OptionInputs delta = in;
+    delta.sample = PathSample::delta;
+    if (method == GreekMethod::pathwise) {
+      OptionInputs vega = in;
+      vega.sample = PathSample::vega;
+      books = {up, down, vega, delta};
+    } else {
+      books = {up, down, vol_up, vol_down, delta};
+    }
+  }
+  if (books.size() >= s.rows.size()) {
+    throw InvalidInput("monte carlo: internal error: fewer books than a row's Greeks need");
+  }
+  for (std::size_t b = 1; b < s.rows.size(); ++b) {
+    s.rows[b][i] = b <= books.size() ? books[b - 1] : idle(in);
+  }
+}
+
+Scenarios scenarios_with(const std::vector<OptionInputs>& inputs, int books,
+                         const std::function<GreekMethod(const OptionInputs&)>& method_of) {
   Scenarios s;
-  s.rows.push_back(inputs);
-  if (!greeks) return s;
-  // Central differences with common random numbers: each bumped book reuses option i's Philox
-  // numbers, so the difference of two prices carries little of their sampling noise.
+  s.rows.assign(static_cast<std::size_t>(std::max(books, 1)), inputs);
+  if (books <= 1) return s;
   const std::size_t n = inputs.size();
-  std::vector<OptionInputs> up = inputs, down = inputs;
-  s.spot_step.resize(n), s.vol_up.resize(n), s.vol_down.resize(n);
+  s.method.resize(n), s.spot_step.resize(n), s.vol_up.resize(n), s.vol_down.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    s.spot_step[i] = 0.01 * inputs[i].spot;
-    up[i].spot = inputs[i].spot + s.spot_step[i];
-    down[i].spot = inputs[i].spot - s.spot_step[i];
+    s.method[i] = method_of(inputs[i]);
+    fill_greek_books(inputs[i], s.method[i], i, s);
   }
-  s.rows.push_back(up), s.rows.push_back(down);
-  up = inputs, down = inputs;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double h = std::max(0.01 * inputs[i].volatility, 1e-4);
-    up[i].volatility = inputs[i].volatility + h;
-    down[i].volatility = std::max(0.0, inputs[i].volatility - h);
-    s.vol_up[i] = up[i].volatility;
-    s.vol_down[i] = down[i].volatility;
-  }
-  s.rows.push_back(up), s.rows.push_back(down);
   return s;
+}
+
+}  // namespace
+
+Scenarios scenarios(const std::vector<OptionInputs>& inputs, const MonteCarloOptions& options,
+                    int books) {
+  // Central differences with common random numbers: each book reuses option i's Philox numbers,
+  // so the difference of two prices (or pathwise deltas) carries little of their sampling noise.
+  return scenarios_with(inputs, options.greeks ? books : 1,
+                        [&](const OptionInputs& in) { return greek_method(in, options); });
+}
+
+Scenarios difference_scenarios(const std::vector<OptionInputs>& inputs, bool greeks) {
+  return scenarios_with(inputs, greeks ? 5 : 1,
+                        [](const OptionInputs&) { return GreekMethod::differences; });
 }
 
 MonteCarloBookResult result_from_moments(const Scenarios& scenarios,
@@ -411,15 +490,34 @@ MonteCarloBookResult result_from_estimates(const Scenarios& scenarios,
                                            const std::vector<std::vector<Estimate>>& estimates,
                                            const MonteCarloOptions& options) {
   MonteCarloBookResult r = book_result(estimates[0], options);
-  if (scenarios.rows.size() == 5) {
+  if (scenarios.rows.size() > 1) {
     const std::size_t n = scenarios.rows[0].size();
-    const std::vector<Estimate>&spot_up = estimates[1], &spot_down = estimates[2],
-          &sigma_up = estimates[3], &sigma_down = estimates[4];
-    r.delta.resize(n), r.vega.resize(n);
+    r.delta.resize(n), r.gamma.resize(n), r.vega.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
-      r.delta[i] = (spot_up[i].price - spot_down[i].price) / (2 * scenarios.spot_step[i]);
-      r.vega[i] =
-          (sigma_up[i].price - sigma_down[i].price) / (scenarios.vol_up[i] - scenarios.vol_down[i]);
+      const auto price = [&](std::size_t book) { return estimates[book][i].price; };
+      // A pathwise delta book's estimate is S e^{-rT} times the mean sample: the delta times S.
+      const auto delta = [&](std::size_t book) {
+        return estimates[book][i].price / scenarios.rows[book][i].spot;
+      };
+      const double h = scenarios.spot_step[i];
+      const double vol_step = scenarios.vol_up[i] - scenarios.vol_down[i];
+      switch (scenarios.method[i]) {
+        case GreekMethod::differences:
+          r.delta[i] = (price(1) - price(2)) / (2 * h);
+          r.gamma[i] = (price(1) - 2 * price(0) + price(2)) / (h * h);
+          r.vega[i] = (price(3) - price(4)) / vol_step;
+          break;
+        case GreekMethod::pathwise:
+          r.delta[i] = delta(4);
+          r.gamma[i] = (delta(1) - delta(2)) / (2 * h);
+          r.vega[i] = price(3);
+          break;
+        case GreekMethod::pathwise_delta:
+          r.delta[i] = delta(5);
+          r.gamma[i] = (delta(1) - delta(2)) / (2 * h);
+          r.vega[i] = (price(3) - price(4)) / vol_step;
+          break;
+      }
     }
   }
   return r;
@@ -507,16 +605,19 @@ std::vector<Moments<double>> moments_on(const Context& context,
 template <class Real>
 MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& book,
                               const MonteCarloOptions& options, const DeviceQueue& queue) {
-  const auto n = static_cast<std::size_t>(book.count);
   const std::int64_t samples = mc::samples_per_option(options);
   const std::vector<OptionInputs> inputs = mc::book_inputs<Real>(book);
 
+  const mc::Scenarios scenarios =
+      mc::scenarios(inputs, options, monte_carlo_scenarios(book, options));
+
   // Progress in path-steps, the tiles' padding included (what the backends report).
   double work_total = 0, work_so_far = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    work_total += mc::padded_samples_per_row(options) * inputs[i].steps;
+  for (const std::vector<OptionInputs>& rows : scenarios.rows) {
+    for (const OptionInputs& row : rows) {
+      work_total += mc::padded_samples_per_row(options) * row.steps;
+    }
   }
-  if (options.greeks) work_total *= 5;  // the base book and four bumped ones
   mc::WorkDone work_done;
   if (options.progress) {
     work_done = [&](double path_steps) {
@@ -525,7 +626,6 @@ MonteCarloBookResult price_in(const Context& context, const MonteCarloBookView& 
     };
   }
 
-  const mc::Scenarios scenarios = mc::scenarios(inputs, options.greeks);
   std::vector<std::vector<Moments<double>>> moments;
   std::vector<std::vector<mc::Estimate>> sobol_estimates;
   for (const std::vector<OptionInputs>& rows : scenarios.rows) {
@@ -668,8 +768,7 @@ double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOp
                       ? mc::american_work(options.paths, steps)
                       : double(options.paths) * steps;
   }
-  if (options.greeks) path_steps *= 5;  // the base book and four bumped ones
-  return path_steps;
+  return path_steps * monte_carlo_scenarios(book, options);  // with Greeks, their books
 }
 
 MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteCarloBookView& book,
@@ -685,8 +784,8 @@ MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteC
 namespace {
 
 void check_device_outputs(const MonteCarloDeviceOutputs& out, const MonteCarloOptions& options) {
-  if ((out.delta != nullptr || out.vega != nullptr) && !options.greeks) {
-    throw InvalidInput("monte carlo: delta and vega are computed only with options.greeks");
+  if ((out.delta != nullptr || out.gamma != nullptr || out.vega != nullptr) && !options.greeks) {
+    throw InvalidInput("monte carlo: delta, gamma and vega are computed only with options.greeks");
   }
   if (out.vrf_antithetic != nullptr &&
       !(options.variance_reduction_factors && options.antithetic)) {
@@ -783,6 +882,7 @@ void price_monte_carlo_book_on_device(const MonteCarloBookView& device_book,
   write(device_outputs.ci_high, r.ci_high);
   write(device_outputs.paths, r.paths);
   write(device_outputs.delta, r.delta);
+  write(device_outputs.gamma, r.gamma);
   write(device_outputs.vega, r.vega);
   write(device_outputs.vrf_antithetic, r.vrf_antithetic);
   write(device_outputs.vrf_control, r.vrf_control);

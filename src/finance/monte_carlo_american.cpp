@@ -124,12 +124,12 @@ AmericanPlan<Real> plan_of(const OptionInputs& in, std::uint64_t key,
   return plan;
 }
 
-// Row i's estimate, and with options.greeks its delta and vega by central differences on common
-// random numbers: each bumped row (Monte Carlo's bumps, mc::scenarios) refits its rule on the
-// same pass 1 numbers and prices on the same pass 2 numbers.
+// Row i's estimate, and with options.greeks its delta, gamma and vega by central differences on
+// common random numbers: each bumped row (Monte Carlo's bumps, mc::difference_scenarios) refits
+// its rule on the same pass 1 numbers and prices on the same pass 2 numbers.
 struct AmericanRowResult {
   Estimate estimate;
-  double delta = 0, vega = 0;
+  double delta = 0, gamma = 0, vega = 0;
 };
 
 template <class Real>
@@ -137,7 +137,7 @@ AmericanRowResult american_row(const Context& context, const MonteCarloBookView&
                                std::int64_t i, const MonteCarloOptions& options,
                                const WorkDone& work_done) {
   const OptionInputs in = option_inputs<Real>(book, i);
-  const Scenarios s = scenarios({in}, options.greeks);
+  const Scenarios s = difference_scenarios({in}, options.greeks);
   const std::vector<Moments<double>> moments =
       american_scenario_moments<Real>(context, book, i, options, work_done);
   AmericanRowResult r;
@@ -148,7 +148,9 @@ AmericanRowResult american_row(const Context& context, const MonteCarloBookView&
     prices.push_back(e.price);
   }
   if (options.greeks) {
-    r.delta = (prices[1] - prices[2]) / (2 * s.spot_step[0]);
+    const double h = s.spot_step[0];
+    r.delta = (prices[1] - prices[2]) / (2 * h);
+    r.gamma = (prices[1] - 2 * prices[0] + prices[2]) / (h * h);
     r.vega = (prices[3] - prices[4]) / (s.vol_up[0] - s.vol_down[0]);
   }
   return r;
@@ -179,7 +181,7 @@ std::vector<Moments<double>> american_scenario_moments(const Context& context,
                                                        const WorkDone& work_done) {
   (void)american_plan<Real>(book, i, options);  // the row's checks
   const std::uint64_t key = stream_key(book, i, options);
-  const Scenarios s = scenarios({option_inputs<Real>(book, i)}, options.greeks);
+  const Scenarios s = difference_scenarios({option_inputs<Real>(book, i)}, options.greeks);
   std::vector<Moments<double>> moments;
   for (const std::vector<OptionInputs>& rows : s.rows) {
     AmericanPlan<Real> plan = plan_of<Real>(rows[0], key, options);
@@ -289,7 +291,7 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
   for (std::vector<double> MonteCarloBookResult::*column :
        {&MonteCarloBookResult::price, &MonteCarloBookResult::std_error,
         &MonteCarloBookResult::ci_low, &MonteCarloBookResult::ci_high, &MonteCarloBookResult::paths,
-        &MonteCarloBookResult::delta, &MonteCarloBookResult::vega,
+        &MonteCarloBookResult::delta, &MonteCarloBookResult::gamma, &MonteCarloBookResult::vega,
         &MonteCarloBookResult::vrf_antithetic, &MonteCarloBookResult::vrf_control}) {
     const std::vector<double>& from = european_result.*column;
     if (from.empty()) continue;
@@ -300,7 +302,7 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
     }
   }
 
-  if (options.greeks) r.delta.resize(n), r.vega.resize(n);
+  if (options.greeks) r.delta.resize(n), r.gamma.resize(n), r.vega.resize(n);
   // Progress within a row too: each pass and date of its engine reports its path-dates.
   WorkDone row_work;
   if (options.progress) {
@@ -319,7 +321,7 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
     r.std_error[k] = e.std_error;
     r.ci_low[k] = e.price - 1.96 * e.std_error;
     r.ci_high[k] = e.price + 1.96 * e.std_error;
-    if (options.greeks) r.delta[k] = row.delta, r.vega[k] = row.vega;
+    if (options.greeks) r.delta[k] = row.delta, r.gamma[k] = row.gamma, r.vega[k] = row.vega;
   }
   report(total_work);
   return r;

@@ -37,6 +37,16 @@ using mc::Moments;
 using mc::OptionInputs;
 using mc::PathParams;
 
+// Row i's GreekMethod read from the view (its model and barrier; unchecked values are refused
+// where the row is priced).
+mc::GreekMethod row_greek_method(const MonteCarloBookView& book, std::int64_t i,
+                                 const MonteCarloOptions& options) {
+  if (mc::is_early_exercise(book, i)) return mc::GreekMethod::differences;  // its engine's
+  return mc::greek_method(book.model != nullptr ? book.model[i] : AssetModel::black_scholes,
+                          book.barrier_type != nullptr ? book.barrier_type[i] : BarrierType::none,
+                          options.sampler);
+}
+
 static_assert(kMonteCarloBlockTiles > 0 &&
                   (kMonteCarloBlockTiles & (kMonteCarloBlockTiles - 1)) == 0,
               "blocks must be aligned subtrees of the stride-doubling tile tree");
@@ -201,7 +211,9 @@ std::vector<MonteCarloBlockMoments> blocks_in(const Context& context,
   part_options.first_option_index += static_cast<std::uint32_t>(row);
   part_options.progress = {};
   const std::vector<OptionInputs> inputs = mc::book_inputs<Real>(part);
-  const mc::Scenarios scenarios = mc::scenarios(inputs, options.greeks);
+  // The whole book's count of books, which a part's rows may not need all of.
+  const mc::Scenarios scenarios =
+      mc::scenarios(inputs, options, monte_carlo_scenarios(book, options));
   const auto kinds = static_cast<std::int64_t>(scenarios.rows.size());
   const std::int64_t local_first = first_block - row * per_row;
   const bool sobol = options.sampler == MonteCarloSampler::sobol;
@@ -212,16 +224,20 @@ std::vector<MonteCarloBlockMoments> blocks_in(const Context& context,
   double work_total = 0, work_so_far = 0;
   for (std::int64_t b = local_first; b < local_first + count; ++b) {
     const std::int64_t i = b / per_row;
-    const std::uint32_t steps = inputs[static_cast<std::size_t>(i)].steps;
     if (mc::is_early_exercise(part, i)) {
-      if (b % per_row == 0) work_total += mc::american_work(options.paths, steps);
+      if (b % per_row == 0) {
+        work_total += double(kinds) * mc::american_work(options.paths,
+                                                        inputs[static_cast<std::size_t>(i)].steps);
+      }
       continue;
     }
     const std::int64_t in_block =
         sobol ? tiles : std::min(block_tiles, tiles - (b % per_row) * block_tiles);
-    work_total += double(in_block) * double(kMonteCarloTileSamples) * steps;
+    for (const std::vector<OptionInputs>& scenario_rows : scenarios.rows) {
+      work_total += double(in_block) * double(kMonteCarloTileSamples) *
+                    scenario_rows[static_cast<std::size_t>(i)].steps;
+    }
   }
-  work_total *= double(kinds);
   mc::WorkDone work_done;
   if (options.progress) {
     work_done = [&](double path_steps) {
@@ -240,13 +256,15 @@ std::vector<MonteCarloBlockMoments> blocks_in(const Context& context,
     if (!early[static_cast<std::size_t>(i)] || block < 0 || block >= count) continue;
     const std::vector<Moments<double>> moments =
         mc::american_scenario_moments<Real>(context, book, row + i, options);
-    for (std::int64_t s = 0; s < kinds; ++s) {
-      result[static_cast<std::size_t>(block * kinds + s)] =
-          to_public(moments[static_cast<std::size_t>(s)]);
+    // Its books are central differences' (5 with Greeks); a book the whole book needs beyond
+    // them (a heston row's pathwise delta elsewhere) stays empty: it is not read.
+    for (std::size_t s = 0; s < moments.size(); ++s) {
+      result[static_cast<std::size_t>(block * kinds) + s] = to_public(moments[s]);
     }
-    if (work_done)
+    if (work_done) {
       work_done(double(kinds) *
                 mc::american_work(options.paths, inputs[static_cast<std::size_t>(i)].steps));
+    }
   }
   for (std::int64_t s = 0; s < kinds; ++s) {
     const std::vector<PathParams<Real>> all_params =
@@ -349,7 +367,8 @@ MonteCarloBookResult result_in(const MonteCarloBookView& book, const MonteCarloO
                                std::int64_t block_tiles, const mc::FoldPlan& fold) {
   const std::int64_t per_row = mc::blocks_per_row(options, block_tiles);
   const std::vector<OptionInputs> inputs = mc::book_inputs<Real>(book);
-  const mc::Scenarios scenarios = mc::scenarios(inputs, options.greeks);
+  const mc::Scenarios scenarios =
+      mc::scenarios(inputs, options, monte_carlo_scenarios(book, options));
   const auto kinds = static_cast<std::int64_t>(scenarios.rows.size());
   if (static_cast<std::int64_t>(moments.size()) != book.count * per_row * kinds) {
     throw InvalidInput(
@@ -462,7 +481,7 @@ MonteCarloBlocks monte_carlo_blocks(const MonteCarloBookView& book,
   const std::int64_t samples = mc::samples_per_option(options);
   const std::int64_t tiles = mc::tiles_for(sobol ? samples / options.replicates : samples);
   blocks.weight.resize(static_cast<std::size_t>(blocks.count()));
-  const double kinds = monte_carlo_scenarios(options);
+  const int kinds = monte_carlo_scenarios(book, options);
   for (std::int64_t i = 0; i < book.count; ++i) {
     // Rows are checked where they are priced; an out-of-range count weighs as one step here.
     const std::uint32_t steps =
@@ -470,23 +489,35 @@ MonteCarloBlocks monte_carlo_blocks(const MonteCarloBookView& book,
             ? book.steps[i]
             : 1;
     const bool early = mc::is_early_exercise(book, i);
+    // The row's books: the base and its Greeks' of `steps` steps, its idle ones of one step.
+    const int full = kinds == 1 ? 1 : 1 + mc::greek_books(row_greek_method(book, i, options));
+    const double path_steps = double(steps) * full + double(kinds - full);
     for (std::int64_t k = 0; k < blocks.blocks_per_row; ++k) {
       double work = 0;
       if (early) {
-        // The whole Longstaff-Schwartz pricing in the first block (both passes).
-        work = k == 0 ? mc::american_work(options.paths, std::min(steps, kAmericanMaxDates)) : 0;
+        // The whole Longstaff-Schwartz pricing in the first block (both passes, every book).
+        work = k == 0 ? double(full) * mc::american_work(options.paths,
+                                                         std::min(steps, kAmericanMaxDates))
+                      : 0;
       } else {
         const std::int64_t in_block =
             sobol ? tiles : std::min(kMonteCarloBlockTiles, tiles - k * kMonteCarloBlockTiles);
-        work = double(in_block) * double(kMonteCarloTileSamples) * steps;
+        work = double(in_block) * double(kMonteCarloTileSamples) * path_steps;
       }
-      blocks.weight[static_cast<std::size_t>(i * blocks.blocks_per_row + k)] = work * kinds;
+      blocks.weight[static_cast<std::size_t>(i * blocks.blocks_per_row + k)] = work;
     }
   }
   return blocks;
 }
 
-int monte_carlo_scenarios(const MonteCarloOptions& options) { return options.greeks ? 5 : 1; }
+int monte_carlo_scenarios(const MonteCarloBookView& book, const MonteCarloOptions& options) {
+  if (!options.greeks) return 1;
+  int most = 4;  // Greek books a row needs (mc::GreekMethod)
+  for (std::int64_t i = 0; i < book.count; ++i) {
+    most = std::max(most, mc::greek_books(row_greek_method(book, i, options)));
+  }
+  return 1 + most;
+}
 
 std::vector<MonteCarloBlockMoments> price_monte_carlo_blocks(const Context& context,
                                                              const MonteCarloBookView& book,

@@ -25,6 +25,8 @@ struct OptionInputs {
   AverageType average = AverageType::none;
   AssetModel model = AssetModel::black_scholes;
   double v0 = 0, kappa = 0, theta = 0, sigma_v = 0, rho = 0;  // heston rows only
+  PathSample sample = PathSample::price;  // what a path's sample is (a Greek's scenario)
+  bool early_exercise = false;  // priced by the Longstaff-Schwartz engine (its Greeks: differences)
 };
 
 /// Throws InvalidInput for a book or options price_monte_carlo_book refuses (its contract).
@@ -139,14 +141,40 @@ namespace gpukit::finance::mc {
 MonteCarloBookResult book_result(const std::vector<Estimate>& estimates,
                                  const MonteCarloOptions& options);
 
-/// The books a pricing simulates: the rows as given, and with Greeks the four bumped copies
-/// (spot up, spot down, volatility up, volatility down) of the bump-and-reprice with common
-/// random numbers, with the bumps the differences divide by.
+/// How a row's Greeks are estimated (monte_carlo.hpp), hence what its Greek books (books 1, 2,
+/// ... of Scenarios) hold, all on the row's random numbers (h = 1% of the spot; h_v the
+/// volatility's bump):
+/// - pathwise (Black-Scholes European and Asian rows, Philox): 1, 2: the pathwise delta at S0 + h
+///   and S0 - h (gamma: their central difference); 3: the pathwise vega; 4: the pathwise delta.
+/// - pathwise_delta (heston European and Asian rows): 1, 2 as pathwise; 3, 4: the price at
+///   sqrt(v0) + h_v and sqrt(v0) - h_v (vega: their central difference); 5: the pathwise delta.
+/// - differences (barrier rows; every row with the sobol sampler; early exercise): 1, 2: the
+///   price at S0 + h and S0 - h; 3, 4: the price at sigma (sqrt(v0) on heston rows) + h_v and -
+///   h_v. Delta, gamma and vega by central differences with the base price.
+/// A row's books beyond its method's are idle: a one-step European row whose result is not read
+/// (the cheapest path), so that every book has every row.
+enum class GreekMethod : std::uint8_t { pathwise, pathwise_delta, differences };
+GreekMethod greek_method(const OptionInputs& in, const MonteCarloOptions& options);
+/// The same from a row's model and barrier (monte_carlo_scenarios reads them from a book).
+GreekMethod greek_method(AssetModel model, BarrierType barrier, MonteCarloSampler sampler);
+/// The Greek books a row of `method` fills: 4, or 5 for pathwise_delta.
+int greek_books(GreekMethod method);
+
+/// The books a pricing simulates: the rows as given, and with Greeks the books of each row's
+/// GreekMethod, with the bumps the differences divide by.
 struct Scenarios {
-  std::vector<std::vector<OptionInputs>> rows;  // 1 or 5 books
-  std::vector<double> spot_step, vol_up, vol_down;
+  std::vector<std::vector<OptionInputs>> rows;  // 1 book, or monte_carlo_scenarios' count
+  std::vector<GreekMethod> method;
+  std::vector<double> spot_step;
+  std::vector<double> vol_up, vol_down;  // sigma, or sqrt(v0) on heston rows, bumped
 };
-Scenarios scenarios(const std::vector<OptionInputs>& inputs, bool greeks);
+/// The scenarios of `inputs` (a book, or some rows of one) in `books` books (1 without Greeks;
+/// monte_carlo_scenarios of the whole book with them, so that a part of a book has its books).
+Scenarios scenarios(const std::vector<OptionInputs>& inputs, const MonteCarloOptions& options,
+                    int books);
+/// The scenarios of central differences on every row (GreekMethod::differences, 5 books with
+/// `greeks`): the early-exercise engine's.
+Scenarios difference_scenarios(const std::vector<OptionInputs>& inputs, bool greeks);
 
 /// The book's result from each scenario's per-row moments (moments[s][i]: scenario s, row i).
 MonteCarloBookResult result_from_moments(const Scenarios& scenarios,

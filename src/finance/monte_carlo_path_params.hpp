@@ -30,6 +30,13 @@ struct HestonStep {
   Real a = 0, half_k3 = 0;  // K2 + K4 / 2; K3 / 2
 };
 
+/// What a path's sample is (PathParams::sample): its payoff, or the pathwise derivative of the
+/// payoff with respect to the spot (delta) or the volatility (vega), for the Greeks of the rows
+/// whose payoff is differentiable (European and Asian: monte_carlo.hpp). All in units of the spot,
+/// undiscounted, as payoffs are: the estimate's scaling by S0 e^{-rT} gives vega; delta is that
+/// over S0.
+enum class PathSample : std::uint8_t { price, delta, vega };
+
 /// One option, precomputed on the host in double and rounded once to Real, so the CPU and the
 /// GPU start from the same numbers. Log-prices are relative to the spot: y = ln(S / S0).
 template <class Real>
@@ -40,6 +47,11 @@ struct PathParams {
   Real log_barrier = 0;       // ln(B / S0)
   Real bridge_scale = 0;      // -2 / (sigma^2 dt): the bridge crossing exponent's factor
   Real inv_steps = 1;         // 1 / steps: an Asian row's average of its fixings
+  // Pathwise vega (sample vega, Black-Scholes rows): dS_t / dsigma = S_t (y_t - (r - q +
+  // sigma^2/2) t) / sigma, with y_t = ln(S_t / S0).
+  Real vega_drift_dt = 0;  // (r - q + sigma^2/2) dt (an arithmetic average's fixing i: i times it)
+  Real vega_offset = 0;    // (r - q + sigma^2/2) times T, or a geometric average's mean fixing time
+  Real inv_vol = 0;        // 1 / sigma (0 where sigma is 0: the vega of a deterministic path)
   std::uint32_t steps = 1;
   std::uint32_t option_index = 0;  // the Philox option word: the stream key's bits 0-31
   std::uint32_t stream_high = 0;   // the stream key's bits 32-63 (0 for row numbers)
@@ -49,6 +61,7 @@ struct PathParams {
   std::uint8_t continuous = 0;
   std::uint8_t average = 0;  // AverageType
   std::uint8_t heston = 0;   // AssetModel::heston: the `heston` fields drive the paths
+  std::uint8_t sample = 0;   // PathSample
   HestonStep<Real> heston_step;
 };
 

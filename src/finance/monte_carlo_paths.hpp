@@ -212,6 +212,8 @@ struct PathConstants {
   bool knocked_at_start = false;
   bool has_barrier = false;
   std::uint8_t average = 0;  // AverageType (read by the heston kind's payoff)
+  std::uint8_t sample = 0;   // PathSample
+  Real vega_drift_dt = 0, vega_offset = 0, inv_vol = 0;  // pathwise vega (PathParams)
   HestonStep<Real> heston;
 };
 
@@ -238,6 +240,10 @@ GPUKIT_HD_INLINE PathConstants<Real> path_constants(const PathParams<Real>& p) {
   c.knocked_at_start = p.knocked_at_start != 0;
   c.has_barrier = p.barrier != static_cast<std::uint8_t>(BarrierType::none);
   c.average = p.average;
+  c.sample = p.sample;
+  c.vega_drift_dt = p.vega_drift_dt;
+  c.vega_offset = p.vega_offset;
+  c.inv_vol = p.inv_vol;
   c.heston = p.heston_step;
   return c;
 }
@@ -323,6 +329,30 @@ struct HestonPath {
   }
 };
 
+/// A path's sample where PathParams::sample is not price (European and Asian payoffs, whose
+/// underlying U, the terminal price or the average, in units of the spot, moves with S0 as U =
+/// S0 X): the pathwise derivative of max(+-(U - K), 0), +-1{in the money} dU, with dU/dS0 = U / S0
+/// (delta; S_T is proportional to S0 under both models) or dU/dsigma = `underlying_vega` / sigma
+/// (vega: S_T (y_T - (r - q + sigma^2/2) T) for a terminal price; the caller forms it for an
+/// average). A path on the strike (payoff 0) contributes 0: a null set.
+template <class Real>
+GPUKIT_HD_INLINE Real pathwise_sample(const PathConstants<Real>& c, Real payoff, Real underlying,
+                                      Real underlying_vega) {
+  if (!(payoff > Real(0))) return Real(0);
+  if (c.sample == static_cast<std::uint8_t>(PathSample::delta)) {
+    return rounded::mul(c.payoff_sign, underlying);
+  }
+  return rounded::mul(c.payoff_sign, rounded::mul(underlying_vega, c.inv_vol));
+}
+
+/// underlying_vega of a terminal price or a geometric average U = exp(log_underlying): U
+/// (log_underlying - vega_offset).
+template <class Real>
+GPUKIT_HD_INLINE Real log_underlying_vega(const PathConstants<Real>& c, Real underlying,
+                                          Real log_underlying) {
+  return rounded::mul(underlying, rounded::sub(log_underlying, c.vega_offset));
+}
+
 template <bool kFast, bool kAntithetic, PathKind kKind, class Real>
 GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSchedule& keys,
                                     std::uint32_t quad, QuadOutcome<Real>& plain,
@@ -333,18 +363,21 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
   Real alive[kWays];  // barriers: the survival weight
 #if defined(__CUDA_ARCH__)
   if constexpr (kFast && kKind == PathKind::european_one_step) {
-    // log2 S_T / S0 directly, for the hardware's exp2 (one multiply per path fewer).
-    Real z[4];
-    quad_normals<kFast>(keys, c.option, c.stream_high, quad, 0, z);
-    for (int j = 0; j < kWays; ++j) {
-      const Real log2_terminal =
-          rounded::mul_add(j < 4 ? c.vol_log2 : -c.vol_log2, z[j & 3], c.drift_log2);
-      const Real terminal = fast::exp2(log2_terminal);
-      QuadOutcome<Real>& out = j < 4 ? plain : mirror;
-      out.payoff[j & 3] = vanilla_payoff(c, terminal);
-      out.control[j & 3] = terminal;
+    // log2 S_T / S0 directly, for the hardware's exp2 (one multiply per path fewer); pathwise
+    // samples take the path below.
+    if (c.sample == static_cast<std::uint8_t>(PathSample::price)) {
+      Real z[4];
+      quad_normals<kFast>(keys, c.option, c.stream_high, quad, 0, z);
+      for (int j = 0; j < kWays; ++j) {
+        const Real log2_terminal =
+            rounded::mul_add(j < 4 ? c.vol_log2 : -c.vol_log2, z[j & 3], c.drift_log2);
+        const Real terminal = fast::exp2(log2_terminal);
+        QuadOutcome<Real>& out = j < 4 ? plain : mirror;
+        out.payoff[j & 3] = vanilla_payoff(c, terminal);
+        out.control[j & 3] = terminal;
+      }
+      return;
     }
-    return;
   }
 #endif
   if constexpr (kKind == PathKind::heston) {
@@ -384,6 +417,9 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
         underlying = path_exp<kFast>(rounded::mul(log_sum[j], c.inv_steps));
       }
       Real payoff = vanilla_payoff(c, underlying);
+      if (c.sample != static_cast<std::uint8_t>(PathSample::price)) {
+        payoff = pathwise_sample(c, payoff, underlying, Real(0));  // delta only (no vega here)
+      }
       if (c.has_barrier) {
         const bool survived = !c.knocked_at_start && lowest[j] > c.barrier;
         payoff = survived != c.knock_in ? payoff : Real(0);
@@ -397,9 +433,11 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     // The log-price y_i at each fixing t_i = i T / steps, summed (the geometric average's
     // exponent) and, on arithmetic rows, its exponential summed (the arithmetic average), then
     // each sum times 1 / steps.
+    // A pathwise vega sample also sums S_{t_i} (y_i - i vega_drift_dt), dA/dsigma times sigma n.
     constexpr bool kArithmetic = kKind == PathKind::asian_arithmetic;
-    Real log_sum[kWays], price_sum[kWays];
-    for (int j = 0; j < kWays; ++j) y[j] = 0, log_sum[j] = 0, price_sum[j] = 0;
+    const bool vega = c.sample == static_cast<std::uint8_t>(PathSample::vega);
+    Real log_sum[kWays], price_sum[kWays], vega_sum[kWays];
+    for (int j = 0; j < kWays; ++j) y[j] = 0, log_sum[j] = 0, price_sum[j] = 0, vega_sum[j] = 0;
     for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z[4];
       quad_normals<kFast>(keys, c.option, c.stream_high, quad, step, z);
@@ -407,17 +445,34 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
         const Real vol = j < 4 ? c.vol : -c.vol;
         y[j] = rounded::add(y[j], rounded::mul_add(vol, z[j & 3], c.drift));
         log_sum[j] = rounded::add(log_sum[j], y[j]);
-        if constexpr (kArithmetic) price_sum[j] = rounded::add(price_sum[j], path_exp<kFast>(y[j]));
+        if constexpr (kArithmetic) {
+          const Real price = path_exp<kFast>(y[j]);
+          price_sum[j] = rounded::add(price_sum[j], price);
+          if (vega) {
+            const Real time_drift = rounded::mul(static_cast<Real>(step + 1), c.vega_drift_dt);
+            vega_sum[j] = rounded::mul_add(price, rounded::sub(y[j], time_drift), vega_sum[j]);
+          }
+        }
       }
     }
     for (int j = 0; j < kWays; ++j) {
-      const Real geometric = path_exp<kFast>(rounded::mul(log_sum[j], c.inv_steps));
+      const Real mean_log = rounded::mul(log_sum[j], c.inv_steps);
+      const Real geometric = path_exp<kFast>(mean_log);
       QuadOutcome<Real>& out = j < 4 ? plain : mirror;
       if constexpr (kArithmetic) {
-        out.payoff[j & 3] = vanilla_payoff(c, rounded::mul(price_sum[j], c.inv_steps));
+        const Real average = rounded::mul(price_sum[j], c.inv_steps);
+        out.payoff[j & 3] = vanilla_payoff(c, average);
+        if (c.sample != static_cast<std::uint8_t>(PathSample::price)) {
+          out.payoff[j & 3] = pathwise_sample(c, out.payoff[j & 3], average,
+                                              rounded::mul(vega_sum[j], c.inv_steps));
+        }
         out.control[j & 3] = vanilla_payoff(c, geometric);
       } else {
         out.payoff[j & 3] = vanilla_payoff(c, geometric);
+        if (c.sample != static_cast<std::uint8_t>(PathSample::price)) {
+          out.payoff[j & 3] = pathwise_sample(c, out.payoff[j & 3], geometric,
+                                              log_underlying_vega(c, geometric, mean_log));
+        }
         out.control[j & 3] = path_exp<kFast>(y[j]);
       }
     }
@@ -489,6 +544,11 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     for (int j = 0; j < kWays; ++j) {
       const Real terminal = path_exp<kFast>(y[j]);
       Real payoff = vanilla_payoff(c, terminal);
+      if constexpr (kKind == PathKind::european_one_step || kKind == PathKind::european) {
+        if (c.sample != static_cast<std::uint8_t>(PathSample::price)) {
+          payoff = pathwise_sample(c, payoff, terminal, log_underlying_vega(c, terminal, y[j]));
+        }
+      }
       if constexpr (kKind == PathKind::discrete_barrier) {
         payoff = (alive[j] != Real(0)) != c.knock_in ? payoff : Real(0);
       } else if constexpr (kKind == PathKind::continuous_barrier) {

@@ -38,7 +38,7 @@ finance::MonteCarloBookResult price_monte_carlo_book(const Job& job,
   const BlockPlan plan(job, blocks.weight);
   const std::vector<finance::MonteCarloBlockMoments> moments =
       plan.gather<finance::MonteCarloBlockMoments>(
-          finance::monte_carlo_scenarios(options),
+          finance::monte_carlo_scenarios(view, options),
           [&](const Context& context, BlockRange range, const ReportProgress& report) {
             // A worker reports only for a caller that asked: a device reporting progress waits
             // for each launch to end before the next (the launcher's rule), which costs a
@@ -53,9 +53,9 @@ finance::MonteCarloBookResult price_monte_carlo_book(const Job& job,
         return finance::monte_carlo_result_from_blocks(view, options, moments, job.arithmetic());
       }).value_or(finance::MonteCarloBookResult{});
   if (results == Results::on_every_rank) {
-    for (std::vector<double>* c :
-         {&result.price, &result.std_error, &result.ci_low, &result.ci_high, &result.paths,
-          &result.delta, &result.vega, &result.vrf_antithetic, &result.vrf_control}) {
+    for (std::vector<double>* c : {&result.price, &result.std_error, &result.ci_low,
+                                   &result.ci_high, &result.paths, &result.delta, &result.gamma,
+                                   &result.vega, &result.vrf_antithetic, &result.vrf_control}) {
       share_from_root(job, *c);
     }
   }

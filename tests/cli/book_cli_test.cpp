@@ -75,13 +75,13 @@ TEST(BookCli, McPricingAPricedBookReplacesItsColumnsInPlace) {
   const std::string priced = slurp(path("reprice_mc_1.csv"));
   ASSERT_EQ(first_line(priced),
             "id,type,spot,strike,maturity,rate,volatility,price,std_error,ci_low,ci_high,paths,"
-            "delta,vega,vrf_antithetic");
+            "delta,gamma,vega,vrf_antithetic");
 
   const Result twice = run("mc" + options + " --input " + path("reprice_mc_1.csv") + " --output " +
                            path("reprice_mc_2.csv"));
   ASSERT_EQ(twice.exit_code, 0) << twice.err;
   EXPECT_NE(twice.err.find("gpukit: mc: replacing the input's price, std_error, ci_low, ci_high, "
-                           "paths, delta, vega, vrf_antithetic columns\n"),
+                           "paths, delta, gamma, vega, vrf_antithetic columns\n"),
             std::string::npos)
       << twice.err;
   EXPECT_EQ(slurp(path("reprice_mc_2.csv")), priced);

@@ -285,7 +285,7 @@ TEST(MonteCarloCli, PricesEuropeanAndBarrierRowsWithAllColumns) {
   const std::string text = slurp(out);
   EXPECT_EQ(text.substr(0, text.find('\n')),
             "id,type,spot,strike,maturity,rate,volatility,barrier,barrier_type,steps,price,"
-            "std_error,ci_low,ci_high,paths,delta,vega,vrf_antithetic,vrf_control");
+            "std_error,ci_low,ci_high,paths,delta,gamma,vega,vrf_antithetic,vrf_control");
   EXPECT_NE(text.find("\nA,call,100,100,1,0.05,0.2,,none,,10.4"), std::string::npos) << text;
   EXPECT_NE(text.find(",4096,"), std::string::npos) << text;
   // Breached at the start: the knock-in put is the vanilla put (about 5.57).

@@ -58,7 +58,7 @@ class MonteCarloBlocksTest : public gpukit::testing::EveryBackendTest {
     const MonteCarloBookResult whole = price_monte_carlo_book(context(), book.view(), options);
     const std::int64_t per_row = mc::blocks_per_row(options, block_tiles);
     const std::int64_t count = book.view().count * per_row;
-    const int scenarios = monte_carlo_scenarios(options);
+    const int scenarios = monte_carlo_scenarios(book.view(), options);
     std::mt19937_64 gen(gpukit::testing::test_seed() + static_cast<std::uint64_t>(block_tiles));
     for (const int parts : {1, 3, 7}) {
       std::vector<MonteCarloBlockMoments> all;
@@ -110,6 +110,19 @@ TEST_P(MonteCarloBlocksTest, AnySplitOfTheBlocksGivesTheBitsOfTheWholeBook) {
   options.control_variate = false;
   options.monitoring = BarrierMonitoring::discrete;
   expect_blocks_match_whole(rows, options, 1, "discrete barriers, antithetic");
+  // Greeks of every method: pathwise (European, Asian), central differences (a barrier) and a
+  // European heston row, whose sixth book every range has, the ranges without that row too.
+  std::vector<McRow> greek_rows = {europeans[1], rows[2]};
+  McRow asian = europeans[2];
+  asian.average = AverageType::arithmetic, asian.steps = 5;
+  McRow heston = europeans[3];
+  heston.model = AssetModel::heston, heston.steps = 4;
+  heston.v0 = 0.05, heston.kappa = 1.5, heston.theta = 0.04, heston.sigma_v = 0.4;
+  heston.rho = -0.6;
+  greek_rows.push_back(asian), greek_rows.push_back(heston);
+  options.greeks = true;
+  options.monitoring = BarrierMonitoring::continuous;
+  expect_blocks_match_whole(greek_rows, options, 1, "Greeks of every method");
 }
 
 // The sobol sampler: a block is one replicate of a row, whatever the block size (a replicate's
@@ -334,10 +347,10 @@ TEST(MonteCarloBlockFold, AnyThreadCountAndPieceSizeGiveTheBlockByBlockFold) {
   ASSERT_EQ(per_row, 37);
   const std::vector<MonteCarloBlockMoments> blocks =
       mc::price_blocks(Context::cpu(), book.view(), options, 0, 3 * per_row, 1);
-  const int kinds = monte_carlo_scenarios(options);
+  const int kinds = monte_carlo_scenarios(book.view(), options);
   ASSERT_EQ(static_cast<std::int64_t>(blocks.size()), 3 * per_row * kinds);
   const std::vector<mc::OptionInputs> inputs = mc::book_inputs<double>(book.view());
-  const mc::Scenarios scenarios = mc::scenarios(inputs, options.greeks);
+  const mc::Scenarios scenarios = mc::scenarios(inputs, options, kinds);
   for (const Backend computed_on : {Backend::cpu, Backend::cuda}) {
     std::vector<std::vector<mc::Moments<double>>> rows(static_cast<std::size_t>(kinds));
     for (int s = 0; s < kinds; ++s) {

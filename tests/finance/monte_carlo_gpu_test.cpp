@@ -72,6 +72,13 @@ TEST(MonteCarloGpu, SameRandomNumbersAsTheCpu) {
           EXPECT_NEAR(gpu.std_error[i], cpu.std_error[i], bound + 1e-3 * cpu.std_error[i]);
           if (cpu.price[i] > 0) worst_relative = std::max(worst_relative, diff / cpu.price[i]);
           if (cpu.std_error[i] > 0) worst_in_se = std::max(worst_in_se, diff / cpu.std_error[i]);
+          if (options.greeks && precision == Precision::float64) {
+            // The Greeks' books differ as the prices do; gamma's second difference of barrier
+            // prices divides that by h^2 = 1: within 1e-9 in double.
+            EXPECT_NEAR(gpu.delta[i], cpu.delta[i], 1e-9) << "row " << i;
+            EXPECT_NEAR(gpu.gamma[i], cpu.gamma[i], 1e-9) << "row " << i;
+            EXPECT_NEAR(gpu.vega[i], cpu.vega[i], 1e-9) << "row " << i;
+          }
         }
         std::printf(
             "cpu-vs-gpu %s %s antithetic=%d control=%d: max |gpu-cpu|/price %.3e, "
@@ -404,7 +411,7 @@ class DeviceMcBook {
 // each (at least one, so that a book of zero rows still has arrays to leave untouched).
 class DeviceMcOutputs {
  public:
-  static constexpr int kArrays = 9;
+  static constexpr int kArrays = 10;
   explicit DeviceMcOutputs(std::int64_t rows)
       : rows_(std::max<std::int64_t>(rows, 1)), all_(static_cast<std::size_t>(kArrays * rows_)) {}
 
@@ -413,7 +420,7 @@ class DeviceMcOutputs {
     MonteCarloDeviceOutputs out;
     out.price = array(0), out.std_error = array(1), out.ci_low = array(2), out.ci_high = array(3);
     out.paths = array(4);
-    if (options.greeks) out.delta = array(5), out.vega = array(6);
+    if (options.greeks) out.delta = array(5), out.vega = array(6), out.gamma = array(9);
     if (options.variance_reduction_factors && options.antithetic) out.vrf_antithetic = array(7);
     if (options.variance_reduction_factors && options.control_variate) out.vrf_control = array(8);
     return out;
@@ -448,8 +455,8 @@ bool all_poison(const std::vector<double>& values) {
 void expect_outputs_are_the_host_apis(const DeviceMcOutputs& out, const MonteCarloBookResult& api,
                                       const std::string& what) {
   const std::vector<double>* fields[DeviceMcOutputs::kArrays] = {
-      &api.price, &api.std_error, &api.ci_low,         &api.ci_high,    &api.paths,
-      &api.delta, &api.vega,      &api.vrf_antithetic, &api.vrf_control};
+      &api.price, &api.std_error, &api.ci_low,         &api.ci_high,     &api.paths,
+      &api.delta, &api.vega,      &api.vrf_antithetic, &api.vrf_control, &api.gamma};
   const std::size_t rows = api.price.size();
   for (int k = 0; k < DeviceMcOutputs::kArrays; ++k) {
     std::vector<double> device = out.read(k);

@@ -21,6 +21,7 @@
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/european_book.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
+#include "gpukit/finance/monte_carlo_blocks.hpp"
 #include "gpukit/finance/monte_carlo_variants.hpp"
 #include "monte_carlo_test_support.hpp"
 
@@ -551,11 +552,23 @@ TEST(MonteCarlo, PathStepsCountEveryRowsStepsAndTheGreeksBooks) {
   EXPECT_EQ(monte_carlo_path_steps(view, options), 265000.0);
   options.greeks = true;
   EXPECT_EQ(monte_carlo_path_steps(view, options), 5 * 265000.0);
+  // A European heston row needs a sixth book (its pathwise delta beside the two of its gamma and
+  // the two prices of its vega); a heston barrier row does not (central differences).
+  const std::vector<AssetModel> models = {AssetModel::black_scholes, AssetModel::heston,
+                                          AssetModel::black_scholes};
+  view.model = models.data();
+  EXPECT_EQ(monte_carlo_scenarios(view, options), 6);
+  EXPECT_EQ(monte_carlo_path_steps(view, options), 6 * 265000.0);
+  const std::vector<BarrierType> types = {BarrierType::none, BarrierType::down_out,
+                                          BarrierType::none};
+  view.barrier_type = types.data();
+  EXPECT_EQ(monte_carlo_scenarios(view, options), 5);
+  options.greeks = false;
+  EXPECT_EQ(monte_carlo_scenarios(view, options), 1);
   // An early-exercise row simulates its regression pass too: 1000 more paths on its 12 dates.
   const std::vector<ExerciseStyle> exercise = {ExerciseStyle::european, ExerciseStyle::european,
                                                ExerciseStyle::american};
   view.exercise = exercise.data();
-  options.greeks = false;
   EXPECT_EQ(monte_carlo_path_steps(view, options), 265000.0 + 12000.0);
 }
 

@@ -134,6 +134,7 @@ inline void expect_same_result(const MonteCarloBookResult& a, const MonteCarloBo
   EXPECT_TRUE(same_bits(a.ci_high, b.ci_high)) << what << ": ci_high";
   EXPECT_TRUE(same_bits(a.paths, b.paths)) << what << ": paths";
   EXPECT_TRUE(same_bits(a.delta, b.delta)) << what << ": delta";
+  EXPECT_TRUE(same_bits(a.gamma, b.gamma)) << what << ": gamma";
   EXPECT_TRUE(same_bits(a.vega, b.vega)) << what << ": vega";
   EXPECT_TRUE(same_bits(a.vrf_antithetic, b.vrf_antithetic)) << what << ": vrf_antithetic";
   EXPECT_TRUE(same_bits(a.vrf_control, b.vrf_control)) << what << ": vrf_control";

@@ -78,6 +78,7 @@ void expect_same_columns(const finance::MonteCarloBookResult& expected,
                        {"ci_high", &R::ci_high},
                        {"paths", &R::paths},
                        {"delta", &R::delta},
+                       {"gamma", &R::gamma},
                        {"vega", &R::vega},
                        {"vrf_antithetic", &R::vrf_antithetic},
                        {"vrf_control", &R::vrf_control}});

@@ -2,7 +2,7 @@
 // Monte Carlo prices of European, barrier and Asian options under geometric Brownian motion
 // (seed 000, slides 16-39; seed 003, "Application 3: Option Pricing") or Heston's stochastic
 // variance (issue 33), on the CPU or a CUDA device, in double (default) or float, with antithetic
-// variates, a control variate and bump-and-reprice Greeks.
+// variates, a control variate and Greeks (pathwise or by central differences: "Greeks" below).
 //
 // Asian rows (OptionBookView::average): the average A of S at the `steps` fixings t_i = i T /
 // steps, i = 1..steps, arithmetic (the mean of S_{t_i}) or geometric (exp of the mean of
@@ -20,7 +20,7 @@
 // sigma_v = 0 makes the variance deterministic (the spot's normal then carries all of it). The
 // payoff of a heston row is European, a discretely monitored barrier (on the `steps` dates:
 // continuous monitoring is refused, its Brownian-bridge correction needs a constant volatility)
-// or an Asian average on the `steps` fixings. Greeks are not computed on heston rows yet.
+// or an Asian average on the `steps` fixings.
 //
 // Model: under the risk-neutral measure ln S moves by (r - q - sigma^2/2) dt + sigma sqrt(dt) Z on
 // each of `steps` equal steps to maturity (exact for GBM, so a European row needs one step). A
@@ -66,8 +66,28 @@
 // the control-variate residual when that is on), the 95% interval price +- 1.96 std_error, the
 // number of simulated paths (an antithetic pair counts as two), and on request the variance
 // reduction factors (the plain estimator's variance over the reduced one's, at equal paths) and
-// delta and vega by central bump-and-reprice with common random numbers (spot bumped by 1%,
-// volatility by max(1% of sigma, 1e-4)).
+// delta, gamma and vega.
+//
+// Greeks (options.greeks), each on the row's own random numbers (common random numbers: every
+// book of a row reuses its stream), with h = 1% of the spot and h_v = max(1% of sigma, 1e-4)
+// (of sqrt(v0) on heston rows):
+// - European and Asian rows under Black-Scholes (Philox): pathwise delta and vega, the mean of a
+//   book whose per-path sample is the derivative of the discounted payoff, +-1{in the money} dU
+//   for U the terminal price or the average: dU/dS0 = U / S0, dS_t/dsigma = S_t (ln(S_t / S0) -
+//   (r - q + sigma^2/2) t) / sigma (summed over the fixings for an arithmetic average; G times
+//   the mean of those exponents for a geometric one); gamma = (delta(S0 + h) - delta(S0 - h)) /
+//   (2h) of pathwise deltas. A row of volatility 0 has vega 0.
+// - European and Asian heston rows: pathwise delta (the QE log-price increment does not depend on
+//   S0, so S_T is proportional to S0) and its gamma as above; vega is dP/d sqrt(v0) (kappa, theta,
+//   sigma_v and rho fixed), (P(sqrt(v0) + h_v) - P(sqrt(v0) - h_v)) / (2 h_v), v0 bumped as the
+//   square.
+// - Barrier rows (either model), every row with the sobol sampler, and early exercise
+//   (monte_carlo_american.hpp): central differences of prices, delta = (P(S0 + h) - P(S0 - h)) /
+//   (2h), gamma = (P(S0 + h) - 2 P(S0) + P(S0 - h)) / h^2, vega = (P(sigma + h_v) - P(sigma -
+//   h_v)) / (2 h_v) (the lower bump floored at 0; sqrt(v0) on heston rows).
+// A pricing with Greeks simulates monte_carlo_scenarios(book, options) books (5, or 6 with a
+// European or Asian heston row; gpukit/finance/monte_carlo_blocks.hpp). No standard error is
+// reported for a Greek, and --check does not check them.
 
 #include <cstdint>
 #include <functional>
@@ -142,7 +162,7 @@ struct MonteCarloOptions {
   BarrierMonitoring monitoring = BarrierMonitoring::discrete;
   bool antithetic = false;
   bool control_variate = false;  // the discounted terminal price, of known mean S e^{-qT}
-  bool greeks = false;           // delta and vega
+  bool greeks = false;           // delta, gamma and vega
   bool variance_reduction_factors = false;
   Precision precision = Precision::float64;
   MonteCarloSampler sampler = MonteCarloSampler::philox;
@@ -185,15 +205,15 @@ struct MonteCarloRequest {
 MonteCarloOptions monte_carlo_options(const MonteCarloRequest& request);
 
 /// The path-steps price_monte_carlo_book simulates for `book` (paths times each row's steps, an
-/// early-exercise row's regression paths too; five books' worth with Greeks: the base book and
-/// four bumped ones), as a double: a measure of the work, for deciding whether a run is long
-/// enough to report its progress.
+/// early-exercise row's regression paths too; times monte_carlo_scenarios(book, options) with
+/// Greeks), as a double: a measure of the work, for deciding whether a run is long enough to
+/// report its progress.
 double monte_carlo_path_steps(const MonteCarloBookView& book, const MonteCarloOptions& options);
 
 struct MonteCarloBookResult {
   std::vector<double> price, std_error, ci_low, ci_high;
   std::vector<double> paths;  // simulated paths per option (as a double for the output writer)
-  std::vector<double> delta, vega;                  // with greeks
+  std::vector<double> delta, gamma, vega;           // with greeks
   std::vector<double> vrf_antithetic, vrf_control;  // with variance_reduction_factors and
                                                     // the matching technique
 };
@@ -204,7 +224,7 @@ struct MonteCarloBookResult {
 /// Throws InvalidInput for paths outside [2, kMonteCarloMaxPaths] (odd with antithetic), steps
 /// outside [1, kMonteCarloMaxSteps], a barrier row whose barrier is not > 0, an Asian row with a
 /// barrier, a heston row whose v0, theta or sigma_v is not >= 0, kappa not > 0 or |rho| > 1 (or,
-/// with continuous monitoring, a heston barrier row; with Greeks, any heston row), each naming the
+/// with continuous monitoring, a heston barrier row), each naming the
 /// row; with the sobol sampler also for replicates outside [2, kMonteCarloMaxReplicates], samples
 /// (paths, or pairs) not a multiple of replicates, more than 2^32 samples a replicate, or a row
 /// whose path needs more than rng::kSobolMaxDimensions (21201) dimensions (a barrier or Asian row
@@ -222,7 +242,7 @@ MonteCarloBookResult price_monte_carlo_book(const Context& context, const MonteC
                                             const MonteCarloOptions& options);
 
 /// Where price_monte_carlo_book_on_device writes: arrays of book.count doubles in device memory,
-/// the fields of MonteCarloBookResult; a null array is not written. delta and vega need
+/// the fields of MonteCarloBookResult; a null array is not written. delta, gamma and vega need
 /// options.greeks, vrf_antithetic and vrf_control options.variance_reduction_factors and the
 /// matching technique.
 struct MonteCarloDeviceOutputs {
@@ -232,6 +252,7 @@ struct MonteCarloDeviceOutputs {
   double* ci_high = nullptr;
   double* paths = nullptr;
   double* delta = nullptr;
+  double* gamma = nullptr;
   double* vega = nullptr;
   double* vrf_antithetic = nullptr;
   double* vrf_control = nullptr;

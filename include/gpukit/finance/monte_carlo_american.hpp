@@ -63,9 +63,10 @@
 // memory). Rows are priced one at a time. A row with more than kAmericanMaxDates dates
 // (fewer than a tile of regression paths would fit) is refused.
 //
-// Greeks (options.greeks): delta and vega by central differences on common random numbers, with
-// Monte Carlo's bumps (spot by 1%, volatility by max(1% of sigma, 1e-4)); each bumped row refits
-// its rule on the same pass 1 numbers and prices on the same pass 2 numbers (five pricings).
+// Greeks (options.greeks): delta, gamma and vega by central differences on common random numbers,
+// with Monte Carlo's bumps (spot by h = 1%, volatility by max(1% of sigma, 1e-4)): delta = (P(S +
+// h) - P(S - h)) / (2h), gamma = (P(S + h) - 2 P(S) + P(S - h)) / h^2; each bumped row refits its
+// rule on the same pass 1 numbers and prices on the same pass 2 numbers (five pricings).
 //
 // Not available on early-exercise rows (InvalidInput naming the row): barrier and Asian rows
 // (early exercise of a barrier or an average is a row error), antithetic variates and the control

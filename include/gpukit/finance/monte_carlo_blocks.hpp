@@ -54,9 +54,11 @@ struct MonteCarloBlocks {
 MonteCarloBlocks monte_carlo_blocks(const MonteCarloBookView& book,
                                     const MonteCarloOptions& options);
 
-/// The scenarios each block is simulated in: 1, or 5 with options.greeks (the book, spot up,
-/// spot down, volatility up, volatility down: the bump-and-reprice of monte_carlo.hpp).
-int monte_carlo_scenarios(const MonteCarloOptions& options);
+/// The scenarios (books) each block is simulated in: 1, or with options.greeks the book and the
+/// books its Greeks need (monte_carlo.hpp, "Greeks"): 5, or 6 where a heston row is European or
+/// Asian (its pathwise delta, the two deltas of its gamma and the two variances of its vega). Reads
+/// the book's model and barrier_type columns only.
+int monte_carlo_scenarios(const MonteCarloBookView& book, const MonteCarloOptions& options);
 
 /// One block's moments in one scenario: the statistics its tiles reduce to (count, mean and M2
 /// of the sample, of the control and of the antithetic half difference, the co-moment of sample
