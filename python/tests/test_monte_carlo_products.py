@@ -160,8 +160,8 @@ def test_one_option_of_each_product_from_scalars():
      r"^monte_carlo: option \[1\]: antithetic variates and the control variate are not available "
      r"with early exercise$"),
     (dict(model=["black-scholes", "heston"], v0=0.04, kappa=1, theta=0.04, sigma_v=0.3, rho=0,
-          steps=4, greeks=True),
-     r"^monte_carlo: option \[1\]: Greeks are not computed for heston rows yet$"),
+          steps=4, barrier=80.0, barrier_type="down-out", monitoring="continuous"),
+     r"^monte_carlo: option \[1\]: a heston barrier row is monitored on its dates only"),
 ])
 def test_monte_carlo_errors_name_the_argument_and_the_option(keywords, message):
     with pytest.raises(ValueError, match=message):
@@ -170,9 +170,10 @@ def test_monte_carlo_errors_name_the_argument_and_the_option(keywords, message):
 
 
 def test_a_scalar_book_names_the_option_as_the_option():
-    with pytest.raises(ValueError, match=r"^monte_carlo: the option: Greeks are not computed"):
+    with pytest.raises(ValueError, match=r"^monte_carlo: the option: a heston barrier row is "):
         gpukit.monte_carlo(100.0, 100.0, 1.0, 0.02, 0.0, model="heston", v0=0.04, kappa=1,
-                           theta=0.04, sigma_v=0.3, rho=0, steps=4, greeks=True, paths=1024,
+                           theta=0.04, sigma_v=0.3, rho=0, steps=4, barrier=80.0,
+                           barrier_type="down-out", monitoring="continuous", paths=1024,
                            device="cpu")
 
 
