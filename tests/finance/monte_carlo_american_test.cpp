@@ -221,6 +221,15 @@ struct ExerciseBook {
   }
 };
 
+// A heston twin of a Black-Scholes row: v0 = theta = sigma^2, kappa 1.5, and `sigma_v`.
+McRow heston_put(const McRow& black_scholes, double sigma_v) {
+  McRow r = black_scholes;
+  r.model = AssetModel::heston;
+  r.v0 = r.theta = r.volatility * r.volatility;
+  r.kappa = 1.5, r.sigma_v = sigma_v, r.rho = sigma_v > 0 ? -0.6 : 0.0;
+  return r;
+}
+
 // The low bias of the fitted rule (pass 2 prices with a rule no better than the optimal one),
 // as a fraction of the price, that the tests allow below the tree on top of 4 standard errors.
 // Measured on the CPU for the puts below (seed 2008, 2^20 paths): tree - price at most 0.0107 =
@@ -303,10 +312,13 @@ TEST_P(MonteCarloAmericanTest, AmericanCallWithoutDividendsIsTheEuropean) {
   }
 }
 
-// One date is maturity: the engine's pass 2 draws the European engine's numbers, so the prices
-// agree to rounding (the two compute the payoff and the mean in different orders) at every size.
+// One date is maturity: the engine's pass 2 draws the European engine's numbers (a heston row's
+// too), so the prices agree to rounding (the two compute the payoff and the mean in different
+// orders) at every size.
 TEST_P(MonteCarloAmericanTest, OneDateIsTheEuropeanEngineOnTheSamePaths) {
   std::vector<McRow> rows = testing::random_european_rows(6, 11);
+  // Heston rows too: pass 2 draws a European heston row's two normals a date.
+  for (const McRow& r : longstaff_schwartz_puts()) rows.push_back(heston_put(r, 0.5));
   for (McRow& r : rows) r.steps = 1;
   const ExerciseBook american(rows,
                               std::vector<ExerciseStyle>(rows.size(), ExerciseStyle::bermudan));
@@ -427,14 +439,6 @@ TEST_P(MonteCarloAmericanTest, GreeksAgainstTheTree) {
 
 // ---- Heston rows ---------------------------------------------------------------------------
 
-McRow heston_put(const McRow& black_scholes, double sigma_v) {
-  McRow r = black_scholes;
-  r.model = AssetModel::heston;
-  r.v0 = r.theta = r.volatility * r.volatility;
-  r.kappa = 1.5, r.sigma_v = sigma_v, r.rho = sigma_v > 0 ? -0.6 : 0.0;
-  return r;
-}
-
 // Without volatility of variance and with v0 = theta the QE step is the Black-Scholes step of
 // volatility sqrt(v0) (on the heston layout's numbers), and the basis' u is constant (the rule
 // drops it): the Bermudan puts of the Black-Scholes test against the same tree and allowance.
@@ -482,28 +486,6 @@ TEST_P(MonteCarloAmericanTest, HestonPutsAreWorthTheirEuropeanAndCallsWithoutDiv
         << "call, european " << e.price[c];
     // The early exercise premium of the put at the money is visible: over 4 standard errors.
     EXPECT_GT(a.price[1] - e.price[1], 4 * a.std_error[1]) << "precision " << int(precision);
-  }
-}
-
-// One date: the heston Bermudan is the European heston row on the same numbers, to rounding.
-TEST_P(MonteCarloAmericanTest, OneHestonDateIsTheEuropeanEngineOnTheSamePaths) {
-  std::vector<McRow> rows;
-  for (const McRow& r : longstaff_schwartz_puts()) rows.push_back(heston_put(r, 0.5));
-  for (McRow& r : rows) r.steps = 1;
-  const ExerciseBook american(rows,
-                              std::vector<ExerciseStyle>(rows.size(), ExerciseStyle::bermudan));
-  const McBook european(rows);
-  for (Precision precision : {Precision::float64, Precision::float32}) {
-    const double tolerance = precision == Precision::float64 ? 1e-12 : 2e-5;
-    MonteCarloOptions options;
-    options.paths = 4099;
-    options.precision = precision;
-    const MonteCarloBookResult a = price_monte_carlo_book(context(), american.view(), options);
-    const MonteCarloBookResult e = price_monte_carlo_book(context(), european.view(), options);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      EXPECT_NEAR(a.price[i], e.price[i], tolerance * rows[i].strike) << "row " << i;
-      EXPECT_NEAR(a.std_error[i], e.std_error[i], tolerance * rows[i].strike) << "row " << i;
-    }
   }
 }
 

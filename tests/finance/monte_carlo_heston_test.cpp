@@ -106,15 +106,23 @@ TEST(HestonOracle, TendsToBlackScholesAsSigmaVGoesToZero) {
 // continuous model, the scheme a discretisation of it.
 constexpr double kQeBias64 = 0.08;
 
-TEST_P(MonteCarloHestonTest, EuropeanWithinFourStandardErrorsPlusTheBiasOfTheSemiAnalyticPrice) {
+// Lewis's ten options (calls and puts at each strike) on `steps` steps, their published prices
+// in `exact`.
+std::vector<McRow> lewis_rows(std::uint32_t steps, std::vector<double>& exact) {
   std::vector<McRow> rows;
-  std::vector<double> exact;
+  exact.clear();
   for (const Published& p : kLewis) {
     for (const bool put : {false, true}) {
-      rows.push_back(heston_row(lewis(p.strike, put), 64));
+      rows.push_back(heston_row(lewis(p.strike, put), steps));
       exact.push_back(put ? p.put : p.call);
     }
   }
+  return rows;
+}
+
+TEST_P(MonteCarloHestonTest, EuropeanWithinFourStandardErrorsPlusTheBiasOfTheSemiAnalyticPrice) {
+  std::vector<double> exact;
+  const std::vector<McRow> rows = lewis_rows(64, exact);
   for (Precision precision : {Precision::float64, Precision::float32}) {
     for (bool antithetic : {false, true}) {
       MonteCarloOptions options;
@@ -138,14 +146,8 @@ TEST_P(MonteCarloHestonTest, EuropeanWithinFourStandardErrorsPlusTheBiasOfTheSem
 // under either sampler), with a standard error below half of Philox's at the same paths; the
 // barrier and Asian payoffs too (knock-in + knock-out = vanilla on the same points).
 TEST_P(MonteCarloHestonTest, SobolRowsWithinTheBiasOfTheSemiAnalyticPriceBelowPhiloxsError) {
-  std::vector<McRow> rows;
   std::vector<double> exact;
-  for (const Published& p : kLewis) {
-    for (const bool put : {false, true}) {
-      rows.push_back(heston_row(lewis(p.strike, put), 64));
-      exact.push_back(put ? p.put : p.call);
-    }
-  }
+  const std::vector<McRow> rows = lewis_rows(64, exact);
   for (Precision precision : {Precision::float64, Precision::float32}) {
     for (bool antithetic : {false, true}) {
       MonteCarloOptions options;
