@@ -1,5 +1,5 @@
-// gpukit mc: price a CSV option book (European and barrier rows) by Monte Carlo, or run the
-// demo of the 2008 NVIDIA case study (slides 16-39).
+// gpukit mc: price a CSV option book (European, barrier, Asian, early-exercise, Heston rows) by
+// Monte Carlo, or run the demo of the 2008 NVIDIA case study (slides 16-39).
 
 #include <cstdint>
 #include <functional>
