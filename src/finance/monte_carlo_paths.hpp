@@ -264,6 +264,30 @@ GPUKIT_HD_INLINE Real vanilla_payoff(const PathConstants<Real>& c, Real terminal
   return max0(rounded::mul_add(c.payoff_sign, terminal, c.signed_strike));
 }
 
+/// A path's sample where PathParams::sample is not price (European and Asian payoffs, whose
+/// underlying U, the terminal price or the average, in units of the spot, moves with S0 as U =
+/// S0 X): the pathwise derivative of max(+-(U - K), 0), +-1{in the money} dU, with dU/dS0 = U / S0
+/// (delta; S_T is proportional to S0 under both models) or dU/dsigma = `underlying_vega` / sigma
+/// (vega: S_T (y_T - (r - q + sigma^2/2) T) for a terminal price; the caller forms it for an
+/// average). A path on the strike (payoff 0) contributes 0: a null set.
+template <class Real>
+GPUKIT_HD_INLINE Real pathwise_sample(const PathConstants<Real>& c, Real payoff, Real underlying,
+                                      Real underlying_vega) {
+  if (!(payoff > Real(0))) return Real(0);
+  if (c.sample == static_cast<std::uint8_t>(PathSample::delta)) {
+    return rounded::mul(c.payoff_sign, underlying);
+  }
+  return rounded::mul(c.payoff_sign, rounded::mul(underlying_vega, c.inv_vol));
+}
+
+/// underlying_vega of a terminal price or a geometric average U = exp(log_underlying): U
+/// (log_underlying - vega_offset).
+template <class Real>
+GPUKIT_HD_INLINE Real log_underlying_vega(const PathConstants<Real>& c, Real underlying,
+                                          Real log_underlying) {
+  return rounded::mul(underlying, rounded::sub(log_underlying, c.vega_offset));
+}
+
 /// An Asian path's payoff and control sample from its sums over the fixings (the log-price y at
 /// the last fixing, the sum of the y_i and, on arithmetic rows, of the S_{t_i} / S0): arithmetic
 /// rows pay on price_sum / steps with the geometric Asian's payoff as control, geometric rows on
@@ -289,9 +313,10 @@ struct HestonOutcome {
   Real payoff, terminal;
 };
 
-/// One heston path, step by step (heston_step): w = direction * ln(S / S0) as on barrier paths
-/// (direction 1 without a barrier), its running minimum for a discrete barrier, and the sums of an
-/// Asian row.
+/// One heston path, step by step (heston_step), for the Philox and the Sobol paths: w = direction
+/// * ln(S / S0) as on barrier paths (direction 1 without a barrier), its running minimum for a
+/// discrete barrier, and the sums of an Asian row; its outcome is the payoff, or a pathwise delta
+/// sample where PathParams::sample asks.
 template <bool kFast, class Real>
 struct HestonPath {
   Real variance, w, lowest, log_sum, price_sum;
@@ -321,6 +346,9 @@ struct HestonPath {
       underlying = path_exp<kFast>(rounded::mul(log_sum, c.inv_steps));
     }
     Real payoff = vanilla_payoff(c, underlying);
+    if (c.sample != static_cast<std::uint8_t>(PathSample::price)) {
+      payoff = pathwise_sample(c, payoff, underlying, Real(0));  // delta only (no vega here)
+    }
     if (c.has_barrier) {
       const bool survived = !c.knocked_at_start && lowest > c.barrier;
       payoff = survived != c.knock_in ? payoff : Real(0);
@@ -328,30 +356,6 @@ struct HestonPath {
     return {payoff, terminal};
   }
 };
-
-/// A path's sample where PathParams::sample is not price (European and Asian payoffs, whose
-/// underlying U, the terminal price or the average, in units of the spot, moves with S0 as U =
-/// S0 X): the pathwise derivative of max(+-(U - K), 0), +-1{in the money} dU, with dU/dS0 = U / S0
-/// (delta; S_T is proportional to S0 under both models) or dU/dsigma = `underlying_vega` / sigma
-/// (vega: S_T (y_T - (r - q + sigma^2/2) T) for a terminal price; the caller forms it for an
-/// average). A path on the strike (payoff 0) contributes 0: a null set.
-template <class Real>
-GPUKIT_HD_INLINE Real pathwise_sample(const PathConstants<Real>& c, Real payoff, Real underlying,
-                                      Real underlying_vega) {
-  if (!(payoff > Real(0))) return Real(0);
-  if (c.sample == static_cast<std::uint8_t>(PathSample::delta)) {
-    return rounded::mul(c.payoff_sign, underlying);
-  }
-  return rounded::mul(c.payoff_sign, rounded::mul(underlying_vega, c.inv_vol));
-}
-
-/// underlying_vega of a terminal price or a geometric average U = exp(log_underlying): U
-/// (log_underlying - vega_offset).
-template <class Real>
-GPUKIT_HD_INLINE Real log_underlying_vega(const PathConstants<Real>& c, Real underlying,
-                                          Real log_underlying) {
-  return rounded::mul(underlying, rounded::sub(log_underlying, c.vega_offset));
-}
 
 template <bool kFast, bool kAntithetic, PathKind kKind, class Real>
 GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSchedule& keys,
@@ -385,48 +389,22 @@ GPUKIT_HD_INLINE void simulate_quad(const PathConstants<Real>& c, const PhiloxSc
     // (monte_carlo.hpp); the mirror path flips both. w = direction * y as on barrier paths (an
     // Asian or European heston row has direction 1), the running minimum of w for a discrete
     // barrier, and the sums of an Asian row.
-    Real variance[kWays], w[kWays], lowest[kWays], log_sum[kWays], price_sum[kWays];
-    for (int j = 0; j < kWays; ++j) {
-      variance[j] = c.heston.v0, w[j] = 0, log_sum[j] = 0, price_sum[j] = 0;
-      lowest[j] = std::numeric_limits<Real>::infinity();
-    }
-    const bool arithmetic = c.average == static_cast<std::uint8_t>(AverageType::arithmetic);
+    HestonPath<kFast, Real> path[kWays];
+    for (int j = 0; j < kWays; ++j) path[j].start(c);
     for (std::uint32_t step = 0; step < c.steps; ++step) {
       Real z_v[4], z_s[4];
       quad_normals<kFast>(keys, c.option, c.stream_high, quad, 2 * step, z_v);
       quad_normals<kFast>(keys, c.option, c.stream_high, quad, 2 * step + 1, z_s);
       for (int j = 0; j < kWays; ++j) {
         const Real sign = j < 4 ? Real(1) : Real(-1);
-        Real increment = 0;
-        variance[j] = heston_step(c.heston, variance[j], rounded::mul(sign, z_v[j & 3]),
-                                  rounded::mul(sign, z_s[j & 3]), increment);
-        w[j] = rounded::add(w[j], rounded::mul(c.direction, increment));
-        lowest[j] = min_of(lowest[j], w[j]);
-        if (c.average != 0) {
-          log_sum[j] = rounded::add(log_sum[j], w[j]);
-          if (arithmetic) price_sum[j] = rounded::add(price_sum[j], path_exp<kFast>(w[j]));
-        }
+        path[j].step(c, rounded::mul(sign, z_v[j & 3]), rounded::mul(sign, z_s[j & 3]));
       }
     }
     for (int j = 0; j < kWays; ++j) {
-      const Real terminal = path_exp<kFast>(rounded::mul(c.direction, w[j]));
-      Real underlying = terminal;
-      if (arithmetic) {
-        underlying = rounded::mul(price_sum[j], c.inv_steps);
-      } else if (c.average != 0) {
-        underlying = path_exp<kFast>(rounded::mul(log_sum[j], c.inv_steps));
-      }
-      Real payoff = vanilla_payoff(c, underlying);
-      if (c.sample != static_cast<std::uint8_t>(PathSample::price)) {
-        payoff = pathwise_sample(c, payoff, underlying, Real(0));  // delta only (no vega here)
-      }
-      if (c.has_barrier) {
-        const bool survived = !c.knocked_at_start && lowest[j] > c.barrier;
-        payoff = survived != c.knock_in ? payoff : Real(0);
-      }
+      const HestonOutcome<Real> outcome = path[j].outcome(c);
       QuadOutcome<Real>& out = j < 4 ? plain : mirror;
-      out.payoff[j & 3] = payoff;
-      out.control[j & 3] = terminal;
+      out.payoff[j & 3] = outcome.payoff;
+      out.control[j & 3] = outcome.terminal;
     }
     return;
   } else if constexpr (kKind == PathKind::asian_arithmetic || kKind == PathKind::asian_geometric) {
