@@ -535,8 +535,8 @@ def monte_carlo(
       ``steps`` fixings t_i = i T / steps (no barrier, european exercise);
     - ``exercise``: "european", "bermudan" or "american": early exercise at the ``steps`` dates
       t_i = i T / steps ("american" is the Bermudan approximation on them), priced by
-      Longstaff-Schwartz (host arrays on one device; not with antithetic, control_variate or
-      sampler="sobol");
+      Longstaff-Schwartz (host arrays on one device; not with control_variate or
+      sampler="sobol"; with antithetic the pricing pass prices pairs);
     - ``model``: "black-scholes" or "heston", whose rows take ``v0`` (>= 0, the initial variance),
       ``kappa`` (> 0), ``theta`` (>= 0, the long-run variance), ``sigma_v`` (>= 0, the volatility
       of variance) and ``rho`` (in [-1, 1]), all five required where a row is heston, and ignore

@@ -58,6 +58,14 @@ double variance_ratio(double reference, double reduced) {
 
 }  // namespace
 
+double antithetic_variance_reduction(const Moments<double>& m) {
+  // The 2n single payoffs a = m + d, b = m - d have pooled variance Var(m) + E[d^2]; the plain
+  // estimator of 2n paths has variance Var(a) / 2n, the antithetic one Var(m) / n.
+  const double n = m.count;
+  const double single = (m.m2_x + m.m2_d) / n + m.mean_d * m.mean_d;
+  return variance_ratio(single, 2.0 * m.m2_x / n);
+}
+
 // An exercise style the enumeration does not name (a cast, not the CSV reader) is refused; the
 // early-exercise rows themselves are routed to the Longstaff-Schwartz engine before this is read.
 void check_exercise_style(const MonteCarloBookView& book, std::int64_t i) {
@@ -238,12 +246,7 @@ Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithe
   double mean = m.mean_x;
   double variance = n > 1 ? m.m2_x / (n - 1) : 0.0;
   Estimate e;
-  if (antithetic) {
-    // The 2n single payoffs a = m + d, b = m - d have pooled variance Var(m) + E[d^2]; the plain
-    // estimator of 2n paths has variance Var(a) / 2n, the antithetic one Var(m) / n.
-    const double single = (m.m2_x + m.m2_d) / n + m.mean_d * m.mean_d;
-    e.vrf_antithetic = variance_ratio(single, 2.0 * m.m2_x / n);
-  }
+  if (antithetic) e.vrf_antithetic = antithetic_variance_reduction(m);
   if (control) {
     // The control's mean: E[S_T / S0], or on an arithmetic Asian row the geometric Asian's.
     const double expected =

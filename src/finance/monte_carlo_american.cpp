@@ -107,6 +107,7 @@ AmericanPlan<Real> plan_of(const OptionInputs& in, std::uint64_t key,
   p.dates = in.steps;
   p.option = static_cast<std::uint32_t>(key);
   p.stream_high = static_cast<std::uint32_t>(key >> 32);
+  p.antithetic = options.antithetic ? 1 : 0;
   if (in.model == AssetModel::heston) {
     p.heston = 1;
     p.heston_step = heston_step_params<Real>(in);
@@ -143,7 +144,7 @@ AmericanRowResult american_row(const Context& context, const MonteCarloBookView&
   AmericanRowResult r;
   std::vector<double> prices;
   for (std::size_t k = 0; k < moments.size(); ++k) {
-    const Estimate e = american_estimate(s.rows[k][0], moments[k]);
+    const Estimate e = american_estimate(s.rows[k][0], moments[k], options.antithetic);
     if (prices.empty()) r.estimate = e;
     prices.push_back(e.price);
   }
@@ -162,10 +163,11 @@ bool is_early_exercise(const MonteCarloBookView& book, std::int64_t i) {
   return book.exercise != nullptr && book.exercise[i] != ExerciseStyle::european;
 }
 
-Estimate american_estimate(const OptionInputs& in, const Moments<double>& m) {
+Estimate american_estimate(const OptionInputs& in, const Moments<double>& m, bool antithetic) {
   Estimate e;
   e.price = in.strike * m.mean_x;
   e.std_error = m.count > 1 ? in.strike * std::sqrt(m.m2_x / (m.count - 1) / m.count) : 0.0;
+  if (antithetic) e.vrf_antithetic = antithetic_variance_reduction(m);
   return e;
 }
 
@@ -219,9 +221,8 @@ AmericanPlan<Real> american_plan(const MonteCarloBookView& book, std::int64_t i,
   if (options.sampler != MonteCarloSampler::philox) {
     refuse_row(i, "early exercise is priced on Philox numbers only (sampler philox)");
   }
-  if (options.antithetic || options.control_variate) {
-    refuse_row(i,
-               "antithetic variates and the control variate are not available with early exercise");
+  if (options.control_variate) {
+    refuse_row(i, "the control variate is not available with early exercise");
   }
   const OptionInputs in = option_inputs<Real>(book, i);
   if (!(in.strike > 0) || !std::isfinite(in.strike) || !(in.spot > 0) || !std::isfinite(in.spot)) {
@@ -303,6 +304,8 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
   }
 
   if (options.greeks) r.delta.resize(n), r.gamma.resize(n), r.vega.resize(n);
+  const bool antithetic_factors = options.variance_reduction_factors && options.antithetic;
+  if (antithetic_factors) r.vrf_antithetic.resize(n);
   // Progress within a row too: each pass and date of its engine reports its path-dates.
   WorkDone row_work;
   if (options.progress) {
@@ -322,6 +325,7 @@ MonteCarloBookResult price_book_with_early_exercise(const Context& context,
     r.ci_low[k] = e.price - 1.96 * e.std_error;
     r.ci_high[k] = e.price + 1.96 * e.std_error;
     if (options.greeks) r.delta[k] = row.delta, r.gamma[k] = row.gamma, r.vega[k] = row.vega;
+    if (antithetic_factors) r.vrf_antithetic[k] = e.vrf_antithetic;
   }
   report(total_work);
   return r;

@@ -48,8 +48,9 @@ std::vector<Moments<double>> american_scenario_moments(const Context& context,
                                                        const WorkDone& work_done = {});
 
 /// A row's estimate from pass 2's moments: price = strike * mean, std_error = strike * the
-/// sample standard deviation / sqrt(paths).
-Estimate american_estimate(const OptionInputs& in, const Moments<double>& moments);
+/// samples' standard deviation / sqrt(samples) (samples: paths, or antithetic pairs), and with
+/// `antithetic` the pairs' variance reduction factor.
+Estimate american_estimate(const OptionInputs& in, const Moments<double>& moments, bool antithetic);
 
 /// Reads and validates early-exercise row `i` of `book` (InvalidInput naming the row: a barrier,
 /// Asian or Heston row, a strike or spot not > 0, steps outside [1, kAmericanMaxDates], or

@@ -48,6 +48,7 @@ struct AmericanParams {
   std::uint32_t dates = 1;
   std::uint32_t option = 0;       // the stream key's bits 0-31
   std::uint32_t stream_high = 0;  // its bits 32-63
+  std::uint32_t antithetic = 0;   // pass 2 prices pairs of paths driven by Z and -Z
   // Heston rows (heston != 0): the QE step's constants (monte_carlo_paths.hpp heston_step) and
   // 1 / max(v0, theta) of the basis' u (0 when both are 0: u is then constant and dropped).
   std::uint32_t heston = 0;
@@ -113,15 +114,22 @@ struct AmericanQuad {
 /// The four paths of quad `quad` advanced by date `date`, on the numbers of step word
 /// `word_offset` + date (Black-Scholes: y += drift + vol z) or, on heston rows, of step words
 /// `word_offset` + 2 date (the variance's) and + 1 (the spot's) through the QE step, the layout of
-/// a European heston row; then s = s_0 exp(y).
+/// a European heston row; then s = s_0 exp(y). `mirror`: the antithetic paths, every normal
+/// negated (exactly).
 template <bool kFast, class Real>
 GPUKIT_HD_INLINE void advance_quad(const AmericanParams<Real>& p, const PhiloxSchedule& keys,
                                    std::uint32_t quad, std::uint32_t word_offset,
-                                   std::uint32_t date, AmericanQuad<Real>& q) {
+                                   std::uint32_t date, AmericanQuad<Real>& q, bool mirror = false) {
+  const auto flip = [mirror](Real z[4]) {
+    if (mirror) {
+      for (int j = 0; j < 4; ++j) z[j] = -z[j];
+    }
+  };
   if (p.heston) {
     Real z_v[4], z_s[4];
     quad_normals<kFast>(keys, p.option, p.stream_high, quad, word_offset + 2 * date, z_v);
     quad_normals<kFast>(keys, p.option, p.stream_high, quad, word_offset + 2 * date + 1, z_s);
+    flip(z_v), flip(z_s);
     for (int j = 0; j < 4; ++j) {
       Real increment = 0;
       q.variance[j] = heston_step(p.heston_step, q.variance[j], z_v[j], z_s[j], increment);
@@ -132,23 +140,25 @@ GPUKIT_HD_INLINE void advance_quad(const AmericanParams<Real>& p, const PhiloxSc
   }
   Real z[4];
   quad_normals<kFast>(keys, p.option, p.stream_high, quad, word_offset + date, z);
+  flip(z);
   for (int j = 0; j < 4; ++j) {
     q.y[j] = rounded::add(q.y[j], rounded::mul_add(p.vol_sqrt_dt, z[j], p.drift_dt));
     q.s[j] = rounded::mul(p.spot_over_strike, path_exp<kFast>(q.y[j]));
   }
 }
 
-/// Pass 2: the discounted payoff (in units of K) of each path of quad `quad` under `rules`
-/// (p.dates of them), on pass 2's numbers (the European layout: step word = date index, or 2 date
-/// and 2 date + 1 on heston rows).
+/// Pass 2: the discounted payoff (in units of K) of each path of quad `quad` (`mirror`: of its
+/// antithetic twin) under `rules` (p.dates of them), on pass 2's numbers (the European layout:
+/// step word = date index, or 2 date and 2 date + 1 on heston rows).
 template <bool kFast, class Real>
 GPUKIT_HD_INLINE void price_quad(const AmericanParams<Real>& p, const PhiloxSchedule& keys,
-                                 const DateRule<Real>* rules, std::uint32_t quad, Real value[4]) {
+                                 const DateRule<Real>* rules, std::uint32_t quad, Real value[4],
+                                 bool mirror = false) {
   AmericanQuad<Real> q(p);
   bool alive[4] = {true, true, true, true};
   for (int j = 0; j < 4; ++j) value[j] = 0;
   for (std::uint32_t date = 0; date < p.dates; ++date) {
-    advance_quad<kFast>(p, keys, quad, 0, date, q);
+    advance_quad<kFast>(p, keys, quad, 0, date, q, mirror);
     const DateRule<Real> rule = rules[date];
     bool any_alive = false;
     for (int j = 0; j < 4; ++j) {
@@ -160,6 +170,39 @@ GPUKIT_HD_INLINE void price_quad(const AmericanParams<Real>& p, const PhiloxSche
       any_alive = any_alive || alive[j];
     }
     if (!any_alive) break;  // the numbers do not depend on the history: stopping changes none
+  }
+}
+
+/// How pass 2's tile moments merge: with the half differences' moments, which stay 0 (and leave
+/// the samples' bits as a plain merge has them) without antithetic variates.
+using AmericanMode = Mode<true, false>;
+
+/// Pass 2's samples of a row priced with `paths` paths: the paths, or with antithetic variates
+/// the pairs.
+template <class Real>
+GPUKIT_HD_INLINE std::int64_t pricing_samples(const AmericanParams<Real>& p, std::int64_t paths) {
+  return p.antithetic ? paths / 2 : paths;
+}
+
+/// Pass 2's samples of quad `quad` (4 of them, in double): each path's discounted payoff, or with
+/// antithetic variates each pair's mean 0.5 (a + b) and half difference 0.5 (a - b) (`half_
+/// difference`, the antithetic statistics' d).
+template <bool kFast, class Real>
+GPUKIT_HD_INLINE void quad_samples(const AmericanParams<Real>& p, const PhiloxSchedule& keys,
+                                   const DateRule<Real>* rules, std::uint32_t quad,
+                                   double sample[4], double half_difference[4]) {
+  Real a[4];
+  price_quad<kFast>(p, keys, rules, quad, a);
+  if (!p.antithetic) {
+    for (int j = 0; j < 4; ++j) sample[j] = static_cast<double>(a[j]), half_difference[j] = 0;
+    return;
+  }
+  Real b[4];
+  price_quad<kFast>(p, keys, rules, quad, b, true);
+  for (int j = 0; j < 4; ++j) {
+    const double x = static_cast<double>(a[j]), y = static_cast<double>(b[j]);
+    sample[j] = rounded::mul(0.5, rounded::add(x, y));
+    half_difference[j] = rounded::mul(0.5, rounded::sub(x, y));
   }
 }
 

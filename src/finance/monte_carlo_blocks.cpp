@@ -226,8 +226,8 @@ std::vector<MonteCarloBlockMoments> blocks_in(const Context& context,
     const std::int64_t i = b / per_row;
     if (mc::is_early_exercise(part, i)) {
       if (b % per_row == 0) {
-        work_total += double(kinds) * mc::american_work(options.paths,
-                                                        inputs[static_cast<std::size_t>(i)].steps);
+        work_total += double(kinds) *
+                      mc::american_work(options.paths, inputs[static_cast<std::size_t>(i)].steps);
       }
       continue;
     }
@@ -409,7 +409,7 @@ MonteCarloBookResult result_in(const MonteCarloBookView& book, const MonteCarloO
       for (std::int64_t i = 0; i < book.count; ++i) {
         const auto k = static_cast<std::size_t>(i);
         e[k] = mc::is_early_exercise(book, i)
-                   ? mc::american_estimate(in[k], block(s, i, 0))
+                   ? mc::american_estimate(in[k], block(s, i, 0), options.antithetic)
                    : mc::estimate(rows[static_cast<std::size_t>(s)][k], in[k], options.antithetic,
                                   options.control_variate);
       }
@@ -496,8 +496,8 @@ MonteCarloBlocks monte_carlo_blocks(const MonteCarloBookView& book,
       double work = 0;
       if (early) {
         // The whole Longstaff-Schwartz pricing in the first block (both passes, every book).
-        work = k == 0 ? double(full) * mc::american_work(options.paths,
-                                                         std::min(steps, kAmericanMaxDates))
+        work = k == 0 ? double(full) *
+                            mc::american_work(options.paths, std::min(steps, kAmericanMaxDates))
                       : 0;
       } else {
         const std::int64_t in_block =

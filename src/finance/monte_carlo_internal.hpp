@@ -129,6 +129,10 @@ struct Estimate {
 /// the mean of an arithmetic Asian row's control variate.
 double geometric_asian_expected_payoff(const OptionInputs& in);
 
+/// The variance reduction factor of antithetic variates from the moments of n pairs' means (x)
+/// and half differences (d): the variance of the plain estimator of 2n paths over the pairs'.
+double antithetic_variance_reduction(const Moments<double>& m);
+
 /// Price and standard error from an option's moments (x in units of the spot, undiscounted).
 Estimate estimate(const Moments<double>& m, const OptionInputs& in, bool antithetic, bool control);
 

@@ -242,16 +242,25 @@ class MonteCarloAmericanTest : public gpukit::testing::EveryBackendTest {
  protected:
   // Bermudan `rows`, priced in double and float, within 4 standard errors above the tree price
   // of their Black-Scholes twin (`trees`) and 4 standard errors plus the rule's bias below it.
+  // With `antithetic`, pairs of paths (an even count) whose variance reduction is reported.
   void expect_bermudans_at_the_tree(const std::vector<McRow>& rows,
-                                    const std::vector<double>& trees) {
+                                    const std::vector<double>& trees, bool antithetic = false) {
     const ExerciseBook book(rows, std::vector<ExerciseStyle>(rows.size(), ExerciseStyle::bermudan));
     for (Precision precision : {Precision::float64, Precision::float32}) {
       MonteCarloOptions options;
       // Not a multiple of the quad or the tile; a GPU affords the 2^20 (4 times smaller
       // standard errors).
-      options.paths = (GetParam() == Backend::cuda ? (1 << 20) : (1 << 16)) + 3;
+      options.paths = (GetParam() == Backend::cuda ? (1 << 20) : (1 << 16)) + (antithetic ? 6 : 3);
       options.precision = precision;
+      options.antithetic = antithetic;
+      options.variance_reduction_factors = antithetic;
       const MonteCarloBookResult r = price_monte_carlo_book(context(), book.view(), options);
+      if (antithetic) {
+        ASSERT_EQ(r.vrf_antithetic.size(), rows.size());
+        // A put's payoff falls as Z rises, under any exercise rule's paths too: the pairs'
+        // payoffs are negatively correlated, so the pairs' variance is below half the paths'.
+        for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_GT(r.vrf_antithetic[i], 1) << i;
+      }
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const double tree = trees[i];
         const std::string what = "row " + std::to_string(i) + " spot " +
@@ -276,6 +285,17 @@ TEST_P(MonteCarloAmericanTest, BermudanPutsWithinFourStandardErrorsAndTheRuleBia
   std::vector<double> trees;
   for (const McRow& row : rows) trees.push_back(static_cast<double>(bermudan_tree(row)));
   expect_bermudans_at_the_tree(rows, trees);
+}
+
+// Antithetic pairs in pass 2: the same tree and allowance, at a reported variance reduction; a
+// heston row without volatility of variance flips both its normals.
+TEST_P(MonteCarloAmericanTest, AntitheticBermudanPutsAtTheTreeWithLessVariance) {
+  std::vector<McRow> rows = longstaff_schwartz_puts();
+  rows.resize(3);
+  rows.push_back(heston_put(rows[1], 0.0));
+  std::vector<double> trees;
+  for (const McRow& row : rows) trees.push_back(static_cast<double>(bermudan_tree(row)));
+  expect_bermudans_at_the_tree(rows, trees, true);
 }
 
 TEST_P(MonteCarloAmericanTest, AmericanAndBermudanAreTheSamePrice) {
@@ -326,17 +346,30 @@ TEST_P(MonteCarloAmericanTest, OneDateIsTheEuropeanEngineOnTheSamePaths) {
   for (Precision precision : {Precision::float64, Precision::float32}) {
     // Float: both sum 2^12 payoffs of relative rounding 2^-24 in different trees.
     const double tolerance = precision == Precision::float64 ? 1e-12 : 2e-5;
-    for (std::int64_t paths : {2, 3, 1023, 1025, 4099}) {
-      MonteCarloOptions options;
-      options.paths = paths;
-      options.precision = precision;
-      const MonteCarloBookResult a = price_monte_carlo_book(context(), american.view(), options);
-      const MonteCarloBookResult e = price_monte_carlo_book(context(), european.view(), options);
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        const double scale = std::max(e.price[i], 1e-3 * rows[i].strike);
-        EXPECT_NEAR(a.price[i], e.price[i], tolerance * scale) << "row " << i << " paths " << paths;
-        EXPECT_NEAR(a.std_error[i], e.std_error[i], tolerance * scale + 1e-12)
-            << "row " << i << " paths " << paths;
+    // With antithetic variates a sample is the pair of Z and -Z in both engines (even paths).
+    for (const bool antithetic : {false, true}) {
+      for (std::int64_t paths : {2, 3, 1023, 1025, 2050, 4099}) {
+        if (antithetic && paths % 2 != 0) ++paths;
+        MonteCarloOptions options;
+        options.paths = paths;
+        options.precision = precision;
+        options.antithetic = antithetic;
+        options.variance_reduction_factors = antithetic;
+        const MonteCarloBookResult a = price_monte_carlo_book(context(), american.view(), options);
+        const MonteCarloBookResult e = price_monte_carlo_book(context(), european.view(), options);
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          const std::string what = "row " + std::to_string(i) + " paths " + std::to_string(paths) +
+                                   (antithetic ? " antithetic" : "");
+          const double scale = std::max(e.price[i], 1e-3 * rows[i].strike);
+          EXPECT_NEAR(a.price[i], e.price[i], tolerance * scale) << what;
+          EXPECT_NEAR(a.std_error[i], e.std_error[i], tolerance * scale + 1e-12) << what;
+          EXPECT_EQ(a.paths[i], e.paths[i]) << what;
+          // The factor from the same pairs' moments, to the prices' rounding allowance.
+          if (antithetic && paths > 2 && e.vrf_antithetic[i] > 0) {
+            EXPECT_NEAR(a.vrf_antithetic[i], e.vrf_antithetic[i], tolerance * e.vrf_antithetic[i])
+                << what;
+          }
+        }
       }
     }
   }
@@ -349,13 +382,19 @@ TEST_P(MonteCarloAmericanTest, BitsDoNotDependOnTheThreadCount) {
   rows[2].put = false, rows[2].dividend = 0.08, rows[2].steps = 20;
   const ExerciseBook book(rows, std::vector<ExerciseStyle>(rows.size(), ExerciseStyle::american));
   for (Precision precision : {Precision::float64, Precision::float32}) {
-    MonteCarloOptions options;
-    options.paths = 5 * 1024 + 7;  // several tiles, the last one ragged
-    options.precision = precision;
-    const MonteCarloBookResult one = price_monte_carlo_book(context(1), book.view(), options);
-    for (int threads : {2, 3}) {
-      testing::expect_same_result(price_monte_carlo_book(context(threads), book.view(), options),
-                                  one, "threads " + std::to_string(threads));
+    for (const bool antithetic : {false, true}) {
+      MonteCarloOptions options;
+      // Several tiles, the last one ragged (of pairs too).
+      options.paths = antithetic ? 2 * (5 * 1024 + 7) : 5 * 1024 + 7;
+      options.precision = precision;
+      options.antithetic = antithetic;
+      options.variance_reduction_factors = antithetic;
+      const MonteCarloBookResult one = price_monte_carlo_book(context(1), book.view(), options);
+      for (int threads : {2, 3}) {
+        testing::expect_same_result(
+            price_monte_carlo_book(context(threads), book.view(), options), one,
+            "threads " + std::to_string(threads) + (antithetic ? " antithetic" : ""));
+      }
     }
   }
 }
@@ -614,9 +653,6 @@ TEST_P(MonteCarloAmericanTest, RowsTheEngineRefusesAreRowErrors) {
       ExerciseBook({put, many_dates}, {ExerciseStyle::european, ExerciseStyle::american}), options,
       "steps");
   const ExerciseBook plain({put, put}, {ExerciseStyle::european, ExerciseStyle::american});
-  MonteCarloOptions antithetic = options;
-  antithetic.antithetic = true;
-  expect_row_error(plain, antithetic, "antithetic");
   MonteCarloOptions control = options;
   control.control_variate = true;
   expect_row_error(plain, control, "control variate");

@@ -172,7 +172,10 @@ TEST_P(MonteCarloBlocksTest, EarlyExerciseRowsTravelWholeInTheirFirstBlock) {
   for (const Precision precision : {Precision::float64, Precision::float32}) {
     options.precision = precision;
     options.greeks = precision == Precision::float64;
-    ASSERT_EQ(mc::blocks_per_row(options, 1), 3);  // blocks of one tile: 3 a European row
+    // Antithetic pairs (and their variance reduction) travel in the early-exercise rows' blocks.
+    options.antithetic = precision == Precision::float32;
+    options.variance_reduction_factors = options.antithetic;
+    ASSERT_EQ(mc::blocks_per_row(options, 1), options.antithetic ? 2 : 3);  // blocks of one tile
     expect_blocks_match_whole(rows, options, 1, "early exercise");
   }
   // The public blocks: one a row at these paths; an early-exercise row weighs both its passes.

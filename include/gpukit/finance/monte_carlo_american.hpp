@@ -37,6 +37,12 @@
 //   discounted payoffs is the price (a low-biased estimator: the fitted rule is one rule, no
 //   better than the optimal one, and it is applied to paths it was not fitted on), and
 //   std_error is this pass's (sample standard deviation / sqrt(paths)).
+// - Antithetic variates (options.antithetic) act on pass 2: it prices paths / 2 pairs, pair 4q +
+//   j driven by the normals of path 4q + j of a plain row and its mirror by the same normals
+//   negated (both normals of a date on heston rows), each path exercised by the rule on its own;
+//   a sample is the pair's mean 0.5 (a + b) in double, std_error the samples' standard deviation
+//   / sqrt(pairs), and the variance reduction factor Monte Carlo's (monte_carlo.hpp) from the
+//   pairs' means and half differences. Pass 1 is unchanged (the rule is fitted on plain paths).
 //
 // Random numbers: pass 2 draws exactly the normals a European row of the same stream key draws
 // (monte_carlo.hpp's layout: Philox counter (quad, key high, step word, key low)); pass 1 draws
@@ -46,8 +52,9 @@
 // date as a European heston row does (step words 2i for the variance, 2i + 1 for the spot, plus
 // the offset in pass 1).
 //
-// Determinism: paths are cut in tiles of kAmericanTilePaths; each tile's sums (regression sums,
-// and pass 2's mean and then its centred sum of squares) are formed by one fixed tree (a warp's
+// Determinism: paths (pass 2's samples: pairs with antithetic variates) are cut in tiles of
+// kAmericanTilePaths; each tile's sums (regression sums, and pass 2's mean and then its centred
+// sum of squares) are formed by one fixed tree (a warp's
 // shuffle-down tree over 32 quads, then over the 8 warps); the regression sums of the tiles are
 // folded in a fixed order (slot k of 256 adds tiles k, k + 256, ... in order, then the slots by
 // the tile tree), and pass 2's tile moments merge by Monte Carlo's fixed stride-doubling tree.
@@ -69,8 +76,7 @@
 // rule on the same pass 1 numbers and prices on the same pass 2 numbers (five pricings).
 //
 // Not available on early-exercise rows (InvalidInput naming the row): barrier and Asian rows
-// (early exercise of a barrier or an average is a row error), antithetic variates and the control
-// variate.
+// (early exercise of a barrier or an average is a row error) and the control variate.
 //
 // Tested in tests/finance/monte_carlo_american_test.cpp against a binomial tree (Cox, Ross and
 // Rubinstein, 10,000+ steps, long double, exercise only at the tree nodes on the row's dates),

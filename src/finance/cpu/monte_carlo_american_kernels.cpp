@@ -26,45 +26,59 @@ constexpr double kNsPerPathDate = 44;
 // row reports its progress (4096 tiles of 1024 paths on 50 dates: about a second on 2 cores).
 constexpr std::int64_t kPricingChunkTiles = 4096;
 
-using PlainMode = Mode<false, false>;
-
 int team_for(std::int64_t path_dates, std::int64_t pieces, int threads) {
   return cpu_threads_for({path_dates, kNsPerPathDate, pieces}, threads);
 }
 
-// Pass 2's moments of tile `tile` (count, mean, centred sum of squares): the mean from the tile
-// tree's sum, then the squares about it through the same tree.
-template <class Real>
-Moments<double> pricing_tile(const AmericanPlan<Real>& plan, const PhiloxSchedule& keys,
-                             std::int64_t tile) {
-  double value[kAmericanTileQuads][4];
-  bool valid[kAmericanTileQuads][4];
+// The mean of a tile's `count` valid values from the tile tree's sum, then their squares about
+// it through the same tree.
+void tile_mean_and_squares(const double (&values)[kAmericanTileQuads][4],
+                           const bool (&valid)[kAmericanTileQuads][4], double count, double& mean,
+                           double& m2) {
   double leaves[kAmericanTileQuads];
   for (int i = 0; i < kAmericanTileQuads; ++i) {
-    const std::int64_t quad = tile * kAmericanTileQuads + i;
-    Real v[4] = {0, 0, 0, 0};
-    if (4 * quad < plan.paths) {
-      price_quad<false>(plan.params, keys, plan.rules.data(), static_cast<std::uint32_t>(quad), v);
-    }
-    for (int j = 0; j < 4; ++j) {
-      valid[i][j] = 4 * quad + j < plan.paths;
-      value[i][j] = valid[i][j] ? static_cast<double>(v[j]) : 0.0;
-    }
-    leaves[i] = quad_leaf(value[i][0], value[i][1], value[i][2], value[i][3]);
+    const double* v = values[i];
+    leaves[i] = quad_leaf(v[0], v[1], v[2], v[3]);
   }
-  Moments<double> m;
-  m.count =
-      static_cast<double>(std::min(kAmericanTilePaths, plan.paths - tile * kAmericanTilePaths));
-  m.mean_x = tile_tree(leaves) / m.count;
+  mean = tile_tree(leaves) / count;
   for (int i = 0; i < kAmericanTileQuads; ++i) {
     double square[4];
     for (int j = 0; j < 4; ++j) {
-      const double d = rounded::sub(value[i][j], m.mean_x);
+      const double d = rounded::sub(values[i][j], mean);
       square[j] = valid[i][j] ? rounded::mul(d, d) : 0.0;
     }
     leaves[i] = quad_leaf(square[0], square[1], square[2], square[3]);
   }
-  m.m2_x = tile_tree(leaves);
+  m2 = tile_tree(leaves);
+}
+
+// Pass 2's moments of tile `tile` of samples (count, mean, centred sum of squares; with
+// antithetic variates also the half differences').
+template <class Real>
+Moments<double> pricing_tile(const AmericanPlan<Real>& plan, const PhiloxSchedule& keys,
+                             std::int64_t tile) {
+  const std::int64_t samples = pricing_samples(plan.params, plan.paths);
+  double value[kAmericanTileQuads][4], half_difference[kAmericanTileQuads][4];
+  bool valid[kAmericanTileQuads][4];
+  for (int i = 0; i < kAmericanTileQuads; ++i) {
+    const std::int64_t quad = tile * kAmericanTileQuads + i;
+    double x[4] = {0, 0, 0, 0}, d[4] = {0, 0, 0, 0};
+    if (4 * quad < samples) {
+      quad_samples<false>(plan.params, keys, plan.rules.data(), static_cast<std::uint32_t>(quad), x,
+                          d);
+    }
+    for (int j = 0; j < 4; ++j) {
+      valid[i][j] = 4 * quad + j < samples;
+      value[i][j] = valid[i][j] ? x[j] : 0.0;
+      half_difference[i][j] = valid[i][j] ? d[j] : 0.0;
+    }
+  }
+  Moments<double> m;
+  m.count = static_cast<double>(std::min(kAmericanTilePaths, samples - tile * kAmericanTilePaths));
+  tile_mean_and_squares(value, valid, m.count, m.mean_x, m.m2_x);
+  if (plan.params.antithetic) {
+    tile_mean_and_squares(half_difference, valid, m.count, m.mean_d, m.m2_d);
+  }
   return m;
 }
 
@@ -89,7 +103,7 @@ Moments<double> merge_chunk_roots_as_the_device(const std::vector<Moments<double
   if (roots.size() == 1) return roots[0];
   int level = 0;
   while ((std::int64_t{1} << level) < chunk_tiles) ++level;
-  TileTree<PlainMode, FusedMulAdd> tree;
+  TileTree<AmericanMode, FusedMulAdd> tree;
   for (const Moments<double>& root : roots) tree.push(root, level);
   return tree.finish();
 }
@@ -183,8 +197,9 @@ Moments<double> american_moments_cpu(AmericanPlan<Real>& plan, int threads,
   }
 
   // Pass 2: new paths under the fitted rule, tile moments merged in order by the fixed tree.
-  const std::int64_t tiles = (plan.paths + kAmericanTilePaths - 1) / kAmericanTilePaths;
-  TileTree<PlainMode> tree;
+  const std::int64_t samples = pricing_samples(p, plan.paths);
+  const std::int64_t tiles = (samples + kAmericanTilePaths - 1) / kAmericanTilePaths;
+  TileTree<AmericanMode> tree;
   std::vector<Moments<double>> chunk(static_cast<std::size_t>(std::min(tiles, kPricingChunkTiles)));
   for (std::int64_t first = 0; first < tiles; first += kPricingChunkTiles) {
     const std::int64_t count = std::min(kPricingChunkTiles, tiles - first);
@@ -195,9 +210,9 @@ Moments<double> american_moments_cpu(AmericanPlan<Real>& plan, int threads,
     }
     for (std::int64_t j = 0; j < count; ++j) tree.push(chunk[static_cast<std::size_t>(j)]);
     if (work_done) {
-      const std::int64_t paths =
-          std::min(plan.paths, (first + count) * kAmericanTilePaths) - first * kAmericanTilePaths;
-      work_done(double(paths) * double(dates));
+      const std::int64_t done =
+          std::min(samples, (first + count) * kAmericanTilePaths) - first * kAmericanTilePaths;
+      work_done(double(done) * (p.antithetic ? 2.0 : 1.0) * double(dates));  // paths
     }
   }
   return tree.finish();

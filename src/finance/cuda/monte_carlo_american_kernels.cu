@@ -48,8 +48,6 @@ constexpr int kThreads = kAmericanTileQuads;  // a block is a tile: a thread per
 // them in aligned chunks, each a complete subtree of the fixed tree.
 constexpr std::int64_t kPricingChunkTiles = std::int64_t{1} << 16;
 
-using PlainMode = Mode<false, false>;
-
 // The tile tree of the contract on a block of 256 threads: within each warp the shuffle-down
 // tree, then the 8 warps' values by the same tree in warp 0. Thread 0 returns the root; every
 // thread must call it (it synchronises the block). `scratch` holds 8 doubles.
@@ -160,41 +158,53 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The mean of a tile's `count` values (invalid ones 0) by the tile tree, then their centred
+// squares by the same tree; thread 0 gets both. Every thread must call it.
+__device__ __forceinline__ void block_mean_and_squares(const double (&value)[4], std::int64_t quad,
+                                                       std::int64_t samples, double count,
+                                                       double* scratch, double* shared_mean,
+                                                       double& mean, double& m2) {
+  const double sum = block_tile_tree(quad_leaf(value[0], value[1], value[2], value[3]), scratch);
+  if (threadIdx.x == 0) *shared_mean = __ddiv_rn(sum, count);
+  __syncthreads();
+  mean = *shared_mean;
+  double square[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const double d = __dsub_rn(value[j], mean);
+    square[j] = 4 * quad + j < samples ? __dmul_rn(d, d) : 0.0;
+  }
+  m2 = block_tile_tree(quad_leaf(square[0], square[1], square[2], square[3]), scratch);
+  __syncthreads();  // shared_mean is free again
+}
+
 template <class Real>
 __global__ void __launch_bounds__(kThreads)
     pricing_tiles_kernel(const AmericanParams<Real> p, const PhiloxSchedule keys,
-                         const DateRule<Real>* __restrict__ rules, std::int64_t paths,
+                         const DateRule<Real>* __restrict__ rules, std::int64_t samples,
                          std::int64_t first_tile, Moments<double>* __restrict__ tile_moments) {
   constexpr bool kFast = std::is_same_v<Real, float>;
   __shared__ double scratch[kAmericanTileWarps];
   __shared__ double tile_mean;
   const std::int64_t tile = first_tile + blockIdx.x;
   const std::int64_t quad = tile * kThreads + threadIdx.x;
-  Real v[4] = {0, 0, 0, 0};
-  if (4 * quad < paths) price_quad<kFast>(p, keys, rules, static_cast<std::uint32_t>(quad), v);
-  double value[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) value[j] = 4 * quad + j < paths ? static_cast<double>(v[j]) : 0.0;
-  const std::int64_t left = paths - tile * kAmericanTilePaths;
-  const double count = static_cast<double>(left < kAmericanTilePaths ? left : kAmericanTilePaths);
-  const double sum = block_tile_tree(quad_leaf(value[0], value[1], value[2], value[3]), scratch);
-  if (threadIdx.x == 0) tile_mean = __ddiv_rn(sum, count);
-  __syncthreads();
-  const double mean = tile_mean;
-  double square[4];
+  double x[4] = {0, 0, 0, 0}, d[4] = {0, 0, 0, 0};
+  if (4 * quad < samples) {
+    quad_samples<kFast>(p, keys, rules, static_cast<std::uint32_t>(quad), x, d);
+  }
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    const double d = __dsub_rn(value[j], mean);
-    square[j] = 4 * quad + j < paths ? __dmul_rn(d, d) : 0.0;
+    if (4 * quad + j >= samples) x[j] = 0, d[j] = 0;
   }
-  const double m2 = block_tile_tree(quad_leaf(square[0], square[1], square[2], square[3]), scratch);
-  if (threadIdx.x == 0) {
-    Moments<double> m;
-    m.count = count;
-    m.mean_x = mean;
-    m.m2_x = m2;
-    tile_moments[blockIdx.x] = m;
+  const std::int64_t left = samples - tile * kAmericanTilePaths;
+  const double count = static_cast<double>(left < kAmericanTilePaths ? left : kAmericanTilePaths);
+  Moments<double> m;
+  m.count = count;
+  block_mean_and_squares(x, quad, samples, count, scratch, &tile_mean, m.mean_x, m.m2_x);
+  if (p.antithetic) {
+    block_mean_and_squares(d, quad, samples, count, scratch, &tile_mean, m.mean_d, m.m2_d);
   }
+  if (threadIdx.x == 0) tile_moments[blockIdx.x] = m;
 }
 
 // Monte Carlo's fixed stride-doubling tree over `count` tile moments, in one block; the root is
@@ -203,7 +213,7 @@ __global__ void merge_tiles_kernel(Moments<double>* tiles, std::int64_t count) {
   for (std::int64_t stride = 1; stride < count; stride *= 2) {
     const std::int64_t pairs = (count + 2 * stride - 1) / (2 * stride);
     for (std::int64_t k = threadIdx.x; k < pairs; k += blockDim.x) {
-      merge_tile_pair<PlainMode>(tiles, count, stride, k);
+      merge_tile_pair<AmericanMode>(tiles, count, stride, k);
     }
     __syncthreads();
   }
@@ -270,14 +280,15 @@ Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device,
     }
   }
 
-  const std::int64_t tiles = (plan.paths + kAmericanTilePaths - 1) / kAmericanTilePaths;
+  const std::int64_t samples = pricing_samples(p, plan.paths);
+  const std::int64_t tiles = (samples + kAmericanTilePaths - 1) / kAmericanTilePaths;
   const std::int64_t chunk = std::min(tiles, kPricingChunkTiles);
   cuda::DeviceBuffer<Moments<double>> tile_moments(static_cast<std::size_t>(chunk));
   std::vector<Moments<double>> roots;  // each chunk's, merged on the host as the device would
   for (std::int64_t first = 0; first < tiles; first += chunk) {
     const std::int64_t count = std::min(chunk, tiles - first);
     pricing_tiles_kernel<Real><<<blocks_for(count), kThreads, 0, stream>>>(
-        p, keys, rules.data(), plan.paths, first, tile_moments.data());
+        p, keys, rules.data(), samples, first, tile_moments.data());
     GPUKIT_CUDA_CHECK_LAUNCH("pricing_tiles_kernel");
     merge_tiles_kernel<<<1, 1024, 0, stream>>>(tile_moments.data(), count);
     GPUKIT_CUDA_CHECK_LAUNCH("merge_tiles_kernel");
@@ -285,9 +296,9 @@ Moments<double> american_moments_cuda(AmericanPlan<Real>& plan, int device,
     cuda::copy_to_host_async(&roots.back(), tile_moments.data(), sizeof(Moments<double>), stream);
     cuda::synchronize_stream(stream);
     if (work_done) {
-      const std::int64_t paths =
-          std::min(plan.paths, (first + count) * kAmericanTilePaths) - first * kAmericanTilePaths;
-      work_done(double(paths) * double(dates));
+      const std::int64_t done =
+          std::min(samples, (first + count) * kAmericanTilePaths) - first * kAmericanTilePaths;
+      work_done(double(done) * (p.antithetic ? 2.0 : 1.0) * double(dates));  // paths
     }
   }
   const Moments<double> root = merge_chunk_roots_as_the_device(roots, kPricingChunkTiles);
