@@ -1,0 +1,401 @@
+// The solver of (lap - lambda) u = f with a boundary per axis on CUDA (poisson_walls.hpp).
+// cuFFT has no real-to-real transforms: each axis' transform is a real FFT (R2C or C2R, batched
+// along the axis through cuFFT's strided layout, so no transposes) between element-wise kernels
+// that apply poisson_axis_transforms.hpp's index maps and twiddles:
+//
+//   forward, each axis   neumann: Makhoul's order, dirichlet: the odd extension (gather);
+//                        R2C; the axis' coefficients back into u (coefficients)
+//   scale                u /= (sum of the axes' eigenvalues - lambda) * the round trips' factors
+//   inverse, each axis   periodic: unpack (spectrum), C2R into u; neumann: twiddle (spectrum),
+//                        C2R, Makhoul's order undone (scatter); dirichlet: the DST-I again
+//
+// About six passes over the grid an axis and direction: the first step of a ladder (the fused
+// periodic solver does its whole solve in about four), correct for every mix of boundaries.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "core/cuda/check.hpp"
+#include "gpukit/core/memory.hpp"
+#include "gpukit/core/per_type.hpp"
+#include "pde/cuda/poisson_cuda_common.cuh"
+#include "pde/cuda/poisson_walls.hpp"
+
+namespace gpukit::pde::cuda_detail {
+
+namespace {
+
+using walls::AxisKind;
+template <class Real>
+using Complex = typename Cufft<Real>::Complex;
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(std::int64_t count) {
+  return static_cast<unsigned>(
+      std::clamp<std::int64_t>((count + kThreads - 1) / kThreads, 1, std::int64_t{1} << 20));
+}
+
+// An axis inside the array: element (o, j, i) at (o n + j) inner + i.
+struct AxisView {
+  std::int64_t outer = 1, n = 1, inner = 1;
+};
+
+// v(o, t, i), t < length (the FFT's): neumann x(o, neumann_source(t), i); dirichlet the odd
+// extension of x along the axis.
+template <class Real>
+__global__ void gather_kernel(const Real* __restrict__ x, Real* __restrict__ v, AxisView a,
+                              AxisKind kind, std::int64_t length) {
+  const std::int64_t count = a.outer * length * a.inner;
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
+       idx += stride) {
+    const std::int64_t i = idx % a.inner, rest = idx / a.inner;
+    const std::int64_t t = rest % length, o = rest / length;
+    const auto sample = [&](std::int64_t j) { return x[(o * a.n + j) * a.inner + i]; };
+    const Real value = walls::axis_gathered<Real>(kind, t, a.n, sample);
+    v[idx] = value;
+  }
+}
+
+// x(o, j, i), j < n: the axis' coefficients from its FFT V(o, k, i), k < half.
+template <class Real>
+__global__ void coefficients_kernel(const Complex<Real>* __restrict__ spectrum, Real* __restrict__ x,
+                                    AxisView a, AxisKind kind, std::int64_t half) {
+  const std::int64_t count = a.outer * a.n * a.inner;
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
+       idx += stride) {
+    const std::int64_t i = idx % a.inner, rest = idx / a.inner;
+    const std::int64_t j = rest % a.n, o = rest / a.n;
+    const auto at = [&](std::int64_t k) { return spectrum[(o * half + k) * a.inner + i]; };
+    const Real value = walls::axis_coefficient<Real>(kind, j, a.n, at);
+    x[idx] = value;
+  }
+}
+
+// V(o, k, i), k < n / 2 + 1: the spectrum whose C2R inverts the axis' coefficients x(o, j, i)
+// (periodic: unpacked; neumann: exp(i pi k / 2n) (X[k] - i X[n - k])).
+template <class Real>
+__global__ void spectrum_kernel(const Real* __restrict__ x, Complex<Real>* __restrict__ spectrum,
+                                AxisView a, AxisKind kind) {
+  const std::int64_t half = a.n / 2 + 1;
+  const std::int64_t count = a.outer * half * a.inner;
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
+       idx += stride) {
+    const std::int64_t i = idx % a.inner, rest = idx / a.inner;
+    const std::int64_t k = rest % half, o = rest / half;
+    const auto coefficient = [&](std::int64_t j) { return x[(o * a.n + j) * a.inner + i]; };
+    const Complex<Real> v = walls::axis_spectrum<Complex<Real>, Real>(kind, k, a.n, coefficient);
+    spectrum[idx] = v;
+  }
+}
+
+// x(o, p, i) = v(o, neumann_position(p), i): Makhoul's order undone.
+template <class Real>
+__global__ void scatter_kernel(const Real* __restrict__ v, Real* __restrict__ x, AxisView a) {
+  const std::int64_t count = a.outer * a.n * a.inner;
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
+       idx += stride) {
+    const std::int64_t i = idx % a.inner, rest = idx / a.inner;
+    const std::int64_t p = rest % a.n, o = rest / a.n;
+    x[idx] = v[(o * a.n + walls::neumann_position(p, a.n)) * a.inner + i];
+  }
+}
+
+struct ScaleParams {
+  std::int64_t n0 = 1, n1 = 1, n2 = 1;  // three axes, leading ones of size 1 for a 2D grid
+  const double* eigen[3] = {nullptr, nullptr, nullptr};
+  double helmholtz = 0;
+  double round_trips = 1;  // the product of the axes' round_trip_factor
+};
+
+// u /= (e0[j0] + e1[j1] + e2[j2] - lambda) * round trips, in double; a zero eigenvalue (the
+// constant mode of a singular problem) gives 0.
+template <class Real>
+__global__ void scale_kernel(Real* __restrict__ u, ScaleParams p) {
+  const std::int64_t count = p.n0 * p.n1 * p.n2;
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
+       idx += stride) {
+    const std::int64_t j2 = idx % p.n2, rest = idx / p.n2;
+    const std::int64_t j1 = rest % p.n1, j0 = rest / p.n1;
+    const double mu = p.eigen[0][j0] + p.eigen[1][j1] + p.eigen[2][j2] - p.helmholtz;
+    u[idx] = mu != 0 ? static_cast<Real>(static_cast<double>(u[idx]) / (mu * p.round_trips))
+                     : Real(0);
+  }
+}
+
+// One axis of the shape: its view, its FFT's length and half spectrum, whether it is skipped (a
+// periodic or neumann axis of one point carries only its constant mode: the identity).
+struct Axis {
+  AxisKind kind = AxisKind::periodic;
+  AxisView view;
+  std::int64_t length = 1, half = 1;
+  bool skipped = false;
+  bool needs_scratch() const { return !skipped && kind != AxisKind::periodic; }
+  bool needs_inverse_plan() const { return !skipped && kind != AxisKind::dirichlet; }
+};
+
+std::vector<Axis> axes_of(const WallsShape& shape) {
+  std::vector<Axis> axes(static_cast<std::size_t>(shape.rank));
+  for (int d = 0; d < shape.rank; ++d) {
+    Axis& a = axes[static_cast<std::size_t>(d)];
+    a.kind = shape.kind[d];
+    a.view.n = shape.n[d];
+    for (int e = 0; e < d; ++e) a.view.outer *= shape.n[e];
+    for (int e = d + 1; e < shape.rank; ++e) a.view.inner *= shape.n[e];
+    a.length = walls::fft_length(a.kind, a.view.n);
+    a.half = a.length / 2 + 1;
+    a.skipped = a.view.n == 1 && a.kind != AxisKind::dirichlet;
+  }
+  return axes;
+}
+
+std::int64_t scratch_elements(const std::vector<Axis>& axes) {
+  std::int64_t most = 0;
+  for (const Axis& a : axes) {
+    if (a.needs_scratch()) most = std::max(most, a.view.outer * a.length * a.view.inner);
+  }
+  return most;
+}
+std::int64_t spectrum_elements(const std::vector<Axis>& axes) {
+  std::int64_t most = 0;
+  for (const Axis& a : axes) {
+    if (!a.skipped) most = std::max(most, a.view.outer * a.half * a.view.inner);
+  }
+  return most;
+}
+
+// A batched 1D real FFT along an axis, in cuFFT's strided layout: one call covers the whole
+// array when the axis is the contiguous one (inner 1) or the first one (outer 1); a middle axis
+// takes one call per outer index.
+class AxisFft {
+ public:
+  AxisFft() = default;
+  AxisFft(const Axis& a, cufftType type, bool make) : axis_(a), type_(type) {
+    long long length = a.length;
+    const bool forward = type == CUFFT_R2C || type == CUFFT_D2Z;
+    long long real_embed = a.length, complex_embed = a.half;
+    const long long stride = a.view.inner;
+    const long long real_distance = a.view.inner == 1 ? a.length : 1;
+    const long long complex_distance = a.view.inner == 1 ? a.half : 1;
+    batch_ = a.view.inner == 1 ? a.view.outer : a.view.inner;
+    calls_ = a.view.inner == 1 ? 1 : a.view.outer;
+    GPUKIT_CUFFT_CHECK(cufftCreate(&handle_));
+    valid_ = true;
+    long long* in_embed = forward ? &real_embed : &complex_embed;
+    long long* out_embed = forward ? &complex_embed : &real_embed;
+    const long long in_distance = forward ? real_distance : complex_distance;
+    const long long out_distance = forward ? complex_distance : real_distance;
+    if (make) {
+      GPUKIT_CUFFT_CHECK(cufftMakePlanMany64(handle_, 1, &length, in_embed, stride, in_distance,
+                                             out_embed, stride, out_distance, type, batch_,
+                                             &work_bytes_));
+    } else {
+      GPUKIT_CUFFT_CHECK(cufftGetSizeMany64(handle_, 1, &length, in_embed, stride, in_distance,
+                                            out_embed, stride, out_distance, type, batch_,
+                                            &work_bytes_));
+    }
+  }
+  AxisFft(const AxisFft&) = delete;
+  AxisFft& operator=(const AxisFft&) = delete;
+  ~AxisFft() {
+    if (valid_) cufftDestroy(handle_);
+  }
+  std::size_t work_bytes() const { return work_bytes_; }
+
+  template <class Real>
+  void real_to_complex(const Real* in, Complex<Real>* out, cudaStream_t stream) const {
+    GPUKIT_CUFFT_CHECK(cufftSetStream(handle_, stream));
+    for (std::int64_t o = 0; o < calls_; ++o) {
+      GPUKIT_CUFFT_CHECK(Cufft<Real>::real_to_complex(
+          handle_, const_cast<Real*>(in) + o * axis_.length * axis_.view.inner,
+          out + o * axis_.half * axis_.view.inner));
+    }
+  }
+  template <class Real>
+  void complex_to_real(Complex<Real>* in, Real* out, cudaStream_t stream) const {
+    GPUKIT_CUFFT_CHECK(cufftSetStream(handle_, stream));
+    for (std::int64_t o = 0; o < calls_; ++o) {
+      GPUKIT_CUFFT_CHECK(Cufft<Real>::complex_to_real(
+          handle_, in + o * axis_.half * axis_.view.inner,
+          out + o * axis_.length * axis_.view.inner));
+    }
+  }
+
+ private:
+  Axis axis_;
+  cufftType type_ = CUFFT_R2C;
+  cufftHandle handle_ = 0;
+  bool valid_ = false;
+  long long batch_ = 1;
+  std::int64_t calls_ = 1;
+  std::size_t work_bytes_ = 0;
+};
+
+template <class Real>
+std::size_t fft_work_bytes(const std::vector<Axis>& axes, bool make_plans) {
+  std::size_t bytes = 0;
+  for (const Axis& a : axes) {
+    if (a.skipped) continue;
+    bytes += AxisFft(a, Cufft<Real>::r2c, make_plans).work_bytes();
+    if (a.needs_inverse_plan()) bytes += AxisFft(a, Cufft<Real>::c2r, make_plans).work_bytes();
+  }
+  return bytes;
+}
+
+template <class Real>
+class WallsSolver final : public DeviceSolver<Real> {
+ public:
+  explicit WallsSolver(const WallsShape& shape) : shape_(shape), axes_(axes_of(shape)) {
+    for (const Axis& a : axes_) {
+      forward_.push_back(a.skipped ? nullptr
+                                   : std::make_unique<AxisFft>(a, Cufft<Real>::r2c, true));
+      inverse_.push_back(a.needs_inverse_plan()
+                             ? std::make_unique<AxisFft>(a, Cufft<Real>::c2r, true)
+                             : nullptr);
+    }
+    scratch_ = cuda::DeviceBuffer<Real>(static_cast<std::size_t>(scratch_elements(axes_)));
+    spectrum_ =
+        cuda::DeviceBuffer<Complex<Real>>(static_cast<std::size_t>(spectrum_elements(axes_)));
+    // The eigenvalue tables of three axes (a 2D grid's first is one point of eigenvalue 0).
+    std::vector<double> tables;
+    const int pad = 3 - shape.rank;
+    std::int64_t offsets[3] = {0, 0, 0};
+    params_.helmholtz = shape.helmholtz;
+    std::int64_t* sizes[3] = {&params_.n0, &params_.n1, &params_.n2};
+    for (int d = 0; d < 3; ++d) {
+      offsets[d] = static_cast<std::int64_t>(tables.size());
+      if (d < pad) {
+        tables.push_back(0.0);
+        continue;
+      }
+      const int axis = d - pad;
+      const Axis& a = axes_[static_cast<std::size_t>(axis)];
+      *sizes[d] = a.view.n;
+      for (std::int64_t j = 0; j < a.view.n; ++j) {
+        tables.push_back(
+            walls::axis_eigenvalue(a.kind, shape.fd2, j, a.view.n, shape.length[axis]));
+      }
+      if (!a.skipped) params_.round_trips *= walls::round_trip_factor(a.kind, a.view.n);
+    }
+    eigen_ = cuda::DeviceBuffer<double>(tables.size());
+    cuda::copy_to_device(eigen_.data(), tables.data(), tables.size() * sizeof(double));
+    for (int d = 0; d < 3; ++d) params_.eigen[d] = eigen_.data() + offsets[d];
+  }
+
+  void solve(const Real* f, Real* u, StreamHandle stream) override {
+    const std::int64_t n = shape_size();
+    bool first = true;
+    for (std::size_t d = 0; d < axes_.size(); ++d) {
+      const Axis& a = axes_[d];
+      if (a.skipped) continue;
+      const Real* in = first ? f : u;
+      if (a.kind == AxisKind::periodic) {
+        forward_[d]->real_to_complex<Real>(in, spectrum_.data(), stream);
+      } else {
+        gather(in, a, stream);
+        forward_[d]->real_to_complex<Real>(scratch_.data(), spectrum_.data(), stream);
+      }
+      coefficients(a, u, stream);
+      first = false;
+    }
+    if (first && u != f) {  // every axis skipped: the coefficients are f itself
+      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(u, f, static_cast<std::size_t>(n) * sizeof(Real),
+                                        cudaMemcpyDeviceToDevice, stream));
+    }
+    scale_kernel<Real><<<blocks_for(n), kThreads, 0, stream>>>(u, params_);
+    GPUKIT_CUDA_CHECK_LAUNCH("scale_kernel");
+    for (std::size_t d = 0; d < axes_.size(); ++d) {
+      const Axis& a = axes_[d];
+      if (a.skipped) continue;
+      if (a.kind == AxisKind::dirichlet) {  // the DST-I is its own inverse
+        gather(u, a, stream);
+        forward_[d]->real_to_complex<Real>(scratch_.data(), spectrum_.data(), stream);
+        coefficients(a, u, stream);
+        continue;
+      }
+      const std::int64_t count = a.view.outer * a.half * a.view.inner;
+      spectrum_kernel<Real>
+          <<<blocks_for(count), kThreads, 0, stream>>>(u, spectrum_.data(), a.view, a.kind);
+      GPUKIT_CUDA_CHECK_LAUNCH("spectrum_kernel");
+      if (a.kind == AxisKind::periodic) {
+        inverse_[d]->complex_to_real<Real>(spectrum_.data(), u, stream);
+      } else {
+        inverse_[d]->complex_to_real<Real>(spectrum_.data(), scratch_.data(), stream);
+        scatter_kernel<Real>
+            <<<blocks_for(n), kThreads, 0, stream>>>(scratch_.data(), u, a.view);
+        GPUKIT_CUDA_CHECK_LAUNCH("scatter_kernel");
+      }
+    }
+  }
+
+ private:
+  std::int64_t shape_size() const {
+    std::int64_t n = 1;
+    for (int d = 0; d < shape_.rank; ++d) n *= shape_.n[d];
+    return n;
+  }
+  void gather(const Real* x, const Axis& a, cudaStream_t stream) {
+    const std::int64_t count = a.view.outer * a.length * a.view.inner;
+    gather_kernel<Real>
+        <<<blocks_for(count), kThreads, 0, stream>>>(x, scratch_.data(), a.view, a.kind, a.length);
+    GPUKIT_CUDA_CHECK_LAUNCH("gather_kernel");
+  }
+  void coefficients(const Axis& a, Real* x, cudaStream_t stream) {
+    const std::int64_t count = a.view.outer * a.view.n * a.view.inner;
+    coefficients_kernel<Real><<<blocks_for(count), kThreads, 0, stream>>>(spectrum_.data(), x,
+                                                                          a.view, a.kind, a.half);
+    GPUKIT_CUDA_CHECK_LAUNCH("coefficients_kernel");
+  }
+
+  WallsShape shape_;
+  std::vector<Axis> axes_;
+  std::vector<std::unique_ptr<AxisFft>> forward_, inverse_;
+  cuda::DeviceBuffer<Real> scratch_;
+  cuda::DeviceBuffer<Complex<Real>> spectrum_;
+  cuda::DeviceBuffer<double> eigen_;
+  ScaleParams params_;
+};
+
+}  // namespace
+
+bool walls_supports(const WallsShape& shape) {
+  if (shape.rank < 2 || shape.rank > 3) return false;
+  for (int d = 0; d < shape.rank; ++d) {
+    if (shape.n[d] < 1) return false;
+  }
+  // The kernels index in 64 bits; cuFFT's 64-bit plans take any length. The extended buffers
+  // must fit the 64-bit sizes of the allocations.
+  const std::vector<Axis> axes = axes_of(shape);
+  return scratch_elements(axes) < (std::int64_t{1} << 40) &&
+         spectrum_elements(axes) < (std::int64_t{1} << 40);
+}
+
+template <class Real>
+std::size_t walls_device_bytes(const WallsShape& shape) {
+  const std::vector<Axis> axes = axes_of(shape);
+  std::size_t tables = 0;
+  for (int d = 0; d < shape.rank; ++d) tables += static_cast<std::size_t>(shape.n[d]);
+  return static_cast<std::size_t>(scratch_elements(axes)) * sizeof(Real) +
+         static_cast<std::size_t>(spectrum_elements(axes)) * sizeof(Complex<Real>) +
+         (tables + 3) * sizeof(double) + fft_work_bytes<Real>(axes, false) + 1024;
+}
+
+template <class Real>
+std::unique_ptr<DeviceSolver<Real>> make_walls_solver(const WallsShape& shape) {
+  return std::make_unique<WallsSolver<Real>>(shape);
+}
+
+template std::size_t walls_device_bytes<float>(const WallsShape&);
+template std::size_t walls_device_bytes<double>(const WallsShape&);
+template std::unique_ptr<DeviceSolver<float>> make_walls_solver<float>(const WallsShape&);
+template std::unique_ptr<DeviceSolver<double>> make_walls_solver<double>(const WallsShape&);
+
+}  // namespace gpukit::pde::cuda_detail
