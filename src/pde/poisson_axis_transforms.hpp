@@ -115,9 +115,9 @@ GPUKIT_HD_INLINE Complex axis_spectrum(AxisKind kind, std::int64_t k, std::int64
 /// The factor an inverse of the axis leaves on x after its forward transform: n (periodic),
 /// 2(n + 1) (DST-I twice), 2n (DCT-III after DCT-II).
 GPUKIT_HD_INLINE double round_trip_factor(AxisKind kind, std::int64_t n) {
-  return kind == AxisKind::periodic ? double(n)
+  return kind == AxisKind::periodic    ? double(n)
          : kind == AxisKind::dirichlet ? 2.0 * double(n + 1)
-                                      : 2.0 * double(n);
+                                       : 2.0 * double(n);
 }
 
 /// The eigenvalue of the axis' operator on coefficient j (of n), axis length L: spectral -(w)^2

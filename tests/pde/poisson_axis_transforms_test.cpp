@@ -142,7 +142,8 @@ TEST(PoissonAxisTransforms, DirichletIsRodft00) {
     for (std::int64_t k = 0; k < n; ++k) {
       LD want = 0;
       for (std::int64_t j = 0; j < n; ++j) {
-        want += 2 * LD(x[static_cast<std::size_t>(j)]) * std::sin(kPi * (j + 1) * (k + 1) / (n + 1));
+        want +=
+            2 * LD(x[static_cast<std::size_t>(j)]) * std::sin(kPi * (j + 1) * (k + 1) / (n + 1));
       }
       EXPECT_NEAR(got[static_cast<std::size_t>(k)], double(want), tolerance(n))
           << "n " << n << " k " << k;

@@ -63,8 +63,9 @@ __global__ void gather_kernel(const Real* __restrict__ x, Real* __restrict__ v, 
 
 // x(o, j, i), j < n: the axis' coefficients from its FFT V(o, k, i), k < half.
 template <class Real>
-__global__ void coefficients_kernel(const Complex<Real>* __restrict__ spectrum, Real* __restrict__ x,
-                                    AxisView a, AxisKind kind, std::int64_t half) {
+__global__ void coefficients_kernel(const Complex<Real>* __restrict__ spectrum,
+                                    Real* __restrict__ x, AxisView a, AxisKind kind,
+                                    std::int64_t half) {
   const std::int64_t count = a.outer * a.n * a.inner;
   const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
@@ -126,8 +127,8 @@ __global__ void scale_kernel(Real* __restrict__ u, ScaleParams p) {
     const std::int64_t j2 = idx % p.n2, rest = idx / p.n2;
     const std::int64_t j1 = rest % p.n1, j0 = rest / p.n1;
     const double mu = p.eigen[0][j0] + p.eigen[1][j1] + p.eigen[2][j2] - p.helmholtz;
-    u[idx] = mu != 0 ? static_cast<Real>(static_cast<double>(u[idx]) / (mu * p.round_trips))
-                     : Real(0);
+    u[idx] =
+        mu != 0 ? static_cast<Real>(static_cast<double>(u[idx]) / (mu * p.round_trips)) : Real(0);
   }
 }
 
@@ -223,9 +224,9 @@ class AxisFft {
   void complex_to_real(Complex<Real>* in, Real* out, cudaStream_t stream) const {
     GPUKIT_CUFFT_CHECK(cufftSetStream(handle_, stream));
     for (std::int64_t o = 0; o < calls_; ++o) {
-      GPUKIT_CUFFT_CHECK(Cufft<Real>::complex_to_real(
-          handle_, in + o * axis_.half * axis_.view.inner,
-          out + o * axis_.length * axis_.view.inner));
+      GPUKIT_CUFFT_CHECK(Cufft<Real>::complex_to_real(handle_,
+                                                      in + o * axis_.half * axis_.view.inner,
+                                                      out + o * axis_.length * axis_.view.inner));
     }
   }
 
@@ -257,9 +258,8 @@ class WallsSolver final : public DeviceSolver<Real> {
     for (const Axis& a : axes_) {
       forward_.push_back(a.skipped ? nullptr
                                    : std::make_unique<AxisFft>(a, Cufft<Real>::r2c, true));
-      inverse_.push_back(a.needs_inverse_plan()
-                             ? std::make_unique<AxisFft>(a, Cufft<Real>::c2r, true)
-                             : nullptr);
+      inverse_.push_back(
+          a.needs_inverse_plan() ? std::make_unique<AxisFft>(a, Cufft<Real>::c2r, true) : nullptr);
     }
     scratch_ = cuda::DeviceBuffer<Real>(static_cast<std::size_t>(scratch_elements(axes_)));
     spectrum_ =
@@ -329,8 +329,7 @@ class WallsSolver final : public DeviceSolver<Real> {
         inverse_[d]->complex_to_real<Real>(spectrum_.data(), u, stream);
       } else {
         inverse_[d]->complex_to_real<Real>(spectrum_.data(), scratch_.data(), stream);
-        scatter_kernel<Real>
-            <<<blocks_for(n), kThreads, 0, stream>>>(scratch_.data(), u, a.view);
+        scatter_kernel<Real><<<blocks_for(n), kThreads, 0, stream>>>(scratch_.data(), u, a.view);
         GPUKIT_CUDA_CHECK_LAUNCH("scatter_kernel");
       }
     }
@@ -350,8 +349,8 @@ class WallsSolver final : public DeviceSolver<Real> {
   }
   void coefficients(const Axis& a, Real* x, cudaStream_t stream) {
     const std::int64_t count = a.view.outer * a.view.n * a.view.inner;
-    coefficients_kernel<Real><<<blocks_for(count), kThreads, 0, stream>>>(spectrum_.data(), x,
-                                                                          a.view, a.kind, a.half);
+    coefficients_kernel<Real>
+        <<<blocks_for(count), kThreads, 0, stream>>>(spectrum_.data(), x, a.view, a.kind, a.half);
     GPUKIT_CUDA_CHECK_LAUNCH("coefficients_kernel");
   }
 
