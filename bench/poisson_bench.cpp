@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_random.hpp"
+#include "bench/poisson_walls_bench.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/stream.hpp"
@@ -371,6 +372,7 @@ void run_poisson_bench(const BenchConfig& config, Report& report) {
       if (config.precision != "double") grid_table<float>(config, report, grid, false);
       if (config.precision != "float") grid_table<double>(config, report, grid, true);
     }
+    run_poisson_walls_bench(config, report);
   }
   std::vector<PoissonGrid> small;
   for (const PoissonGrid& g : grids)

@@ -54,10 +54,11 @@ GPUKIT_HD_INLINE std::int64_t dirichlet_source(std::int64_t t, std::int64_t n, i
   return 2 * m - 1 - t;
 }
 
-/// Sample t (< fft_length) of the sequence the FFT of a neumann or dirichlet axis takes, `x(j)`
-/// being the axis' sample j: Makhoul's order, or the odd extension.
+/// Sample t (< fft_length) of the sequence an axis' FFT takes, `x(j)` being the axis' sample j:
+/// Makhoul's order (neumann), the odd extension (dirichlet), x itself (periodic).
 template <class Real, class X>
 GPUKIT_HD_INLINE Real axis_gathered(AxisKind kind, std::int64_t t, std::int64_t n, X x) {
+  if (kind == AxisKind::periodic) return x(t);
   if (kind == AxisKind::neumann) return x(neumann_source(t, n));
   int sign = 1;
   const std::int64_t j = dirichlet_source(t, n, sign);

@@ -44,68 +44,84 @@ struct AxisView {
   std::int64_t outer = 1, n = 1, inner = 1;
 };
 
-// v(o, t, i), t < length (the FFT's): neumann x(o, neumann_source(t), i); dirichlet the odd
-// extension of x along the axis.
+// Where the FFT buffers (scratch: the FFT's real lines; spectrum: its half spectra) keep element
+// (o, t, i): the array's own order (the axis strided by inner) for the first and the last axis,
+// whose lines cuFFT takes in one batched call; a middle axis (outer and inner both above 1) in
+// contiguous lines (o, i, t), one call too: cuFFT's layout has one batch stride, and one call
+// per outer index would need each line's start aligned to a complex, which odd sizes break.
+struct LineLayout {
+  std::int64_t outer_stride = 0, step = 1, inner_stride = 0;
+  __host__ __device__ std::int64_t at(std::int64_t o, std::int64_t t, std::int64_t i) const {
+    return o * outer_stride + t * step + i * inner_stride;
+  }
+};
+
+LineLayout line_layout(const AxisView& a, std::int64_t line_length, bool contiguous_lines) {
+  if (contiguous_lines) return {a.inner * line_length, 1, line_length};
+  return {line_length * a.inner, a.inner, 1};
+}
+
+// The grid-stride loop over `count` elements.
+#define GPUKIT_WALLS_GRID_STRIDE(count)                                                     \
+  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count; \
+       idx += std::int64_t{gridDim.x} * blockDim.x)
+
+// v(o, t, i), t < length (the FFT's), stored as `out` says: neumann x(o, neumann_source(t), i);
+// dirichlet the odd extension of x along the axis; periodic x itself.
 template <class Real>
 __global__ void gather_kernel(const Real* __restrict__ x, Real* __restrict__ v, AxisView a,
-                              AxisKind kind, std::int64_t length) {
+                              AxisKind kind, std::int64_t length, LineLayout out) {
   const std::int64_t count = a.outer * length * a.inner;
-  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
-       idx += stride) {
+  GPUKIT_WALLS_GRID_STRIDE(count) {
     const std::int64_t i = idx % a.inner, rest = idx / a.inner;
     const std::int64_t t = rest % length, o = rest / length;
     const auto sample = [&](std::int64_t j) { return x[(o * a.n + j) * a.inner + i]; };
-    const Real value = walls::axis_gathered<Real>(kind, t, a.n, sample);
-    v[idx] = value;
+    v[out.at(o, t, i)] = walls::axis_gathered<Real>(kind, t, a.n, sample);
   }
 }
 
-// x(o, j, i), j < n: the axis' coefficients from its FFT V(o, k, i), k < half.
+// x(o, j, i), j < n: the axis' coefficients from its FFT V(o, k, i), k < half, stored as `in`
+// says.
 template <class Real>
 __global__ void coefficients_kernel(const Complex<Real>* __restrict__ spectrum,
                                     Real* __restrict__ x, AxisView a, AxisKind kind,
-                                    std::int64_t half) {
+                                    LineLayout in) {
   const std::int64_t count = a.outer * a.n * a.inner;
-  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
-       idx += stride) {
+  GPUKIT_WALLS_GRID_STRIDE(count) {
     const std::int64_t i = idx % a.inner, rest = idx / a.inner;
     const std::int64_t j = rest % a.n, o = rest / a.n;
-    const auto at = [&](std::int64_t k) { return spectrum[(o * half + k) * a.inner + i]; };
-    const Real value = walls::axis_coefficient<Real>(kind, j, a.n, at);
-    x[idx] = value;
+    const auto at = [&](std::int64_t k) { return spectrum[in.at(o, k, i)]; };
+    x[idx] = walls::axis_coefficient<Real>(kind, j, a.n, at);
   }
 }
 
-// V(o, k, i), k < n / 2 + 1: the spectrum whose C2R inverts the axis' coefficients x(o, j, i)
-// (periodic: unpacked; neumann: exp(i pi k / 2n) (X[k] - i X[n - k])).
+// V(o, k, i), k < n / 2 + 1, stored as `out` says: the spectrum whose C2R inverts the axis'
+// coefficients x(o, j, i) (periodic: unpacked; neumann: exp(i pi k / 2n) (X[k] - i X[n - k])).
 template <class Real>
 __global__ void spectrum_kernel(const Real* __restrict__ x, Complex<Real>* __restrict__ spectrum,
-                                AxisView a, AxisKind kind) {
+                                AxisView a, AxisKind kind, LineLayout out) {
   const std::int64_t half = a.n / 2 + 1;
   const std::int64_t count = a.outer * half * a.inner;
-  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
-       idx += stride) {
+  GPUKIT_WALLS_GRID_STRIDE(count) {
     const std::int64_t i = idx % a.inner, rest = idx / a.inner;
     const std::int64_t k = rest % half, o = rest / half;
     const auto coefficient = [&](std::int64_t j) { return x[(o * a.n + j) * a.inner + i]; };
-    const Complex<Real> v = walls::axis_spectrum<Complex<Real>, Real>(kind, k, a.n, coefficient);
-    spectrum[idx] = v;
+    spectrum[out.at(o, k, i)] =
+        walls::axis_spectrum<Complex<Real>, Real>(kind, k, a.n, coefficient);
   }
 }
 
-// x(o, p, i) = v(o, neumann_position(p), i): Makhoul's order undone.
+// x(o, p, i) = v(o, m, i) from the C2R's lines (stored as `in` says), m = neumann_position(p)
+// (Makhoul's order undone) or p (periodic).
 template <class Real>
-__global__ void scatter_kernel(const Real* __restrict__ v, Real* __restrict__ x, AxisView a) {
+__global__ void scatter_kernel(const Real* __restrict__ v, Real* __restrict__ x, AxisView a,
+                               AxisKind kind, LineLayout in) {
   const std::int64_t count = a.outer * a.n * a.inner;
-  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
-       idx += stride) {
+  GPUKIT_WALLS_GRID_STRIDE(count) {
     const std::int64_t i = idx % a.inner, rest = idx / a.inner;
     const std::int64_t p = rest % a.n, o = rest / a.n;
-    x[idx] = v[(o * a.n + walls::neumann_position(p, a.n)) * a.inner + i];
+    const std::int64_t m = kind == AxisKind::neumann ? walls::neumann_position(p, a.n) : p;
+    x[idx] = v[in.at(o, m, i)];
   }
 }
 
@@ -121,9 +137,7 @@ struct ScaleParams {
 template <class Real>
 __global__ void scale_kernel(Real* __restrict__ u, ScaleParams p) {
   const std::int64_t count = p.n0 * p.n1 * p.n2;
-  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count;
-       idx += stride) {
+  GPUKIT_WALLS_GRID_STRIDE(count) {
     const std::int64_t j2 = idx % p.n2, rest = idx / p.n2;
     const std::int64_t j1 = rest % p.n1, j0 = rest / p.n1;
     const double mu = p.eigen[0][j0] + p.eigen[1][j1] + p.eigen[2][j2] - p.helmholtz;
@@ -132,15 +146,24 @@ __global__ void scale_kernel(Real* __restrict__ u, ScaleParams p) {
   }
 }
 
-// One axis of the shape: its view, its FFT's length and half spectrum, whether it is skipped (a
-// periodic or neumann axis of one point carries only its constant mode: the identity).
+#undef GPUKIT_WALLS_GRID_STRIDE
+
+// One axis of the shape: its view, its FFT's length and half spectrum, its buffers' layout,
+// whether it is skipped (a periodic or neumann axis of one point carries only its constant
+// mode: the identity).
 struct Axis {
   AxisKind kind = AxisKind::periodic;
   AxisView view;
   std::int64_t length = 1, half = 1;
+  bool contiguous_lines = false;
   bool skipped = false;
-  bool needs_scratch() const { return !skipped && kind != AxisKind::periodic; }
+  // A periodic first or last axis' FFT reads and writes the array itself.
+  bool needs_scratch() const {
+    return !skipped && (kind != AxisKind::periodic || contiguous_lines);
+  }
   bool needs_inverse_plan() const { return !skipped && kind != AxisKind::dirichlet; }
+  LineLayout real_lines() const { return line_layout(view, length, contiguous_lines); }
+  LineLayout complex_lines() const { return line_layout(view, half, contiguous_lines); }
 };
 
 std::vector<Axis> axes_of(const WallsShape& shape) {
@@ -153,6 +176,7 @@ std::vector<Axis> axes_of(const WallsShape& shape) {
     for (int e = d + 1; e < shape.rank; ++e) a.view.inner *= shape.n[e];
     a.length = walls::fft_length(a.kind, a.view.n);
     a.half = a.length / 2 + 1;
+    a.contiguous_lines = a.view.outer > 1 && a.view.inner > 1;
     a.skipped = a.view.n == 1 && a.kind != AxisKind::dirichlet;
   }
   return axes;
@@ -173,34 +197,39 @@ std::int64_t spectrum_elements(const std::vector<Axis>& axes) {
   return most;
 }
 
-// A batched 1D real FFT along an axis, in cuFFT's strided layout: one call covers the whole
-// array when the axis is the contiguous one (inner 1) or the first one (outer 1); a middle axis
-// takes one call per outer index.
+// A batched 1D real FFT along an axis: one cuFFT call over the whole array in the axis' buffer
+// layout. Lines start at o outer_stride + i inner_stride, one batch stride since outer or inner
+// is 1 or the lines are contiguous.
 class AxisFft {
  public:
-  AxisFft() = default;
-  AxisFft(const Axis& a, cufftType type, bool make) : axis_(a), type_(type) {
+  AxisFft(const Axis& a, cufftType type, bool make) {
     long long length = a.length;
     const bool forward = type == CUFFT_R2C || type == CUFFT_D2Z;
     long long real_embed = a.length, complex_embed = a.half;
-    const long long stride = a.view.inner;
-    const long long real_distance = a.view.inner == 1 ? a.length : 1;
-    const long long complex_distance = a.view.inner == 1 ? a.half : 1;
-    batch_ = a.view.inner == 1 ? a.view.outer : a.view.inner;
-    calls_ = a.view.inner == 1 ? 1 : a.view.outer;
-    GPUKIT_CUFFT_CHECK(cufftCreate(&handle_));
-    valid_ = true;
+    const LineLayout real = a.real_lines(), complex = a.complex_lines();
+    const bool by_inner = a.view.inner > 1 && !a.contiguous_lines;  // the first axis
+    const long long real_distance = by_inner             ? real.inner_stride
+                                    : a.contiguous_lines ? a.length
+                                                         : real.outer_stride;
+    const long long complex_distance = by_inner             ? complex.inner_stride
+                                       : a.contiguous_lines ? a.half
+                                                            : complex.outer_stride;
+    const long long batch = a.view.outer * a.view.inner;
     long long* in_embed = forward ? &real_embed : &complex_embed;
     long long* out_embed = forward ? &complex_embed : &real_embed;
+    const long long in_stride = forward ? real.step : complex.step;
+    const long long out_stride = forward ? complex.step : real.step;
     const long long in_distance = forward ? real_distance : complex_distance;
     const long long out_distance = forward ? complex_distance : real_distance;
+    GPUKIT_CUFFT_CHECK(cufftCreate(&handle_));
+    valid_ = true;
     if (make) {
-      GPUKIT_CUFFT_CHECK(cufftMakePlanMany64(handle_, 1, &length, in_embed, stride, in_distance,
-                                             out_embed, stride, out_distance, type, batch_,
+      GPUKIT_CUFFT_CHECK(cufftMakePlanMany64(handle_, 1, &length, in_embed, in_stride, in_distance,
+                                             out_embed, out_stride, out_distance, type, batch,
                                              &work_bytes_));
     } else {
-      GPUKIT_CUFFT_CHECK(cufftGetSizeMany64(handle_, 1, &length, in_embed, stride, in_distance,
-                                            out_embed, stride, out_distance, type, batch_,
+      GPUKIT_CUFFT_CHECK(cufftGetSizeMany64(handle_, 1, &length, in_embed, in_stride, in_distance,
+                                            out_embed, out_stride, out_distance, type, batch,
                                             &work_bytes_));
     }
   }
@@ -214,29 +243,18 @@ class AxisFft {
   template <class Real>
   void real_to_complex(const Real* in, Complex<Real>* out, cudaStream_t stream) const {
     GPUKIT_CUFFT_CHECK(cufftSetStream(handle_, stream));
-    for (std::int64_t o = 0; o < calls_; ++o) {
-      GPUKIT_CUFFT_CHECK(Cufft<Real>::real_to_complex(
-          handle_, const_cast<Real*>(in) + o * axis_.length * axis_.view.inner,
-          out + o * axis_.half * axis_.view.inner));
-    }
+    // An out-of-place real-to-complex transform leaves its input as it was.
+    GPUKIT_CUFFT_CHECK(Cufft<Real>::real_to_complex(handle_, const_cast<Real*>(in), out));
   }
   template <class Real>
   void complex_to_real(Complex<Real>* in, Real* out, cudaStream_t stream) const {
     GPUKIT_CUFFT_CHECK(cufftSetStream(handle_, stream));
-    for (std::int64_t o = 0; o < calls_; ++o) {
-      GPUKIT_CUFFT_CHECK(Cufft<Real>::complex_to_real(handle_,
-                                                      in + o * axis_.half * axis_.view.inner,
-                                                      out + o * axis_.length * axis_.view.inner));
-    }
+    GPUKIT_CUFFT_CHECK(Cufft<Real>::complex_to_real(handle_, in, out));
   }
 
  private:
-  Axis axis_;
-  cufftType type_ = CUFFT_R2C;
   cufftHandle handle_ = 0;
   bool valid_ = false;
-  long long batch_ = 1;
-  std::int64_t calls_ = 1;
   std::size_t work_bytes_ = 0;
 };
 
@@ -294,16 +312,8 @@ class WallsSolver final : public DeviceSolver<Real> {
     const std::int64_t n = shape_size();
     bool first = true;
     for (std::size_t d = 0; d < axes_.size(); ++d) {
-      const Axis& a = axes_[d];
-      if (a.skipped) continue;
-      const Real* in = first ? f : u;
-      if (a.kind == AxisKind::periodic) {
-        forward_[d]->real_to_complex<Real>(in, spectrum_.data(), stream);
-      } else {
-        gather(in, a, stream);
-        forward_[d]->real_to_complex<Real>(scratch_.data(), spectrum_.data(), stream);
-      }
-      coefficients(a, u, stream);
+      if (axes_[d].skipped) continue;
+      forward(first ? f : u, u, d, stream);
       first = false;
     }
     if (first && u != f) {  // every axis skipped: the coefficients are f itself
@@ -316,22 +326,21 @@ class WallsSolver final : public DeviceSolver<Real> {
       const Axis& a = axes_[d];
       if (a.skipped) continue;
       if (a.kind == AxisKind::dirichlet) {  // the DST-I is its own inverse
-        gather(u, a, stream);
-        forward_[d]->real_to_complex<Real>(scratch_.data(), spectrum_.data(), stream);
-        coefficients(a, u, stream);
+        forward(u, u, d, stream);
         continue;
       }
       const std::int64_t count = a.view.outer * a.half * a.view.inner;
-      spectrum_kernel<Real>
-          <<<blocks_for(count), kThreads, 0, stream>>>(u, spectrum_.data(), a.view, a.kind);
+      spectrum_kernel<Real><<<blocks_for(count), kThreads, 0, stream>>>(u, spectrum_.data(), a.view,
+                                                                        a.kind, a.complex_lines());
       GPUKIT_CUDA_CHECK_LAUNCH("spectrum_kernel");
-      if (a.kind == AxisKind::periodic) {
+      if (!a.needs_scratch()) {
         inverse_[d]->complex_to_real<Real>(spectrum_.data(), u, stream);
-      } else {
-        inverse_[d]->complex_to_real<Real>(spectrum_.data(), scratch_.data(), stream);
-        scatter_kernel<Real><<<blocks_for(n), kThreads, 0, stream>>>(scratch_.data(), u, a.view);
-        GPUKIT_CUDA_CHECK_LAUNCH("scatter_kernel");
+        continue;
       }
+      inverse_[d]->complex_to_real<Real>(spectrum_.data(), scratch_.data(), stream);
+      scatter_kernel<Real><<<blocks_for(n), kThreads, 0, stream>>>(scratch_.data(), u, a.view,
+                                                                   a.kind, a.real_lines());
+      GPUKIT_CUDA_CHECK_LAUNCH("scatter_kernel");
     }
   }
 
@@ -341,16 +350,21 @@ class WallsSolver final : public DeviceSolver<Real> {
     for (int d = 0; d < shape_.rank; ++d) n *= shape_.n[d];
     return n;
   }
-  void gather(const Real* x, const Axis& a, cudaStream_t stream) {
-    const std::int64_t count = a.view.outer * a.length * a.view.inner;
-    gather_kernel<Real>
-        <<<blocks_for(count), kThreads, 0, stream>>>(x, scratch_.data(), a.view, a.kind, a.length);
-    GPUKIT_CUDA_CHECK_LAUNCH("gather_kernel");
-  }
-  void coefficients(const Axis& a, Real* x, cudaStream_t stream) {
+
+  // Axis d's forward transform of x into u's coefficients (x may be u).
+  void forward(const Real* x, Real* u, std::size_t d, cudaStream_t stream) {
+    const Axis& a = axes_[d];
+    if (a.needs_scratch()) {
+      const std::int64_t count = a.view.outer * a.length * a.view.inner;
+      gather_kernel<Real><<<blocks_for(count), kThreads, 0, stream>>>(
+          x, scratch_.data(), a.view, a.kind, a.length, a.real_lines());
+      GPUKIT_CUDA_CHECK_LAUNCH("gather_kernel");
+      x = scratch_.data();
+    }
+    forward_[d]->real_to_complex<Real>(x, spectrum_.data(), stream);
     const std::int64_t count = a.view.outer * a.view.n * a.view.inner;
-    coefficients_kernel<Real>
-        <<<blocks_for(count), kThreads, 0, stream>>>(spectrum_.data(), x, a.view, a.kind, a.half);
+    coefficients_kernel<Real><<<blocks_for(count), kThreads, 0, stream>>>(
+        spectrum_.data(), u, a.view, a.kind, a.complex_lines());
     GPUKIT_CUDA_CHECK_LAUNCH("coefficients_kernel");
   }
 
