@@ -51,9 +51,6 @@ struct AxisView {
 // per outer index would need each line's start aligned to a complex, which odd sizes break.
 struct LineLayout {
   std::int64_t outer_stride = 0, step = 1, inner_stride = 0;
-  __host__ __device__ std::int64_t at(std::int64_t o, std::int64_t t, std::int64_t i) const {
-    return o * outer_stride + t * step + i * inner_stride;
-  }
 };
 
 LineLayout line_layout(const AxisView& a, std::int64_t line_length, bool contiguous_lines) {
@@ -61,67 +58,94 @@ LineLayout line_layout(const AxisView& a, std::int64_t line_length, bool contigu
   return {line_length * a.inner, a.inner, 1};
 }
 
+// An axis and a buffer layout in the kernels' index type: 32 bits wherever the buffers allow (a
+// 64-bit division costs several times a 32-bit one, and each element takes two), 64 otherwise.
+template <class Index>
+struct Lines {
+  Index outer, n, inner, length;           // the view, and the line length of the loop
+  Index outer_stride, step, inner_stride;  // the buffer's layout
+  Lines(const AxisView& a, std::int64_t line_length, const LineLayout& l)
+      : outer(static_cast<Index>(a.outer)),
+        n(static_cast<Index>(a.n)),
+        inner(static_cast<Index>(a.inner)),
+        length(static_cast<Index>(line_length)),
+        outer_stride(static_cast<Index>(l.outer_stride)),
+        step(static_cast<Index>(l.step)),
+        inner_stride(static_cast<Index>(l.inner_stride)) {}
+  __device__ Index count() const { return outer * length * inner; }
+  // Element idx of the loop as (o, t, i), i fastest.
+  __device__ void split(Index idx, Index& o, Index& t, Index& i) const {
+    i = idx % inner;
+    const Index rest = idx / inner;
+    t = rest % length, o = rest / length;
+  }
+  __device__ Index array_at(Index o, Index j, Index i) const { return (o * n + j) * inner + i; }
+  __device__ Index buffer_at(Index o, Index t, Index i) const {
+    return o * outer_stride + t * step + i * inner_stride;
+  }
+};
+
 // The grid-stride loop over `count` elements.
-#define GPUKIT_WALLS_GRID_STRIDE(count)                                                     \
-  for (std::int64_t idx = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < count; \
-       idx += std::int64_t{gridDim.x} * blockDim.x)
+#define GPUKIT_WALLS_GRID_STRIDE(Index, count)                                             \
+  for (Index idx = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; \
+       idx += static_cast<Index>(gridDim.x) * blockDim.x)
 
-// v(o, t, i), t < length (the FFT's), stored as `out` says: neumann x(o, neumann_source(t), i);
-// dirichlet the odd extension of x along the axis; periodic x itself.
-template <class Real>
-__global__ void gather_kernel(const Real* __restrict__ x, Real* __restrict__ v, AxisView a,
-                              AxisKind kind, std::int64_t length, LineLayout out) {
-  const std::int64_t count = a.outer * length * a.inner;
-  GPUKIT_WALLS_GRID_STRIDE(count) {
-    const std::int64_t i = idx % a.inner, rest = idx / a.inner;
-    const std::int64_t t = rest % length, o = rest / length;
-    const auto sample = [&](std::int64_t j) { return x[(o * a.n + j) * a.inner + i]; };
-    v[out.at(o, t, i)] = walls::axis_gathered<Real>(kind, t, a.n, sample);
+// v(o, t, i), t < length (the FFT's), stored as the buffer layout says: neumann x(o,
+// neumann_source(t), i); dirichlet the odd extension of x along the axis; periodic x itself.
+template <class Real, class Index>
+__global__ void gather_kernel(const Real* __restrict__ x, Real* __restrict__ v, Lines<Index> l,
+                              AxisKind kind) {
+  GPUKIT_WALLS_GRID_STRIDE(Index, l.count()) {
+    Index o, t, i;
+    l.split(idx, o, t, i);
+    const auto sample = [&](std::int64_t j) { return x[l.array_at(o, static_cast<Index>(j), i)]; };
+    v[l.buffer_at(o, t, i)] = walls::axis_gathered<Real>(kind, t, l.n, sample);
   }
 }
 
-// x(o, j, i), j < n: the axis' coefficients from its FFT V(o, k, i), k < half, stored as `in`
-// says.
-template <class Real>
+// x(o, j, i), j < n: the axis' coefficients from its FFT V(o, k, i), k < half, stored as the
+// buffer layout says (the loop's length is n).
+template <class Real, class Index>
 __global__ void coefficients_kernel(const Complex<Real>* __restrict__ spectrum,
-                                    Real* __restrict__ x, AxisView a, AxisKind kind,
-                                    LineLayout in) {
-  const std::int64_t count = a.outer * a.n * a.inner;
-  GPUKIT_WALLS_GRID_STRIDE(count) {
-    const std::int64_t i = idx % a.inner, rest = idx / a.inner;
-    const std::int64_t j = rest % a.n, o = rest / a.n;
-    const auto at = [&](std::int64_t k) { return spectrum[in.at(o, k, i)]; };
-    x[idx] = walls::axis_coefficient<Real>(kind, j, a.n, at);
+                                    Real* __restrict__ x, Lines<Index> l, AxisKind kind) {
+  GPUKIT_WALLS_GRID_STRIDE(Index, l.count()) {
+    Index o, j, i;
+    l.split(idx, o, j, i);
+    const auto at = [&](std::int64_t k) {
+      return spectrum[l.buffer_at(o, static_cast<Index>(k), i)];
+    };
+    x[idx] = walls::axis_coefficient<Real>(kind, j, l.n, at);
   }
 }
 
-// V(o, k, i), k < n / 2 + 1, stored as `out` says: the spectrum whose C2R inverts the axis'
-// coefficients x(o, j, i) (periodic: unpacked; neumann: exp(i pi k / 2n) (X[k] - i X[n - k])).
-template <class Real>
+// V(o, k, i), k < n / 2 + 1 (the loop's length), stored as the buffer layout says: the spectrum
+// whose C2R inverts the axis' coefficients x(o, j, i) (periodic: unpacked; neumann: exp(i pi k /
+// 2n) (X[k] - i X[n - k])).
+template <class Real, class Index>
 __global__ void spectrum_kernel(const Real* __restrict__ x, Complex<Real>* __restrict__ spectrum,
-                                AxisView a, AxisKind kind, LineLayout out) {
-  const std::int64_t half = a.n / 2 + 1;
-  const std::int64_t count = a.outer * half * a.inner;
-  GPUKIT_WALLS_GRID_STRIDE(count) {
-    const std::int64_t i = idx % a.inner, rest = idx / a.inner;
-    const std::int64_t k = rest % half, o = rest / half;
-    const auto coefficient = [&](std::int64_t j) { return x[(o * a.n + j) * a.inner + i]; };
-    spectrum[out.at(o, k, i)] =
-        walls::axis_spectrum<Complex<Real>, Real>(kind, k, a.n, coefficient);
+                                Lines<Index> l, AxisKind kind) {
+  GPUKIT_WALLS_GRID_STRIDE(Index, l.count()) {
+    Index o, k, i;
+    l.split(idx, o, k, i);
+    const auto coefficient = [&](std::int64_t j) {
+      return x[l.array_at(o, static_cast<Index>(j), i)];
+    };
+    spectrum[l.buffer_at(o, k, i)] =
+        walls::axis_spectrum<Complex<Real>, Real>(kind, k, l.n, coefficient);
   }
 }
 
-// x(o, p, i) = v(o, m, i) from the C2R's lines (stored as `in` says), m = neumann_position(p)
-// (Makhoul's order undone) or p (periodic).
-template <class Real>
-__global__ void scatter_kernel(const Real* __restrict__ v, Real* __restrict__ x, AxisView a,
-                               AxisKind kind, LineLayout in) {
-  const std::int64_t count = a.outer * a.n * a.inner;
-  GPUKIT_WALLS_GRID_STRIDE(count) {
-    const std::int64_t i = idx % a.inner, rest = idx / a.inner;
-    const std::int64_t p = rest % a.n, o = rest / a.n;
-    const std::int64_t m = kind == AxisKind::neumann ? walls::neumann_position(p, a.n) : p;
-    x[idx] = v[in.at(o, m, i)];
+// x(o, p, i) = v(o, m, i) from the C2R's lines (stored as the buffer layout says; the loop's
+// length is n), m = neumann_position(p) (Makhoul's order undone) or p (periodic).
+template <class Real, class Index>
+__global__ void scatter_kernel(const Real* __restrict__ v, Real* __restrict__ x, Lines<Index> l,
+                               AxisKind kind) {
+  GPUKIT_WALLS_GRID_STRIDE(Index, l.count()) {
+    Index o, p, i;
+    l.split(idx, o, p, i);
+    const Index m =
+        kind == AxisKind::neumann ? static_cast<Index>(walls::neumann_position(p, l.n)) : p;
+    x[idx] = v[l.buffer_at(o, m, i)];
   }
 }
 
@@ -134,12 +158,13 @@ struct ScaleParams {
 
 // u /= (e0[j0] + e1[j1] + e2[j2] - lambda) * round trips, in double; a zero eigenvalue (the
 // constant mode of a singular problem) gives 0.
-template <class Real>
+template <class Real, class Index>
 __global__ void scale_kernel(Real* __restrict__ u, ScaleParams p) {
-  const std::int64_t count = p.n0 * p.n1 * p.n2;
-  GPUKIT_WALLS_GRID_STRIDE(count) {
-    const std::int64_t j2 = idx % p.n2, rest = idx / p.n2;
-    const std::int64_t j1 = rest % p.n1, j0 = rest / p.n1;
+  const Index n1 = static_cast<Index>(p.n1), n2 = static_cast<Index>(p.n2);
+  const Index count = static_cast<Index>(p.n0) * n1 * n2;
+  GPUKIT_WALLS_GRID_STRIDE(Index, count) {
+    const Index j2 = idx % n2, rest = idx / n2;
+    const Index j1 = rest % n1, j0 = rest / n1;
     const double mu = p.eigen[0][j0] + p.eigen[1][j1] + p.eigen[2][j2] - p.helmholtz;
     u[idx] =
         mu != 0 ? static_cast<Real>(static_cast<double>(u[idx]) / (mu * p.round_trips)) : Real(0);
@@ -147,6 +172,12 @@ __global__ void scale_kernel(Real* __restrict__ u, ScaleParams p) {
 }
 
 #undef GPUKIT_WALLS_GRID_STRIDE
+
+// Whether every index of a solve fits the 32-bit kernels: the largest buffer (the dirichlet
+// axes' extended lines, the spectra) with room for the grid-stride loop's last step.
+bool fits_32_bits(std::int64_t largest_elements) {
+  return largest_elements < (std::int64_t{1} << 31);
+}
 
 // One axis of the shape: its view, its FFT's length and half spectrum, its buffers' layout,
 // whether it is skipped (a periodic or neumann axis of one point carries only its constant
@@ -280,6 +311,8 @@ class WallsSolver final : public DeviceSolver<Real> {
           a.needs_inverse_plan() ? std::make_unique<AxisFft>(a, Cufft<Real>::c2r, true) : nullptr);
     }
     scratch_ = cuda::DeviceBuffer<Real>(static_cast<std::size_t>(scratch_elements(axes_)));
+    narrow_ =
+        fits_32_bits(std::max({shape_size(), scratch_elements(axes_), spectrum_elements(axes_)}));
     spectrum_ =
         cuda::DeviceBuffer<Complex<Real>>(static_cast<std::size_t>(spectrum_elements(axes_)));
     // The eigenvalue tables of three axes (a 2D grid's first is one point of eigenvalue 0).
@@ -320,7 +353,9 @@ class WallsSolver final : public DeviceSolver<Real> {
       GPUKIT_CUDA_CHECK(cudaMemcpyAsync(u, f, static_cast<std::size_t>(n) * sizeof(Real),
                                         cudaMemcpyDeviceToDevice, stream));
     }
-    scale_kernel<Real><<<blocks_for(n), kThreads, 0, stream>>>(u, params_);
+    with_index([&]<class Index>(Index) {
+      scale_kernel<Real, Index><<<blocks_for(n), kThreads, 0, stream>>>(u, params_);
+    });
     GPUKIT_CUDA_CHECK_LAUNCH("scale_kernel");
     for (std::size_t d = 0; d < axes_.size(); ++d) {
       const Axis& a = axes_[d];
@@ -330,16 +365,20 @@ class WallsSolver final : public DeviceSolver<Real> {
         continue;
       }
       const std::int64_t count = a.view.outer * a.half * a.view.inner;
-      spectrum_kernel<Real><<<blocks_for(count), kThreads, 0, stream>>>(u, spectrum_.data(), a.view,
-                                                                        a.kind, a.complex_lines());
+      with_index([&]<class Index>(Index) {
+        spectrum_kernel<Real, Index><<<blocks_for(count), kThreads, 0, stream>>>(
+            u, spectrum_.data(), Lines<Index>(a.view, a.half, a.complex_lines()), a.kind);
+      });
       GPUKIT_CUDA_CHECK_LAUNCH("spectrum_kernel");
       if (!a.needs_scratch()) {
         inverse_[d]->complex_to_real<Real>(spectrum_.data(), u, stream);
         continue;
       }
       inverse_[d]->complex_to_real<Real>(spectrum_.data(), scratch_.data(), stream);
-      scatter_kernel<Real><<<blocks_for(n), kThreads, 0, stream>>>(scratch_.data(), u, a.view,
-                                                                   a.kind, a.real_lines());
+      with_index([&]<class Index>(Index) {
+        scatter_kernel<Real, Index><<<blocks_for(n), kThreads, 0, stream>>>(
+            scratch_.data(), u, Lines<Index>(a.view, a.view.n, a.real_lines()), a.kind);
+      });
       GPUKIT_CUDA_CHECK_LAUNCH("scatter_kernel");
     }
   }
@@ -356,16 +395,30 @@ class WallsSolver final : public DeviceSolver<Real> {
     const Axis& a = axes_[d];
     if (a.needs_scratch()) {
       const std::int64_t count = a.view.outer * a.length * a.view.inner;
-      gather_kernel<Real><<<blocks_for(count), kThreads, 0, stream>>>(
-          x, scratch_.data(), a.view, a.kind, a.length, a.real_lines());
+      with_index([&]<class Index>(Index) {
+        gather_kernel<Real, Index><<<blocks_for(count), kThreads, 0, stream>>>(
+            x, scratch_.data(), Lines<Index>(a.view, a.length, a.real_lines()), a.kind);
+      });
       GPUKIT_CUDA_CHECK_LAUNCH("gather_kernel");
       x = scratch_.data();
     }
     forward_[d]->real_to_complex<Real>(x, spectrum_.data(), stream);
     const std::int64_t count = a.view.outer * a.view.n * a.view.inner;
-    coefficients_kernel<Real><<<blocks_for(count), kThreads, 0, stream>>>(
-        spectrum_.data(), u, a.view, a.kind, a.complex_lines());
+    with_index([&]<class Index>(Index) {
+      coefficients_kernel<Real, Index><<<blocks_for(count), kThreads, 0, stream>>>(
+          spectrum_.data(), u, Lines<Index>(a.view, a.view.n, a.complex_lines()), a.kind);
+    });
     GPUKIT_CUDA_CHECK_LAUNCH("coefficients_kernel");
+  }
+
+  // Calls f with a value of the kernels' index type.
+  template <class F>
+  void with_index(F&& f) const {
+    if (narrow_) {
+      f(std::uint32_t{});
+    } else {
+      f(std::int64_t{});
+    }
   }
 
   WallsShape shape_;
@@ -375,6 +428,7 @@ class WallsSolver final : public DeviceSolver<Real> {
   cuda::DeviceBuffer<Complex<Real>> spectrum_;
   cuda::DeviceBuffer<double> eigen_;
   ScaleParams params_;
+  bool narrow_ = false;  // the kernels index in 32 bits
 };
 
 }  // namespace
