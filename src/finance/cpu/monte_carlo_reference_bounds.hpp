@@ -1,9 +1,10 @@
 #pragma once
 // Internal: the bounded arithmetic of the independent Monte Carlo reference (monte_carlo.hpp's
-// monte_carlo_reference; cpu/monte_carlo_reference.cpp and its early-exercise part
-// cpu/monte_carlo_reference_american.cpp): long-double values with a bound on how far the
-// pricer's value can be from each, the error model of each computing precision, the Philox
-// normals of the contract, and the sums of a row's samples. Shares nothing with the pricer but
+// monte_carlo_reference; cpu/monte_carlo_reference.cpp, its early-exercise part
+// cpu/monte_carlo_reference_american.cpp and the QE step of heston rows,
+// cpu/monte_carlo_reference_heston.cpp): long-double values with a bound on how far the pricer's
+// value can be from each, the error model of each computing precision, the Philox normals of the
+// contract, a quad's samples and the sums of a row's samples. Shares nothing with the pricer but
 // rng::philox4x32_10.
 
 #include <algorithm>
@@ -112,6 +113,23 @@ inline void quad_normals(std::uint64_t stream, const ErrorModel& m, Precision pr
       };
       box_muller(uniform(w.word[0], w.word[1]), uniform(w.word[2], w.word[3]), z[2 * block],
                  z[2 * block + 1]);
+    }
+  }
+}
+
+// The samples of a quad from its paths' payoffs x and controls c: each path's, or with antithetic
+// variates each pair's mean (path j and its mirror j + 4), whose sum the pricer rounds once with
+// unit roundoff `u` (the halving is exact).
+inline void combine_samples(LD u, bool antithetic, const Bounded x[8], const Bounded c[8],
+                            Sample out[4]) {
+  for (int j = 0; j < 4; ++j) {
+    if (antithetic) {
+      out[j].x.value = 0.5L * (x[j].value + x[j + 4].value);
+      out[j].x.error = 0.5L * (x[j].error + x[j + 4].error) + u * std::fabs(out[j].x.value);
+      out[j].c.value = 0.5L * (c[j].value + c[j + 4].value);
+      out[j].c.error = 0.5L * (c[j].error + c[j + 4].error) + u * std::fabs(out[j].c.value);
+    } else {
+      out[j] = {x[j], c[j]};
     }
   }
 }
