@@ -198,7 +198,14 @@ struct BoundedArithmetic {
     const LD d = 1.12837916709551257390L * std::exp(-nearest * nearest) * a.error;
     return {v, d + erfc_rel * (v + d)};
   }
-  static Bounded max0(Bounded a) { return {std::max(a.value, LD(0)), a.error}; }
+  // max(a, 0): the pricer's max(a', 0) with |a' - a| <= e is exactly 0 where a + e <= 0 (so that
+  // a variance the QE step sets to 0 is known exactly, and the square root of the next step's
+  // spread, not Lipschitz at 0, does not turn a rounding e into sqrt(e)); otherwise within a + e
+  // of 0 where a < 0, and within e (max is 1-Lipschitz).
+  static Bounded max0(Bounded a) {
+    if (a.value + a.error <= 0) return {0, 0};
+    return {std::max(a.value, LD(0)), a.value < 0 ? a.value + a.error : a.error};
+  }
   Bounded parameter(LD value) const { return {value, parameter_rel * std::fabs(value)}; }
   // A constant computed as a sum of terms of magnitude up to `scale`.
   Bounded parameter(LD value, LD scale) const {
