@@ -731,8 +731,8 @@ ReferenceBook american_heston_reference_book() {
   return book;
 }
 
-// The pricer against the reference on `book` (3078 paths: three tiles and a partial one), in
-// double and in float (the agreements returned in that order):
+// The pricer against the reference on `book` (3078 paths: three tiles and a partial one; with
+// `antithetic` as many pairs), in double and in float (the agreements returned in that order):
 // every row within its bound and the bound finite. In double every bound is at most 1e-9
 // standard errors. In float so (at most `float_bound`) are the rows without a regression (one
 // date, or European: the European reference's float bounds, about 1e-2 standard errors on
@@ -742,13 +742,15 @@ ReferenceBook american_heston_reference_book() {
 // earlier dates' sums), which the agreement counts as loose.
 std::vector<MonteCarloAgreement> expect_within_the_references_bound(const Context& context,
                                                                     const ReferenceBook& book,
+                                                                    bool antithetic,
                                                                     double float_bound,
                                                                     const char* what) {
   const std::vector<McRow>& rows = book.rows;
   const ExerciseBook view(rows, book.styles);
   MonteCarloOptions options;
-  options.paths = 3 * 1024 + 6;
+  options.paths = (antithetic ? 2 : 1) * (3 * 1024 + 6);
   options.seed = 5;
+  options.antithetic = antithetic;
   std::vector<MonteCarloAgreement> agreements;
   for (Precision precision : {Precision::float64, Precision::float32}) {
     options.precision = precision;
@@ -788,8 +790,8 @@ std::vector<MonteCarloAgreement> expect_within_the_references_bound(const Contex
 TEST_P(MonteCarloAmericanTest, AgreesWithTheIndependentReferenceWithinItsBound) {
   // Both passes again in long double on the same numbers, its own regression and decisions: the
   // pricer within the bound on every row, in double and in float, and the bound finite.
-  const std::vector<MonteCarloAgreement> a =
-      expect_within_the_references_bound(context(), american_reference_book(), 1e-2, "american");
+  const std::vector<MonteCarloAgreement> a = expect_within_the_references_bound(
+      context(), american_reference_book(), false, 1e-2, "american");
   EXPECT_EQ(a[1].rows_with_loose_bound, 7);  // float: the rows with a regression
 }
 
@@ -809,13 +811,88 @@ TEST_P(MonteCarloAmericanTest, HestonAgreesWithTheIndependentReferenceWithinItsB
   // u term. Double: within a bound far below the sampling error on every row. Float: within the
   // bound, which (as on the Black-Scholes rows) exceeds the standard error on the rows whose
   // rules come from float regressions.
-  (void)expect_within_the_references_bound(context(), american_heston_reference_book(), 0.1,
+  (void)expect_within_the_references_bound(context(), american_heston_reference_book(), false, 0.1,
                                            "american heston");
 }
 
+// Antithetic variates on early-exercise rows: pass 1 unchanged, pass 2's pairs (path and mirror,
+// each exercised by the rule) within the reference's bound, Black-Scholes and heston rows.
+// (Needs the pricer's antithetic early exercise: until it prices these rows it refuses them and
+// this test fails.)
+TEST_P(MonteCarloAmericanTest, AntitheticAgreesWithTheIndependentReferenceWithinItsBound) {
+  ReferenceBook book = american_reference_book();
+  const ReferenceBook heston = american_heston_reference_book();
+  book.rows.insert(book.rows.end(), heston.rows.begin(), heston.rows.end());
+  book.styles.insert(book.styles.end(), heston.styles.begin(), heston.styles.end());
+  (void)expect_within_the_references_bound(context(), book, true, 0.1, "american antithetic");
+}
+
+// The reference's pairs against a second computation of the same numbers: on one date an
+// early-exercise row is its European row (exercise at maturity where in the money, on the
+// European layout's numbers, pairs included), which the European reference prices by its own
+// code: the two references agree to long double's rounding (paths x a few roundings of 2^-64,
+// below 1e-15 of the values; 1e-12 is far below either's bound in double, about 1e-11
+// standard errors), with antithetic variates and without, Black-Scholes and heston.
+TEST(MonteCarloAmerican, TheReferenceOfOneDateIsTheEuropeanReference) {
+  McRow put = longstaff_schwartz_puts()[2];
+  put.steps = 1;
+  McRow call = put;
+  call.put = false, call.dividend = 0.03;
+  const McRow heston = heston_put(put, 0.5);
+  const std::vector<McRow> rows = {put, call, heston};
+  const ExerciseBook american(rows,
+                              std::vector<ExerciseStyle>(rows.size(), ExerciseStyle::american));
+  const ExerciseBook european(rows,
+                              std::vector<ExerciseStyle>(rows.size(), ExerciseStyle::european));
+  for (bool antithetic : {false, true}) {
+    for (Precision precision : {Precision::float64, Precision::float32}) {
+      MonteCarloOptions options;
+      options.paths = 2 * 2051;
+      options.seed = 11;
+      options.antithetic = antithetic;
+      options.precision = precision;
+      const MonteCarloReference a = monte_carlo_reference(american.view(), options);
+      const MonteCarloReference e = monte_carlo_reference(european.view(), options);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::string what = "row " + std::to_string(i) + " antithetic " +
+                                 std::to_string(antithetic) + " precision " +
+                                 std::to_string(int(precision));
+        EXPECT_GT(e.price[i], 0) << what;
+        EXPECT_NEAR(a.price[i], e.price[i], 1e-12 * e.price[i]) << what;
+        EXPECT_NEAR(a.std_error[i], e.std_error[i], 1e-12 * e.std_error[i]) << what;
+      }
+    }
+  }
+}
+
+// With antithetic variates pass 1 is unchanged, so the rule is the plain row's, and pass 2's
+// pairs estimate the same price: the two references within 4 of their combined standard errors
+// (independent halves would give sqrt(a^2 + p^2); the pairs share their first paths with the
+// plain row's, which only narrows the difference), and a pair's mean, whose paths are negatively
+// correlated on a put, has a smaller standard error than the plain estimate of as many paths.
+TEST(MonteCarloAmerican, TheReferencesPairsEstimateThePlainRowsPrice) {
+  const ReferenceBook reference_book = american_heston_reference_book();
+  const std::vector<McRow>& rows = reference_book.rows;
+  const ExerciseBook book(rows, reference_book.styles);
+  MonteCarloOptions options;
+  options.paths = 2 * 3000;
+  options.seed = 3;
+  const MonteCarloReference plain = monte_carlo_reference(book.view(), options);
+  options.antithetic = true;
+  const MonteCarloReference pairs = monte_carlo_reference(book.view(), options);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_NEAR(pairs.price[i], plain.price[i],
+                4 * std::hypot(pairs.std_error[i], plain.std_error[i]))
+        << "row " << i;
+    if (rows[i].put) {
+      EXPECT_LT(pairs.std_error[i], plain.std_error[i]) << "row " << i;
+    }
+  }
+}
+
 TEST(MonteCarloAmerican, TheReferenceRefusesWhatItDoesNotCheckNamingTheRow) {
-  // Antithetic variates and the control variate on an early-exercise row (the pricer refuses
-  // them too) and the sobol sampler.
+  // The control variate on an early-exercise row (the pricer refuses it too) and the sobol
+  // sampler.
   const McRow put = longstaff_schwartz_puts()[0];
   const ExerciseBook book({put, put}, {ExerciseStyle::european, ExerciseStyle::american});
   MonteCarloOptions control;
@@ -826,9 +903,7 @@ TEST(MonteCarloAmerican, TheReferenceRefusesWhatItDoesNotCheckNamingTheRow) {
   sobol.sampler = MonteCarloSampler::sobol;
   sobol.replicates = 4;
   for (const auto& [options, message] :
-       {std::pair{control,
-                  "option 1: early exercise takes neither antithetic variates nor the control "
-                  "variate"},
+       {std::pair{control, "option 1: early exercise takes no control variate"},
         std::pair{sobol, "option 1: early exercise is priced on Philox numbers only"}}) {
     try {
       (void)monte_carlo_reference(book.view(), options);

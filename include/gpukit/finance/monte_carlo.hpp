@@ -321,9 +321,10 @@ std::string monte_carlo_no_paying_path_note(std::span<const std::string> locatio
 /// the farthest payoff of the branches (more than 64 branches on one path: an infinite bound).
 /// Early-exercise rows (monte_carlo_american.hpp): both passes again on the same numbers (heston
 /// rows on the QE paths above, every open branch followed, the basis' u bounded from the
-/// variance), with the reference's own regression (the normal equations by Gauss-Jordan in long
-/// double, the contract's drops), its own decisions and pass 2's estimate; the bound carries the
-/// spots' rounding, the sums' (a path within its bound of the money enters them whole), the
+/// variance; with antithetic variates each path and its mirror, the pair's mean the sample), with
+/// the reference's own regression (the normal equations by Gauss-Jordan in long double, the
+/// contract's drops), its own decisions and pass 2's estimate; the bound carries the spots'
+/// rounding, the sums' (a path within its bound of the money enters them whole), the
 /// pricer's Cholesky backward error through |G^-1| to the coefficients, and every decision whose
 /// margin |h - c| is within the bounds: in pass 1 V may take either value (its bound then enters
 /// the earlier dates' sums), in pass 2 the sample is bounded by every payoff the pricer could have
@@ -343,8 +344,8 @@ std::string monte_carlo_no_paying_path_note(std::span<const std::string> locatio
 /// m's normals B(m) - B(m - 1), the mirror negating both), the layout the pricer's Sobol Asian
 /// and heston paths take. InvalidInput (naming the row) for a heston barrier row under
 /// continuous monitoring, a barrier or Asian row with early exercise (the pricer refuses them
-/// too) and early exercise on the sobol sampler, with antithetic variates or with the control
-/// variate; for replicates and paths as price_monte_carlo_book. Cost: a few times a
+/// too) and early exercise on the sobol sampler or with the control variate; for replicates and
+/// paths as price_monte_carlo_book. Cost: a few times a
 /// CPU pricing (OpenMP over rows and blocks of paths); memory: the book's rows and a fixed
 /// workspace, whatever the paths. `progress`, when set, is called from the calling thread with the
 /// fraction of the path-steps done, about every 2^21 path-steps (a fraction of a second on a few
@@ -353,7 +354,7 @@ std::string monte_carlo_no_paying_path_note(std::span<const std::string> locatio
 /// tests/finance/monte_carlo_test.cpp (every path kind, mode and precision; progress) and
 /// monte_carlo_heston_test.cpp (every heston payoff, mode and precision; paths on both sides of
 /// psi_c; an error just over the bound is reported) and monte_carlo_american_test.cpp
-/// (early-exercise rows, Black-Scholes and heston, in double and float).
+/// (early-exercise rows, Black-Scholes and heston, antithetic or not, in double and float).
 struct MonteCarloReference {
   std::vector<double> price, std_error;
   std::vector<double> price_bound, std_error_bound;  // |pricer - reference| <= bound

@@ -4,7 +4,8 @@
 // with the pricer but rng::philox4x32_10: its own paths (heston rows: Andersen's QE step of the
 // European reference, monte_carlo_reference_heston.hpp), its own regression (the normal equations
 // of the 4 basis functions, 6 on heston rows, solved by Gauss-Jordan elimination in long double),
-// its own exercise decisions, and pass 2's mean and standard error.
+// its own exercise decisions, and pass 2's mean and standard error (with antithetic variates, of
+// the pairs' means).
 //
 // Beside each value, a bound on how far the pricer's can be from it (the running error analysis
 // of monte_carlo_reference.cpp):
@@ -23,7 +24,8 @@
 //   its perturbation of the drop threshold (1e-12) leaves the date's rule unbounded;
 // - pass 2: a decision within its bounds is ambiguous, and the sample is bounded by the farthest
 //   of the payoffs the pricer could have taken (exercising at any date from there on where it may
-//   exercise, up to the first date where it must, or never);
+//   exercise, up to the first date where it must, or never); with antithetic variates each path
+//   and its mirror so, and the pair's mean rounded once in double;
 // - the rounding of the pricer's tile trees and merges, and of price = K mean.
 
 #include <algorithm>
@@ -131,30 +133,34 @@ void advance_log_spot(const AmericanRow& row, const ErrorModel& m, Bounded& y, c
   y.error += increment_error + m.u * std::fabs(y.value);
 }
 
-// The four paths of quad `quad`, date by date, on the step words word_offset + date
-// (Black-Scholes) or word_offset + 2 date and + 1 (heston: the variance's, the spot's).
+// The paths of quad `quad` (ways 4), or the quad's paths and their mirrors (ways 8: way j + 4
+// drawn by way j's normals negated, on heston rows both of a date), date by date, on the step
+// words word_offset + date (Black-Scholes) or word_offset + 2 date and + 1 (heston: the
+// variance's, the spot's).
 class QuadPaths {
  public:
   QuadPaths(const AmericanRow& row, const ErrorModel& m, Precision precision, std::uint64_t seed,
-            std::uint64_t quad, std::uint32_t word_offset)
+            std::uint64_t quad, std::uint32_t word_offset, int ways)
       : row_(row),
         m_(m),
         precision_(precision),
         seed_(seed),
         quad_(quad),
         word_offset_(word_offset),
+        ways_(ways),
         ar_(heston_arithmetic(m, row.heston_constants)) {
     if (!row.heston) return;
-    for (int j = 0; j < 4; ++j) branches_[j].assign(1, Branch{{row.heston_constants.v0, 0}, {}});
+    for (int j = 0; j < ways; ++j) branches_[j].assign(1, Branch{{row.heston_constants.v0, 0}, {}});
   }
 
-  // Every path's point on date `date` (called for dates 0, 1, ... in turn).
-  void next(std::uint32_t date, PathPoint out[4]) {
+  // Every way's point on date `date` (called for dates 0, 1, ... in turn).
+  void next(std::uint32_t date, PathPoint out[8]) {
     if (!row_.heston) {
       Bounded z[4];
       quad_normals(row_.stream, m_, precision_, seed_, quad_, word_offset_ + date, z);
-      for (int j = 0; j < 4; ++j) {
-        advance_log_spot(row_, m_, y_[j], z[j]);
+      for (int j = 0; j < ways_; ++j) {
+        const LD sign = j < 4 ? 1 : -1;  // negation is exact
+        advance_log_spot(row_, m_, y_[j], {sign * z[j & 3].value, z[j & 3].error});
         out[j] = {spot_of(row_, m_, y_[j]), {0, 0}};
       }
       return;
@@ -162,11 +168,13 @@ class QuadPaths {
     Bounded z_v[4], z_s[4];
     quad_normals(row_.stream, m_, precision_, seed_, quad_, word_offset_ + 2 * date, z_v);
     quad_normals(row_.stream, m_, precision_, seed_, quad_, word_offset_ + 2 * date + 1, z_s);
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < ways_; ++j) {
+      const LD sign = j < 4 ? 1 : -1;
+      const Bounded zv{sign * z_v[j & 3].value, z_v[j & 3].error};
+      const Bounded zs{sign * z_s[j & 3].value, z_s[j & 3].error};
       // The pricer's y += increment, then s = s0 exp(y).
       const auto advance = [&](Branch& path, std::uint32_t flips) {
-        const QeMove move =
-            qe_move(row_.heston_constants, ar_, path.variance, z_v[j], z_s[j], flips);
+        const QeMove move = qe_move(row_.heston_constants, ar_, path.variance, zv, zs, flips);
         path.variance = move.variance;
         path.y = ar_.add(path.y, move.increment);
         return move.open;
@@ -200,10 +208,11 @@ class QuadPaths {
   Precision precision_;
   std::uint64_t seed_, quad_;
   std::uint32_t word_offset_;
+  int ways_;
   BoundedArithmetic ar_;
-  Bounded y_[4] = {};
-  std::vector<Branch> branches_[4], moved_;
-  bool unbounded_[4] = {};
+  Bounded y_[8] = {};
+  std::vector<Branch> branches_[8], moved_;
+  bool unbounded_[8] = {};
 };
 
 // h = max(sign (s - 1), 0), one rounding.
@@ -455,9 +464,7 @@ AmericanRow american_row(const MonteCarloBookView& book, std::int64_t i,
   if (options.sampler != MonteCarloSampler::philox) {
     refuse("early exercise is priced on Philox numbers only (sampler philox)");
   }
-  if (options.antithetic || options.control_variate) {
-    refuse("early exercise takes neither antithetic variates nor the control variate");
-  }
+  if (options.control_variate) refuse("early exercise takes no control variate");
   const Precision precision = options.precision;
   const ErrorModel m = model_of(precision);
   const auto [spot, strike, maturity, rate, sigma, dividend] = rounded_inputs(book, i, precision);
@@ -538,9 +545,9 @@ RowReference american_reference(const MonteCarloBookView& book, std::int64_t i,
     num_threads(team(regression_paths* dates, quads, ns_per_path_date))
     for (std::int64_t q = 0; q < quads; ++q) {
       QuadPaths paths(row, m, precision, options.seed, static_cast<std::uint64_t>(q),
-                      kAmericanRegressionStepOffset);
+                      kAmericanRegressionStepOffset, 4);
       for (std::int64_t d = 0; d < dates; ++d) {
-        PathPoint point[4];
+        PathPoint point[8];
         paths.next(static_cast<std::uint32_t>(d), point);
         for (int j = 0; j < 4; ++j) {
           const std::int64_t path = 4 * q + j;
@@ -605,23 +612,28 @@ RowReference american_reference(const MonteCarloBookView& book, std::int64_t i,
     }
   }
 
-  // Pass 2: options.paths new paths on the European step words, each exercised at the first date
-  // its rule says; the sample bounded by every payoff the pricer could have taken.
-  const std::int64_t paths = options.paths;
-  const std::int64_t blocks = (paths + kBlockPaths - 1) / kBlockPaths;
+  // Pass 2: options.paths new paths on the European step words (antithetic: options.paths / 2
+  // pairs, pair 4q + j on quad q's normals of lane j and its mirror on them negated), each
+  // exercised at the first date its rule says; each path's payoff bounded by every payoff the
+  // pricer could have taken, and a pair's sample is the mean of its two.
+  const bool antithetic = options.antithetic;
+  const int ways = antithetic ? 8 : 4;
+  const std::int64_t samples = antithetic ? options.paths / 2 : options.paths;
+  const std::int64_t blocks = (samples + kBlockPaths - 1) / kBlockPaths;
   std::vector<Sums> block_sums(static_cast<std::size_t>(blocks));
   const auto price_quad = [&](std::int64_t q, Sample out[4]) {
-    QuadPaths quad_paths(row, m, precision, options.seed, static_cast<std::uint64_t>(q), 0);
-    LD reference[4] = {}, reference_error[4] = {};
-    bool reference_alive[4] = {true, true, true, true},
-         pricer_may_live[4] = {true, true, true, true};
-    std::vector<Bounded> candidates[4];
+    QuadPaths quad_paths(row, m, precision, options.seed, static_cast<std::uint64_t>(q), 0, ways);
+    LD reference[8] = {}, reference_error[8] = {};
+    bool reference_alive[8], pricer_may_live[8];
+    std::fill(reference_alive, reference_alive + 8, true);
+    std::fill(pricer_may_live, pricer_may_live + 8, true);
+    std::vector<Bounded> candidates[8];
     for (std::int64_t d = 0; d < dates; ++d) {
-      PathPoint point[4];
+      PathPoint point[8];
       quad_paths.next(static_cast<std::uint32_t>(d), point);
       const Rule& rule = rules[static_cast<std::size_t>(d)];
       bool any = false;
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < ways; ++j) {
         if (!pricer_may_live[j] && !reference_alive[j]) continue;
         const Bounded h = intrinsic(row, m, point[j].s);
         const Decision e = decide(row, ar, rule, point[j], h);
@@ -636,24 +648,27 @@ RowReference american_reference(const MonteCarloBookView& book, std::int64_t i,
       }
       if (!any) break;
     }
-    for (int j = 0; j < 4; ++j) {
+    Bounded x[8], c[8];
+    for (int j = 0; j < ways; ++j) {
       if (pricer_may_live[j]) candidates[j].push_back({0, 0});
       LD error = reference_error[j];
       for (const Bounded& candidate : candidates[j]) {
         error = std::max(error, std::fabs(candidate.value - reference[j]) + candidate.error);
       }
-      out[j] = {{reference[j], error}, {0, 0}};
+      x[j] = {reference[j], error}, c[j] = {0, 0};
     }
+    // The pricer's pair: rounded::add of the two payoffs in double, times 0.5 (exact).
+    combine_samples(kUd, antithetic, x, c, out);
   };
   Sample first[4];
   price_quad(0, first);
   const LD x0 = first[0].x.value;
 #pragma omp parallel for schedule(dynamic, 1) \
-    num_threads(team(paths* dates, blocks, ns_per_path_date))
+    num_threads(team(options.paths* dates, blocks, ns_per_path_date))
   for (std::int64_t block = 0; block < blocks; ++block) {
     Sums& sums = block_sums[static_cast<std::size_t>(block)];
     sums = Sums{};
-    const std::int64_t end = std::min(paths, (block + 1) * kBlockPaths);
+    const std::int64_t end = std::min(samples, (block + 1) * kBlockPaths);
     for (std::int64_t q = block * kBlockPaths / 4; 4 * q < end; ++q) {
       Sample s[4];
       price_quad(q, s);
@@ -664,8 +679,8 @@ RowReference american_reference(const MonteCarloBookView& book, std::int64_t i,
   for (const Sums& b : block_sums) total.add(b);
   // The pricer's statistics in double: a tile's tree (10 additions) for its mean, its squares
   // about it through the same tree, and Chan's merges over the tiles' tree, a few roundings a
-  // level; the reference's own sums in long double.
-  const std::int64_t tiles = (paths + kAmericanTilePaths - 1) / kAmericanTilePaths;
+  // level; the reference's own sums in long double. Tiles of kAmericanTilePaths samples (pairs).
+  const std::int64_t tiles = (samples + kAmericanTilePaths - 1) / kAmericanTilePaths;
   const LD gamma = (16 + 4 * (std::log2(LD(std::max<std::int64_t>(tiles, 1))) + 2)) * kUd +
                    LD(kBlockPaths + blocks + 4) * std::numeric_limits<LD>::epsilon();
   return plain_estimate(total, x0, gamma, row.strike);
