@@ -191,6 +191,25 @@ TEST(MonteCarloCli, SobolSamplerPricesWithinFourStandardErrorsAndRefusesWhatItCa
   }
 }
 
+// `mc --check` on `book` (an early-exercise row and a European row) with `paths` paths: in double
+// every row to the rounding; in float the early-exercise row's regression cannot be bounded
+// tightly, and the check says so.
+void expect_checked_early_exercise(const std::string& book, const std::string& out, int paths) {
+  const std::string command = "mc --device cpu --input " + book + " --output " + out + " --paths " +
+                              std::to_string(paths) + " --check";
+  Result r = run(command);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("vs an independent long-double reference"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("bound above their standard error"), std::string::npos) << r.err;
+  std::filesystem::remove(out);
+  r = run(command + " --precision float");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("1 of 2 rows are checked only within a bound above their standard error"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::filesystem::exists(out));
+}
+
 // Early exercise from a CSV book: the american row by Longstaff-Schwartz, the european row beside
 // it as before; --check recomputes both.
 TEST(MonteCarloCli, AnExerciseColumnPricesAmericanRowsAndCheckChecksThem) {
@@ -211,21 +230,21 @@ TEST(MonteCarloCli, AnExerciseColumnPricesAmericanRowsAndCheckChecksThem) {
   EXPECT_LE(price[0], 4.47787 + 4 * std_error[0]);
   EXPECT_GE(price[0], 4.47787 * 0.995 - 4 * std_error[0]);
   EXPECT_NEAR(price[1], black_scholes_price(true, 36, 40, 1, 0.06, 0.2), 4 * std_error[1]);
-  // --check recomputes both passes in long double: double rows to the rounding; float rows'
-  // regressions cannot be bounded tightly, and the check says so.
+  // --check recomputes both passes in long double.
   std::filesystem::remove(out);
-  r = run("mc --device cpu --input " + book + " --output " + out + " --paths 4096 --check");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("vs an independent long-double reference"), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("bound above their standard error"), std::string::npos) << r.err;
-  std::filesystem::remove(out);
-  r = run("mc --device cpu --input " + book + " --output " + out +
-          " --paths 4096 --check --precision float");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("1 of 2 rows are checked only within a bound above their standard error"),
-            std::string::npos)
-      << r.err;
-  EXPECT_TRUE(std::filesystem::exists(out));
+  expect_checked_early_exercise(book, out, 4096);
+}
+
+// --check recomputes heston early-exercise rows too (the QE paths, the regression on the variance
+// as well).
+TEST(MonteCarloCli, CheckChecksHestonEarlyExerciseRows) {
+  const std::string book = write_file(
+      "mc_heston_exercise.csv",
+      "id,type,spot,strike,maturity,rate,volatility,exercise,steps,model,v0,kappa,theta,sigma_v,"
+      "rho\n"
+      "A,put,36,40,1,0.06,0.2,american,10,heston,0.04,1.5,0.04,0.5,-0.6\n"
+      "E,put,36,40,1,0.06,0.2,european,10,heston,0.04,1.5,0.04,0.5,-0.6\n");
+  expect_checked_early_exercise(book, (scratch() / "mc_heston_exercise_out.csv").string(), 2048);
 }
 
 // --greeks adds delta, gamma and vega after paths, for every kind of row (a European, an Asian,

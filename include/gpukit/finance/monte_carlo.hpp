@@ -319,18 +319,21 @@ std::string monte_carlo_no_paying_path_note(std::span<const std::string> locatio
 /// A heston step's comparisons (s^2 > 0, m > 0, psi <= psi_c, the martingale correction's
 /// existence) that the bounds leave open are followed both ways, and the sample is bounded by
 /// the farthest payoff of the branches (more than 64 branches on one path: an infinite bound).
-/// Early-exercise rows (monte_carlo_american.hpp): both passes again on the same numbers, with
+/// Early-exercise rows (monte_carlo_american.hpp): both passes again on the same numbers (heston
+/// rows on the QE paths above, every open branch followed, the basis' u bounded from the
+/// variance; with antithetic variates each path and its mirror, the pair's mean the sample), with
 /// the reference's own regression (the normal equations by Gauss-Jordan in long double, the
 /// contract's drops), its own decisions and pass 2's estimate; the bound carries the spots'
-/// rounding, the sums' (a path within its bound of the money enters them whole), the pricer's
-/// Cholesky backward error through |G^-1| to the coefficients, and every decision whose margin
-/// |h - c| is within the bounds: in pass 1 V may take either value (its bound then enters the
-/// earlier dates' sums), in pass 2 the sample is bounded by every payoff the pricer could have
+/// rounding, the sums' (a path within its bound of the money enters them whole), the
+/// pricer's Cholesky backward error through |G^-1| to the coefficients, and every decision whose
+/// margin |h - c| is within the bounds: in pass 1 V may take either value (its bound then enters
+/// the earlier dates' sums), in pass 2 the sample is bounded by every payoff the pricer could have
 /// taken. A drop threshold within a pivot's perturbation leaves the date's rule unbounded (all
 /// its decisions open). In double the bound is far below a standard error; in float the
 /// coefficients' bounds (spots known to 1e-6, through the normal equations' conditioning) open
 /// so many decisions that the bound exceeds the standard error, which monte_carlo_agreement
-/// counts (rows_with_loose_bound). Memory: 32 bytes per regression path and date of such a row.
+/// counts (rows_with_loose_bound). Memory: 32 bytes per regression path and date of such a row
+/// (64 on heston rows).
 /// The pricer's value on any backend lies within the bound of the exact value; Greeks and
 /// variance reduction factors are not checked. The sobol sampler: each replicate path by path on
 /// the same points (the points and scrambling of rng/sobol.hpp, shared; the normal quantile in
@@ -340,9 +343,9 @@ std::string monte_carlo_no_paying_path_note(std::span<const std::string> locatio
 /// and heston rows two bridges (the variance's on Sobol dimensions 2d, the spot's on 2d + 1, step
 /// m's normals B(m) - B(m - 1), the mirror negating both), the layout the pricer's Sobol Asian
 /// and heston paths take. InvalidInput (naming the row) for a heston barrier row under
-/// continuous monitoring, a heston, barrier or Asian row with early exercise (the pricer
-/// refuses them too) and early exercise on the sobol sampler; for replicates and paths as
-/// price_monte_carlo_book. Cost: a few times a
+/// continuous monitoring, a barrier or Asian row with early exercise (the pricer refuses them
+/// too) and early exercise on the sobol sampler or with the control variate; for replicates and
+/// paths as price_monte_carlo_book. Cost: a few times a
 /// CPU pricing (OpenMP over rows and blocks of paths); memory: the book's rows and a fixed
 /// workspace, whatever the paths. `progress`, when set, is called from the calling thread with the
 /// fraction of the path-steps done, about every 2^21 path-steps (a fraction of a second on a few
@@ -350,7 +353,8 @@ std::string monte_carlo_no_paying_path_note(std::span<const std::string> locatio
 /// and propagates (options.progress is not called: it is the pricing's). Tested in
 /// tests/finance/monte_carlo_test.cpp (every path kind, mode and precision; progress) and
 /// monte_carlo_heston_test.cpp (every heston payoff, mode and precision; paths on both sides of
-/// psi_c; an error just over the bound is reported).
+/// psi_c; an error just over the bound is reported) and monte_carlo_american_test.cpp
+/// (early-exercise rows, Black-Scholes and heston, antithetic or not, in double and float).
 struct MonteCarloReference {
   std::vector<double> price, std_error;
   std::vector<double> price_bound, std_error_bound;  // |pricer - reference| <= bound

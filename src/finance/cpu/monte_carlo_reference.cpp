@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "finance/cpu/monte_carlo_reference_bounds.hpp"
+#include "finance/cpu/monte_carlo_reference_heston.hpp"
 #include "finance/monte_carlo_internal.hpp"
 #include "finance/monte_carlo_sobol.hpp"
 #include "gpukit/core/cpu_threads.hpp"
@@ -98,14 +99,9 @@ struct Row {
   const std::uint32_t* directions = nullptr;
   const std::vector<BridgeNode>* bridge = nullptr;
   LD terminal_drift = 0, terminal_drift_error = 0, terminal_vol = 0, terminal_vol_error = 0;
-  // Heston rows: Andersen's step constants in long double from the rounded inputs, the
-  // magnitude of the terms K1, K2 and A are sums of (their error is relative to it) and the bound
-  // on the relative error of the pricer's constants (computed in double, then rounded to Real).
+  // Heston rows: Andersen's step constants (monte_carlo_reference_heston.hpp).
   bool heston = false;
-  LD v0 = 0, theta = 0, decay = 0, variance_c1 = 0, variance_c2 = 0, carry_dt = 0;
-  LD k0 = 0, k1 = 0, k2 = 0, k3 = 0, k4 = 0, a = 0, half_k3 = 0;
-  LD k_scale = 0, k34_scale = 0;
-  LD parameter_error_rel = 0;
+  HestonConstants heston_constants;
   // Discounted spot; the control's mean (E[S_T / S0], or on an arithmetic Asian row the
   // geometric Asian's payoff / S0) and a bound on the pricer's error in computing it in double.
   LD scale = 0, expected_control = 1, expected_control_error = 0;
@@ -149,9 +145,6 @@ Bounded vanilla_bounded(const Row& row, const ErrorModel& m, const Bounded& x) {
   return Bounded{std::max(intrinsic, LD(0)),
                  x.error + row.strike_error + m.u * std::fabs(intrinsic)};
 }
-
-void combine_samples(const ErrorModel& m, bool antithetic, const Bounded x[8], const Bounded c[8],
-                     Sample out[4]);
 
 // ---- The sobol sampler -------------------------------------------------------------------------
 
@@ -205,16 +198,9 @@ Bounded sobol_w(const Row& row, const ErrorModel& m, LD sign, std::uint32_t date
 
 // ---- Heston rows -------------------------------------------------------------------------------
 //
-// Andersen's QE step (written again here from his paper and the contract in monte_carlo.hpp, in
-// the order of operations of the pricer's heston_step) on bounded values: each operation's
-// result with a bound on how far the pricer's can be from it, from its operands' bounds and its
-// own rounding. The scheme compares values with thresholds (s^2 > 0 and m > 0, psi <= psi_c, and
-// the existence conditions of the martingale correction); where a comparison is closer than its
-// operands' bounds the pricer may have taken the other branch, and from there on its path is
-// another path: the reference follows every branch the bounds leave open (a path becomes a set
-// of paths) and bounds the sample by the farthest of their payoffs. The comparison of U with p
-// (v' = 0 below it) needs no branch: v' = max(0, ln((1-p)/(1-U)) / beta) is continuous there,
-// and so is every max(x, 0).
+// Andersen's QE step on bounded values, each open comparison followed both ways
+// (monte_carlo_reference_heston.hpp): a path becomes a set of paths, and its sample is bounded by
+// the farthest of their payoffs.
 
 // A heston path after some steps: what the pricer's loop keeps.
 struct HestonPath {
@@ -223,139 +209,15 @@ struct HestonPath {
   bool barrier_ambiguous = false;
 };
 
-// The outcomes of a step's comparisons: decided (the reference's outcome, or the other one at
-// the i-th open comparison where bit i of `flips` is set) and recorded, or replayed (the same
-// branch evaluated at other inputs).
-struct QeBranch {
-  std::uint32_t flips = 0;
-  int open = 0;  // open comparisons met
-  bool replay = false;
-  int count = 0, at = 0;
-  bool outcome[8] = {};
-
-  bool operator()(Comparison c) {
-    if (replay) return outcome[at++];
-    bool holds = c.holds;
-    if (c.open) {
-      if (((flips >> open) & 1u) != 0) holds = !holds;
-      ++open;
-    }
-    outcome[count++] = holds;
-    return holds;
-  }
-};
-
-struct QeStep {
-  Bounded next, increment, diffusion;
-};
-
-// One QE step from the variance v with the normals z_v, z_s (the mirror's already negated), in
-// the pricer's order of operations, on the branches `decide` picks.
-QeStep qe_step(const Row& row, const BoundedArithmetic& ar, Bounded v, Bounded z_v, Bounded z_s,
-               QeBranch& decide) {
-  const Bounded one{1, 0}, zero{0, 0}, theta{row.theta, 0};
-  const Bounded a_param = ar.parameter(row.a, row.k_scale);
-  const Bounded mean = ar.mul_add(ar.sub(v, theta), ar.parameter(row.decay), theta);
-  const Bounded s2 = ar.mul_add(v, ar.parameter(row.variance_c1), ar.parameter(row.variance_c2));
-  Bounded next, correction;
-  bool corrected = true;
-  const bool random = decide(greater(s2, zero)) && decide(greater(mean, zero));
-  if (!random) {
-    next = BoundedArithmetic::max0(mean);
-    correction = ar.mul({-a_param.value, a_param.error}, next);
-  } else {
-    const Bounded psi = ar.div(s2, ar.mul(mean, mean));
-    if (!decide(greater(psi, {1.5L, 0}))) {  // psi <= psi_c = 1.5 (Andersen's): quadratic
-      const Bounded two_over_psi = ar.div({2, 0}, psi);
-      const Bounded b2 = ar.add(ar.sub(two_over_psi, one),
-                                ar.mul(ar.sqrt(two_over_psi), ar.sqrt(ar.sub(two_over_psi, one))));
-      const Bounded a = ar.div(mean, ar.add(one, b2));
-      const Bounded root = ar.add(ar.sqrt(b2), z_v);
-      next = ar.mul(a, ar.mul(root, root));
-      const Bounded denominator = ar.sub(one, ar.mul(ar.add(a_param, a_param), a));
-      if (decide(greater(denominator, zero))) {
-        correction = ar.sub(ar.mul({0.5L, 0}, ar.log(denominator)),
-                            ar.div(ar.mul(ar.mul(a_param, b2), a), denominator));
-      } else {
-        corrected = false;
-      }
-    } else {  // exponential
-      const Bounded p = ar.div(ar.sub(psi, one), ar.add(psi, one));
-      const Bounded survive = ar.sub(one, p);
-      const Bounded beta = ar.div(survive, mean);
-      // 1 - U = erfc(z_v / sqrt 2) / 2, 1/sqrt 2 rounded to Real.
-      const Bounded scaled = ar.mul(z_v, {0.70710678118654752440L, ar.u * 0.7071067811865476L});
-      const Bounded tail = ar.mul({0.5L, 0}, ar.erfc(scaled));
-      next = BoundedArithmetic::max0(ar.div(ar.log(ar.div(survive, tail)), beta));
-      if (decide(greater(beta, a_param))) {
-        const Bounded inner = ar.add(p, ar.div(ar.mul(beta, survive), ar.sub(beta, a_param)));
-        const Bounded log_inner = ar.log(inner);
-        correction = {-log_inner.value, log_inner.error};
-      } else {
-        corrected = false;
-      }
-    }
-  }
-  Bounded drift;
-  if (corrected) {
-    drift = ar.add(ar.add(ar.parameter(row.carry_dt), correction),
-                   ar.sub(ar.mul(ar.parameter(row.k2, row.k_scale), next),
-                          ar.mul(ar.parameter(row.half_k3, row.k34_scale), v)));
-  } else {
-    drift = ar.add(ar.add(ar.parameter(row.carry_dt), ar.parameter(row.k0)),
-                   ar.add(ar.mul(ar.parameter(row.k1, row.k_scale), v),
-                          ar.mul(ar.parameter(row.k2, row.k_scale), next)));
-  }
-  const Bounded spread = ar.mul_add(ar.parameter(row.k3, row.k34_scale), v,
-                                    ar.mul(ar.parameter(row.k4, row.k34_scale), next));
-  const Bounded diffusion = ar.sqrt(BoundedArithmetic::max0(spread));
-  return {next, ar.mul_add(diffusion, z_s, drift), diffusion};
-}
-
 // One QE step of `path` with the normals z_v, z_s (the mirror's already negated), taking at the
-// i-th comparison the bounds leave open the other outcome where bit i of `flips` is set, then the
-// sums and the barrier's watch of the pricer's loop. Returns how many comparisons were open.
-//
-// The bound on the step's results is the smaller of two. (a) The operations' bounds carried
-// through the step (rigorous, but blind to correlation: v enters m, s^2 and psi, whose errors it
-// adds, so over many steps it grows about tenfold a step). (b) First order: the step's own
-// rounding at the reference's inputs (the operations' bounds from exact v, z_v, z_s), plus how
-// far the exact step moves when v or z_v moves by its bound (the larger of the two sides: the
-// step is smooth on a branch, and max(., 0) is 1-Lipschitz), plus the diffusion times z_s's
-// bound (the increment is linear in z_s). The comparisons are decided on (a)'s wider bounds.
+// i-th comparison the bounds leave open the other outcome where bit i of `flips` is set
+// (qe_move), then the sums and the barrier's watch of the pricer's loop. Returns how many
+// comparisons were open.
 int heston_advance(const Row& row, const BoundedArithmetic& ar, const ErrorModel& m,
                    HestonPath& path, Bounded z_v, Bounded z_s, std::uint32_t flips) {
-  const Bounded v = path.variance;
-  QeBranch branch;
-  branch.flips = flips;
-  const QeStep carried = qe_step(row, ar, v, z_v, z_s, branch);
-  branch.replay = true;
-  const auto exact_at = [&](LD variance, LD normal) {
-    branch.at = 0;
-    return qe_step(row, ar, {variance, 0}, {normal, 0}, {z_s.value, 0}, branch);
-  };
-  const QeStep local = exact_at(v.value, z_v.value);
-  LD next_moves = 0, increment_moves = 0;
-  for (const auto& [variance_moved, normal_moved] :
-       {std::pair{std::max(v.value - v.error, LD(0)), z_v.value},
-        std::pair{v.value + v.error, z_v.value}}) {
-    const QeStep moved = exact_at(variance_moved, normal_moved);
-    next_moves = std::max(next_moves, std::fabs(moved.next.value - local.next.value));
-    increment_moves =
-        std::max(increment_moves, std::fabs(moved.increment.value - local.increment.value));
-  }
-  LD next_moves_z = 0, increment_moves_z = 0;
-  for (const LD normal_moved : {z_v.value - z_v.error, z_v.value + z_v.error}) {
-    const QeStep moved = exact_at(v.value, normal_moved);
-    next_moves_z = std::max(next_moves_z, std::fabs(moved.next.value - local.next.value));
-    increment_moves_z =
-        std::max(increment_moves_z, std::fabs(moved.increment.value - local.increment.value));
-  }
-  const LD next_error = next_moves + next_moves_z + local.next.error;
-  const LD increment_error = increment_moves + increment_moves_z +
-                             local.diffusion.value * z_s.error + local.increment.error;
-  path.variance = {local.next.value, tighter(carried.next.error, next_error)};
-  const Bounded increment{local.increment.value, tighter(carried.increment.error, increment_error)};
+  const QeMove move = qe_move(row.heston_constants, ar, path.variance, z_v, z_s, flips);
+  path.variance = move.variance;
+  const Bounded& increment = move.increment;
   path.w = ar.add(path.w, {row.direction * increment.value, increment.error});  // exact negation
   if (row.average != AverageType::none) {
     path.log_sum = ar.add(path.log_sum, path.w);
@@ -368,7 +230,7 @@ int heston_advance(const Row& row, const BoundedArithmetic& ar, const ErrorModel
     path.lowest_gap = std::min(path.lowest_gap, gap);
     if (std::fabs(gap) <= path.w.error + row.barrier_error) path.barrier_ambiguous = true;
   }
-  return branch.open;
+  return move.open;
 }
 
 // A finished heston path's payoff (x) and control (S_T / S0), as the pricer forms them.
@@ -393,29 +255,19 @@ void heston_outcome(const Row& row, const ErrorModel& m, const HestonPath& path,
   }
 }
 
-// The branches one path may follow: more than this many and the sample is not bounded (its
-// error infinite, which monte_carlo_agreement reports as over the bound). Each open comparison
-// has a probability of the order of the rounding error, so a path rarely has two.
-constexpr std::size_t kHestonMostBranches = 64;
-
 // The payoffs and controls of the 4 (antithetic: 8) paths of quad q of a heston row.
 void heston_quad(const Row& row, const ErrorModel& m, Precision precision, std::uint64_t seed,
                  bool antithetic, std::uint64_t quad, Bounded x[8], Bounded c[8]) {
-  const BoundedArithmetic ar{m.u, 2 * m.u, 10 * m.u, row.parameter_error_rel};
+  const BoundedArithmetic ar = heston_arithmetic(m, row.heston_constants);
   const int ways = antithetic ? 8 : 4;
   std::vector<HestonPath> branches[8];  // each way's paths, the reference's own first
   std::vector<HestonPath> moved;
   bool unbounded[8] = {};
   for (int j = 0; j < ways; ++j) {
     HestonPath start;
-    start.variance = {row.v0, 0};
+    start.variance = {row.heston_constants.v0, 0};
     branches[j].assign(1, start);
   }
-  struct Pending {
-    std::uint32_t flips;
-    int first_free;  // the open comparisons from this one on may still be flipped
-  };
-  std::vector<Pending> pending;
   // Sobol: the variance's bridge on dimensions 2d, the spot's on 2d + 1; step m's normals are
   // B(m) - B(m - 1), one rounded subtraction.
   std::vector<Bounded> variance_bridge[4], spot_bridge[4];
@@ -441,26 +293,10 @@ void heston_quad(const Row& row, const ErrorModel& m, Precision precision, std::
       const LD sign = j < 4 ? 1 : -1;  // the mirror negates both normals (exactly)
       const Bounded zv{sign * z_v[j & 3].value, z_v[j & 3].error};
       const Bounded zs{sign * z_s[j & 3].value, z_s[j & 3].error};
-      moved.clear();
-      for (const HestonPath& path : branches[j]) {
-        // Every consistent choice of the open comparisons: the reference's own (no flips) first.
-        pending.assign(1, Pending{0, 0});
-        while (!pending.empty()) {
-          const Pending at = pending.back();
-          pending.pop_back();
-          HestonPath after = path;
-          const int open = heston_advance(row, ar, m, after, zv, zs, at.flips);
-          moved.push_back(after);
-          for (int i = open - 1; i >= at.first_free; --i) {
-            pending.push_back({at.flips | (1u << i), i + 1});
-          }
-        }
-      }
-      if (moved.size() > kHestonMostBranches) {
-        unbounded[j] = true;
-        moved.resize(1);
-      }
-      branches[j].swap(moved);
+      const auto advance = [&](HestonPath& path, std::uint32_t flips) {
+        return heston_advance(row, ar, m, path, zv, zs, flips);
+      };
+      if (!advance_branches(branches[j], moved, advance)) unbounded[j] = true;
     }
   }
   for (int j = 0; j < ways; ++j) {
@@ -481,7 +317,7 @@ void quad_samples(const Row& row, const ErrorModel& m, Precision precision, std:
   if (row.heston) {
     Bounded x[8], c[8];
     heston_quad(row, m, precision, seed, antithetic, quad, x, c);
-    combine_samples(m, antithetic, x, c, out);
+    combine_samples(m.u, antithetic, x, c, out);
     return;
   }
   const int ways = antithetic ? 8 : 4;
@@ -622,60 +458,7 @@ void quad_samples(const Row& row, const ErrorModel& m, Precision precision, std:
     x[j] = payoff;
     c[j] = {terminal, terminal_error};
   }
-  combine_samples(m, antithetic, x, c, out);
-}
-
-// The samples of a quad from its paths' payoffs and controls: each path's, or with antithetic
-// variates each pair's mean.
-void combine_samples(const ErrorModel& m, bool antithetic, const Bounded x[8], const Bounded c[8],
-                     Sample out[4]) {
-  for (int j = 0; j < 4; ++j) {
-    if (antithetic) {
-      out[j].x.value = 0.5L * (x[j].value + x[j + 4].value);
-      out[j].x.error = 0.5L * (x[j].error + x[j + 4].error) + m.u * std::fabs(out[j].x.value);
-      out[j].c.value = 0.5L * (c[j].value + c[j + 4].value);
-      out[j].c.error = 0.5L * (c[j].error + c[j + 4].error) + m.u * std::fabs(out[j].c.value);
-    } else {
-      out[j] = {x[j], c[j]};
-    }
-  }
-}
-
-// A heston row's step constants from its inputs (each rounded to the pricing's precision as the
-// pricer rounds them): the formulas of monte_carlo_path_params.hpp's HestonStep in long double.
-void set_heston_constants(Row& r, Precision precision, double v0, double kappa_in, double theta,
-                          double sigma_v_in, double rho_in, LD rate, LD dividend, LD dt,
-                          const ErrorModel& m) {
-  const LD kappa = rounded_to(precision, kappa_in);
-  const LD sigma_v = rounded_to(precision, sigma_v_in);
-  const LD rho = rounded_to(precision, rho_in);
-  r.v0 = rounded_to(precision, v0);
-  r.theta = rounded_to(precision, theta);
-  r.decay = std::exp(-kappa * dt);
-  const LD one_minus_decay = -std::expm1(-kappa * dt);
-  r.variance_c1 = sigma_v * sigma_v * r.decay * one_minus_decay / kappa;
-  r.variance_c2 = r.theta * sigma_v * sigma_v * one_minus_decay * one_minus_decay / (2 * kappa);
-  r.carry_dt = (rate - dividend) * dt;
-  r.k0 = 0, r.k1 = r.k2 = -dt / 4, r.k3 = r.k4 = dt / 2;  // sigma_v = 0: deterministic variance
-  LD rho_over_sigma = 0;
-  if (sigma_v > 0) {
-    rho_over_sigma = rho / sigma_v;
-    const LD tilt = dt / 2 * (kappa * rho_over_sigma - 0.5L);
-    r.k0 = -rho_over_sigma * kappa * r.theta * dt;
-    r.k1 = tilt - rho_over_sigma;
-    r.k2 = tilt + rho_over_sigma;
-    r.k3 = r.k4 = dt / 2 * (1 - rho * rho);
-  }
-  r.a = r.k2 + r.k4 / 2;
-  r.half_k3 = r.k3 / 2;
-  // K1, K2 and A are differences of terms up to this size; K3 = dt/2 (1 - rho^2) one of 1 and
-  // rho^2, times dt/2.
-  r.k_scale = std::fabs(rho_over_sigma) * (1 + dt * kappa) + dt;
-  r.k34_scale = dt;
-  // The pricer's constants: up to eight roundings in double and an exp or expm1 (1 ulp) whose
-  // argument -kappa dt carries two, which the exponential turns into kappa dt times as much.
-  constexpr LD kUd = 0x1p-53L;
-  r.parameter_error_rel = m.u + kUd * (16 + 4 * kappa * dt);
+  combine_samples(m.u, antithetic, x, c, out);
 }
 
 // Quads per block of the reference's work: 4096 (16384 samples) for European rows, fewer for rows
@@ -759,7 +542,8 @@ MonteCarloReference monte_carlo_reference(const MonteCarloBookView& book,
             "monte carlo reference: option {}: a heston barrier row is monitored on its dates only",
             i));
       }
-      set_heston_constants(r, precision, per(book.v0), per(book.kappa), per(book.theta),
+      r.heston_constants =
+          heston_constants(precision, per(book.v0), per(book.kappa), per(book.theta),
                            per(book.sigma_v), per(book.rho), rate, dividend, dt, m);
     }
     r.expected_control = std::exp((rate - dividend) * maturity);

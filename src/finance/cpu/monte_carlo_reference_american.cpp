@@ -1,17 +1,22 @@
 // The early-exercise part of the independent reference (monte_carlo.hpp's monte_carlo_reference):
 // both passes of Longstaff and Schwartz's estimator (gpukit/finance/monte_carlo_american.hpp, the
 // contract) recomputed in long double on the same Philox numbers, by code that shares nothing
-// with the pricer but rng::philox4x32_10: its own paths, its own regression (the 4 x 4 normal
-// equations solved by Gauss-Jordan elimination in long double), its own exercise decisions, and
-// pass 2's mean and standard error.
+// with the pricer but rng::philox4x32_10: its own paths (heston rows: Andersen's QE step of the
+// European reference, monte_carlo_reference_heston.hpp), its own regression (the normal equations
+// of the 4 basis functions, 6 on heston rows, solved by Gauss-Jordan elimination in long double),
+// its own exercise decisions, and pass 2's mean and standard error (with antithetic variates, of
+// the pairs' means).
 //
 // Beside each value, a bound on how far the pricer's can be from it (the running error analysis
 // of monte_carlo_reference.cpp):
-// - spots: the rounding of each increment, exp and product (the error model of the precision);
+// - spots (and on heston rows the basis' scaled variance u): the rounding of each increment, exp
+//   and product (the error model of the precision); on heston rows each QE step's bound, a
+//   comparison its bounds leave open followed both ways (the path's spot and u on a date then
+//   bounded by the farthest of its branches', more than kHestonMostBranches: unbounded);
 // - pass 1: a decision whose margin |h - c| is within the bounds of h and of the continuation c
 //   is ambiguous: the path's V may be either value, which its bound then covers; V's bound enters
 //   the regression sums of every earlier date, a path within its bound of the money enters them
-//   whole, and the sums' own rounding (the pricer's tree and fold in double) is added;
+//   whole, and the sums' own rounding (the pricer's products, tree and fold in double) is added;
 // - the coefficients: the pricer solves (G + E) b = r + f with |E| within the Cholesky backward
 //   error (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., theorem 10.4:
 //   gamma_{3n+1} of the scaled unit-diagonal matrix) plus the sums' bounds, so |b - b_ref| <=
@@ -19,7 +24,8 @@
 //   its perturbation of the drop threshold (1e-12) leaves the date's rule unbounded;
 // - pass 2: a decision within its bounds is ambiguous, and the sample is bounded by the farthest
 //   of the payoffs the pricer could have taken (exercising at any date from there on where it may
-//   exercise, up to the first date where it must, or never);
+//   exercise, up to the first date where it must, or never); with antithetic variates each path
+//   and its mirror so, and the pair's mean rounded once in double;
 // - the rounding of the pricer's tile trees and merges, and of price = K mean.
 
 #include <algorithm>
@@ -31,6 +37,7 @@
 #include <fmt/format.h>
 
 #include "finance/cpu/monte_carlo_reference_bounds.hpp"
+#include "finance/cpu/monte_carlo_reference_heston.hpp"
 #include "gpukit/core/cpu_threads.hpp"
 #include "gpukit/core/error.hpp"
 #include "gpukit/finance/monte_carlo.hpp"
@@ -42,7 +49,34 @@ namespace {
 
 constexpr LD kUd = 0x1p-53L;
 constexpr LD kInfinity = std::numeric_limits<LD>::infinity();
-constexpr int kBasis = 4;
+
+// The basis (the contract's order): function a is x^kPowerOfX[a] u^kPowerOfU[a], i.e. 1, x, x^2,
+// x^3, and on heston rows u and u x.
+constexpr int kMaxBasis = 6;
+constexpr int kPowerOfX[kMaxBasis] = {0, 1, 2, 3, 0, 1};
+constexpr int kPowerOfU[kMaxBasis] = {0, 0, 0, 0, 1, 1};
+
+// The contract's regression sums of a date, each of x^i u^j V^l over the in-the-money paths, with
+// how many roundings the pricer's product in double makes (it forms the powers by repeated
+// multiplication, u^2 as u u, and V times the power): sum x^k (k = 0..6), sum V x^k (k = 0..3),
+// then on heston rows sum u x^k (k = 0..4), sum u^2 x^k (k = 0..2), sum V u and sum V u x.
+struct SumTerm {
+  int x, u, value, roundings;
+};
+constexpr int kBlackScholesSums = 11;
+constexpr int kHestonSums = 21;
+constexpr SumTerm kSumTerms[kHestonSums] = {
+    {0, 0, 0, 0}, {1, 0, 0, 0}, {2, 0, 0, 1}, {3, 0, 0, 2}, {4, 0, 0, 3}, {5, 0, 0, 4},
+    {6, 0, 0, 5}, {0, 0, 1, 0}, {1, 0, 1, 1}, {2, 0, 1, 2}, {3, 0, 1, 3}, {0, 1, 0, 0},
+    {1, 1, 0, 1}, {2, 1, 0, 2}, {3, 1, 0, 3}, {4, 1, 0, 4}, {0, 2, 0, 1}, {1, 2, 0, 2},
+    {2, 2, 0, 3}, {0, 1, 1, 1}, {1, 1, 1, 2}};
+
+// The sum holding the Gram matrix's entry (a, b), and the right-hand side's entry a.
+int gram_index(int a, int b) {
+  const int i = kPowerOfX[a] + kPowerOfX[b], j = kPowerOfU[a] + kPowerOfU[b];
+  return j == 0 ? i : j == 1 ? kBlackScholesSums + i : kBlackScholesSums + 5 + i;
+}
+int rhs_index(int a) { return kPowerOfU[a] == 0 ? 7 + a : kBlackScholesSums + 8 + kPowerOfX[a]; }
 
 // A row's constants: the contract's formulas in long double from the inputs rounded to the
 // computing precision, each with the bound on the pricer's (computed in double, rounded to Real).
@@ -53,17 +87,42 @@ struct AmericanRow {
   std::uint32_t dates = 1;
   std::uint64_t stream = 0;
   LD strike = 0;
+  // Heston rows: the QE step's constants and the basis' 1 / max(v0, theta).
+  bool heston = false;
+  HestonConstants heston_constants;
+  Bounded inv_variance_scale;
+  // The basis functions the rule can use: 6 on heston rows, but 4 where the variance is the same
+  // on every path (sigma_v = 0: the QE step's s^2 is exactly 0 and v' = max(m, 0) of v alone), so
+  // that the pricer's u is one number a date: its u column is a multiple of the 1 column, its u x
+  // column one of the x column to a rounding of each product, and the pivots its Cholesky
+  // factorisation finds for them are of the order of its sums' rounding (below 1e-13 for up to
+  // 65,536 tiles), far below the drop threshold 1e-12: it drops both, and its u term is exactly 0.
+  int basis = 4;
+  int sums = kBlackScholesSums;
 };
 
-// A date's rule: exercise where h > 0 and h > b0 + x (b1 + x (b2 + x b3)), x = s - 1.
+// A date's rule: exercise where h > 0 and h > b0 + x (b1 + x (b2 + x b3)) (+ u (b4 + x b5)),
+// x = s - 1.
 struct Rule {
-  Bounded beta[kBasis];
+  Bounded beta[kMaxBasis];
   bool unbounded = false;  // the coefficients could not be bounded: every decision is open
   bool at_maturity = false;
 };
 
-// y += drift + vol z; s = s0 exp(y): the pricer's spot of a path on its next date.
-Bounded next_spot(const AmericanRow& row, const ErrorModel& m, Bounded& y, const Bounded& z) {
+// A path on a date: its spot s = S / K and on heston rows the basis' u = v / max(v0, theta) - 1.
+struct PathPoint {
+  Bounded s, u;
+};
+
+// s = s0 exp(y) from the log-price y.
+Bounded spot_of(const AmericanRow& row, const ErrorModel& m, const Bounded& y) {
+  const Bounded e = exp_bounded(m, y.value, y.error);
+  const LD s = row.s0.value * e.value;
+  return {s, row.s0.value * e.error + row.s0.error * (e.value + e.error) + m.u * std::fabs(s)};
+}
+
+// y += drift + vol z: a Black-Scholes path's log-price on its next date.
+void advance_log_spot(const AmericanRow& row, const ErrorModel& m, Bounded& y, const Bounded& z) {
   const LD increment = row.drift.value + row.vol.value * z.value;
   LD increment_error = std::fabs(row.vol.value) * z.error + row.vol.error * std::fabs(z.value) +
                        row.drift.error + m.u * std::fabs(increment);
@@ -72,10 +131,89 @@ Bounded next_spot(const AmericanRow& row, const ErrorModel& m, Bounded& y, const
   }
   y.value += increment;
   y.error += increment_error + m.u * std::fabs(y.value);
-  const Bounded e = exp_bounded(m, y.value, y.error);
-  const LD s = row.s0.value * e.value;
-  return {s, row.s0.value * e.error + row.s0.error * (e.value + e.error) + m.u * std::fabs(s)};
 }
+
+// The paths of quad `quad` (ways 4), or the quad's paths and their mirrors (ways 8: way j + 4
+// drawn by way j's normals negated, on heston rows both of a date), date by date, on the step
+// words word_offset + date (Black-Scholes) or word_offset + 2 date and + 1 (heston: the
+// variance's, the spot's).
+class QuadPaths {
+ public:
+  QuadPaths(const AmericanRow& row, const ErrorModel& m, Precision precision, std::uint64_t seed,
+            std::uint64_t quad, std::uint32_t word_offset, int ways)
+      : row_(row),
+        m_(m),
+        precision_(precision),
+        seed_(seed),
+        quad_(quad),
+        word_offset_(word_offset),
+        ways_(ways),
+        ar_(heston_arithmetic(m, row.heston_constants)) {
+    if (!row.heston) return;
+    for (int j = 0; j < ways; ++j) branches_[j].assign(1, Branch{{row.heston_constants.v0, 0}, {}});
+  }
+
+  // Every way's point on date `date` (called for dates 0, 1, ... in turn).
+  void next(std::uint32_t date, PathPoint out[8]) {
+    if (!row_.heston) {
+      Bounded z[4];
+      quad_normals(row_.stream, m_, precision_, seed_, quad_, word_offset_ + date, z);
+      for (int j = 0; j < ways_; ++j) {
+        const LD sign = j < 4 ? 1 : -1;  // negation is exact
+        advance_log_spot(row_, m_, y_[j], {sign * z[j & 3].value, z[j & 3].error});
+        out[j] = {spot_of(row_, m_, y_[j]), {0, 0}};
+      }
+      return;
+    }
+    Bounded z_v[4], z_s[4];
+    quad_normals(row_.stream, m_, precision_, seed_, quad_, word_offset_ + 2 * date, z_v);
+    quad_normals(row_.stream, m_, precision_, seed_, quad_, word_offset_ + 2 * date + 1, z_s);
+    for (int j = 0; j < ways_; ++j) {
+      const LD sign = j < 4 ? 1 : -1;
+      const Bounded zv{sign * z_v[j & 3].value, z_v[j & 3].error};
+      const Bounded zs{sign * z_s[j & 3].value, z_s[j & 3].error};
+      // The pricer's y += increment, then s = s0 exp(y).
+      const auto advance = [&](Branch& path, std::uint32_t flips) {
+        const QeMove move = qe_move(row_.heston_constants, ar_, path.variance, zv, zs, flips);
+        path.variance = move.variance;
+        path.y = ar_.add(path.y, move.increment);
+        return move.open;
+      };
+      if (!advance_branches(branches_[j], moved_, advance)) unbounded_[j] = true;
+      out[j] = point_of(branches_[j][0]);
+      for (std::size_t b = 1; b < branches_[j].size(); ++b) {
+        const PathPoint other = point_of(branches_[j][b]);
+        out[j].s.error =
+            std::max(out[j].s.error, std::fabs(other.s.value - out[j].s.value) + other.s.error);
+        out[j].u.error =
+            std::max(out[j].u.error, std::fabs(other.u.value - out[j].u.value) + other.u.error);
+      }
+      if (unbounded_[j]) out[j].s.error = out[j].u.error = kInfinity;
+    }
+  }
+
+ private:
+  struct Branch {
+    Bounded variance, y;
+  };
+
+  // A heston path's point: s = s0 exp(y), u = mul_add(v, 1 / max(v0, theta), -1).
+  PathPoint point_of(const Branch& path) const {
+    return {spot_of(row_, m_, path.y),
+            ar_.mul_add(path.variance, row_.inv_variance_scale, {-1, 0})};
+  }
+
+  const AmericanRow& row_;
+  ErrorModel m_;
+  Precision precision_;
+  std::uint64_t seed_, quad_;
+  std::uint32_t word_offset_;
+  int ways_;
+  BoundedArithmetic ar_;
+  Bounded y_[8] = {};
+  std::vector<Branch> branches_[8], moved_;
+  bool unbounded_[8] = {};
+};
 
 // h = max(sign (s - 1), 0), one rounding.
 Bounded intrinsic(const AmericanRow& row, const ErrorModel& m, const Bounded& s) {
@@ -83,24 +221,25 @@ Bounded intrinsic(const AmericanRow& row, const ErrorModel& m, const Bounded& s)
   return {std::max(moneyness, LD(0)), s.error + m.u * std::fabs(moneyness)};
 }
 
-// The pricer's decision on a path at spot s, payoff h under `rule`: the reference's outcome, and
+// The pricer's decision on a path at `point`, payoff h under `rule`: the reference's outcome, and
 // whether the bounds allow the pricer the other one.
 struct Decision {
   bool exercise = false, open = false;
 };
-Decision decide(const AmericanRow& row, const ErrorModel& m, const BoundedArithmetic& ar,
-                const Rule& rule, const Bounded& s, const Bounded& h) {
+Decision decide(const AmericanRow& row, const BoundedArithmetic& ar, const Rule& rule,
+                const PathPoint& point, const Bounded& h) {
   // h > 0: the sign of s - 1 (a correctly rounded difference keeps its sign).
+  const Bounded& s = point.s;
   const LD moneyness = row.sign * (s.value - 1);
   const bool in_money = moneyness > 0;
   const bool money_open = s.error > 0 && std::fabs(moneyness) <= s.error;
-  (void)m;
   if (!in_money && !money_open) return {false, false};
   if (rule.at_maturity) return {in_money, money_open};
   if (rule.unbounded) return {false, true};
   const Bounded x = ar.sub(s, {1, 0});
   Bounded c = rule.beta[3];
   for (int k = 2; k >= 0; --k) c = ar.mul_add(c, x, rule.beta[k]);
+  if (row.basis == kMaxBasis) c = ar.mul_add(point.u, ar.mul_add(rule.beta[5], x, rule.beta[4]), c);
   const Comparison above = greater(h, c);
   const bool exercise = in_money && above.holds;
   // The other outcome is possible when either comparison could go the other way.
@@ -109,19 +248,10 @@ Decision decide(const AmericanRow& row, const ErrorModel& m, const BoundedArithm
   return {exercise, other};
 }
 
-// (|a| + e)^k - |a|^k and (|a| + e)^k, k = 0 .. 6.
-void power_bounds(LD a, LD e, LD moved[7], LD whole[7]) {
-  LD p = 1, q = 1;
-  for (int k = 0; k < 7; ++k) {
-    moved[k] = q - p, whole[k] = q;
-    p *= std::fabs(a), q *= std::fabs(a) + e;
-  }
-}
-
-// The inverse of the n x n matrix a (row-major, n <= 4) by Gauss-Jordan elimination with partial
-// pivoting in long double; false when singular.
-bool invert(int n, const LD a_in[kBasis][kBasis], LD inverse[kBasis][kBasis]) {
-  LD a[kBasis][2 * kBasis] = {};
+// The inverse of the n x n matrix a (row-major, n <= kMaxBasis) by Gauss-Jordan elimination with
+// partial pivoting in long double; false when singular.
+bool invert(int n, const LD a_in[kMaxBasis][kMaxBasis], LD inverse[kMaxBasis][kMaxBasis]) {
+  LD a[kMaxBasis][2 * kMaxBasis] = {};
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) a[i][j] = a_in[i][j];
     a[i][n + i] = 1;
@@ -147,11 +277,23 @@ bool invert(int n, const LD a_in[kBasis][kBasis], LD inverse[kBasis][kBasis]) {
   return true;
 }
 
-// The rule of a date from its regression sums (S_k = sum x^k, k = 0..6; T_k = sum V x^k, k =
-// 0..3) and their bounds: the contract's least squares (its drops of nearly dependent basis
-// functions included), and the bound on the pricer's coefficients.
-Rule fit_rule(const LD sums[7], const LD sums_error[7], const LD rhs[4], const LD rhs_error[4],
-              const ErrorModel& m) {
+// A date's regression sums (the layout of kSumTerms) and their bounds.
+struct DateSums {
+  LD sums[kHestonSums] = {}, error[kHestonSums] = {}, whole[kHestonSums] = {};
+
+  void add(const DateSums& o) {
+    for (int k = 0; k < kHestonSums; ++k) {
+      sums[k] += o.sums[k], error[k] += o.error[k], whole[k] += o.whole[k];
+    }
+  }
+};
+
+// The rule of a date from its regression sums and their bounds: the contract's least squares on
+// the row's `basis` functions (its drops of nearly dependent basis functions included), and the
+// bound on the pricer's coefficients.
+Rule fit_rule(const DateSums& date, int basis, const ErrorModel& m) {
+  const LD* sums = date.sums;
+  const LD* sums_error = date.error;
   Rule rule;
   for (Bounded& b : rule.beta) b = {0, 0};
   if (sums[0] == 0 && sums_error[0] == 0) return rule;  // no path in the money: all 0, unasked
@@ -159,29 +301,41 @@ Rule fit_rule(const LD sums[7], const LD sums_error[7], const LD rhs[4], const L
     rule.unbounded = true;  // maybe no path in the money, maybe some
     return rule;
   }
-  LD scale[kBasis];
-  for (int i = 0; i < kBasis; ++i) scale[i] = sums[2 * i] > 0 ? 1 / std::sqrt(sums[2 * i]) : 0;
+  const int n_basis = basis;
+  LD scale[kMaxBasis], diagonal_rel[kMaxBasis];
+  for (int i = 0; i < n_basis; ++i) {
+    const int d = gram_index(i, i);
+    // A diagonal 0 here that is not 0 in the pricer (u on every path within its bound of 0)
+    // would give it a column of unknown direction.
+    if (sums[d] == 0 && sums_error[d] > 0) {
+      rule.unbounded = true;
+      return rule;
+    }
+    scale[i] = sums[d] > 0 ? 1 / std::sqrt(sums[d]) : 0;
+    diagonal_rel[i] = sums[d] > 0 ? sums_error[d] / sums[d] : 0;
+  }
   // The perturbation of the scaled matrix: the sums' bounds, the Cholesky backward error
-  // gamma_13 (|L||L^T| <= 1 entrywise on a unit diagonal) and the scaling's roundings.
-  LD scaled[kBasis][kBasis], perturbation[kBasis][kBasis];
-  for (int i = 0; i < kBasis; ++i) {
-    for (int j = 0; j < kBasis; ++j) {
-      scaled[i][j] = sums[i + j] * scale[i] * scale[j];
+  // gamma_{3n+1} (|L||L^T| <= 1 entrywise on a unit diagonal) and the scaling's roundings.
+  const LD backward = LD(3 * n_basis + 8) * kUd;
+  LD scaled[kMaxBasis][kMaxBasis], perturbation[kMaxBasis][kMaxBasis];
+  for (int i = 0; i < n_basis; ++i) {
+    for (int j = 0; j < n_basis; ++j) {
+      const int g = gram_index(i, j);
+      scaled[i][j] = sums[g] * scale[i] * scale[j];
       perturbation[i][j] =
-          sums_error[i + j] * scale[i] * scale[j] +
-          (20 * kUd + sums_error[2 * i] / sums[2 * i] + sums_error[2 * j] / sums[2 * j]) *
-              (1 + std::fabs(scaled[i][j]));
+          sums_error[g] * scale[i] * scale[j] +
+          (backward + diagonal_rel[i] + diagonal_rel[j]) * (1 + std::fabs(scaled[i][j]));
     }
   }
   // Which functions the pricer keeps: pivot j = 1 / (B^-1)_jj for B the kept ones and j.
-  int kept[kBasis], n = 0;
-  for (int j = 0; j < kBasis; ++j) {
+  int kept[kMaxBasis], n = 0;
+  for (int j = 0; j < n_basis; ++j) {
     if (!(scale[j] > 0)) continue;
-    int index[kBasis];
+    int index[kMaxBasis];
     for (int a = 0; a < n; ++a) index[a] = kept[a];
     index[n] = j;
     const int size = n + 1;
-    LD b[kBasis][kBasis], inverse[kBasis][kBasis], delta[kBasis][kBasis];
+    LD b[kMaxBasis][kMaxBasis], inverse[kMaxBasis][kMaxBasis], delta[kMaxBasis][kMaxBasis];
     for (int a = 0; a < size; ++a) {
       for (int c = 0; c < size; ++c) {
         b[a][c] = scaled[index[a]][index[c]];
@@ -219,7 +373,7 @@ Rule fit_rule(const LD sums[7], const LD sums_error[7], const LD rhs[4], const L
   }
   // b = G_K^-1 r_K (scaled: b = D A^-1 D r); the bound |G^-1| (|dr| + |dG| |b|) with its second
   // order through 1 / (1 - epsilon).
-  LD a[kBasis][kBasis], inverse[kBasis][kBasis], delta[kBasis][kBasis];
+  LD a[kMaxBasis][kMaxBasis], inverse[kMaxBasis][kMaxBasis], delta[kMaxBasis][kMaxBasis];
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) {
       a[i][j] = scaled[kept[i]][kept[j]];
@@ -230,18 +384,19 @@ Rule fit_rule(const LD sums[7], const LD sums_error[7], const LD rhs[4], const L
     rule.unbounded = true;
     return rule;
   }
-  LD y[kBasis], dy[kBasis];  // scaled: y = A^-1 (D r), D r's bound
-  LD d_rhs[kBasis];
+  LD y[kMaxBasis], dy[kMaxBasis];  // scaled: y = A^-1 (D r), D r's bound
+  LD rhs[kMaxBasis], d_rhs[kMaxBasis];
   for (int i = 0; i < n; ++i) {
     const int k = kept[i];
-    d_rhs[i] = scale[k] * (rhs_error[k] + 4 * kUd * std::fabs(rhs[k])) +
-               scale[k] * std::fabs(rhs[k]) * sums_error[2 * k] / sums[2 * k];
+    rhs[i] = sums[rhs_index(k)];
+    d_rhs[i] = scale[k] * (sums_error[rhs_index(k)] + 4 * kUd * std::fabs(rhs[i])) +
+               scale[k] * std::fabs(rhs[i]) * diagonal_rel[k];
   }
   for (int i = 0; i < n; ++i) {
     y[i] = 0;
-    for (int j = 0; j < n; ++j) y[i] += inverse[i][j] * scale[kept[j]] * rhs[kept[j]];
+    for (int j = 0; j < n; ++j) y[i] += inverse[i][j] * scale[kept[j]] * rhs[j];
   }
-  LD w[kBasis], growth[kBasis], w_max = 0, epsilon = 0;
+  LD w[kMaxBasis], growth[kMaxBasis], w_max = 0, epsilon = 0;
   for (int i = 0; i < n; ++i) {
     w[i] = 0, growth[i] = 0;
     for (int j = 0; j < n; ++j) {
@@ -262,11 +417,39 @@ Rule fit_rule(const LD sums[7], const LD sums_error[7], const LD rhs[4], const L
     const int k = kept[i];
     const LD beta = y[i] * scale[k];
     // b = D y: the scale's bound and a product in double, then the rounding to Real.
-    const LD d_beta =
-        dy[i] * scale[k] + std::fabs(beta) * (4 * kUd + sums_error[2 * k] / sums[2 * k]);
+    const LD d_beta = dy[i] * scale[k] + std::fabs(beta) * (4 * kUd + diagonal_rel[k]);
     rule.beta[k] = {beta, d_beta + m.u * (std::fabs(beta) + d_beta)};
   }
   return rule;
+}
+
+// A path's terms of a date's regression sums, in the money (`in`) or within its bound of it
+// (`open`: the pricer may have it in or out, so each term's bound is the whole term), with x, u
+// and V bounded. A term's bound: |prod a'_k - prod a_k| <= prod (|a_k| + e_k) - prod |a_k| =
+// sum_k e_k prod_{m<k} (|a_m| + e_m) prod_{m>k} |a_m| (summed so, without cancellation), plus the
+// pricer's roundings of the product in double.
+void add_path_terms(const Bounded& x, const Bounded& u, const Bounded& v, bool in, bool open,
+                    int sums, DateSums& to) {
+  for (int k = 0; k < sums; ++k) {
+    const SumTerm& t = kSumTerms[k];
+    Bounded factors[9];
+    int count = 0;
+    for (int i = 0; i < t.x; ++i) factors[count++] = x;
+    for (int i = 0; i < t.u; ++i) factors[count++] = u;
+    for (int i = 0; i < t.value; ++i) factors[count++] = v;
+    LD value = 1, whole = 1, moved = 0;
+    for (int f = 0; f < count; ++f) {
+      // moved' = moved |a| + e whole (whole of the factors before, |a| of this one's).
+      const LD magnitude = std::fabs(factors[f].value);
+      moved = moved * magnitude + factors[f].error * whole;
+      whole *= magnitude + factors[f].error;
+      value *= factors[f].value;
+    }
+    const LD rounding = t.roundings > 0 ? LD(t.roundings + 1) * kUd * whole : 0;
+    if (in) to.sums[k] += value;
+    to.error[k] += open ? whole + rounding : moved + rounding;
+    to.whole[k] += whole + rounding;
+  }
 }
 
 AmericanRow american_row(const MonteCarloBookView& book, std::int64_t i,
@@ -274,11 +457,6 @@ AmericanRow american_row(const MonteCarloBookView& book, std::int64_t i,
   const auto refuse = [i](const char* why) {
     throw InvalidInput(fmt::format("monte carlo reference: option {}: {}", i, why));
   };
-  if (book.model != nullptr && book.model[i] != AssetModel::black_scholes) {
-    refuse(
-        "early exercise on a heston row is not checked (the reference knows Black-Scholes "
-        "early exercise only)");
-  }
   if ((book.barrier_type != nullptr && book.barrier_type[i] != BarrierType::none) ||
       (book.average != nullptr && book.average[i] != AverageType::none)) {
     refuse("early exercise of a barrier or an average is not priced");
@@ -286,9 +464,7 @@ AmericanRow american_row(const MonteCarloBookView& book, std::int64_t i,
   if (options.sampler != MonteCarloSampler::philox) {
     refuse("early exercise is priced on Philox numbers only (sampler philox)");
   }
-  if (options.antithetic || options.control_variate) {
-    refuse("early exercise takes neither antithetic variates nor the control variate");
-  }
+  if (options.control_variate) refuse("early exercise takes no control variate");
   const Precision precision = options.precision;
   const ErrorModel m = model_of(precision);
   const auto [spot, strike, maturity, rate, sigma, dividend] = rounded_inputs(book, i, precision);
@@ -316,6 +492,20 @@ AmericanRow american_row(const MonteCarloBookView& book, std::int64_t i,
   };
   r.discount_dt = discount(dt);
   for (std::uint32_t d = 0; d < r.dates; ++d) r.discount.push_back(discount(dt * (d + 1)));
+  r.heston = book.model != nullptr && book.model[i] == AssetModel::heston;
+  if (r.heston) {
+    const auto per = [i](const PerOption<double>& p) { return p.values ? p.values[i] : p.scalar; };
+    const HestonConstants h =
+        heston_constants(precision, per(book.v0), per(book.kappa), per(book.theta),
+                         per(book.sigma_v), per(book.rho), rate, dividend, dt, m);
+    r.heston_constants = h;
+    // 1 / max(v0, theta) in double, then Real (0 where both are 0).
+    const LD level = std::max(h.v0, h.theta);
+    const LD inverse = level > 0 ? 1 / level : 0;
+    r.inv_variance_scale = {inverse, (m.u + 2 * kUd) * inverse};
+    const bool deterministic_variance = h.variance_c1 == 0 && h.variance_c2 == 0;
+    if (!deterministic_variance) r.basis = kMaxBasis, r.sums = kHestonSums;
+  }
   return r;
 }
 
@@ -333,33 +523,44 @@ RowReference american_reference(const MonteCarloBookView& book, std::int64_t i,
   const BoundedArithmetic ar{m.u, 2 * m.u, 10 * m.u, 0};
   const std::int64_t dates = row.dates;
   const std::int64_t regression_paths = american_regression_paths(options.paths, row.dates);
+  const bool with_u = row.basis == kMaxBasis;
   std::vector<Rule> rules(static_cast<std::size_t>(dates));
   rules.back().at_maturity = true;
-  const auto team = [&](std::int64_t path_dates, std::int64_t pieces) {
-    return cpu_threads_for({path_dates, 600, pieces}, threads);
+  // A path's date costs the reference about 600 ns, ten times that on a heston row (five QE
+  // steps); a date's regression terms about 600 ns.
+  const double ns_per_path_date = row.heston ? 6000 : 600;
+  const auto team = [&](std::int64_t path_dates, std::int64_t pieces, double ns) {
+    return cpu_threads_for({path_dates, ns, pieces}, threads);
   };
 
   if (dates > 1) {
-    // Pass 1: every regression path's spot on every date (path-major), on the step words
-    // kAmericanRegressionStepOffset + date.
+    // Pass 1: every regression path's spot (and u) on every date (path-major), on the step words
+    // kAmericanRegressionStepOffset + date (heston: + 2 date and + 2 date + 1).
     const auto r = static_cast<std::size_t>(regression_paths);
     std::vector<Bounded> spots(r * static_cast<std::size_t>(dates));
+    std::vector<Bounded> scaled_variances(with_u ? spots.size() : 0);
     std::vector<Bounded> value(r);
     const std::int64_t quads = (regression_paths + 3) / 4;
-#pragma omp parallel for schedule(static) num_threads(team(regression_paths* dates, quads))
+#pragma omp parallel for schedule(static) \
+    num_threads(team(regression_paths* dates, quads, ns_per_path_date))
     for (std::int64_t q = 0; q < quads; ++q) {
-      Bounded y[4] = {};
+      QuadPaths paths(row, m, precision, options.seed, static_cast<std::uint64_t>(q),
+                      kAmericanRegressionStepOffset, 4);
       for (std::int64_t d = 0; d < dates; ++d) {
-        Bounded z[4];
-        quad_normals(row.stream, m, precision, options.seed, static_cast<std::uint64_t>(q),
-                     kAmericanRegressionStepOffset + static_cast<std::uint32_t>(d), z);
+        PathPoint point[8];
+        paths.next(static_cast<std::uint32_t>(d), point);
         for (int j = 0; j < 4; ++j) {
-          const Bounded s = next_spot(row, m, y[j], z[j]);
           const std::int64_t path = 4 * q + j;
-          if (path < regression_paths) spots[static_cast<std::size_t>(path * dates + d)] = s;
+          if (path >= regression_paths) continue;
+          const auto at = static_cast<std::size_t>(path * dates + d);
+          spots[at] = point[j].s;
+          if (with_u) scaled_variances[at] = point[j].u;
         }
       }
     }
+    const auto point_at = [&](std::size_t at) {
+      return PathPoint{spots[at], with_u ? scaled_variances[at] : Bounded{}};
+    };
     for (std::size_t p = 0; p < r; ++p) {
       value[p] = intrinsic(row, m, spots[p * static_cast<std::size_t>(dates) + dates - 1]);
     }
@@ -368,15 +569,12 @@ RowReference american_reference(const MonteCarloBookView& book, std::int64_t i,
     const std::int64_t tiles = (regression_paths + kAmericanTilePaths - 1) / kAmericanTilePaths;
     const LD sum_rounding = LD(20 + tiles / 256) * kUd;
     const std::int64_t blocks = (regression_paths + kBlockPaths - 1) / kBlockPaths;
-    struct DateSums {
-      LD sums[7], sums_error[7], sums_whole[7], rhs[4], rhs_error[4], rhs_whole[4];
-    };
     std::vector<DateSums> block_sums(static_cast<std::size_t>(blocks));
     for (std::int64_t d = dates - 2; d >= 0; --d) {
       const bool apply_next = d + 1 < dates - 1;
       const Rule& next = rules[static_cast<std::size_t>(d + 1)];
       const Bounded discount_dt = row.discount_dt;
-#pragma omp parallel for schedule(static) num_threads(team(regression_paths, blocks))
+#pragma omp parallel for schedule(static) num_threads(team(regression_paths, blocks, 600))
       for (std::int64_t block = 0; block < blocks; ++block) {
         DateSums& b = block_sums[static_cast<std::size_t>(block)];
         b = DateSums{};
@@ -384,9 +582,9 @@ RowReference american_reference(const MonteCarloBookView& book, std::int64_t i,
         for (std::int64_t path = block * kBlockPaths; path < end; ++path) {
           Bounded& v = value[static_cast<std::size_t>(path)];
           if (apply_next) {
-            const Bounded s_next = spots[static_cast<std::size_t>(path * dates + d + 1)];
-            const Bounded h_next = intrinsic(row, m, s_next);
-            const Decision e = decide(row, m, ar, next, s_next, h_next);
+            const PathPoint at_next = point_at(static_cast<std::size_t>(path * dates + d + 1));
+            const Bounded h_next = intrinsic(row, m, at_next.s);
+            const Decision e = decide(row, ar, next, at_next, h_next);
             const Bounded kept_value = e.exercise ? h_next : v;
             if (e.open) {
               const Bounded& other = e.exercise ? v : h_next;
@@ -398,71 +596,47 @@ RowReference american_reference(const MonteCarloBookView& book, std::int64_t i,
             }
           }
           v = ar.mul(v, discount_dt);
-          const Bounded s = spots[static_cast<std::size_t>(path * dates + d)];
-          const LD moneyness = row.sign * (s.value - 1);
+          const PathPoint at = point_at(static_cast<std::size_t>(path * dates + d));
+          const LD moneyness = row.sign * (at.s.value - 1);
           const bool in = moneyness > 0;
-          const bool open = s.error > 0 && std::fabs(moneyness) <= s.error;
+          const bool open = at.s.error > 0 && std::fabs(moneyness) <= at.s.error;
           if (!in && !open) continue;
-          const Bounded x = ar.sub(s, {1, 0});  // then exactly to double
-          LD moved[7], whole[7];
-          power_bounds(x.value, x.error, moved, whole);
-          const LD v_whole = std::fabs(v.value) + v.error;
-          LD power = 1;
-          for (int k = 0; k < 7; ++k) {
-            // x^k in double: k - 1 roundings.
-            const LD d_power = moved[k] + k * kUd * whole[k];
-            if (in) b.sums[k] += power;
-            b.sums_error[k] += open ? whole[k] : d_power;
-            b.sums_whole[k] += whole[k];
-            if (k < kBasis) {
-              if (in) b.rhs[k] += v.value * power;
-              b.rhs_error[k] += open ? v_whole * whole[k]
-                                     : std::fabs(v.value) * d_power + v.error * whole[k] +
-                                           kUd * v_whole * whole[k];
-              b.rhs_whole[k] += v_whole * whole[k];
-            }
-            power *= x.value;
-          }
+          // x and u in Real, then exactly to double.
+          add_path_terms(ar.sub(at.s, {1, 0}), at.u, v, in, open, row.sums, b);
         }
       }
-      LD sums[7] = {}, sums_error[7] = {}, rhs[4] = {}, rhs_error[4] = {};
-      LD sums_whole[7] = {}, rhs_whole[4] = {};
-      for (const DateSums& b : block_sums) {
-        for (int k = 0; k < 7; ++k) {
-          sums[k] += b.sums[k], sums_error[k] += b.sums_error[k], sums_whole[k] += b.sums_whole[k];
-        }
-        for (int k = 0; k < kBasis; ++k) {
-          rhs[k] += b.rhs[k], rhs_error[k] += b.rhs_error[k], rhs_whole[k] += b.rhs_whole[k];
-        }
-      }
-      for (int k = 0; k < 7; ++k) sums_error[k] += sum_rounding * sums_whole[k];
-      for (int k = 0; k < kBasis; ++k) rhs_error[k] += sum_rounding * rhs_whole[k];
-      rules[static_cast<std::size_t>(d)] = fit_rule(sums, sums_error, rhs, rhs_error, m);
+      DateSums sums;
+      for (const DateSums& b : block_sums) sums.add(b);
+      for (int k = 0; k < row.sums; ++k) sums.error[k] += sum_rounding * sums.whole[k];
+      rules[static_cast<std::size_t>(d)] = fit_rule(sums, row.basis, m);
     }
   }
 
-  // Pass 2: options.paths new paths on the European step words, each exercised at the first date
-  // its rule says; the sample bounded by every payoff the pricer could have taken.
-  const std::int64_t paths = options.paths;
-  const std::int64_t blocks = (paths + kBlockPaths - 1) / kBlockPaths;
+  // Pass 2: options.paths new paths on the European step words (antithetic: options.paths / 2
+  // pairs, pair 4q + j on quad q's normals of lane j and its mirror on them negated), each
+  // exercised at the first date its rule says; each path's payoff bounded by every payoff the
+  // pricer could have taken, and a pair's sample is the mean of its two.
+  const bool antithetic = options.antithetic;
+  const int ways = antithetic ? 8 : 4;
+  const std::int64_t samples = antithetic ? options.paths / 2 : options.paths;
+  const std::int64_t blocks = (samples + kBlockPaths - 1) / kBlockPaths;
   std::vector<Sums> block_sums(static_cast<std::size_t>(blocks));
   const auto price_quad = [&](std::int64_t q, Sample out[4]) {
-    Bounded y[4] = {};
-    LD reference[4] = {}, reference_error[4] = {};
-    bool reference_alive[4] = {true, true, true, true},
-         pricer_may_live[4] = {true, true, true, true};
-    std::vector<Bounded> candidates[4];
+    QuadPaths quad_paths(row, m, precision, options.seed, static_cast<std::uint64_t>(q), 0, ways);
+    LD reference[8] = {}, reference_error[8] = {};
+    bool reference_alive[8], pricer_may_live[8];
+    std::fill(reference_alive, reference_alive + 8, true);
+    std::fill(pricer_may_live, pricer_may_live + 8, true);
+    std::vector<Bounded> candidates[8];
     for (std::int64_t d = 0; d < dates; ++d) {
-      Bounded z[4];
-      quad_normals(row.stream, m, precision, options.seed, static_cast<std::uint64_t>(q),
-                   static_cast<std::uint32_t>(d), z);
+      PathPoint point[8];
+      quad_paths.next(static_cast<std::uint32_t>(d), point);
       const Rule& rule = rules[static_cast<std::size_t>(d)];
       bool any = false;
-      for (int j = 0; j < 4; ++j) {
-        const Bounded s = next_spot(row, m, y[j], z[j]);
+      for (int j = 0; j < ways; ++j) {
         if (!pricer_may_live[j] && !reference_alive[j]) continue;
-        const Bounded h = intrinsic(row, m, s);
-        const Decision e = decide(row, m, ar, rule, s, h);
+        const Bounded h = intrinsic(row, m, point[j].s);
+        const Decision e = decide(row, ar, rule, point[j], h);
         const Bounded paid = ar.mul(h, row.discount[static_cast<std::size_t>(d)]);
         if (pricer_may_live[j] && (e.exercise || e.open)) candidates[j].push_back(paid);
         if (reference_alive[j] && e.exercise) {
@@ -474,23 +648,27 @@ RowReference american_reference(const MonteCarloBookView& book, std::int64_t i,
       }
       if (!any) break;
     }
-    for (int j = 0; j < 4; ++j) {
+    Bounded x[8], c[8];
+    for (int j = 0; j < ways; ++j) {
       if (pricer_may_live[j]) candidates[j].push_back({0, 0});
       LD error = reference_error[j];
-      for (const Bounded& c : candidates[j]) {
-        error = std::max(error, std::fabs(c.value - reference[j]) + c.error);
+      for (const Bounded& candidate : candidates[j]) {
+        error = std::max(error, std::fabs(candidate.value - reference[j]) + candidate.error);
       }
-      out[j] = {{reference[j], error}, {0, 0}};
+      x[j] = {reference[j], error}, c[j] = {0, 0};
     }
+    // The pricer's pair: rounded::add of the two payoffs in double, times 0.5 (exact).
+    combine_samples(kUd, antithetic, x, c, out);
   };
   Sample first[4];
   price_quad(0, first);
   const LD x0 = first[0].x.value;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team(paths* dates, blocks))
+#pragma omp parallel for schedule(dynamic, 1) \
+    num_threads(team(options.paths* dates, blocks, ns_per_path_date))
   for (std::int64_t block = 0; block < blocks; ++block) {
     Sums& sums = block_sums[static_cast<std::size_t>(block)];
     sums = Sums{};
-    const std::int64_t end = std::min(paths, (block + 1) * kBlockPaths);
+    const std::int64_t end = std::min(samples, (block + 1) * kBlockPaths);
     for (std::int64_t q = block * kBlockPaths / 4; 4 * q < end; ++q) {
       Sample s[4];
       price_quad(q, s);
@@ -501,8 +679,8 @@ RowReference american_reference(const MonteCarloBookView& book, std::int64_t i,
   for (const Sums& b : block_sums) total.add(b);
   // The pricer's statistics in double: a tile's tree (10 additions) for its mean, its squares
   // about it through the same tree, and Chan's merges over the tiles' tree, a few roundings a
-  // level; the reference's own sums in long double.
-  const std::int64_t tiles = (paths + kAmericanTilePaths - 1) / kAmericanTilePaths;
+  // level; the reference's own sums in long double. Tiles of kAmericanTilePaths samples (pairs).
+  const std::int64_t tiles = (samples + kAmericanTilePaths - 1) / kAmericanTilePaths;
   const LD gamma = (16 + 4 * (std::log2(LD(std::max<std::int64_t>(tiles, 1))) + 2)) * kUd +
                    LD(kBlockPaths + blocks + 4) * std::numeric_limits<LD>::epsilon();
   return plain_estimate(total, x0, gamma, row.strike);

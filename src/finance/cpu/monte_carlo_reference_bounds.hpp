@@ -1,9 +1,10 @@
 #pragma once
 // Internal: the bounded arithmetic of the independent Monte Carlo reference (monte_carlo.hpp's
-// monte_carlo_reference; cpu/monte_carlo_reference.cpp and its early-exercise part
-// cpu/monte_carlo_reference_american.cpp): long-double values with a bound on how far the
-// pricer's value can be from each, the error model of each computing precision, the Philox
-// normals of the contract, and the sums of a row's samples. Shares nothing with the pricer but
+// monte_carlo_reference; cpu/monte_carlo_reference.cpp, its early-exercise part
+// cpu/monte_carlo_reference_american.cpp and the QE step of heston rows,
+// cpu/monte_carlo_reference_heston.cpp): long-double values with a bound on how far the pricer's
+// value can be from each, the error model of each computing precision, the Philox normals of the
+// contract, a quad's samples and the sums of a row's samples. Shares nothing with the pricer but
 // rng::philox4x32_10.
 
 #include <algorithm>
@@ -116,6 +117,23 @@ inline void quad_normals(std::uint64_t stream, const ErrorModel& m, Precision pr
   }
 }
 
+// The samples of a quad from its paths' payoffs x and controls c: each path's, or with antithetic
+// variates each pair's mean (path j and its mirror j + 4), whose sum the pricer rounds once with
+// unit roundoff `u` (the halving is exact).
+inline void combine_samples(LD u, bool antithetic, const Bounded x[8], const Bounded c[8],
+                            Sample out[4]) {
+  for (int j = 0; j < 4; ++j) {
+    if (antithetic) {
+      out[j].x.value = 0.5L * (x[j].value + x[j + 4].value);
+      out[j].x.error = 0.5L * (x[j].error + x[j + 4].error) + u * std::fabs(out[j].x.value);
+      out[j].c.value = 0.5L * (c[j].value + c[j + 4].value);
+      out[j].c.error = 0.5L * (c[j].error + c[j + 4].error) + u * std::fabs(out[j].c.value);
+    } else {
+      out[j] = {x[j], c[j]};
+    }
+  }
+}
+
 // exp of a log-price y computed with error dy: the value and its error bound.
 inline Bounded exp_bounded(const ErrorModel& m, LD y, LD dy) {
   LD exp_error = m.exp_rel;
@@ -180,7 +198,14 @@ struct BoundedArithmetic {
     const LD d = 1.12837916709551257390L * std::exp(-nearest * nearest) * a.error;
     return {v, d + erfc_rel * (v + d)};
   }
-  static Bounded max0(Bounded a) { return {std::max(a.value, LD(0)), a.error}; }
+  // max(a, 0): the pricer's max(a', 0) with |a' - a| <= e is exactly 0 where a + e <= 0 (so that
+  // a variance the QE step sets to 0 is known exactly, and the square root of the next step's
+  // spread, not Lipschitz at 0, does not turn a rounding e into sqrt(e)); otherwise within a + e
+  // of 0 where a < 0, and within e (max is 1-Lipschitz).
+  static Bounded max0(Bounded a) {
+    if (a.value + a.error <= 0) return {0, 0};
+    return {std::max(a.value, LD(0)), a.value < 0 ? a.value + a.error : a.error};
+  }
   Bounded parameter(LD value) const { return {value, parameter_rel * std::fabs(value)}; }
   // A constant computed as a sum of terms of magnitude up to `scale`.
   Bounded parameter(LD value, LD scale) const {
