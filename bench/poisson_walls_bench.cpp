@@ -161,21 +161,30 @@ void walls_table(const BenchConfig& config, Report& report, std::vector<std::int
     row.note += fmt::format("variant {}", best);
     table.rows.push_back(std::move(row));
   }
+  using pde::cuda_detail::WallsPipeline;
   for (const AxisKind kind : {AxisKind::dirichlet, AxisKind::neumann}) {
     for (int a = 0; a < shape.rank; ++a) shape.kind[a] = kind;
-    const std::size_t need = pde::cuda_detail::walls_device_bytes<Real>(shape);
-    const WallsEntry entry{
-        {.name = kind == AxisKind::dirichlet ? "dirichlet" : "neumann",
-         .description = kind == AxisKind::dirichlet
-                            ? "cufft-r2r: DST-I by the odd extension, an R2C an axis"
-                            : "cufft-r2r: DCT-II/III by Makhoul's reordering, an R2C/C2R an axis",
-         .seed_reference = "beyond the seeds",
-         .role = VariantRole::best,
-         .traffic = traffic}};
-    if (need > pde::cuda_detail::device_free_bytes()) continue;
-    WallsWorkload<Real> workload(shape, stream);
-    workload.solver = pde::cuda_detail::make_walls_solver<Real>(shape);
-    table.rows.push_back(time_variant(config, entry, workload));
+    for (const WallsPipeline pipeline : {WallsPipeline::per_axis, WallsPipeline::whole_grid}) {
+      const bool whole = pipeline == WallsPipeline::whole_grid;
+      const std::string name = fmt::format(
+          "{}-{}", kind == AxisKind::dirichlet ? "dirichlet" : "neumann", whole ? "grid" : "axes");
+      const std::string description =
+          fmt::format("{}: {}", pde::cuda_detail::walls_pipeline_name(pipeline),
+                      whole ? "one R2C and one C2R of the rearranged grid, one fused kernel"
+                            : "an R2C (and C2R) an axis between index kernels");
+      const WallsEntry entry{{.name = name,
+                              .description = description,
+                              .seed_reference = "beyond the seeds",
+                              .role = whole ? VariantRole::best : VariantRole::step,
+                              .traffic = traffic}};
+      if (pde::cuda_detail::walls_device_bytes<Real>(shape, pipeline) >
+          pde::cuda_detail::device_free_bytes()) {
+        continue;
+      }
+      WallsWorkload<Real> workload(shape, stream);
+      workload.solver = pde::cuda_detail::make_walls_solver<Real>(shape, pipeline);
+      table.rows.push_back(time_variant(config, entry, workload));
+    }
   }
   report.tables.push_back(std::move(table));
 }

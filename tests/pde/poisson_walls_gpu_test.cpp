@@ -1,4 +1,5 @@
-// The CUDA walls solver (src/pde/cuda/poisson_walls.cu) on its own, against manufactured
+// The CUDA walls solver's two pipelines (src/pde/cuda/poisson_walls.cu, poisson_walls_grid.cu) on
+// their own, against manufactured
 // solutions: u a random combination of the grid's own modes (products of each axis' sines,
 // cosines or Fourier modes on its nodes), f = (L - lambda) u with the operator's eigenvalues
 // written here from their definitions (spectral: -(w)^2 of the mode's wavenumber; fd2: the
@@ -133,28 +134,30 @@ void expect_manufactured_solution(const WallsShape& shape, std::uint64_t seed) {
   const std::vector<Real> poison(static_cast<std::size_t>(size),
                                  std::numeric_limits<Real>::quiet_NaN());
   for (const bool in_place : {false, true}) {
-    cuda::copy_to_device(u_device.data(), in_place ? f_real.data() : poison.data(),
-                         f_real.size() * sizeof(Real));
-    const std::unique_ptr<DeviceSolver<Real>> solver = make_walls_solver<Real>(shape);
-    const cuda::Stream stream;
-    solver->solve(in_place ? u_device.data() : f_device.data(), u_device.data(), stream.handle());
-    stream.synchronize();
-    std::vector<Real> got(static_cast<std::size_t>(size));
-    cuda::copy_to_host(got.data(), u_device.data(), got.size() * sizeof(Real));
-    // The transforms' rounding, a few eps a level of each axis' FFT, on the largest of u and of
-    // f amplified by the smallest eigenvalue.
-    const LD eps = std::numeric_limits<Real>::epsilon();
-    const LD bound =
-        4 * std::log2(LD(2 * size + 2)) * eps * (max_u + (singular ? max_f + 1 : max_f) / smallest);
-    int reported = 0;
-    for (std::int64_t i = 0; i < size; ++i) {
-      const LD error =
-          std::fabs(LD(got[static_cast<std::size_t>(i)]) - u[static_cast<std::size_t>(i)]);
-      if (!(error <= bound) && reported++ < 5) {
-        ADD_FAILURE() << what << (in_place ? " in place" : "") << ": u[" << i
-                      << "] = " << got[static_cast<std::size_t>(i)] << ", want "
-                      << double(u[static_cast<std::size_t>(i)]) << " (bound " << double(bound)
-                      << ")";
+    for (const WallsPipeline pipeline : {WallsPipeline::per_axis, WallsPipeline::whole_grid}) {
+      cuda::copy_to_device(u_device.data(), in_place ? f_real.data() : poison.data(),
+                           f_real.size() * sizeof(Real));
+      const std::unique_ptr<DeviceSolver<Real>> solver = make_walls_solver<Real>(shape, pipeline);
+      const cuda::Stream stream;
+      solver->solve(in_place ? u_device.data() : f_device.data(), u_device.data(), stream.handle());
+      stream.synchronize();
+      std::vector<Real> got(static_cast<std::size_t>(size));
+      cuda::copy_to_host(got.data(), u_device.data(), got.size() * sizeof(Real));
+      // The transforms' rounding, a few eps a level of each axis' FFT, on the largest of u and of
+      // f amplified by the smallest eigenvalue.
+      const LD eps = std::numeric_limits<Real>::epsilon();
+      const LD bound = 4 * std::log2(LD(2 * size + 2)) * eps *
+                       (max_u + (singular ? max_f + 1 : max_f) / smallest);
+      int reported = 0;
+      for (std::int64_t i = 0; i < size; ++i) {
+        const LD error =
+            std::fabs(LD(got[static_cast<std::size_t>(i)]) - u[static_cast<std::size_t>(i)]);
+        if (!(error <= bound) && reported++ < 5) {
+          ADD_FAILURE() << what << (in_place ? " in place" : "") << ": u[" << i
+                        << "] = " << got[static_cast<std::size_t>(i)] << ", want "
+                        << double(u[static_cast<std::size_t>(i)]) << " (bound " << double(bound)
+                        << ")";
+        }
       }
     }
   }

@@ -433,6 +433,10 @@ class WallsSolver final : public DeviceSolver<Real> {
 
 }  // namespace
 
+std::string_view walls_pipeline_name(WallsPipeline pipeline) {
+  return pipeline == WallsPipeline::per_axis ? "cufft-r2r-axes" : "cufft-r2r";
+}
+
 bool walls_supports(const WallsShape& shape) {
   if (shape.rank < 2 || shape.rank > 3) return false;
   for (int d = 0; d < shape.rank; ++d) {
@@ -446,7 +450,7 @@ bool walls_supports(const WallsShape& shape) {
 }
 
 template <class Real>
-std::size_t walls_device_bytes(const WallsShape& shape) {
+std::size_t walls_axes_device_bytes(const WallsShape& shape) {
   const std::vector<Axis> axes = axes_of(shape);
   std::size_t tables = 0;
   for (int d = 0; d < shape.rank; ++d) tables += static_cast<std::size_t>(shape.n[d]);
@@ -456,13 +460,13 @@ std::size_t walls_device_bytes(const WallsShape& shape) {
 }
 
 template <class Real>
-std::unique_ptr<DeviceSolver<Real>> make_walls_solver(const WallsShape& shape) {
+std::unique_ptr<DeviceSolver<Real>> make_walls_axes_solver(const WallsShape& shape) {
   return std::make_unique<WallsSolver<Real>>(shape);
 }
 
-template std::size_t walls_device_bytes<float>(const WallsShape&);
-template std::size_t walls_device_bytes<double>(const WallsShape&);
-template std::unique_ptr<DeviceSolver<float>> make_walls_solver<float>(const WallsShape&);
-template std::unique_ptr<DeviceSolver<double>> make_walls_solver<double>(const WallsShape&);
+template std::size_t walls_axes_device_bytes<float>(const WallsShape&);
+template std::size_t walls_axes_device_bytes<double>(const WallsShape&);
+template std::unique_ptr<DeviceSolver<float>> make_walls_axes_solver<float>(const WallsShape&);
+template std::unique_ptr<DeviceSolver<double>> make_walls_axes_solver<double>(const WallsShape&);
 
 }  // namespace gpukit::pde::cuda_detail
