@@ -100,10 +100,11 @@ std::vector<Boundary> axis_boundaries(std::string_view name, std::string_view te
 
 std::string_view operator_name(Operator op) { return op == Operator::fd2 ? "fd2" : "spectral"; }
 
-Operator parse_operator(std::string_view name) {
-  if (name == "spectral") return Operator::spectral;
-  if (name == "fd2") return Operator::fd2;
-  throw InvalidInput(fmt::format("poisson: unknown operator '{}' (known: spectral, fd2)", name));
+Operator parse_operator(std::string_view text, std::string_view argument) {
+  if (text == "spectral") return Operator::spectral;
+  if (text == "fd2") return Operator::fd2;
+  throw InvalidInput(
+      fmt::format("{}: unknown operator '{}' (known: spectral, fd2)", argument, text));
 }
 
 double helmholtz_lambda(std::string_view name, double lambda) {

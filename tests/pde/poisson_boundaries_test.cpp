@@ -533,6 +533,12 @@ TEST(PoissonBoundaryRules, OperatorAndHelmholtz) {
   } catch (const InvalidInput& e) {
     EXPECT_STREQ(e.what(), "poisson: unknown operator 'fd4' (known: spectral, fd2)");
   }
+  try {
+    parse_operator("FD2", "--operator");
+    ADD_FAILURE() << "FD2 accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_STREQ(e.what(), "--operator: unknown operator 'FD2' (known: spectral, fd2)");
+  }
   EXPECT_EQ(helmholtz_lambda("helmholtz", 0.0), 0.0);
   EXPECT_EQ(helmholtz_lambda("helmholtz", 2.5), 2.5);
   try {

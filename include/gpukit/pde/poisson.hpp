@@ -136,10 +136,11 @@ Gauge parse_gauge(std::string_view name);
 
 /// The discrete Laplacian (see "Operator" above).
 enum class Operator { spectral, fd2 };
-/// "spectral" or "fd2"; parse_operator throws InvalidInput for anything else: "poisson: unknown
-/// operator 'fd4' (known: spectral, fd2)".
+/// "spectral" or "fd2"; parse_operator throws InvalidInput for any other `text`, naming the
+/// front door's `argument` ("--operator", "operator"): "--operator: unknown operator 'fd4' (known:
+/// spectral, fd2)".
 std::string_view operator_name(Operator op);
-Operator parse_operator(std::string_view name);
+Operator parse_operator(std::string_view text, std::string_view argument = "poisson");
 
 /// The Helmholtz lambda a front door was given (`name`: "--helmholtz", "helmholtz"), one rule for
 /// the CLI, Python and the plan: returned when finite and >= 0, else InvalidInput "helmholtz must
