@@ -1,5 +1,6 @@
-// gpukit poisson: solves lap(u) = f with periodic boundaries for a 2D or 3D .npy grid f, written
-// as a .npy grid u of the same dtype and shape; `--demo [N]` runs the MATLAB test of the 2008
+// gpukit poisson: solves (lap - lambda) u = f with periodic, dirichlet or neumann boundaries per
+// axis (spectral or fd2 operator) for a 2D or 3D .npy grid f, written as a .npy grid u of the
+// same dtype and shape; `--demo [N]` runs the MATLAB test of the 2008
 // NVIDIA case study (slide 43). On a device list (--device cuda:all) or under mpirun the grid is
 // spread over the GPUs and ranks by one library call (gpukit/scale_out/poisson.hpp).
 
@@ -32,6 +33,8 @@ namespace {
 struct PoissonOptionsCli {
   DeviceOptions device;
   std::string input, output, lengths, gauge = "mean", precision, variant;
+  std::string boundary, op = "spectral";
+  double helmholtz = 0;
   bool strict = false, check = false;
   int demo = 0;
 };
@@ -64,6 +67,29 @@ std::vector<double> parse_lengths(const std::string& text, int rank) {
   }
 }
 
+// The boundaries of an array of `rank` axes: pde::axis_boundaries's rule (one name for every axis,
+// or one per axis), a usage error otherwise.
+std::vector<pde::Boundary> parse_boundaries(const std::string& text, int rank) {
+  try {
+    return pde::axis_boundaries("--boundary", text, rank);
+  } catch (const InvalidInput& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// The command-line values of the problem, judged by the library's rules before any input is read
+// (usage errors, exit 2): the boundary names (their count waits for the array's axes), the
+// operator, lambda.
+void check_problem_options(const PoissonOptionsCli& cli) {
+  try {
+    (void)pde::axis_boundaries("--boundary", cli.boundary, 0);
+    (void)pde::parse_operator(cli.op, "--operator");
+    (void)pde::helmholtz_lambda("--helmholtz", cli.helmholtz);
+  } catch (const InvalidInput& e) {
+    throw UsageError(e.what());
+  }
+}
+
 // --check: an independent reference (the same problem solved in long double with FFTW's
 // long-double transforms, no code shared with the CPU or GPU solvers), every element within
 // pde::poisson_agreement_bound. Runs after the output is written: a failed check keeps it.
@@ -72,7 +98,7 @@ void check_solution(const Context& context, const pde::PoissonGrid& grid,
                     const pde::PoissonOptions& options, std::span<const Real> f,
                     std::span<const Real> u, const std::string& output) {
   const pde::PoissonCheck check =
-      pde::check_poisson_solution<Real>(grid, f, u, options.gauge, context.effective_cpu_threads());
+      pde::check_poisson_solution<Real>(grid, f, u, options, context.effective_cpu_threads());
   std::cerr << "gpukit: poisson: check: " << pde::describe_poisson_check(check) << "\n";
   if (!check.passed) {
     throw Error(ErrorKind::check_failed,
@@ -88,16 +114,24 @@ pde::PoissonOptions solve_options(const PoissonOptionsCli& cli) {
   options.gauge = pde::parse_gauge(cli.gauge);
   options.strict = cli.strict;
   options.variant = cli.variant;
+  options.op = pde::parse_operator(cli.op, "--operator");
+  options.helmholtz = cli.helmholtz;
   return options;
 }
 
 // The line that says what a solve runs on: the grid, the precision, the devices and the engine,
-// and how the grid was spread when it was.
+// the problem (the operator and lambda when they are not the defaults; the gauge of a singular
+// problem), and how the grid was spread when it was.
 std::string describe_solve(const Job& job, const scale_out::PoissonSpread& spread,
-                           const std::string& gauge) {
-  std::string line = fmt::format(
-      "gpukit: poisson: {} {}, {} ({}), gauge {}", spread.grid.describe(),
-      spread.single_precision ? "float" : "double", job.workers.describe(), spread.engine, gauge);
+                           const pde::PoissonOptions& options) {
+  std::string line = fmt::format("gpukit: poisson: {} {}, {} ({})", spread.grid.describe(),
+                                 spread.single_precision ? "float" : "double",
+                                 job.workers.describe(), spread.engine);
+  if (options.op != pde::Operator::spectral)
+    line += fmt::format(", operator {}", pde::operator_name(options.op));
+  if (options.helmholtz != 0) line += fmt::format(", helmholtz {:g}", options.helmholtz);
+  if (pde::poisson_is_singular(spread.grid, options))
+    line += fmt::format(", gauge {}", pde::gauge_name(options.gauge));
   const auto parts = static_cast<int>(spread.rows.size());
   if (parts == 1 && spread.ranks == 1) return line;
   std::string rows;
@@ -116,6 +150,7 @@ void solve_file(const Job& job, const io::NpyArray& array, const PoissonOptionsC
   pde::PoissonGrid grid;
   grid.shape = array.shape;
   grid.lengths = parse_lengths(cli.lengths, static_cast<int>(array.shape.size()));
+  grid.boundaries = parse_boundaries(cli.boundary, static_cast<int>(array.shape.size()));
   pde::validate_grid(grid);
   const pde::PoissonOptions options = solve_options(cli);
   // The input in the solve's precision (a copy only when --precision differs from the dtype).
@@ -131,10 +166,11 @@ void solve_file(const Job& job, const io::NpyArray& array, const PoissonOptionsC
   if (cli.check) f_copy = values;
   const pde::PoissonResult result = scale_out::solve_poisson<Real>(
       job, grid, options, values, values, [&](const scale_out::PoissonSpread& spread) {
-        if (!quiet()) std::cerr << describe_solve(job, spread, cli.gauge) << "\n";
+        if (!quiet()) std::cerr << describe_solve(job, spread, options) << "\n";
       });
   if (result.mean_removed) {
-    std::cerr << "gpukit: poisson: warning: " << pde::describe_removed_mean(result) << "\n";
+    std::cerr << "gpukit: poisson: warning: " << pde::describe_removed_mean(result, grid.boundaries)
+              << "\n";
   }
   inject_test_fault<Real>("poisson-perturb", std::span<Real>(values));
   if (array.dtype == io::NpyDtype::float32) {
@@ -168,16 +204,20 @@ void solve_across_ranks(const Job& job, const PoissonOptionsCli& cli) {
   request.input = cli.input;
   request.output = cli.output;
   request.lengths = [&](int axes) { return parse_lengths(cli.lengths, axes); };
+  request.boundaries = [&](int axes) { return parse_boundaries(cli.boundary, axes); };
   request.options = solve_options(cli);
   if (!cli.precision.empty()) {
     request.precision = cli.precision == "float" ? io::NpyDtype::float32 : io::NpyDtype::float64;
   }
   request.planned = [&](const scale_out::PoissonSpread& spread) {
-    if (job.is_root() && !quiet()) std::cerr << describe_solve(job, spread, cli.gauge) << "\n";
+    if (job.is_root() && !quiet()) {
+      std::cerr << describe_solve(job, spread, request.options) << "\n";
+    }
   };
   const pde::PoissonResult result = scale_out::solve_poisson_file(job, request);
   if (result.mean_removed && job.is_root()) {
-    std::cerr << "gpukit: poisson: warning: " << pde::describe_removed_mean(result) << "\n";
+    std::cerr << "gpukit: poisson: warning: "
+              << pde::describe_removed_mean(result, parse_boundaries(cli.boundary, 0)) << "\n";
   }
 }
 
@@ -211,8 +251,8 @@ void run_demo(const Context& context, const PoissonOptionsCli& cli) {
 void register_poisson(CLI::App& app) {
   auto* command = app.add_subcommand(
       "poisson",
-      "Solve lap(u) = f with periodic boundaries: a 2D/3D .npy grid (spectral method), or --demo "
-      "(the 2008 NVIDIA case study, slides 40-62)");
+      "Solve (lap - lambda) u = f with periodic, dirichlet or neumann boundaries: a 2D/3D .npy "
+      "grid (fast spectral solve), or --demo (the 2008 NVIDIA case study, slides 40-62)");
   auto cli = std::make_shared<PoissonOptionsCli>();
   auto* input = command->add_option("--input,-i", cli->input,
                                     "Right-hand side f: float32/float64 .npy, 2D or 3D");
@@ -220,7 +260,7 @@ void register_poisson(CLI::App& app) {
                                      "Solution u: .npy of the input's dtype and shape");
   command
       ->add_option("--length", cli->lengths,
-                   "Periods of the axes in .npy order, L0,L1[,L2], or one L for every axis "
+                   "Lengths of the axes in .npy order, L0,L1[,L2], or one L for every axis "
                    "(default 1)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
@@ -232,14 +272,28 @@ void register_poisson(CLI::App& app) {
             return {};
           },
           "", "lengths"));
+  auto* boundary = command->add_option(
+      "--boundary", cli->boundary,
+      "periodic (default), dirichlet (u = 0 at the ends; the array holds the interior nodes) or "
+      "neumann (du/dn = 0; cell centres): one for every axis, or B0,B1[,B2] in .npy order");
+  auto* op = command
+                 ->add_option("--operator", cli->op,
+                              "spectral: the Laplacian's exact eigenvalues; fd2: the 3-point "
+                              "second difference an axis (the 5/7-point stencil), solved exactly")
+                 ->capture_default_str();
+  auto* helmholtz = command->add_option(
+      "--helmholtz", cli->helmholtz,
+      "LAMBDA >= 0: solve (lap - LAMBDA) u = f, an implicit heat or diffusion step (default 0)");
   command
       ->add_option("--gauge", cli->gauge,
                    "mean: the mean-zero solution; corner: u[0,...,0] = 0 (as the 2008 case "
-                   "study does)")
+                   "study does); only when the constant solves the homogeneous problem (no "
+                   "dirichlet axis, LAMBDA 0)")
       ->check(CLI::IsMember({"mean", "corner"}))
       ->capture_default_str();
   command->add_flag("--strict", cli->strict,
-                    "Refuse an f whose mean is not zero to rounding (instead of removing it)");
+                    "Refuse an f whose mean is not zero to rounding (instead of removing it; no "
+                    "dirichlet axis, LAMBDA 0)");
   command
       ->add_option("--precision", cli->precision,
                    "double | float (default: the input's dtype; the demo: double)")
@@ -260,6 +314,9 @@ void register_poisson(CLI::App& app) {
                    ->transform(integer_in(2, 1 << 15));
   demo->excludes(input);
   demo->excludes(output);
+  demo->excludes(boundary);
+  demo->excludes(op);
+  demo->excludes(helmholtz);
   add_device_options(*command, cli->device, DeviceLists::accepted,
                      "in slabs of axis 0: one GPU's result within --check's bound");
   command->callback([cli] {
@@ -270,6 +327,7 @@ void register_poisson(CLI::App& app) {
     }
     if (cli->input.empty() || cli->output.empty())
       throw UsageError("poisson: give --input FILE --output FILE, or --demo [N]");
+    check_problem_options(*cli);
     const Job job = join_job(cli->device, "poisson", /*announce=*/false);
     if (job.ranks() > 1) {
       solve_across_ranks(job, *cli);

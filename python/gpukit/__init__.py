@@ -844,19 +844,37 @@ def poisson(
     gauge: Literal["mean", "corner"] = "mean",
     strict: bool = False,
     *,
+    boundary: Union[str, Sequence[str], None] = None,
+    operator: Literal["spectral", "fd2"] = "spectral",
+    helmholtz: float = 0.0,
     precision: Literal["double", "float", None] = None,
     variant: str = "",
     device: Devices = "auto",
     stream: Any = None,
 ) -> Any:
-    """Solves lap(u) = f with periodic boundaries on a 2-D or 3-D grid by the Fourier-spectral
-    method, as ``gpukit poisson``: u of f's shape and dtype (float32 or float64).
+    """Solves (lap - helmholtz) u = f on a 2-D or 3-D grid whose every axis is periodic,
+    dirichlet or neumann, by fast Fourier, sine and cosine transforms, as ``gpukit poisson``: u of
+    f's shape and dtype (float32 or float64).
 
-    Axes in C order, axis a of period ``lengths[a]`` (one number for all; default 1). A periodic
-    problem needs a mean-zero f: an f whose mean is not zero to rounding (|mean| > 64 eps
-    mean|f|) is solved as f - mean with a RuntimeWarning, or refused (ValueError) with
-    ``strict``. ``gauge="mean"`` returns the mean-zero solution, ``"corner"`` the one with
-    u[0, ..., 0] = 0. A NaN or an Inf in f is a ValueError naming it. The solve runs in f's
+    Axes in C order, axis a of length ``lengths[a]`` (one number for all; default 1) and boundary
+    ``boundary[a]`` (one name for all, a list, or "dirichlet,neumann"; default periodic):
+    periodic nodes x_j = j L / n; ``"dirichlet"`` (u = 0 at both ends) the interior nodes
+    x_j = (j + 1) L / (n + 1), modes sin(pi k x / L), k = 1..n (scipy's ``dst(type=1)``);
+    ``"neumann"`` (du/dn = 0) the cell centres x_j = (j + 1/2) L / n, modes cos(pi k x / L),
+    k = 0..n-1 (scipy's ``dct(type=2)``). ``operator="spectral"`` divides by the Laplacian's
+    eigenvalues -(pi k / L)^2 (periodic -(2 pi m / L)^2); ``"fd2"`` solves the second-order
+    5/7-point stencil with the same boundaries exactly (eigenvalues -(4 / h^2) sin^2(theta / 2)).
+    ``helmholtz`` (lambda, finite and >= 0) is subtracted from every eigenvalue: an implicit heat
+    step.
+
+    With no dirichlet axis and ``helmholtz=0`` the constant solves the homogeneous problem, so
+    f must have mean zero: an f whose mean is not zero to rounding (|mean| > 64 eps mean|f|) is
+    solved as f - mean with a RuntimeWarning, or refused (ValueError) with ``strict``.
+    ``gauge="mean"`` returns the mean-zero solution, ``"corner"`` the one with u[0, ..., 0] = 0.
+    Any other problem has one solution: nothing is removed, ``strict`` and ``gauge`` change
+    nothing. A NaN or an Inf in f is a ValueError naming it. Dirichlet and neumann axes, fd2 and
+    ``helmholtz`` are solved on the CPU (``device="cpu"``); a CUDA device and device lists refuse
+    them for now (ValueError). The solve runs in f's
     precision unless ``precision`` says otherwise; a CUDA f uses the best CUDA variant for the
     grid (``variant`` picks another); one device takes grids of fewer than 2^31 elements (a
     larger one is a ValueError saying so). The plan (FFT plans, tables, buffers) is kept per thread
@@ -867,6 +885,27 @@ def poisson(
     whole u), within the bound of docs/scale-out.md of the one-device solve.
     """
     gauge, strict = _checks.text(gauge, "gauge"), _checks.flag(strict, "strict")
+    operator = _checks.text(operator, "operator", "spectral or fd2")
+    helmholtz = _checks.number(helmholtz, "helmholtz")
+    # None, one name for every axis, or one per axis (a list, or the CLI's comma list): the rule
+    # of `gpukit poisson --boundary` (pde::axis_boundaries), applied by the library.
+    if boundary is None:
+        boundary_text = ""
+    elif isinstance(boundary, str):
+        boundary_text = boundary
+    elif isinstance(boundary, (list, tuple)):
+        names = [_checks.text(b, f"boundary[{axis}]", "periodic, dirichlet or neumann")
+                 for axis, b in enumerate(boundary)]
+        for axis, name in enumerate(names):
+            if "," in name:
+                raise ValueError(f"boundary[{axis}] must be one name (periodic, dirichlet or "
+                                 f"neumann), got {name!r}")
+        if not names:
+            raise ValueError("boundary must name at least one boundary, got an empty list")
+        boundary_text = ",".join(names)
+    else:
+        raise TypeError(f"boundary must be a string or a list of strings (periodic, dirichlet "
+                        f"or neumann), not {type(boundary).__name__}")
     variant, device = _checks.text(variant, "variant"), _checks.spread_device(device)
     f, framework = _checks.input_array(f, "f")
     dtype = _dtype_of(f, framework)
@@ -886,8 +925,8 @@ def poisson(
     f_solve = f if solve_dtype == dtype else _arrays.as_dtype(f, framework, solve_dtype)
     u = _arrays.empty_like(f_solve, framework)
     info = _core.poisson(_arrays.exported(f_solve, framework, handle),
-                         _arrays.exported(u, framework, handle), length_list, gauge, strict,
-                         variant, device, handle)
+                         _arrays.exported(u, framework, handle), length_list, boundary_text,
+                         gauge, strict, operator, helmholtz, variant, device, handle)
     if info["warning"]:
         warnings.warn(info["warning"], RuntimeWarning, stacklevel=2)
     return u if solve_dtype == dtype else _arrays.as_dtype(u, framework, dtype)

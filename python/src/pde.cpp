@@ -1,4 +1,4 @@
-// The spectral Poisson solver: the call of `gpukit poisson` (apps/gpukit/cmd_poisson.cpp), a
+// The Poisson and Helmholtz solver: the call of `gpukit poisson` (apps/gpukit/cmd_poisson.cpp), a
 // PoissonPlan and one solve, on a grid in host memory or on a CUDA device; or the distributed
 // solve (gpukit/scale_out/poisson.hpp) over a device list or the ranks of an MPI job.
 
@@ -30,15 +30,30 @@ struct PlanKey {
   Context context;
   std::vector<std::int64_t> shape;
   std::vector<double> lengths;
+  std::vector<pde::Boundary> boundaries;
   pde::Gauge gauge;
   bool strict;
   std::string variant;
+  pde::Operator op;
+  double helmholtz;
 
   bool operator==(const PlanKey& other) const {
     return context.backend == other.context.backend &&
            context.cuda_device == other.context.cuda_device && shape == other.shape &&
-           lengths == other.lengths && gauge == other.gauge && strict == other.strict &&
-           variant == other.variant;
+           lengths == other.lengths && boundaries == other.boundaries && gauge == other.gauge &&
+           strict == other.strict && variant == other.variant && op == other.op &&
+           helmholtz == other.helmholtz;
+  }
+
+  pde::PoissonGrid grid() const { return {shape, lengths, boundaries}; }
+  pde::PoissonOptions options() const {
+    pde::PoissonOptions o;
+    o.gauge = gauge;
+    o.strict = strict;
+    o.variant = variant;
+    o.op = op;
+    o.helmholtz = helmholtz;
+    return o;
   }
 };
 
@@ -62,12 +77,8 @@ struct PlanCache {
     if (!(key && *key == wanted)) {
       plan.reset();
       key.reset();
-      pde::PoissonGrid grid{wanted.shape, wanted.lengths};
-      pde::PoissonOptions options;
-      options.gauge = wanted.gauge;
-      options.strict = wanted.strict;
-      options.variant = wanted.variant;
-      plan = std::make_unique<pde::PoissonPlan<Real>>(wanted.context, grid, options);
+      plan =
+          std::make_unique<pde::PoissonPlan<Real>>(wanted.context, wanted.grid(), wanted.options());
       key = wanted;
     }
     return *plan;
@@ -82,14 +93,16 @@ PlanCache<Real>& thread_plan_cache() {
 
 // What a solve found out about f, for the Python layer (mean, mean_abs, mean_tolerance,
 // mean_removed, the CLI's warning to issue as a RuntimeWarning) and the variant or engine used.
-nb::dict solve_info(const pde::PoissonResult& result, const std::string& variant_used) {
+nb::dict solve_info(const pde::PoissonResult& result, const std::string& variant_used,
+                    const std::vector<pde::Boundary>& boundaries) {
   nb::dict info;
   info["mean"] = result.mean;
   info["mean_abs"] = result.mean_abs;
   info["mean_tolerance"] = result.mean_tolerance;
   info["mean_removed"] = result.mean_removed;
   info["variant"] = variant_used;
-  info["warning"] = result.mean_removed ? pde::describe_removed_mean(result) : std::string();
+  info["warning"] =
+      result.mean_removed ? pde::describe_removed_mean(result, boundaries) : std::string();
   return info;
 }
 
@@ -98,11 +111,8 @@ nb::dict solve_info(const pde::PoissonResult& result, const std::string& variant
 // rank passing the whole f and getting the whole u.
 nb::dict poisson_spread(const scale_out::Job& job, const InArray& f, const OutArray& u,
                         const PlanKey& key) {
-  pde::PoissonOptions options;
-  options.gauge = key.gauge;
-  options.strict = key.strict;
-  options.variant = key.variant;
-  const pde::PoissonGrid grid{key.shape, key.lengths};
+  const pde::PoissonOptions options = key.options();
+  const pde::PoissonGrid grid = key.grid();
   return with_real_type(f.dtype(), "poisson", [&](auto element) {
     using Real = decltype(element);
     pde::PoissonResult result;
@@ -113,12 +123,13 @@ nb::dict poisson_spread(const scale_out::Job& job, const InArray& f, const OutAr
           job, grid, options, span_of<Real>(f), span_of<Real>(u),
           [&engine](const scale_out::PoissonSpread& spread) { engine = spread.engine; });
     }
-    return solve_info(result, engine);
+    return solve_info(result, engine, key.boundaries);
   });
 }
 
 nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>& lengths,
-                 std::string_view gauge, bool strict, const std::string& variant,
+                 std::string_view boundary, std::string_view gauge, bool strict,
+                 std::string_view op, double helmholtz, const std::string& variant,
                  std::string_view device, std::uintptr_t stream) {
   std::vector<std::int64_t> shape(f.ndim());
   for (std::size_t axis = 0; axis < f.ndim(); ++axis) {
@@ -131,14 +142,19 @@ nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>&
       job ? Placement{}
           : place_call(device, {{"f", place_of(f, "f")}, {"u", place_of(u, "u")}}, stream);
   require_like(u, count_of(f), f.dtype(), "poisson");
-  // The CLI's rule for --length: none (1 each), one for every axis, or one per axis.
+  // The CLI's rules for --length and --boundary: none (1 each, periodic), one for every axis, or
+  // one per axis; --operator's names and --helmholtz's range.
+  const int rank = static_cast<int>(shape.size());
   PlanKey key{where.context,
               shape,
-              pde::axis_lengths("lengths", lengths, static_cast<int>(shape.size())),
+              pde::axis_lengths("lengths", lengths, rank),
+              pde::axis_boundaries("boundary", boundary, rank),
               pde::parse_gauge(gauge),
               strict,
-              variant};
-  pde::validate_grid({key.shape, key.lengths});
+              variant,
+              pde::parse_operator(op, "operator"),
+              pde::helmholtz_lambda("helmholtz", helmholtz)};
+  pde::validate_grid(key.grid());
   if (job) return poisson_spread(*job, f, u, key);
   return with_real_type(f.dtype(), "poisson", [&](auto element) {
     using Real = decltype(element);
@@ -158,15 +174,16 @@ nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>&
       }
       variant_used = std::string(plan.variant());
     }
-    return solve_info(result, variant_used);
+    return solve_info(result, variant_used, key.boundaries);
   });
 }
 
 }  // namespace
 
 void bind_pde(nb::module_& m) {
-  m.def("poisson", &poisson, nb::arg("f"), nb::arg("u"), nb::arg("lengths"), nb::arg("gauge"),
-        nb::arg("strict"), nb::arg("variant"), nb::arg("device"), nb::arg("stream"),
+  m.def("poisson", &poisson, nb::arg("f"), nb::arg("u"), nb::arg("lengths"), nb::arg("boundary"),
+        nb::arg("gauge"), nb::arg("strict"), nb::arg("operator"), nb::arg("helmholtz"),
+        nb::arg("variant"), nb::arg("device"), nb::arg("stream"),
         "pde::PoissonPlan<Real>::solve (host f) or solve_on_device (CUDA f: waits for the sums "
         "of f, queues the solve on `stream`) of the 2-D or 3-D C-contiguous f into u (f's shape "
         "and dtype; f itself allowed). The plan is kept per thread for the next call on the same "

@@ -31,13 +31,91 @@ double PoissonGrid::length(int axis) const {
   return lengths.empty() ? 1.0 : lengths[static_cast<std::size_t>(axis)];
 }
 
+Boundary PoissonGrid::boundary(int axis) const {
+  return boundaries.empty() ? Boundary::periodic : boundaries[static_cast<std::size_t>(axis)];
+}
+
+bool PoissonGrid::periodic() const {
+  return std::ranges::all_of(boundaries, [](Boundary b) { return b == Boundary::periodic; });
+}
+
 std::string PoissonGrid::describe() const {
-  std::string dims, lens;
+  std::string dims, lens, walls;
   for (int a = 0; a < rank(); ++a) {
     dims += fmt::format("{}{}", a ? "x" : "", shape[static_cast<std::size_t>(a)]);
     lens += fmt::format("{}{:g}", a ? "x" : "", length(a));
+    if (a < static_cast<int>(boundaries.size()))
+      walls += fmt::format("{}{}", a ? "," : "", boundary_name(boundary(a)));
   }
-  return fmt::format("{} (lengths {})", dims, lens);
+  // A periodic grid reads as it always has; walls are named.
+  if (periodic()) return fmt::format("{} (lengths {})", dims, lens);
+  return fmt::format("{} (lengths {}, boundaries {})", dims, lens, walls);
+}
+
+std::string_view boundary_name(Boundary boundary) {
+  switch (boundary) {
+    case Boundary::dirichlet:
+      return "dirichlet";
+    case Boundary::neumann:
+      return "neumann";
+    case Boundary::periodic:
+      break;
+  }
+  return "periodic";
+}
+
+Boundary parse_boundary(std::string_view name) {
+  for (const Boundary b : {Boundary::periodic, Boundary::dirichlet, Boundary::neumann}) {
+    if (name == boundary_name(b)) return b;
+  }
+  throw InvalidInput(
+      fmt::format("poisson: unknown boundary '{}' (known: periodic, dirichlet, neumann)", name));
+}
+
+std::vector<Boundary> axis_boundaries(std::string_view name, std::string_view text, int rank) {
+  std::vector<Boundary> given;
+  if (text.empty()) return std::vector<Boundary>(static_cast<std::size_t>(std::max(rank, 0)));
+  for (std::size_t begin = 0;;) {
+    const std::size_t comma = text.find(',', begin);
+    const std::string_view item = text.substr(begin, comma - begin);
+    try {
+      given.push_back(parse_boundary(item));
+    } catch (const InvalidInput&) {
+      throw InvalidInput(fmt::format(
+          "{}: unknown boundary '{}' (known: periodic, dirichlet, neumann)", name, item));
+    }
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  if (rank <= 0) return given;
+  const auto axes = static_cast<std::size_t>(rank);
+  if (given.size() == 1) return std::vector<Boundary>(axes, given[0]);
+  if (given.size() != axes) {
+    throw InvalidInput(fmt::format(
+        "{} gives {} values for a grid of {} axes: give one for every axis, or one per axis", name,
+        given.size(), rank));
+  }
+  return given;
+}
+
+std::string_view operator_name(Operator op) { return op == Operator::fd2 ? "fd2" : "spectral"; }
+
+Operator parse_operator(std::string_view text, std::string_view argument) {
+  if (text == "spectral") return Operator::spectral;
+  if (text == "fd2") return Operator::fd2;
+  throw InvalidInput(
+      fmt::format("{}: unknown operator '{}' (known: spectral, fd2)", argument, text));
+}
+
+double helmholtz_lambda(std::string_view name, double lambda) {
+  if (!std::isfinite(lambda) || !(lambda >= 0))
+    throw InvalidInput(fmt::format("{} must be finite and >= 0, got {}", name, lambda));
+  return lambda;
+}
+
+bool poisson_is_singular(const PoissonGrid& grid, const PoissonOptions& options) {
+  if (options.helmholtz != 0) return false;
+  return std::ranges::none_of(grid.boundaries, [](Boundary b) { return b == Boundary::dirichlet; });
 }
 
 std::vector<double> axis_lengths(std::string_view name, std::span<const double> given, int rank) {
@@ -65,6 +143,12 @@ void validate_grid(const PoissonGrid& grid) {
     if (n > std::numeric_limits<std::int64_t>::max() / 16 / s)
       throw InvalidInput("poisson: the grid's element count overflows");
     n *= s;
+  }
+  if (!grid.boundaries.empty() && grid.boundaries.size() != grid.shape.size()) {
+    throw InvalidInput(fmt::format(
+        "poisson: {} boundar{} given for a grid of {} axes (one per axis; pde::axis_boundaries "
+        "takes one for every axis)",
+        grid.boundaries.size(), grid.boundaries.size() == 1 ? "y" : "ies", grid.shape.size()));
   }
   if (!grid.lengths.empty()) {
     if (grid.lengths.size() != grid.shape.size()) {
@@ -102,20 +186,128 @@ PoissonResult classify_mean(double sum, double sum_abs, std::int64_t n) {
 
 template <class Real>
 double poisson_agreement_bound(const PoissonGrid& grid, double max_abs_f, double max_abs_u) {
-  double longest = 0;
-  for (int a = 0; a < grid.rank(); ++a) longest = std::max(longest, grid.length(a));
-  const double inv_k_min = longest / (2 * std::numbers::pi);
-  const double levels = std::max(1.0, std::log2(static_cast<double>(grid.size())));
-  return 4 * levels * std::numeric_limits<Real>::epsilon() *
-         (max_abs_u + max_abs_f * inv_k_min * inv_k_min);
+  return poisson_agreement_bound<Real>(grid, PoissonOptions{}, max_abs_f, max_abs_u);
 }
 
-void detail::throw_nonzero_mean(const PoissonResult& r) {
+namespace {
+
+// The magnitude of axis a's first eigenvalue that a solve divides by: k = 1 (dirichlet) or the
+// first non-zero mode (m = 1 periodic, k = 1 neumann). An axis of one point has no non-zero mode
+// of its own (fd2 periodic or neumann): its spectral value stands in, as the seed's bound takes
+// (2 pi / L)^2 whatever the size.
+double first_eigenvalue(const PoissonGrid& grid, const PoissonOptions& options, int axis) {
+  const std::int64_t n = grid.shape[static_cast<std::size_t>(axis)];
+  const Boundary b = grid.boundary(axis);
+  const std::int64_t first = b == Boundary::dirichlet ? 0 : 1;
+  if (first < n) {
+    return detail::laplacian_eigenvalues(first + 1, n, grid.length(axis), b, options.op).back();
+  }
+  const double k = (b == Boundary::periodic ? 2 : 1) * std::numbers::pi / grid.length(axis);
+  return k * k;
+}
+
+}  // namespace
+
+template <class Real>
+double poisson_agreement_bound(const PoissonGrid& grid, const PoissonOptions& options,
+                               double max_abs_f, double max_abs_u) {
+  const double eps = std::numeric_limits<Real>::epsilon();
+  if (grid.periodic() && options.op == Operator::spectral && options.helmholtz == 0) {
+    // The seed's problem: its bound, bit for bit as it always was.
+    double longest = 0;
+    for (int a = 0; a < grid.rank(); ++a) longest = std::max(longest, grid.length(a));
+    const double inv_k_min = longest / (2 * std::numbers::pi);
+    const double levels = std::max(1.0, std::log2(static_cast<double>(grid.size())));
+    return 4 * levels * eps * (max_abs_u + max_abs_f * inv_k_min * inv_k_min);
+  }
+  // The length of the FFT each axis' transform is, and the smallest eigenvalue magnitude divided
+  // by (poisson.hpp: mu_min).
+  double fft_points = 1, mu_min = options.helmholtz, smallest_first = 0;
+  for (int a = 0; a < grid.rank(); ++a) {
+    const auto n = static_cast<double>(grid.shape[static_cast<std::size_t>(a)]);
+    const Boundary b = grid.boundary(a);
+    fft_points *= b == Boundary::periodic ? n : b == Boundary::neumann ? 2 * n : 2 * (n + 1);
+    const double first = first_eigenvalue(grid, options, a);
+    if (b == Boundary::dirichlet) mu_min += first;
+    smallest_first = a == 0 ? first : std::min(smallest_first, first);
+  }
+  if (!(mu_min > 0)) mu_min = smallest_first;
+  const double levels = std::max(1.0, std::log2(fft_points));
+  return 4 * levels * eps * (max_abs_u + max_abs_f / mu_min);
+}
+
+std::vector<double> detail::laplacian_eigenvalues(std::int64_t count, std::int64_t n, double length,
+                                                  Boundary boundary, Operator op) {
+  if (boundary == Boundary::periodic && op == Operator::spectral)
+    return squared_wave_numbers(count, n, length);
+  std::vector<double> magnitudes(static_cast<std::size_t>(count));
+  const double pi = std::numbers::pi;
+  const auto points = static_cast<double>(n);
+  for (std::int64_t j = 0; j < count; ++j) {
+    double value = 0;
+    const auto jd = static_cast<double>(j);
+    if (op == Operator::spectral) {
+      // -(pi k / L)^2 with k = j + 1 (dirichlet) or j (neumann).
+      const double k = pi * (boundary == Boundary::dirichlet ? jd + 1 : jd) / length;
+      value = k * k;
+    } else if (boundary == Boundary::periodic) {
+      // (4 / h^2) sin^2(pi m / n), h = L / n.
+      const double m = static_cast<double>(std::min(j, n - j));
+      const double s = 2 * points / length * std::sin(pi * m / points);
+      value = s * s;
+    } else if (boundary == Boundary::dirichlet) {
+      // (4 / h^2) sin^2(pi k / (2 (n + 1))), k = j + 1, h = L / (n + 1).
+      const double s = 2 * (points + 1) / length * std::sin(pi * (jd + 1) / (2 * (points + 1)));
+      value = s * s;
+    } else {
+      // (4 / h^2) sin^2(pi k / (2 n)), k = j, h = L / n.
+      const double s = 2 * points / length * std::sin(pi * jd / (2 * points));
+      value = s * s;
+    }
+    magnitudes[static_cast<std::size_t>(j)] = value;
+  }
+  return magnitudes;
+}
+
+namespace {
+
+// "has no periodic solution" (the seed's words) or "has no solution with boundaries
+// neumann,periodic".
+std::string no_solution_words(std::span<const Boundary> boundaries) {
+  if (std::ranges::all_of(boundaries, [](Boundary b) { return b == Boundary::periodic; }))
+    return "has no periodic solution";
+  std::string names;
+  for (const Boundary b : boundaries)
+    names += fmt::format("{}{}", names.empty() ? "" : ",", boundary_name(b));
+  return "has no solution with boundaries " + names;
+}
+
+}  // namespace
+
+void detail::throw_nonzero_mean(const PoissonResult& r, std::span<const Boundary> boundaries) {
   throw InvalidInput(fmt::format(
       "poisson: the right-hand side's mean {:.6g} is not zero to rounding (|mean| > {:g} eps "
-      "mean|f| = {:.3g}): lap(u) = f has no periodic solution (--strict; without it f - mean is "
-      "solved)",
-      r.mean, kMeanTolerance, r.mean_tolerance));
+      "mean|f| = {:.3g}): lap(u) = f {} (--strict; without it f - mean is solved)",
+      r.mean, kMeanTolerance, r.mean_tolerance, no_solution_words(boundaries)));
+}
+
+template <class Real>
+PoissonResult detail::apply_mean_rule(double sum, double sum_abs, std::int64_t n,
+                                      const PoissonGrid& grid, const PoissonOptions& options) {
+  PoissonResult result = classify_mean<Real>(sum, sum_abs, n);
+  if (!poisson_is_singular(grid, options)) {
+    result.mean_removed = false;  // a nonsingular problem removes nothing
+    return result;
+  }
+  if (result.mean_removed && options.strict) throw_nonzero_mean(result, grid.boundaries);
+  return result;
+}
+
+void detail::refuse_beyond_periodic_spectral(const PoissonGrid& grid, const PoissonOptions& options,
+                                             std::string_view engine) {
+  if (grid.periodic() && options.op == Operator::spectral && options.helmholtz == 0) return;
+  throw InvalidInput(fmt::format(
+      "poisson: {} does not yet solve dirichlet/neumann/fd2/helmholtz; use --device cpu", engine));
 }
 
 std::string describe_poisson_check(const PoissonCheck& check) {
@@ -135,11 +327,11 @@ void check_poisson_array_shape(std::span<const std::int64_t> shape, std::string_
   }
 }
 
-std::string describe_removed_mean(const PoissonResult& r) {
+std::string describe_removed_mean(const PoissonResult& r, std::span<const Boundary> boundaries) {
   return fmt::format(
       "the mean of f, {:.6g}, is not zero to rounding (|mean| > {:g} eps mean|f| = {:.3g}): "
-      "lap(u) = f has no periodic solution; solved lap(u) = f - mean (--strict refuses instead)",
-      r.mean, kMeanTolerance, r.mean_tolerance);
+      "lap(u) = f {}; solved lap(u) = f - mean (--strict refuses instead)",
+      r.mean, kMeanTolerance, r.mean_tolerance, no_solution_words(boundaries));
 }
 
 template <class Real>
@@ -183,6 +375,7 @@ template <class Real>
 PoissonPlan<Real>::PoissonPlan(const Context& context, const PoissonGrid& grid,
                                const PoissonOptions& options) {
   validate_grid(grid);
+  (void)helmholtz_lambda("poisson: helmholtz", options.helmholtz);
   if (context.backend == Backend::cpu) {
     if (!options.variant.empty() && options.variant != "cpu-fftw") {
       const std::vector<std::string> gpu = poisson_variant_names();
@@ -280,15 +473,19 @@ std::string default_poisson_variant(const PoissonGrid& grid) {
   throw InvalidInput("poisson: no CUDA variant supports the grid " + grid.describe());
 }
 
-#define GPUKIT_POISSON_INSTANTIATE(Real)                                                        \
-  template class PoissonPlan<Real>;                                                             \
-  template PoissonResult solve_poisson<Real>(const Context&, const PoissonGrid&,                \
-                                             std::span<const Real>, std::span<Real>,            \
-                                             const PoissonOptions&);                            \
-  template std::string default_poisson_variant<Real>(const PoissonGrid&);                       \
-  template PoissonResult classify_mean<Real>(double, double, std::int64_t);                     \
-  template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double);            \
-  template void detail::refuse_non_finite<Real>(const PoissonGrid&, std::span<const Real>, int, \
+#define GPUKIT_POISSON_INSTANTIATE(Real)                                                           \
+  template class PoissonPlan<Real>;                                                                \
+  template PoissonResult solve_poisson<Real>(const Context&, const PoissonGrid&,                   \
+                                             std::span<const Real>, std::span<Real>,               \
+                                             const PoissonOptions&);                               \
+  template std::string default_poisson_variant<Real>(const PoissonGrid&);                          \
+  template PoissonResult classify_mean<Real>(double, double, std::int64_t);                        \
+  template double poisson_agreement_bound<Real>(const PoissonGrid&, double, double);               \
+  template double poisson_agreement_bound<Real>(const PoissonGrid&, const PoissonOptions&, double, \
+                                                double);                                           \
+  template PoissonResult detail::apply_mean_rule<Real>(double, double, std::int64_t,               \
+                                                       const PoissonGrid&, const PoissonOptions&); \
+  template void detail::refuse_non_finite<Real>(const PoissonGrid&, std::span<const Real>, int,    \
                                                 std::int64_t);
 GPUKIT_POISSON_INSTANTIATE(float)
 GPUKIT_POISSON_INSTANTIATE(double)

@@ -168,6 +168,12 @@ DistributedPoissonPlan<Real>::DistributedPoissonPlan(const Context& context,
     if (static_cast<int>(r) == comm.rank()) first = parts;
     parts += counts[r];
   }
+  if (parts > 1) {
+    distributed::agree(comm, [&] {
+      pde::detail::refuse_beyond_periodic_spectral(
+          grid, options, "a solve spread over several devices or MPI ranks");
+    });
+  }
   if (parts == 1) {
     Context single = context;
     if (context.backend == Backend::cuda) single.cuda_device = devices[0];

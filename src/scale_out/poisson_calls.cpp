@@ -180,6 +180,7 @@ pde::PoissonResult solve_poisson_file(const Job& job, const PoissonFileRequest& 
   grid.shape = info.shape;
   // The same header on every rank: the caller's rule throws alike everywhere, unagreed.
   if (request.lengths) grid.lengths = request.lengths(static_cast<int>(info.shape.size()));
+  if (request.boundaries) grid.boundaries = request.boundaries(static_cast<int>(info.shape.size()));
   const bool single = request.precision.has_value() ? *request.precision == io::NpyDtype::float32
                                                     : info.dtype == io::NpyDtype::float32;
   if (single) return solve_file<float>(job, place, info, std::move(grid), request);

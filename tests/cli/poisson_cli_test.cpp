@@ -1,6 +1,6 @@
 // `gpukit poisson` end to end: files in and out (dtype and shape kept), lengths, gauges, the
 // non-zero-mean warning and --strict, --check, the demo, and malformed inputs refused clearly
-// (exit 3, no output file).
+// (exit 3, no output file); walls, fd2 and Helmholtz (--boundary, --operator, --helmholtz).
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -15,6 +15,7 @@
 
 #include "cli_test_support.hpp"
 #include "gpukit/io/npy.hpp"
+#include "gpukit/pde/poisson.hpp"
 
 namespace {
 
@@ -192,6 +193,122 @@ TEST(PoissonCli, UnknownVariantOnTheCpuIsNotCalledACudaVariant) {
   EXPECT_EQ(r.err.find("CUDA variant"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("unknown variant 'nonsense'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cpu-fftw"), std::string::npos) << r.err;
+}
+
+// A dirichlet x neumann grid with the fd2 operator and lambda 2.5: f = (e - lambda) u for u the
+// product of the axes' own modes, sin(pi k x / L0) at the interior nodes x = (i + 1) L0 / (n0 + 1)
+// and cos(pi m y / L1) at the cell centres y = (j + 1/2) L1 / n1, e the sum of their fd2
+// eigenvalues -(4 / h^2) sin^2(theta / 2). The solve is exact up to rounding: every element within
+// the library's agreement bound, --check passes, the line names the problem (no gauge: the
+// problem is nonsingular).
+TEST(PoissonCli, SolvesDirichletNeumannFd2HelmholtzToRounding) {
+  const int n0 = 9, n1 = 12, k = 3, m = 5;
+  const double L0 = 1.0, L1 = 2.0, lambda = 2.5, pi = std::numbers::pi;
+  const double h0 = L0 / (n0 + 1), h1 = L1 / n1;
+  const double e0 = -4 / (h0 * h0) * std::pow(std::sin(pi * k / (n0 + 1) / 2), 2);
+  const double e1 = -4 / (h1 * h1) * std::pow(std::sin(pi * m / n1 / 2), 2);
+  std::vector<double> u, f;
+  for (int i = 0; i < n0; ++i) {
+    for (int j = 0; j < n1; ++j) {
+      const double v = std::sin(pi * k * (i + 1) / (n0 + 1)) * std::cos(pi * m * (j + 0.5) / n1);
+      u.push_back(v);
+      f.push_back((e0 + e1 - lambda) * v);
+    }
+  }
+  const std::int64_t shape[] = {n0, n1};
+  gpukit::io::write_npy<double>(path("walls_f.npy"), shape, f);
+  const Result r =
+      run("poisson --device cpu -i " + path("walls_f.npy") + " -o " + path("walls_u.npy") +
+          " --length 1,2 --boundary dirichlet,neumann --operator fd2 --helmholtz 2.5 "
+          "--check");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("gpukit: poisson: 9x12 (lengths 1x2, boundaries dirichlet,neumann) double, "
+                       "cpu"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("(cpu-fftw), operator fd2, helmholtz 2.5\n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("gauge"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("check: long double reference (FFTW)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("): ok"), std::string::npos) << r.err;
+  const gpukit::io::NpyArray out = gpukit::io::read_npy(path("walls_u.npy"));
+  ASSERT_EQ(out.shape, (std::vector<std::int64_t>{n0, n1}));
+  gpukit::pde::PoissonOptions options;
+  options.op = gpukit::pde::Operator::fd2;
+  options.helmholtz = lambda;
+  const gpukit::pde::PoissonGrid grid{
+      {n0, n1}, {L0, L1}, {gpukit::pde::Boundary::dirichlet, gpukit::pde::Boundary::neumann}};
+  double max_f = 0;
+  for (const double x : f) max_f = std::max(max_f, std::fabs(x));
+  const double bound = gpukit::pde::poisson_agreement_bound<double>(grid, options, max_f, 1.0);
+  const auto values = out.values<double>();
+  for (std::size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(values[i], u[i], bound) << i;
+  // The spectral operator solves another problem: the same f gives another u.
+  const Result spectral =
+      run("poisson --device cpu -i " + path("walls_f.npy") + " -o " + path("walls_spectral_u.npy") +
+          " --length 1,2 --boundary dirichlet,neumann --helmholtz 2.5");
+  ASSERT_EQ(spectral.exit_code, 0) << spectral.err;
+  EXPECT_NE(slurp(path("walls_u.npy")), slurp(path("walls_spectral_u.npy")));
+}
+
+// A neumann problem with lambda 0 is singular as a periodic one is: the mean of f is removed with
+// a warning in its own words, or refused under --strict; the gauge applies.
+TEST(PoissonCli, NeumannKeepsTheMeanRuleInItsOwnWords) {
+  const std::int64_t shape[] = {6, 8};
+  gpukit::io::write_npy<double>(path("neumann_f.npy"), shape, std::vector<double>(48, 1.0));
+  Result r = run("poisson --device cpu -i " + path("neumann_f.npy") + " -o " +
+                 path("neumann_u.npy") + " --boundary neumann --gauge corner");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(", gauge corner\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("warning: the mean of f, 1, is not zero to rounding"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("lap(u) = f has no solution with boundaries neumann,neumann"),
+            std::string::npos)
+      << r.err;
+  std::filesystem::remove(path("neumann_strict_u.npy"));
+  r = run("poisson --device cpu -i " + path("neumann_f.npy") + " -o " +
+          path("neumann_strict_u.npy") + " --boundary neumann --strict");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path("neumann_strict_u.npy")));
+  // With a dirichlet axis the problem has one solution for any f: no warning, --strict takes it.
+  r = run("poisson --device cpu -i " + path("neumann_f.npy") + " -o " +
+          path("neumann_strict_u.npy") + " --boundary neumann,dirichlet --strict");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+}
+
+// The problem's options are judged by the library's rules before any input is read: usage
+// errors (exit 2), nothing written, the option named.
+TEST(PoissonCli, BadBoundaryOperatorOrHelmholtzIsAUsageError) {
+  const std::int64_t shape[] = {4, 4, 4};
+  gpukit::io::write_npy<double>(path("problem_f.npy"), shape, std::vector<double>(64, 0.0));
+  const std::string out = path("problem_u.npy");
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {"--boundary dirichlet,neumann",
+       "usage error: --boundary gives 2 values for a grid of 3 axes: give one for every axis, or "
+       "one per axis"},
+      {"--boundary wall",
+       "usage error: --boundary: unknown boundary 'wall' (known: periodic, dirichlet, neumann)"},
+      {"--boundary dirichlet,,neumann", "usage error: --boundary: unknown boundary ''"},
+      {"--operator fd4", "usage error: --operator: unknown operator 'fd4' (known: spectral, fd2)"},
+      {"--helmholtz -1", "usage error: --helmholtz must be finite and >= 0, got -1"},
+      {"--helmholtz nan", "usage error: --helmholtz must be finite and >= 0, got nan"},
+      {"--helmholtz inf", "usage error: --helmholtz must be finite and >= 0, got inf"},
+  };
+  for (const auto& c : cases) {
+    std::filesystem::remove(out);
+    const Result r =
+        run("poisson --device cpu -i " + path("problem_f.npy") + " -o " + out + " " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << c.args;
+  }
+  // Judged before the input is read: a missing file is not what is reported.
+  const Result early =
+      run("poisson --device cpu -i " + path("no_such_file.npy") + " -o " + out + " --operator fd4");
+  EXPECT_EQ(early.exit_code, 2) << early.err;
+  EXPECT_EQ(run("poisson --device cpu --demo --boundary dirichlet").exit_code, 2);
 }
 
 TEST(PoissonCli, DemoReproducesTheSeedAt64) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <vector>
@@ -103,6 +104,22 @@ void expect_close(const PoissonGrid& g, const std::vector<Ref>& reference,
     }
   }
   EXPECT_EQ(bad, 0u) << what << " " << g.describe();
+}
+
+/// `poisson --check` on a solution u of f solved with `options`: it passes, and it fails when
+/// one element is off by 100 bounds, or when one is a NaN.
+template <class Real>
+void expect_check_passes_and_catches_errors(const PoissonGrid& g, const std::vector<Real>& f,
+                                            const std::vector<Real>& u,
+                                            const PoissonOptions& options) {
+  const PoissonCheck ok = check_poisson_solution<Real>(g, f, u, options, 2);
+  EXPECT_TRUE(ok.passed) << "max abs " << ok.metrics.max_abs << " bound " << ok.bound;
+  std::vector<Real> wrong = u;
+  wrong[wrong.size() / 2] += static_cast<Real>(100 * ok.bound);
+  EXPECT_FALSE(check_poisson_solution<Real>(g, f, wrong, options, 2).passed);
+  wrong = u;
+  wrong.back() = std::numeric_limits<Real>::quiet_NaN();
+  EXPECT_FALSE(check_poisson_solution<Real>(g, f, wrong, options, 2).passed);
 }
 
 template <class T>

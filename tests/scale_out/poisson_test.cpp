@@ -294,6 +294,32 @@ TEST(DistributedPoissonOnePart, IsTheSingleDevicePlanBitForBit) {
                InvalidInput);
 }
 
+// Walls, fd2 and Helmholtz (issue 34): one part is the single-device plan, the same bits; several
+// parts do not solve them yet and refuse them on every rank before anything is planned (here two
+// parts on one CUDA device, refused before the device is looked at, so with or without a GPU).
+TEST(DistributedPoissonOnePart, WallsFd2AndHelmholtzAreTheSingleDevicePlanOrRefused) {
+  const gpukit::testing::TestSeed seed;
+  distributed::Communicator self;
+  const PoissonGrid g{{9, 14}, {1.0, 2.0}, {Boundary::dirichlet, Boundary::neumann}};
+  PoissonOptions options;
+  options.op = Operator::fd2;
+  options.helmholtz = 2;
+  const std::vector<double> f = testing::random_rhs<double>(g.size(), seed.value());
+  std::vector<double> serial(f.size()), distributed(f.size(), std::nan(""));
+  PoissonPlan<double>(Context::cpu(1), g, options).solve(f, serial);
+  DistributedPoissonPlan<double> plan(Context::cpu(1), g, options, self);
+  plan.solve(std::span<const double>(f), std::span<double>(distributed));
+  EXPECT_EQ(std::memcmp(serial.data(), distributed.data(), f.size() * sizeof(double)), 0);
+  try {
+    DistributedPoissonPlan<double>(Context::cuda(0), g, options, self, {0, 0});
+    ADD_FAILURE() << "two parts took a dirichlet grid";
+  } catch (const InvalidInput& e) {
+    EXPECT_STREQ(e.what(),
+                 "poisson: a solve spread over several devices or MPI ranks does not yet solve "
+                 "dirichlet/neumann/fd2/helmholtz; use --device cpu");
+  }
+}
+
 // The scale-out calls on a job of one CPU worker: the single-device solve's bits, for arrays in
 // memory (in place too) and for files (the output write_npy writes for the single solve, in the
 // input's dtype when the solve's precision differs); what they refuse.

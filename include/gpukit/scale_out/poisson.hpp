@@ -85,6 +85,10 @@ inline constexpr std::string_view kCufftCopyEngine = "cufft-copy";
 /// distinct, else "cufft-copy", which needs a single process); with P = 1 it is the single-device
 /// plan's variant instead. Every axis must be >= 2 on CUDA when P > 1.
 ///
+/// With P > 1 only the periodic, spectral, lambda = 0 problem is solved (a grid with a dirichlet
+/// or neumann axis, fd2 or helmholtz is refused with InvalidInput); with P = 1, every problem the
+/// single-device plan solves.
+///
 /// Throws, on every rank alike (agreed): InvalidInput for a bad grid or options; OutOfMemory
 /// (with the bytes) when a part's buffers do not fit its host or device, checked before anything
 /// large is allocated; DeviceUnavailable for a device that is not usable. A plan is not used by
@@ -178,6 +182,9 @@ struct PoissonFileRequest {
   /// refuse in its own words); called on every rank with the same value, outside any agreement,
   /// so it must throw alike on every rank.
   std::function<std::vector<double>(int axes)> lengths;
+  /// The boundaries of the axes of a grid of `axes` axes (the caller's --boundary rule, as
+  /// `lengths`); unset: periodic.
+  std::function<std::vector<pde::Boundary>(int axes)> boundaries;
   pde::PoissonOptions options;
   /// The solve's precision (float32 or float64); empty: the input's dtype.
   std::optional<io::NpyDtype> precision;

@@ -21,6 +21,8 @@ class CudaPoisson final : public PoissonPlan<Real>::Impl {
   CudaPoisson(const Context& context, const PoissonGrid& plan_grid,
               const PoissonOptions& plan_options)
       : device_(context.cuda_device) {
+    // Before the device is looked at: the same refusal with or without a GPU.
+    detail::refuse_beyond_periodic_spectral(plan_grid, plan_options, "the CUDA backend");
     if (context.cuda_device >= cuda_device_count()) {
       throw DeviceUnavailable(
           fmt::format("poisson: cuda:{} is not usable ({})", device_, cuda_unavailable_reason()));

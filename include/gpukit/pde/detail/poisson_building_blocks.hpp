@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <numbers>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "gpukit/pde/poisson.hpp"
@@ -32,6 +33,30 @@ inline std::vector<double> squared_wave_numbers(std::int64_t count, std::int64_t
   return k2;
 }
 
+/// The magnitudes -e_j >= 0 of the eigenvalues e_j of the 1D Laplacian `op` on an axis of n
+/// points, length `length` and boundary `boundary` (poisson.hpp, "Operator"), for the first
+/// `count` indices j of the axis' transform, in the transform's order: periodic j is the
+/// frequency m with |m| = min(j, n - j) (real-to-complex and R2HC orders alike; count = n / 2 + 1
+/// for the half spectrum's axis), dirichlet j is the mode k = j + 1 (RODFT00), neumann j is k = j
+/// (REDFT10). In double, each rounded once from its closed form; the periodic spectral ones are
+/// squared_wave_numbers' bits. count <= n. What every engine's host-built tables divide by.
+std::vector<double> laplacian_eigenvalues(std::int64_t count, std::int64_t n, double length,
+                                          Boundary boundary, Operator op);
+
+/// The mean rule as a solve applies it to the sums of f (poisson.hpp, "Singular problems"):
+/// classify_mean's result, with mean_removed false when the problem is not singular; the
+/// InvalidInput of throw_nonzero_mean when the problem is singular, the mean not zero to
+/// rounding and options.strict set.
+template <class Real>
+PoissonResult apply_mean_rule(double sum, double sum_abs, std::int64_t n, const PoissonGrid& grid,
+                              const PoissonOptions& options);
+
+/// InvalidInput "poisson: {engine} does not yet solve dirichlet/neumann/fd2/helmholtz; use
+/// --device cpu" unless the problem is the periodic, spectral, lambda = 0 one (the engines that
+/// solve only it call this before they plan).
+void refuse_beyond_periodic_spectral(const PoissonGrid& grid, const PoissonOptions& options,
+                                     std::string_view engine);
+
 /// InvalidInput naming the first NaN or Inf of f (host memory) by its .npy multi-index on
 /// `grid`, "poisson: f[3, 17] is nan ..."; nothing when every element is finite. f is the part of
 /// the grid's elements that starts at flat index `first_index` (a slab of a distributed solve;
@@ -46,8 +71,9 @@ void refuse_non_finite(const PoissonGrid& grid, std::span<const Real> f, int thr
 void refuse_non_finite_sums(double sum, double sum_abs);
 
 /// The InvalidInput PoissonOptions::strict throws for a non-zero mean (`result` from
-/// classify_mean, its mean_removed set).
-[[noreturn]] void throw_nonzero_mean(const PoissonResult& result);
+/// classify_mean, its mean_removed set; `boundaries` the grid's, for the words).
+[[noreturn]] void throw_nonzero_mean(const PoissonResult& result,
+                                     std::span<const Boundary> boundaries = {});
 
 /// A grid point of the CPU solve (FFTW in double: the copies, both transforms, the scaling) on one
 /// thread: 16 ns at 256^2 (gpukit_tune_cpu_threads costs at idle: 14.5, 17.2; 15 and 26 at 64^2
