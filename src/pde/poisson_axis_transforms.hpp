@@ -24,10 +24,12 @@
 #include <numbers>
 
 #include "gpukit/core/host_device.hpp"
+#include "gpukit/pde/poisson.hpp"
 
 namespace gpukit::pde::walls {
 
-enum class AxisKind : int { periodic = 0, dirichlet = 1, neumann = 2 };
+/// An axis' boundary (the public enumeration: periodic, dirichlet, neumann).
+using AxisKind = Boundary;
 
 /// The real FFT's length for an axis of n points: 2(n + 1) for the DST-I's odd extension.
 GPUKIT_HD_INLINE std::int64_t fft_length(AxisKind kind, std::int64_t n) {
@@ -119,39 +121,6 @@ GPUKIT_HD_INLINE double round_trip_factor(AxisKind kind, std::int64_t n) {
   return kind == AxisKind::periodic    ? double(n)
          : kind == AxisKind::dirichlet ? 2.0 * double(n + 1)
                                        : 2.0 * double(n);
-}
-
-/// The eigenvalue of the axis' operator on coefficient j (of n), axis length L: spectral -(w)^2
-/// with w = 2 pi m / L (periodic, m = min(j, n - j): both halves of a frequency), pi (j + 1) / L
-/// (dirichlet), pi j / L (neumann); fd2 -(4 / h^2) sin^2(theta / 2), theta = 2 pi m / n, pi (j +
-/// 1) / (n + 1), pi j / n, with h = L / n, L / (n + 1), L / n.
-GPUKIT_HD_INLINE double axis_eigenvalue(AxisKind kind, bool fd2, std::int64_t j, std::int64_t n,
-                                        double length) {
-  constexpr double pi = std::numbers::pi;
-  double theta, h;  // the mode's angle per grid step, and the step
-  switch (kind) {
-    case AxisKind::periodic: {
-      const std::int64_t m = 2 * j <= n ? j : n - j;
-      h = length / double(n), theta = 2 * pi * double(m) / double(n);
-      break;
-    }
-    case AxisKind::dirichlet:
-      h = length / double(n + 1), theta = pi * double(j + 1) / double(n + 1);
-      break;
-    default:
-      h = length / double(n), theta = pi * double(j) / double(n);
-      break;
-  }
-  if (!fd2) {
-    const double w = theta / h;
-    return -w * w;
-  }
-#if defined(__CUDA_ARCH__)
-  const double s = sin(0.5 * theta);
-#else
-  const double s = std::sin(0.5 * theta);
-#endif
-  return -4.0 / (h * h) * s * s;
 }
 
 }  // namespace gpukit::pde::walls

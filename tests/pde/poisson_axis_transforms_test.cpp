@@ -1,7 +1,8 @@
 // The per-element pieces of the CUDA walls solver's axis transforms (src/pde/
 // poisson_axis_transforms.hpp), run on the host around a naive DFT in long double in place of
-// cuFFT, against the transforms' defining sums (FFTW's REDFT10, REDFT01 and RODFT00) and the
-// eigenvalues against the operators applied to their modes.
+// cuFFT, against the transforms' defining sums (FFTW's REDFT10, REDFT01 and RODFT00); and the
+// eigenvalue tables every engine divides by (detail::laplacian_eigenvalues) against the
+// operators applied to their modes.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "gpukit/pde/detail/poisson_building_blocks.hpp"
 #include "pde/poisson_axis_transforms.hpp"
 
 namespace gpukit::pde::walls {
@@ -171,7 +173,7 @@ TEST(PoissonAxisTransforms, RoundTripsScaleByTheirFactor) {
 }
 
 // The periodic coefficients pack each frequency's real and imaginary parts: coefficient j holds
-// a mode of frequency min(j, n - j), the one axis_eigenvalue gives it.
+// a mode of frequency min(j, n - j), the one the eigenvalue tables give it.
 TEST(PoissonAxisTransforms, PeriodicCoefficientsAreTheModesOfTheirFrequency) {
   for (const std::int64_t n : kSizes) {
     for (std::int64_t m = 0; 2 * m <= n; ++m) {
@@ -227,9 +229,13 @@ TEST(PoissonAxisTransforms, EigenvaluesAreTheOperatorsOnTheirModes) {
           if (kind == AxisKind::periodic) p = (p + n) % n;
           return std::cos(w * node(p));
         };
-        const double spectral = axis_eigenvalue(kind, false, j, n, length);
+        const auto eigenvalue = [&](Operator op) {
+          return -detail::laplacian_eigenvalues(n, n, length, kind,
+                                                op)[static_cast<std::size_t>(j)];
+        };
+        const double spectral = eigenvalue(Operator::spectral);
         EXPECT_NEAR(spectral, double(-w * w), 1e-12 * double(w * w)) << "n " << n << " j " << j;
-        const double fd2 = axis_eigenvalue(kind, true, j, n, length);
+        const double fd2 = eigenvalue(Operator::fd2);
         for (std::int64_t p = 0; p < n; ++p) {
           const LD stencil = (mode(p - 1) - 2 * mode(p) + mode(p + 1)) / (h * h);
           EXPECT_NEAR(double(stencil), fd2 * double(mode(p)), 1e-9 * double(4 / (h * h)))

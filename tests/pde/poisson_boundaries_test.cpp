@@ -600,28 +600,35 @@ TEST(PoissonBoundaryRules, AgreementBoundOfEachProblem) {
               1e-12 * eps);
 }
 
-// Until the CUDA backend solves them, a CUDA plan refuses every other problem with one message,
-// before it looks for a device (so the refusal is the same with or without a GPU).
-TEST(PoissonBoundaryRules, TheCudaBackendRefusesWhatItDoesNotSolveYet) {
-  if (poisson_variant_names().empty()) GTEST_SKIP() << "built without CUDA";
+// A CUDA plan solves every problem: the periodic spectral Poisson problem by the registry's
+// variants, every other by the walls solver ("cufft-r2r", or its per-axis step
+// "cufft-r2r-axes" when asked); a periodic variant asked for another problem is refused.
+TEST(PoissonBoundaryRules, CudaPlansTakeTheWallsSolverForEveryOtherProblem) {
+  gpukit::testing::require_backend(Backend::cuda);
   PoissonOptions fd2;
   fd2.op = Operator::fd2;
   PoissonOptions helmholtz;
   helmholtz.helmholtz = 1;
   const PoissonGrid periodic{{8, 8}, {}},
       walls{{8, 8}, {}, {Boundary::dirichlet, Boundary::periodic}};
-  const std::pair<PoissonGrid, PoissonOptions> refused[] = {
+  const std::pair<PoissonGrid, PoissonOptions> others[] = {
       {walls, {}}, {periodic, fd2}, {periodic, helmholtz}};
-  for (const auto& [g, o] : refused) {
+  for (auto [g, o] : others) {
+    EXPECT_EQ(PoissonPlan<double>(Context::cuda(0), g, o).variant(), "cufft-r2r") << describe(g, o);
+    o.variant = "cufft-r2r-axes";
+    EXPECT_EQ(PoissonPlan<double>(Context::cuda(0), g, o).variant(), "cufft-r2r-axes")
+        << describe(g, o);
+    o.variant = "fused";
     try {
       PoissonPlan<double>(Context::cuda(0), g, o);
-      ADD_FAILURE() << "accepted " << describe(g, o);
+      ADD_FAILURE() << "accepted fused for " << describe(g, o);
     } catch (const InvalidInput& e) {
-      EXPECT_STREQ(e.what(),
-                   "poisson: the CUDA backend does not yet solve "
-                   "dirichlet/neumann/fd2/helmholtz; use --device cpu");
+      EXPECT_NE(std::string(e.what()).find("solves the periodic spectral Poisson problem only"),
+                std::string::npos)
+          << e.what();
     }
   }
+  EXPECT_NE(PoissonPlan<double>(Context::cuda(0), periodic, {}).variant(), "cufft-r2r");
 }
 
 }  // namespace

@@ -56,7 +56,9 @@
 // same thread count; CUDA variants give the same bits run after run on one GPU. CPU and GPU
 // agree to rounding (poisson_agreement_bound).
 //
-// Backends: the CPU solves every problem above; the CUDA backend and solves spread over several
+// Backends: the CPU and the CUDA backend solve every problem above (CUDA: the periodic,
+// spectral, lambda = 0 problem by the registry's variants, every other by the walls solver,
+// variant "cufft-r2r", or its per-axis ladder step "cufft-r2r-axes"); solves spread over several
 // devices or MPI ranks solve the periodic, spectral, lambda = 0 problem (others are refused with
 // InvalidInput).
 //

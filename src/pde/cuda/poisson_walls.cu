@@ -21,6 +21,7 @@
 #include "core/cuda/check.hpp"
 #include "gpukit/core/memory.hpp"
 #include "gpukit/core/per_type.hpp"
+#include "gpukit/pde/detail/poisson_building_blocks.hpp"
 #include "pde/cuda/poisson_cuda_common.cuh"
 #include "pde/cuda/poisson_walls.hpp"
 
@@ -330,9 +331,11 @@ class WallsSolver final : public DeviceSolver<Real> {
       const int axis = d - pad;
       const Axis& a = axes_[static_cast<std::size_t>(axis)];
       *sizes[d] = a.view.n;
-      for (std::int64_t j = 0; j < a.view.n; ++j) {
-        tables.push_back(
-            walls::axis_eigenvalue(a.kind, shape.fd2, j, a.view.n, shape.length[axis]));
+      // The library's eigenvalue magnitudes (detail::laplacian_eigenvalues), negated.
+      for (const double magnitude :
+           detail::laplacian_eigenvalues(a.view.n, a.view.n, shape.length[axis], a.kind,
+                                         shape.fd2 ? Operator::fd2 : Operator::spectral)) {
+        tables.push_back(-magnitude);
       }
       if (!a.skipped) params_.round_trips *= walls::round_trip_factor(a.kind, a.view.n);
     }

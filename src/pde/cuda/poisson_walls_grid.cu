@@ -31,6 +31,7 @@
 
 #include "core/cuda/check.hpp"
 #include "gpukit/core/memory.hpp"
+#include "gpukit/pde/detail/poisson_building_blocks.hpp"
 #include "pde/cuda/poisson_cuda_common.cuh"
 #include "pde/cuda/poisson_walls.hpp"
 
@@ -135,19 +136,18 @@ template <class Real>
 __device__ Cplx<Real> operator+(Cplx<Real> a, Cplx<Real> b) {
   return {a.x + b.x, a.y + b.y};
 }
-
-// exp(-i pi k / 2n) raised to `sign` (+1 or -1), in Real from double.
 template <class Real>
-__device__ Cplx<Real> quarter_twiddle(std::int64_t k, std::int64_t n, int sign) {
-  double c, s;
-  walls::quarter_twiddle(k, n, c, s);
-  return {static_cast<Real>(c), static_cast<Real>(-sign * s)};
+__device__ Cplx<Real> conj(Cplx<Real> a) {
+  return {a.x, -a.y};
 }
 
-// One thread per group of spectrum points: the representative k has each neumann axis' index in
-// [0, n_a / 2] and the others' anywhere in the stored spectrum; its group flips the neumann
-// indices to n_a - k_a. Reads G at the group, writes G' at the group's stored points.
-template <class Real, class Index>
+// One thread per group of spectrum points, kNeumann's bit a set where axis a is neumann: the
+// representative k has each neumann index in [0, n_a / 2] and the others anywhere in the stored
+// spectrum; member b (b a subset of kNeumann) has index n_a - k_a on the axes of b (0 stays 0,
+// n_a / 2 stays itself: such members repeat a point, with the same values). Reads G at the
+// members, writes G' at the stored ones. Every loop is over compile-time members, so the
+// members' values stay in registers.
+template <class Real, class Index, int kNeumann>
 __global__ void solve_kernel(Complex<Real>* __restrict__ spectrum, Grid3<Index> s, Index reps0,
                              Index reps1, Index reps2) {
   const Index count = reps0 * reps1 * reps2;
@@ -157,20 +157,23 @@ __global__ void solve_kernel(Complex<Real>* __restrict__ spectrum, Grid3<Index> 
     k[2] = idx % reps2;
     const Index rest = idx / reps2;
     k[1] = rest % reps1, k[0] = rest / reps1;
-    // The group: bit a of member b flips axis a (neumann axes with a distinct partner only).
-    int flips[3] = {0, 0, 0};
+    // Each neumann axis' twiddle exp(-i pi j / 2n) at j = k_a (plain) and j = n_a - k_a (the
+    // flipped index: -i conj of the plain one, or 1 when k_a is 0), from one sincos.
+    Index flipped[3];
+    Cplx<Real> plain[3], flip[3];
+#pragma unroll
     for (int a = 0; a < 3; ++a) {
-      flips[a] = s.kind[a] == AxisKind::neumann && k[a] != 0 && 2 * k[a] != s.n[a] ? 1 : 0;
-    }
-    const auto index_of = [&](int b, int a) {
-      return (b >> a & 1) ? s.n[a] - k[a] : k[a];  // only neumann axes flip
-    };
-    const auto member = [&](int b) {
-      for (int a = 0; a < 3; ++a) {
-        if ((b >> a & 1) && !flips[a]) return false;
+      flipped[a] = k[a];
+      if (kNeumann >> a & 1) {
+        double c, sn;
+        walls::quarter_twiddle(k[a], s.n[a], c, sn);
+        plain[a] = {static_cast<Real>(c), static_cast<Real>(-sn)};
+        flip[a] =
+            k[a] == 0 ? Cplx<Real>{1, 0} : Cplx<Real>{static_cast<Real>(sn), static_cast<Real>(-c)};
+        flipped[a] = k[a] == 0 ? Index(0) : s.n[a] - k[a];
       }
-      return true;
-    };
+    }
+    const auto index_of = [&](int b, int a) { return (b >> a & 1) ? flipped[a] : k[a]; };
     // G at any spectrum index: the stored half, or the conjugate of the negated index.
     const auto read = [&](Index i0, Index i1, Index i2) {
       if (i2 < s.half) {
@@ -182,57 +185,59 @@ __global__ void solve_kernel(Complex<Real>* __restrict__ spectrum, Grid3<Index> 
       return Cplx<Real>{v.x, -v.y};
     };
     Cplx<Real> g[8], x[8];
+#pragma unroll
     for (int b = 0; b < 8; ++b) {
-      if (member(b)) g[b] = read(index_of(b, 0), index_of(b, 1), index_of(b, 2));
+      if ((b & ~kNeumann) == 0) g[b] = read(index_of(b, 0), index_of(b, 1), index_of(b, 2));
     }
-    // X at each member c: sum over the members b reachable by flipping c's neumann indices of
-    // prod_a W_a^(+-index) G[b] (the sign + where b keeps c's index on axis a, - where it flips).
+    // X at member c: sum over t (a subset of kNeumann: the axes flipped from c) of prod_a
+    // W_a^(+-index of c) G[c ^ t], + where t keeps the axis, - where it flips.
+#pragma unroll
     for (int c = 0; c < 8; ++c) {
-      if (!member(c)) continue;
+      if ((c & ~kNeumann) != 0) continue;
       Cplx<Real> sum{0, 0};
-      for (int t = 0; t < 8; ++t) {  // t: the axes where b differs from c
-        bool ok = true;
+#pragma unroll
+      for (int t = 0; t < 8; ++t) {
+        if ((t & ~kNeumann) != 0) continue;
+        Cplx<Real> term = g[c ^ t];
+#pragma unroll
         for (int a = 0; a < 3; ++a) {
-          if ((t >> a & 1) && (s.kind[a] != AxisKind::neumann)) ok = false;
-        }
-        if (!ok) continue;
-        // Flipping a neumann axis of index 0 (or n/2) lands on the same point: G[-k] = G[k]'s
-        // partner is itself, still a term of the product.
-        const int b = c ^ (t & (flips[0] | flips[1] << 1 | flips[2] << 2));
-        Cplx<Real> term = g[b];
-        for (int a = 0; a < 3; ++a) {
-          if (s.kind[a] != AxisKind::neumann) continue;
-          term = term * quarter_twiddle<Real>(index_of(c, a), s.n[a], (t >> a & 1) ? -1 : 1);
+          if (!(kNeumann >> a & 1)) continue;
+          const Cplx<Real> w = (c >> a & 1) ? flip[a] : plain[a];
+          term = term * ((t >> a & 1) ? conj(w) : w);
         }
         sum = sum + term;
       }
       double mu = -s.helmholtz;
+#pragma unroll
       for (int a = 0; a < 3; ++a) mu += s.eigen[a][index_of(c, a)];
       const Real scale = mu != 0 ? static_cast<Real>(s.inverse_round_trips / mu) : Real(0);
       x[c] = {sum.x * scale, sum.y * scale};
     }
-    // G' at each stored member c: prod_a W_a^-k_a (1 - i S_a) X on the neumann axes: the sum over
-    // the axes t that S flips of (-i)^|t| X[c flipped on t] (0 where a flipped index is n_a).
+    // G' at each stored member c: prod_a conj(W_a^index) (1 - i S_a) X: the sum over t of
+    // (-i)^|t| X[c ^ t], t flipping only axes where c's index is not 0 (X past the end is 0).
+#pragma unroll
     for (int c = 0; c < 8; ++c) {
-      if (!member(c) || index_of(c, 2) >= s.half) continue;
+      if ((c & ~kNeumann) != 0) continue;
+      if (index_of(c, 2) >= s.half) continue;
       Cplx<Real> sum{0, 0};
+#pragma unroll
       for (int t = 0; t < 8; ++t) {
-        bool ok = true;
+        if ((t & ~kNeumann) != 0) continue;
+        bool past_the_end = false;
+#pragma unroll
+        for (int a = 0; a < 3; ++a)
+          past_the_end = past_the_end || ((t >> a & 1) && index_of(c, a) == 0);
+        if (past_the_end) continue;
+        Cplx<Real> term = x[c ^ t];
+#pragma unroll
         for (int a = 0; a < 3; ++a) {
-          if ((t >> a & 1) && (s.kind[a] != AxisKind::neumann || index_of(c, a) == 0)) ok = false;
+          if (t >> a & 1) term = {term.y, -term.x};  // times -i
         }
-        if (!ok) continue;
-        const int b = c ^ (t & (flips[0] | flips[1] << 1 | flips[2] << 2));
-        Cplx<Real> term = x[b];
-        int turns = 0;  // powers of -i
-        for (int a = 0; a < 3; ++a) turns += t >> a & 1;
-        for (int r = 0; r < turns; ++r) term = {term.y, -term.x};  // times -i
         sum = sum + term;
       }
+#pragma unroll
       for (int a = 0; a < 3; ++a) {
-        if (s.kind[a] == AxisKind::neumann) {
-          sum = sum * quarter_twiddle<Real>(index_of(c, a), s.n[a], -1);
-        }
+        if (kNeumann >> a & 1) sum = sum * conj((c >> a & 1) ? flip[a] : plain[a]);
       }
       Complex<Real> out;
       out.x = sum.x, out.y = sum.y;
@@ -332,19 +337,22 @@ class WallsGridSolver final : public DeviceSolver<Real> {
     for (int a = 0; a < 3; ++a) {
       offsets[a] = static_cast<std::int64_t>(tables.size());
       const std::int64_t n = axes_.n[a], length = axes_.length[a];
+      // The library's eigenvalue magnitudes (detail::laplacian_eigenvalues), negated, by
+      // spectrum index; a dirichlet axis' extension has frequency f = min(m, length - m), mode
+      // f - 1 of the axis, and its frequencies 0 and n + 1 are zero in an odd sequence (+inf:
+      // their coefficient 0).
+      const std::vector<double> magnitudes =
+          length > 1 ? detail::laplacian_eigenvalues(n, n, axes_.physical_length[a], axes_.kind[a],
+                                                     shape.fd2 ? Operator::fd2 : Operator::spectral)
+                     : std::vector<double>{0.0};
       for (std::int64_t m = 0; m < length; ++m) {
-        double value = 0;
-        if (axes_.kind[a] == AxisKind::dirichlet) {
-          // The extension's frequency f = min(m, length - m): mode f - 1 of the axis; its
-          // frequencies 0 and n + 1 are zero in an odd sequence (+inf: their coefficient 0).
-          const std::int64_t f = std::min(m, length - m);
-          value = f == 0 || f == n + 1 ? std::numeric_limits<double>::infinity()
-                                       : walls::axis_eigenvalue(AxisKind::dirichlet, shape.fd2,
-                                                                f - 1, n, axes_.physical_length[a]);
-        } else if (length > 1) {
-          value = walls::axis_eigenvalue(axes_.kind[a], shape.fd2, m, n, axes_.physical_length[a]);
+        if (axes_.kind[a] != AxisKind::dirichlet) {
+          tables.push_back(-magnitudes[static_cast<std::size_t>(m)]);
+          continue;
         }
-        tables.push_back(value);
+        const std::int64_t f = std::min(m, length - m);
+        tables.push_back(f == 0 || f == n + 1 ? std::numeric_limits<double>::infinity()
+                                              : -magnitudes[static_cast<std::size_t>(f - 1)]);
       }
       if (length > 1) round_trips *= walls::round_trip_factor(axes_.kind[a], n);
     }
@@ -353,6 +361,9 @@ class WallsGridSolver final : public DeviceSolver<Real> {
     for (int a = 0; a < 3; ++a) eigen_at_[a] = eigen_.data() + offsets[a];
     inverse_round_trips_ = 1 / round_trips;
     narrow_ = std::max(axes_.extended(), 2 * axes_.spectrum()) < (std::int64_t{1} << 31);
+    for (int a = 0; a < 3; ++a) {
+      if (axes_.kind[a] == AxisKind::neumann) neumann_mask_ |= 1 << a;
+    }
   }
 
   void solve(const Real* f, Real* u, StreamHandle stream) override {
@@ -389,9 +400,38 @@ class WallsGridSolver final : public DeviceSolver<Real> {
     GPUKIT_CUFFT_CHECK(
         Cufft<Real>::real_to_complex(forward_->handle(), extended_.data(), spectrum_.data()));
     const std::int64_t groups = axes_.reps(0) * axes_.reps(1) * axes_.reps(2);
-    solve_kernel<Real, Index><<<blocks_for(groups), kThreads, 0, stream>>>(
-        spectrum_.data(), s, static_cast<Index>(axes_.reps(0)), static_cast<Index>(axes_.reps(1)),
-        static_cast<Index>(axes_.reps(2)));
+    const Index r0 = static_cast<Index>(axes_.reps(0)), r1 = static_cast<Index>(axes_.reps(1)),
+                r2 = static_cast<Index>(axes_.reps(2));
+    const auto launch = [&]<int kNeumann>() {
+      solve_kernel<Real, Index, kNeumann>
+          <<<blocks_for(groups), kThreads, 0, stream>>>(spectrum_.data(), s, r0, r1, r2);
+    };
+    switch (neumann_mask_) {
+      case 0:
+        launch.template operator()<0>();
+        break;
+      case 1:
+        launch.template operator()<1>();
+        break;
+      case 2:
+        launch.template operator()<2>();
+        break;
+      case 3:
+        launch.template operator()<3>();
+        break;
+      case 4:
+        launch.template operator()<4>();
+        break;
+      case 5:
+        launch.template operator()<5>();
+        break;
+      case 6:
+        launch.template operator()<6>();
+        break;
+      default:
+        launch.template operator()<7>();
+        break;
+    }
     GPUKIT_CUDA_CHECK_LAUNCH("solve_kernel");
     GPUKIT_CUFFT_CHECK(cufftSetStream(inverse_->handle(), stream));
     GPUKIT_CUFFT_CHECK(
@@ -410,6 +450,7 @@ class WallsGridSolver final : public DeviceSolver<Real> {
   const double* eigen_at_[3] = {nullptr, nullptr, nullptr};
   double inverse_round_trips_ = 1;
   bool narrow_ = false;
+  int neumann_mask_ = 0;  // bit a: axis a is neumann (the solve kernel's instance)
 };
 
 }  // namespace
