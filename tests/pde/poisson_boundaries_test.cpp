@@ -604,7 +604,7 @@ TEST(PoissonBoundaryRules, AgreementBoundOfEachProblem) {
 // variants, every other by the walls solver ("cufft-r2r", or its per-axis step
 // "cufft-r2r-axes" when asked); a periodic variant asked for another problem is refused.
 TEST(PoissonBoundaryRules, CudaPlansTakeTheWallsSolverForEveryOtherProblem) {
-  gpukit::testing::require_backend(Backend::cuda);
+  GPUKIT_REQUIRE_GPU();
   PoissonOptions fd2;
   fd2.op = Operator::fd2;
   PoissonOptions helmholtz;
