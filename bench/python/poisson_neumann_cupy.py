@@ -7,7 +7,7 @@ zero, on device-resident CuPy arrays; each is checked against the other before i
 Times are CUDA-event medians of --repeat solves after --warmup, Python calls included (a user's
 cost). Needs CuPy and a CUDA build of gpukit:
 
-    python python/bench/poisson_neumann_cupy.py [--repeat 20] [--warmup 3] [--json out.json]
+    python bench/python/poisson_neumann_cupy.py [--repeat 20] [--warmup 3] [--json out.json]
 """
 
 import argparse
