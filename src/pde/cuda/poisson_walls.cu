@@ -24,21 +24,13 @@
 #include "gpukit/pde/detail/poisson_building_blocks.hpp"
 #include "pde/cuda/poisson_cuda_common.cuh"
 #include "pde/cuda/poisson_walls.hpp"
+#include "pde/cuda/poisson_walls_common.cuh"
 
 namespace gpukit::pde::cuda_detail {
 
 namespace {
 
-using walls::AxisKind;
-template <class Real>
-using Complex = typename Cufft<Real>::Complex;
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(std::int64_t count) {
-  return static_cast<unsigned>(
-      std::clamp<std::int64_t>((count + kThreads - 1) / kThreads, 1, std::int64_t{1} << 20));
-}
+using namespace walls_kernels;
 
 // An axis inside the array: element (o, j, i) at (o n + j) inner + i.
 struct AxisView {
@@ -85,11 +77,6 @@ struct Lines {
     return o * outer_stride + t * step + i * inner_stride;
   }
 };
-
-// The grid-stride loop over `count` elements.
-#define GPUKIT_WALLS_GRID_STRIDE(Index, count)                                             \
-  for (Index idx = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; \
-       idx += static_cast<Index>(gridDim.x) * blockDim.x)
 
 // v(o, t, i), t < length (the FFT's), stored as the buffer layout says: neumann x(o,
 // neumann_source(t), i); dirichlet the odd extension of x along the axis; periodic x itself.
@@ -171,8 +158,6 @@ __global__ void scale_kernel(Real* __restrict__ u, ScaleParams p) {
         mu != 0 ? static_cast<Real>(static_cast<double>(u[idx]) / (mu * p.round_trips)) : Real(0);
   }
 }
-
-#undef GPUKIT_WALLS_GRID_STRIDE
 
 // Whether every index of a solve fits the 32-bit kernels: the largest buffer (the dirichlet
 // axes' extended lines, the spectra) with room for the grid-stride loop's last step.

@@ -34,21 +34,13 @@
 #include "gpukit/pde/detail/poisson_building_blocks.hpp"
 #include "pde/cuda/poisson_cuda_common.cuh"
 #include "pde/cuda/poisson_walls.hpp"
+#include "pde/cuda/poisson_walls_common.cuh"
 
 namespace gpukit::pde::cuda_detail {
 
 namespace {
 
-using walls::AxisKind;
-template <class Real>
-using Complex = typename Cufft<Real>::Complex;
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(std::int64_t count) {
-  return static_cast<unsigned>(
-      std::clamp<std::int64_t>((count + kThreads - 1) / kThreads, 1, std::int64_t{1} << 20));
-}
+using namespace walls_kernels;
 
 // The grid as the kernels see it: three axes (leading ones of one point, periodic, when the grid
 // has fewer kept axes; axes of one point that carry only their constant mode are dropped), each
@@ -72,8 +64,7 @@ struct Grid3 {
 template <class Real, class Index>
 __global__ void gather_kernel(const Real* __restrict__ x, Real* __restrict__ g, Grid3<Index> s) {
   const Index count = s.extended_size();
-  for (Index idx = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count;
-       idx += static_cast<Index>(gridDim.x) * blockDim.x) {
+  GPUKIT_WALLS_GRID_STRIDE(Index, count) {
     Index m[3];
     m[2] = idx % s.length[2];
     const Index rest = idx / s.length[2];
@@ -107,8 +98,7 @@ __global__ void gather_kernel(const Real* __restrict__ x, Real* __restrict__ g, 
 template <class Real, class Index>
 __global__ void scatter_kernel(const Real* __restrict__ y, Real* __restrict__ u, Grid3<Index> s) {
   const Index count = s.grid_size();
-  for (Index idx = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count;
-       idx += static_cast<Index>(gridDim.x) * blockDim.x) {
+  GPUKIT_WALLS_GRID_STRIDE(Index, count) {
     Index p[3];
     p[2] = idx % s.n[2];
     const Index rest = idx / s.n[2];
@@ -151,8 +141,7 @@ template <class Real, class Index, int kNeumann>
 __global__ void solve_kernel(Complex<Real>* __restrict__ spectrum, Grid3<Index> s, Index reps0,
                              Index reps1, Index reps2) {
   const Index count = reps0 * reps1 * reps2;
-  for (Index idx = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count;
-       idx += static_cast<Index>(gridDim.x) * blockDim.x) {
+  GPUKIT_WALLS_GRID_STRIDE(Index, count) {
     Index k[3];
     k[2] = idx % reps2;
     const Index rest = idx / reps2;
