@@ -21,7 +21,8 @@ table (and --check says the page is not current until it is regenerated).
     scripts/results_table.py PAGE...    only these pages
 
 Regenerating is idempotent: a current page is left byte for byte as it is. Python 3 standard
-library only, so that the test runs wherever CTest does.
+library only, so that the test runs wherever CTest does. The plots beside the tables are
+scripts/results_plots.py's (the same markers' arguments, matplotlib).
 """
 
 import argparse
@@ -176,7 +177,9 @@ def render_table(table):
     return lines
 
 
-def render_block(args, source_label, run):
+def select_tables(args, source_label, run):
+    """The run's tables whose title contains one of the marker's match=, match2=, ... (every
+    table without one), in the file's order; ValueError when a match finds none."""
     matches = [v for k, v in sorted(args.items()) if re.fullmatch(r"match\d*", k)]
     tables = run.get("tables", [])
     if matches:
@@ -187,7 +190,11 @@ def render_block(args, source_label, run):
             raise ValueError(f"{source_label}: no table title contains {missing}")
     if not tables:
         raise ValueError(f"{source_label}: no tables")
+    return tables
 
+
+def render_block(args, source_label, run):
+    tables = select_tables(args, source_label, run)
     device = run.get("device")
     if device:
         clocks = run.get("clocks", {})
@@ -226,35 +233,52 @@ def render_block(args, source_label, run):
     return "\n".join(lines) + "\n"
 
 
-def regenerate(text, page_label):
-    """The page with every marked block rewritten."""
+def rewrite_blocks(text, page_label, begin, end_marker, render):
+    """The page with every block between `begin` (a marker regex with an `args` group) and
+    `end_marker` rewritten: render(args, source_label, run) gives a block's text from its results
+    file; a `pending=` block whose file does not exist says so instead."""
     out, pos = [], 0
     while True:
-        m = BEGIN.search(text, pos)
+        m = begin.search(text, pos)
         if not m:
             out.append(text[pos:])
             return "".join(out)
-        end = text.find(END, m.end())
+        end = text.find(end_marker, m.end())
         if end < 0:
-            raise ValueError(f"{page_label}: marker without `{END}`")
+            raise ValueError(f"{page_label}: marker without `{end_marker}`")
         args = parse_marker_args(m.group("args"))
         source = ROOT / args["file"]
+        out.append(text[pos:m.end()])
         if "pending" in args and not source.exists():
-            out.append(text[pos:m.end()])
             out.append(f"No run recorded yet: {args['file']} does not exist. "
                        f"{args['pending']}\n")
-            out.append(END)
-            pos = end + len(END)
-            continue
-        try:
-            run = json.loads(source.read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise ValueError(f"{page_label}: cannot read {args['file']}: {e}") from e
-        out.append(text[pos:m.end()])
-        out.append(render_block(args, args["file"], run))
-        pos = end
-        out.append(END)
-        pos = end + len(END)
+        else:
+            try:
+                run = json.loads(source.read_text())
+            except (OSError, json.JSONDecodeError) as e:
+                raise ValueError(f"{page_label}: cannot read {args['file']}: {e}") from e
+            out.append(render(args, args["file"], run))
+        out.append(end_marker)
+        pos = end + len(end_marker)
+
+
+def regenerate(text, page_label):
+    """The page with every marked block rewritten."""
+    return rewrite_blocks(text, page_label, BEGIN, END, render_block)
+
+
+def update_page(page, text, new, check, tool):
+    """Writes the regenerated text `new` over the page's `text` where they differ (saying so), or
+    with `check` writes nothing and prints the difference; True when the page is stale."""
+    if new == text:
+        return False
+    if check:
+        sys.stderr.writelines(difflib.unified_diff(
+            text.splitlines(True), new.splitlines(True), str(page), "generated", n=1))
+        return True
+    page.write_text(new)
+    print(f"{tool}: rewrote {page}")
+    return False
 
 
 def main(argv=None):
@@ -278,17 +302,12 @@ def main(argv=None):
             print(f"results_table: {e}", file=sys.stderr)
             return 2
         blocks += len(BEGIN.findall(text))
-        if new == text or (opts.check and DATE_UNKNOWN and
-                           DATE_LABEL.sub("(date)", new) == DATE_LABEL.sub("(date)", text)):
+        if opts.check and DATE_UNKNOWN and (DATE_LABEL.sub("(date)", new) ==
+                                            DATE_LABEL.sub("(date)", text)):
             # Without git (a source archive) a run's commit date is unknown: check the rest.
             continue
-        if opts.check:
+        if update_page(page, text, new, opts.check, "results_table"):
             stale.append(page)
-            sys.stderr.writelines(difflib.unified_diff(
-                text.splitlines(True), new.splitlines(True), str(page), "generated", n=1))
-        else:
-            page.write_text(new)
-            print(f"results_table: rewrote {page}")
     if opts.check:
         if stale:
             print("results_table: not current (run scripts/results_table.py): "

@@ -44,9 +44,13 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv ($("$python" --version))"
   "$python" -m venv .venv
 fi
-python_packages=(nanobind scikit-build-core numpy pytest scipy pandas)
-if ! .venv/bin/python -c "import nanobind, scikit_build_core, numpy, pytest, scipy, pandas" \
-    2>/dev/null; then
+# matplotlib draws the case studies' plots (scripts/results_plots.py, which names the same
+# version): pinned, because a test compares the committed SVGs byte for byte with what it draws.
+matplotlib_version=3.11.2
+python_packages=(nanobind scikit-build-core numpy pytest scipy pandas
+                 "matplotlib==$matplotlib_version")
+if ! .venv/bin/python -c "import nanobind, scikit_build_core, numpy, pytest, scipy, pandas
+import matplotlib; assert matplotlib.__version__ == '$matplotlib_version'" 2>/dev/null; then
   echo "setup: installing ${python_packages[*]} into .venv"
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "${python_packages[@]}"
 fi

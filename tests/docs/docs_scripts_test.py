@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Unit tests of scripts/compare_results.py and scripts/results_table.py on synthetic runs, the
-check that docs/library.md quotes its examples (tests/docs/examples, built and run by ctest) as
-they are, and the check that every relative link of the docs reaches its file and heading."""
+"""Unit tests of scripts/compare_results.py, scripts/results_table.py and scripts/results_plots.py
+on synthetic runs, the check that docs/library.md quotes its examples (tests/docs/examples, built
+and run by ctest) as they are, and the check that every relative link of the docs reaches its file
+and heading."""
 
 import contextlib
 import io
@@ -11,11 +12,13 @@ import re
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import compare_results  # noqa: E402
+import results_plots  # noqa: E402
 import results_table  # noqa: E402
 
 
@@ -207,6 +210,131 @@ class ResultsTableTest(unittest.TestCase):
             with contextlib.redirect_stderr(io.StringIO()) as err:
                 self.assertEqual(results_table.main(["--check", str(page)]), 2)
             self.assertIn("no table title contains", err.getvalue())
+
+
+# The plots are drawn only with the matplotlib whose bytes the committed SVGs are (scripts/setup.sh
+# installs it into .venv, the interpreter ctest runs this file with).
+NO_PINNED_MATPLOTLIB = results_plots.matplotlib_problem()
+
+
+class ResultsPlotsTest(unittest.TestCase):
+    def test_setup_installs_the_matplotlib_the_plots_are_drawn_with(self):
+        setup = (ROOT / "scripts" / "setup.sh").read_text()
+        pin = re.search(r"^matplotlib_version=(\S+)$", setup, re.M)
+        self.assertIsNotNone(pin, "scripts/setup.sh names no matplotlib_version=")
+        self.assertEqual(pin.group(1), results_plots.MATPLOTLIB_VERSION)
+        self.assertIn('"matplotlib==$matplotlib_version"', setup)
+
+    def write_page(self, d, data, marker_args="match=int32 svg=plot.svg"):
+        page = pathlib.Path(d, "page.md")
+        page.write_text(f"# A page\n\n<!-- results-plot: file={data.relative_to(ROOT).as_posix()} "
+                        f"{marker_args} -->\nstale text\n<!-- end results-plot -->\nafter\n")
+        return page
+
+    @unittest.skipIf(NO_PINNED_MATPLOTLIB, f"{NO_PINNED_MATPLOTLIB}: the plots cannot be drawn")
+    def test_draw_then_check_and_a_changed_run_makes_the_plot_stale(self):
+        with tempfile.TemporaryDirectory(dir=ROOT) as d:
+            data = pathlib.Path(d, "run.json")
+            document = run("1234567", [("tiles", 1024, [2.0, 2.5, 3.0]),
+                                       ("cub", 1024, [1.0, 1.0, 1.0])], date="2026-11-25T07:15:02Z")
+            data.write_text(json.dumps(document))
+            page = self.write_page(d, data)
+            original = page.read_text()
+            svg = pathlib.Path(d, "plot.svg")
+            quiet = contextlib.redirect_stdout(io.StringIO())
+            with quiet, contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(results_plots.main(["--check", str(page)]), 1)
+            self.assertEqual(page.read_text(), original)  # --check changes nothing
+            self.assertFalse(svg.exists())
+            self.assertIn(str(svg), err.getvalue())
+            with quiet:
+                self.assertEqual(results_plots.main([str(page)]), 0)
+            first_page, first_svg = page.read_text(), svg.read_bytes()
+            self.assertNotIn("stale text", first_page)
+            self.assertIn("](plot.svg)\n", first_page)
+            self.assertIn(f"[`{data.relative_to(ROOT).as_posix()}`]", first_page)
+            self.assertTrue(first_page.endswith("<!-- end results-plot -->\nafter\n"))
+            # Text is drawn as paths, each string named in a comment beside its glyphs.
+            strings = re.findall(r"<!-- (.*?) -->", first_svg.decode())
+            self.assertIn("reduce: Test GPU, revision 1234567, run on 2026-11-25", strings)
+            self.assertIn("D2D copy: 1000 GB/s measured in the run ", strings)
+            # 4 KiB in 2.5 ms, 0.0% of the limit, cub (4 KiB in 1 ms) 2.5 times as fast.
+            self.assertIn("0.00164  0.0%  0.40x cub", strings)
+            self.assertIn("cub (vendor)", strings)
+            self.assertNotIn(b"<dc:date>", first_svg)
+            # Redrawn under another style (a matplotlibrc's), the bytes are the same.
+            import matplotlib
+            with quiet, matplotlib.rc_context({"font.size": 20, "svg.hashsalt": None,
+                                               "font.family": "serif"}):
+                self.assertEqual(results_plots.main([str(page)]), 0)
+                self.assertEqual(results_plots.main(["--check", str(page)]), 0)
+            self.assertEqual((page.read_text(), svg.read_bytes()), (first_page, first_svg))
+            # The run changes: the plot is stale (the page, which only links it, is not).
+            document["tables"][0]["rows"][1]["gbps"] *= 2
+            data.write_text(json.dumps(document))
+            with quiet, contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(results_plots.main(["--check", str(page)]), 1)
+            self.assertIn(f"not current (run scripts/results_plots.py): {svg}", err.getvalue())
+            self.assertNotIn(str(page), err.getvalue())
+            # Without the pinned matplotlib the pages and the SVGs' presence are still checked.
+            with quiet, contextlib.redirect_stderr(io.StringIO()) as err, mock.patch.object(
+                    results_plots, "matplotlib_problem", return_value="matplotlib is 0.1"):
+                self.assertEqual(results_plots.main(["--check", str(page)]), results_plots.SKIPPED)
+                self.assertIn("the SVGs were not compared (matplotlib is 0.1", err.getvalue())
+                self.assertEqual(results_plots.main([str(page)]), 2)  # drawing refuses
+                svg.unlink()
+                self.assertEqual(results_plots.main(["--check", str(page)]), 1)
+
+    def test_markers_are_checked(self):
+        with tempfile.TemporaryDirectory(dir=ROOT) as d:
+            data = pathlib.Path(d, "run.json")
+            data.write_text(json.dumps(run("1234567", [("tiles", 1024, [1.0])])))
+            for args, message in (("match=int32", "needs svg=NAME.svg"),
+                                  ("match=int32 svg=../up.svg", "needs svg=NAME.svg"),
+                                  ("svg=p.svg chart=pie", "chart='pie': one of bars, "),
+                                  ('svg=p.svg match="no such table"', "no table title contains")):
+                page = self.write_page(d, data, args)
+                with contextlib.redirect_stderr(io.StringIO()) as err, mock.patch.object(
+                        results_plots, "matplotlib_problem", return_value=None), mock.patch.object(
+                        results_plots, "draw", return_value=b""):
+                    self.assertEqual(results_plots.main(["--check", str(page)]), 2, args)
+                self.assertIn(message, err.getvalue(), args)
+            # Two markers may show one image only when they draw it alike.
+            page = self.write_page(d, data, "match=int32 svg=p.svg")
+            page.write_text(page.read_text() * 2)
+            page2 = pathlib.Path(d, "page2.md")
+            page2.write_text(page.read_text().replace("match=int32", "match=Sum"))
+            with contextlib.redirect_stderr(io.StringIO()) as err, mock.patch.object(
+                    results_plots, "matplotlib_problem", return_value=None), mock.patch.object(
+                    results_plots, "draw", return_value=b"") as draw:
+                self.assertEqual(results_plots.main(["--check", str(page)]), 1)  # not drawn yet
+                self.assertEqual(draw.call_count, 1)  # the one image drawn once
+                self.assertEqual(results_plots.main(["--check", str(page), str(page2)]), 2)
+            self.assertIn("two markers draw p.svg differently", err.getvalue())
+
+    @unittest.skipIf(NO_PINNED_MATPLOTLIB, f"{NO_PINNED_MATPLOTLIB}: the plots cannot be drawn")
+    def test_the_options_x_paths_chart_reads_the_grid_rows(self):
+        with tempfile.TemporaryDirectory(dir=ROOT) as d:
+            data = pathlib.Path(d, "run.json")
+            document = run("1234567", [("grid 1x65536", 65536, [0.01]),
+                                       ("grid 1x262144", 262144, [0.02]),
+                                       ("grid 4x65536", 262144, [0.01])], title="Grid")
+            data.write_text(json.dumps(document))
+            page = self.write_page(d, data, "chart=options-x-paths svg=grid.svg")
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(results_plots.main([str(page)]), 0)
+            strings = re.findall(r"<!-- (.*?) -->", pathlib.Path(d, "grid.svg").read_text())
+            # The best: 4 x 65536 samples in 0.01 ms.
+            self.assertIn("the grid's best: 26 G samples/s", strings)
+            self.assertIn("4 options", strings)
+            self.assertIn("256K", strings)
+            self.assertIn("samples/s and options/s over paths", page.read_text())
+            for row in document["tables"][0]["rows"]:
+                row["variant"] = "tiles"
+            data.write_text(json.dumps(document))
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(results_plots.main([str(page)]), 2)
+            self.assertIn("no `grid OxP` rows in 'Grid'", err.getvalue())
 
 
 class LibraryGuideTest(unittest.TestCase):
