@@ -211,6 +211,19 @@ TEST(PoissonMpiCli, NonZeroMeanWarnsOnceOrIsRefusedWithStrict) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("not zero to rounding (|mean| > 64 eps"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(path("mpi_strict_u.npy")));
+  // With walls (a singular neumann problem): the single-process command's warning, which names
+  // every axis' boundary.
+  const std::string walls = "poisson --device cpu --boundary neumann -i " + path("mpi_mean.npy");
+  const Result single = run(walls + " -o " + path("mpi_walls_single_u.npy"));
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  const std::size_t at = single.err.find("gpukit: poisson: warning: ");
+  ASSERT_NE(at, std::string::npos) << single.err;
+  const std::string warning = single.err.substr(at, single.err.find('\n', at) - at + 1);
+  EXPECT_NE(warning.find("has no solution with boundaries neumann,neumann"), std::string::npos)
+      << warning;
+  r = run_mpi(3, walls + " -o " + path("mpi_walls_u.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(occurrences(r.err, warning), 1u) << warning << " in " << r.err;
 }
 
 // A NaN in the last rows: only the last rank reads it. Every rank exits 3 with the message the
