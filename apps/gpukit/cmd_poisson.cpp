@@ -209,15 +209,19 @@ void solve_across_ranks(const Job& job, const PoissonOptionsCli& cli) {
   if (!cli.precision.empty()) {
     request.precision = cli.precision == "float" ? io::NpyDtype::float32 : io::NpyDtype::float64;
   }
+  // The grid's boundaries, one per axis (the warning names them as the single-process one does;
+  // --boundary alone does not know the axes before the file is read).
+  std::vector<pde::Boundary> boundaries;
   request.planned = [&](const scale_out::PoissonSpread& spread) {
+    boundaries = spread.grid.boundaries;
     if (job.is_root() && !quiet()) {
       std::cerr << describe_solve(job, spread, request.options) << "\n";
     }
   };
   const pde::PoissonResult result = scale_out::solve_poisson_file(job, request);
   if (result.mean_removed && job.is_root()) {
-    std::cerr << "gpukit: poisson: warning: "
-              << pde::describe_removed_mean(result, parse_boundaries(cli.boundary, 0)) << "\n";
+    std::cerr << "gpukit: poisson: warning: " << pde::describe_removed_mean(result, boundaries)
+              << "\n";
   }
 }
 

@@ -873,9 +873,9 @@ def poisson(
     ``gauge="mean"`` returns the mean-zero solution, ``"corner"`` the one with u[0, ..., 0] = 0.
     Any other problem has one solution: nothing is removed, ``strict`` and ``gauge`` change
     nothing. A NaN or an Inf in f is a ValueError naming it. Dirichlet and neumann axes, fd2 and
-    ``helmholtz`` are solved on the CPU and on one CUDA device (variant "cufft-r2r", or its
-    per-axis step "cufft-r2r-axes"); device lists and mpirun refuse them for now (ValueError).
-    The solve runs in f's
+    ``helmholtz`` are solved on the CPU, on one CUDA device (variant "cufft-r2r", or its
+    per-axis step "cufft-r2r-axes") and under mpirun on the CPU (``device="cpu"``); a device
+    list or GPU ranks refuse them for now (ValueError). The solve runs in f's
     precision unless ``precision`` says otherwise; a CUDA f uses the best CUDA variant for the
     grid (``variant`` picks another); one device takes grids of fewer than 2^31 elements (a
     larger one is a ValueError saying so). The plan (FFT plans, tables, buffers) is kept per thread

@@ -208,6 +208,18 @@ def test_poisson_of_a_cupy_grid(cupy):
     assert np.abs(cupy.asnumpy(solved) - host).max() < 1e-11
 
 
+def test_poisson_walls_on_a_gpu_list_are_refused_saying_what_solves_them(gpu):
+    # Two parts on GPU 0 (the copy engine): the slabs across GPUs solve only the periodic,
+    # spectral, lambda = 0 problem; one GPU and mpirun on the CPU solve the others.
+    f = np.zeros((9, 14))
+    with pytest.raises(ValueError) as refused:
+        gpukit.poisson(f, boundary="neumann", device="cuda:0,0")
+    assert str(refused.value) == ("poisson: a solve spread over several GPUs does not yet solve "
+                                  "dirichlet/neumann/fd2/helmholtz; use one GPU or mpirun on "
+                                  "the CPU")
+    assert gpukit.poisson(f, boundary="neumann", device="cuda:0").shape == f.shape
+
+
 def test_gemm_and_rng_on_cupy(cupy, rng):
     a = cupy.asarray(rng.standard_normal((300, 200)))
     b = cupy.asarray(rng.standard_normal((200, 100)))

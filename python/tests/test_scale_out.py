@@ -3,9 +3,9 @@
 - The device argument of the spreading calls (black_scholes, implied_volatility, monte_carlo,
   price_book, reduce, poisson): lists, their spellings and errors, named `device` (no GPU needed).
 - Under `mpirun -np 2` and `-np 3` (where mpirun is installed and gpukit was built with MPI), a
-  script's calls on CPU ranks give every rank the bits one process gets alone (Poisson: within
-  the agreement bound of docs/scale-out.md, and the same bits on every rank). Skips cleanly
-  without mpirun or without MPI in the build.
+  script's calls on CPU ranks give every rank the bits one process gets alone (Poisson, periodic
+  and with walls, fd2 and helmholtz: within the agreement bound of docs/scale-out.md, and the
+  same bits on every rank). Skips cleanly without mpirun or without MPI in the build.
 - Under `mpirun -np 2`, SIGINT to one rank during a spread Monte Carlo pricing raises
   KeyboardInterrupt on every rank (docs/python.md, "Stopping a long call").
 """
@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import gpukit
+from test_poisson_boundaries import agreement_bound
 
 X = np.arange(1000, dtype=np.float64) / 7
 
@@ -130,10 +131,14 @@ SCRIPT = textwrap.dedent("""
                                                   device="cpu"))
     f = rng.standard_normal((13, 10))
     results["poisson_f"] = f
+    WALLS = ["neumann", "dirichlet"]
     # Across CPU ranks only where the build has FFTW's MPI interface (else a ValueError that
     # says so, checked by the test): one process alone always solves.
     try:
         results["poisson"] = gpukit.poisson(f, lengths=(1.0, 2.0), device="cpu")
+        results["poisson_walls"] = gpukit.poisson(f.astype(np.float32), lengths=(1.0, 2.0),
+                                                  boundary=WALLS, operator="fd2", helmholtz=2.5,
+                                                  device="cpu")
     except ValueError as error:
         results["poisson_refused"] = np.array(str(error))
     rank = int(__import__("os").environ.get("OMPI_COMM_WORLD_RANK", "0"))
@@ -179,7 +184,7 @@ def test_under_mpirun_every_rank_gets_the_bits_of_one_process(tmp_path):
             if not got.pop("spread"):
                 pytest.skip("this gpukit was built without MPI: each rank computed alone")
             for name, expected in alone.items():
-                if name == "poisson":
+                if name.startswith("poisson"):
                     continue
                 assert _same_bits(expected, got[name]), f"{name} on rank {rank} of {ranks}"
             if not gpukit._gpukit._poisson_across_cpu_ranks():
@@ -187,17 +192,26 @@ def test_under_mpirun_every_rank_gets_the_bits_of_one_process(tmp_path):
                                                        "FFTW's MPI interface: no distributed CPU "
                                                        "solver"), f"rank {rank} of {ranks}"
                 continue
-            poisson = got.pop("poisson")
+            poisson, walls = got.pop("poisson"), got.pop("poisson_walls")
             # Poisson in slabs: within the bound of docs/scale-out.md of the one-process solve
             # (pde::poisson_agreement_bound), and every rank the same bits.
             f, u = alone["poisson_f"], alone["poisson"]
             bound = 4 * np.log2(f.size) * np.finfo(np.float64).eps * (
                 np.abs(u).max() + np.abs(f).max() * (2.0 / (2 * np.pi)) ** 2)
             assert np.abs(poisson - u).max() <= bound, f"poisson on rank {rank} of {ranks}"
+            # Walls, fd2 and helmholtz in float: the same rule, their bound.
+            f32, u_walls = f.astype(np.float32), alone["poisson_walls"]
+            assert walls.dtype == np.float32
+            walls_bound = agreement_bound(f32, u_walls, (1.0, 2.0), ("neumann", "dirichlet"),
+                                          "fd2", 2.5, np.float32)
+            assert np.abs(walls.astype(np.float64) - u_walls).max() <= walls_bound, \
+                f"poisson with walls on rank {rank} of {ranks}"
             if rank == 0:
-                first = poisson
+                first, first_walls = poisson, walls
             else:
                 assert _same_bits(first, poisson), f"poisson on rank {rank} of {ranks}"
+                assert _same_bits(first_walls, walls), \
+                    f"poisson with walls on rank {rank} of {ranks}"
 
 
 # Ctrl-C under a launcher that forwards SIGINT to its ranks (MPICH's mpiexec, Slurm's srun; Open

@@ -304,10 +304,10 @@ PoissonResult detail::apply_mean_rule(double sum, double sum_abs, std::int64_t n
 }
 
 void detail::refuse_beyond_periodic_spectral(const PoissonGrid& grid, const PoissonOptions& options,
-                                             std::string_view engine) {
+                                             std::string_view engine, std::string_view instead) {
   if (grid.periodic() && options.op == Operator::spectral && options.helmholtz == 0) return;
   throw InvalidInput(fmt::format(
-      "poisson: {} does not yet solve dirichlet/neumann/fd2/helmholtz; use --device cpu", engine));
+      "poisson: {} does not yet solve dirichlet/neumann/fd2/helmholtz; {}", engine, instead));
 }
 
 std::string describe_poisson_check(const PoissonCheck& check) {

@@ -71,11 +71,11 @@ PoissonResult DistributedPoissonPlan<Real>::Impl::solve(std::span<const std::spa
   const pde::detail::MeanSums sums =
       detail::distributed_mean_sums(*comm, contributions, grid.size());
   // The same sums on every process: every one refuses alike, no settling needed.
-  const PoissonResult result =
-      pde::classify_mean<Real>(sums.total(), sums.abs_total(), grid.size());
-  if (result.mean_removed && options.strict) pde::detail::throw_nonzero_mean(result);
+  const PoissonResult result = pde::detail::apply_mean_rule<Real>(sums.total(), sums.abs_total(),
+                                                                  grid.size(), grid, options);
   transform_host(f, u);
-  if (options.gauge == Gauge::corner) {
+  // A nonsingular problem has one solution: no gauge to choose.
+  if (pde::poisson_is_singular(grid, options) && options.gauge == Gauge::corner) {
     // u[0, ..., 0] is the first element of part 0, on rank 0.
     Real shift = first_part == 0 ? u[0][0] : Real(0);
     comm->broadcast_value(shift, 0);
@@ -168,10 +168,11 @@ DistributedPoissonPlan<Real>::DistributedPoissonPlan(const Context& context,
     if (static_cast<int>(r) == comm.rank()) first = parts;
     parts += counts[r];
   }
-  if (parts > 1) {
+  if (parts > 1 && context.backend == Backend::cuda) {
+    // The CUDA slabs (cuda/poisson_slab_cuda.cpp) transform with cuFFT's complex FFTs only.
     distributed::agree(comm, [&] {
       pde::detail::refuse_beyond_periodic_spectral(
-          grid, options, "a solve spread over several devices or MPI ranks");
+          grid, options, "a solve spread over several GPUs", "use one GPU or mpirun on the CPU");
     });
   }
   if (parts == 1) {

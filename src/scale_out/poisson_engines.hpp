@@ -39,15 +39,16 @@ struct DistributedPoissonPlan<Real>::Impl {
   SlabRange slab(int local) const { return slab_range(grid.shape[0], parts, first_part + local); }
 
   /// The collective host-data solve: the size, overlap and finite checks (agreed), the global
-  /// sums and the mean rule, transform_host, then the corner gauge (part 0's u[0], broadcast).
+  /// sums and the mean rule, transform_host, then a singular problem's corner gauge (part 0's
+  /// u[0], broadcast).
   virtual pde::PoissonResult solve(std::span<const std::span<const Real>> f,
                                    std::span<const std::span<Real>> u);
   virtual pde::PoissonResult solve_on_device(std::span<const Real* const> f,
                                              std::span<Real* const> u);
 
  protected:
-  /// u[i] := the mean-gauge solution (zero mode 0) for local slab f[i]; collective; every
-  /// failure agreed before it returns.
+  /// u[i] := the solution for local slab f[i] (a singular problem's of mean zero: its constant
+  /// mode 0); collective; every failure agreed before it returns.
   virtual void transform_host(std::span<const std::span<const Real>> f,
                               std::span<const std::span<Real>> u) = 0;
 };

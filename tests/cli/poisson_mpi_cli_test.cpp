@@ -1,6 +1,7 @@
 // `mpirun -np N gpukit poisson` on the CPU (N = 1, 2, 3; --oversubscribe: the CI machine has 2
 // cores): outputs within poisson_agreement_bound of the single-process command (-np 1: the same
-// bytes), 2D and 3D, float and double, both gauges, rows of axis 0 that the ranks do not divide;
+// bytes), 2D and 3D, float and double, both gauges, rows of axis 0 that the ranks do not divide,
+// walls (--boundary), --operator fd2 and --helmholtz on the CPU;
 // rank 0 alone reports; the warning and --strict as without MPI; a rank that finds bad input or
 // fails ends every rank with the same exit code and one message (rank 0's), in time (each run is
 // bounded by `timeout`), leaving no output and no temporary file, and an existing output untouched.
@@ -92,17 +93,35 @@ std::vector<T> random_zero_mean(std::size_t n, unsigned seed) {
   return out;
 }
 
+// The problem beyond the grid and the gauge: the walls, the operator and lambda, and the device
+// (walls are solved across CPU ranks only).
+struct Problem {
+  std::string boundary;  // --boundary; empty: periodic
+  gpukit::pde::PoissonOptions options;
+  std::string device;  // empty: comparison_device()
+};
+
 template <class T>
 void expect_within_the_bound(const std::vector<std::int64_t>& shape, const std::string& lengths,
-                             const std::string& gauge, unsigned seed) {
-  gpukit::pde::PoissonGrid grid{shape, {}};
+                             const std::string& gauge, unsigned seed,
+                             const Problem& problem = Problem()) {
+  const auto rank = static_cast<int>(shape.size());
+  gpukit::pde::PoissonGrid grid{
+      shape, {}, gpukit::pde::axis_boundaries("--boundary", problem.boundary, rank)};
   std::size_t n = 1;
   for (const std::int64_t s : shape) n *= static_cast<std::size_t>(s);
   const std::vector<T> f = random_zero_mean<T>(n, seed);
   const std::string name = "mpi_f" + std::to_string(seed) + ".npy";
   gpukit::io::write_npy<T>(path(name), shape, f);
-  const std::string common = "poisson --device " + comparison_device() + " --threads 1 -i " +
-                             path(name) + " --length " + lengths + " --gauge " + gauge + " -o ";
+  const std::string device = problem.device.empty() ? comparison_device() : problem.device;
+  std::string common = "poisson --device " + device + " --threads 1 -i " + path(name) +
+                       " --length " + lengths + " --gauge " + gauge;
+  if (!problem.boundary.empty()) common += " --boundary " + problem.boundary;
+  std::ostringstream operators;
+  operators.precision(17);
+  operators << " --operator " << gpukit::pde::operator_name(problem.options.op) << " --helmholtz "
+            << problem.options.helmholtz << " -o ";
+  common += operators.str();
   const Result serial = run(common + path("serial_u.npy"));
   ASSERT_EQ(serial.exit_code, 0) << serial.err;
   const gpukit::io::NpyArray u_serial = gpukit::io::read_npy(path("serial_u.npy"));
@@ -116,7 +135,7 @@ void expect_within_the_bound(const std::vector<std::int64_t>& shape, const std::
     std::istringstream in(text);
     for (double L; in >> L;) grid.lengths.push_back(L);
   }
-  const double bound = gpukit::pde::poisson_agreement_bound<T>(grid, max_f, max_u);
+  const double bound = gpukit::pde::poisson_agreement_bound<T>(grid, problem.options, max_f, max_u);
   for (const int ranks : comparison_ranks()) {
     SCOPED_TRACE(std::to_string(ranks) + " ranks, " + grid.describe() + ", gauge " + gauge);
     const std::string out = path("mpi_u" + std::to_string(ranks) + ".npy");
@@ -146,7 +165,7 @@ void expect_within_the_bound(const std::vector<std::int64_t>& shape, const std::
                       << ")";
     }
     EXPECT_EQ(bad, 0u);
-    if (gauge == "corner") {
+    if (gauge == "corner" && gpukit::pde::poisson_is_singular(grid, problem.options)) {
       EXPECT_EQ(got[0], T(0));
     }
   }
@@ -159,6 +178,21 @@ TEST(PoissonMpiCli, TwoDimensionalFloatMatchesTheSingleProcessSolve) {
 
 TEST(PoissonMpiCli, ThreeDimensionalDoubleCornerGaugeMatchesTheSingleProcessSolve) {
   expect_within_the_bound<double>({13, 10, 7}, "1,2,0.5", "corner", 2);
+}
+
+// Walls, fd2 and Helmholtz across CPU ranks (issue 34): within the bound of the single-process
+// command, as the periodic solve.
+TEST(PoissonMpiCli, WallsFd2AndHelmholtzMatchTheSingleProcessSolveOnTheCpu) {
+  Problem neumann;
+  neumann.boundary = "neumann";
+  neumann.device = "cpu";
+  expect_within_the_bound<double>({11, 9}, "2,3", "corner", 5, neumann);
+  Problem mixed;
+  mixed.boundary = "dirichlet,periodic,neumann";
+  mixed.device = "cpu";
+  mixed.options.op = gpukit::pde::Operator::fd2;
+  mixed.options.helmholtz = 2.5;
+  expect_within_the_bound<float>({13, 10, 7}, "1,2,0.5", "mean", 6, mixed);
 }
 
 TEST(PoissonMpiCli, NonZeroMeanWarnsOnceOrIsRefusedWithStrict) {
@@ -177,6 +211,19 @@ TEST(PoissonMpiCli, NonZeroMeanWarnsOnceOrIsRefusedWithStrict) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("not zero to rounding (|mean| > 64 eps"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(path("mpi_strict_u.npy")));
+  // With walls (a singular neumann problem): the single-process command's warning, which names
+  // every axis' boundary.
+  const std::string walls = "poisson --device cpu --boundary neumann -i " + path("mpi_mean.npy");
+  const Result single = run(walls + " -o " + path("mpi_walls_single_u.npy"));
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  const std::size_t at = single.err.find("gpukit: poisson: warning: ");
+  ASSERT_NE(at, std::string::npos) << single.err;
+  const std::string warning = single.err.substr(at, single.err.find('\n', at) - at + 1);
+  EXPECT_NE(warning.find("has no solution with boundaries neumann,neumann"), std::string::npos)
+      << warning;
+  r = run_mpi(3, walls + " -o " + path("mpi_walls_u.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(occurrences(r.err, warning), 1u) << warning << " in " << r.err;
 }
 
 // A NaN in the last rows: only the last rank reads it. Every rank exits 3 with the message the

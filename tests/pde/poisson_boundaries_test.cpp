@@ -37,22 +37,9 @@ namespace {
 using testing::expect_close;
 using testing::max_abs;
 
-constexpr Boundary kBoundaries[] = {Boundary::periodic, Boundary::dirichlet, Boundary::neumann};
-constexpr Operator kOperators[] = {Operator::spectral, Operator::fd2};
-
-/// Every combination of boundaries for `rank` axes (3^rank of them), axis 0 slowest.
-std::vector<std::vector<Boundary>> every_combination(int rank) {
-  std::vector<std::vector<Boundary>> all;
-  int count = 1;
-  for (int a = 0; a < rank; ++a) count *= 3;
-  for (int c = 0; c < count; ++c) {
-    std::vector<Boundary> combination(static_cast<std::size_t>(rank));
-    for (int a = rank - 1, rest = c; a >= 0; --a, rest /= 3)
-      combination[static_cast<std::size_t>(a)] = kBoundaries[rest % 3];
-    all.push_back(combination);
-  }
-  return all;
-}
+using testing::every_combination;
+using testing::kBoundaries;
+using testing::kOperators;
 
 std::string describe(const PoissonGrid& g, const PoissonOptions& o) {
   return g.describe() + " " + std::string(operator_name(o.op)) + " lambda " +

@@ -1,6 +1,6 @@
 #pragma once
 // Shared by the Poisson tests: manufactured solutions (products of sines and cosines, f = lap u
-// in closed form), random right-hand sides, the agreement check.
+// in closed form), random right-hand sides, the agreement check, every combination of boundaries.
 
 #include <gtest/gtest.h>
 
@@ -120,6 +120,24 @@ void expect_check_passes_and_catches_errors(const PoissonGrid& g, const std::vec
   wrong = u;
   wrong.back() = std::numeric_limits<Real>::quiet_NaN();
   EXPECT_FALSE(check_poisson_solution<Real>(g, f, wrong, options, 2).passed);
+}
+
+inline constexpr Boundary kBoundaries[] = {Boundary::periodic, Boundary::dirichlet,
+                                           Boundary::neumann};
+inline constexpr Operator kOperators[] = {Operator::spectral, Operator::fd2};
+
+/// Every combination of boundaries for `rank` axes (3^rank of them), axis 0 slowest.
+inline std::vector<std::vector<Boundary>> every_combination(int rank) {
+  std::vector<std::vector<Boundary>> all;
+  int count = 1;
+  for (int a = 0; a < rank; ++a) count *= 3;
+  for (int c = 0; c < count; ++c) {
+    std::vector<Boundary> combination(static_cast<std::size_t>(rank));
+    for (int a = rank - 1, rest = c; a >= 0; --a, rest /= 3)
+      combination[static_cast<std::size_t>(a)] = kBoundaries[rest % 3];
+    all.push_back(combination);
+  }
+  return all;
 }
 
 template <class T>

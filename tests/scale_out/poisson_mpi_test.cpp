@@ -2,9 +2,12 @@
 // under `mpirun -np 1`, `-np 2` and `-np 3`; alone, every scenario runs with one rank): FFTW's MPI
 // engine against the serial CPU solver (every element within poisson_agreement_bound, both gauges,
 // 2D and 3D, float and double, grids whose rows do not divide among the ranks, some ranks holding
-// no rows), the mean rule's sums bit for bit, strict and NaN refusals identical to the serial
-// solver's on every rank, the scale-out calls (arrays in memory: every rank the whole u; files),
-// and the collective .npy reading and writing by slabs. (The failure rule itself:
+// no rows; every combination of periodic, dirichlet and neumann axes in 2D and a sample in 3D,
+// both operators, Helmholtz), the same bits run after run, the mean rule's sums bit for bit,
+// strict and NaN refusals identical to the serial solver's on every rank (and the mean rule of
+// grids with walls: singular ones only), the refusal of walls spread over several GPUs, the
+// scale-out calls (arrays in memory: every rank the whole u; files), and the collective .npy
+// reading and writing by slabs. (The failure rule itself:
 // tests/distributed/communicator_mpi_test.cpp.)
 //
 // Every rank computes the whole serial solution itself (the grids are small) and checks its own
@@ -102,6 +105,70 @@ TYPED_TEST(DistributedPoissonMpi, EqualsTheSerialSolveWithinTheBound) {
   }
 }
 
+// Walls, fd2 and Helmholtz (issue 34): every combination of boundaries in 2D and a sample in 3D,
+// both operators, lambda 0 and not, on grids whose axis 0 the ranks do not divide (and one with
+// fewer rows than 3 ranks), against the serial CPU plan within poisson_agreement_bound, every
+// element; mean_removed as the serial plan's; a second plan the same bits (and in place). f has
+// a non-zero mean where the problem is nonsingular, so a constant mode dropped there would show;
+// the corner gauge where it is singular, so a gauge applied to a nonsingular problem would show.
+TYPED_TEST(DistributedPoissonMpi, WallsFd2AndHelmholtzEqualTheSerialSolveWithinTheBound) {
+  using Real = TypeParam;
+  SCOPED_TRACE(where());
+  const gpukit::testing::TestSeed seed;
+  std::vector<PoissonGrid> grids;
+  for (const std::vector<Boundary>& b : testing::every_combination(2)) {
+    grids.push_back({{13, 10}, {1.0, 2.0}, b});
+    grids.push_back({{2, 7}, {3.0, 1.0}, b});
+  }
+  using B = Boundary;
+  for (const std::vector<Boundary>& b : {std::vector{B::dirichlet, B::neumann, B::periodic},
+                                         {B::neumann, B::neumann, B::neumann},
+                                         {B::periodic, B::dirichlet, B::neumann},
+                                         {B::neumann, B::periodic, B::dirichlet},
+                                         {B::dirichlet, B::dirichlet, B::dirichlet},
+                                         {B::periodic, B::periodic, B::neumann}}) {
+    grids.push_back({{7, 6, 5}, {1.0, 0.5, 2.0}, b});
+    grids.push_back({{5, 9, 1}, {}, b});
+  }
+  std::uint64_t case_seed = seed.value();
+  for (const PoissonGrid& g : grids) {
+    for (const Operator op : testing::kOperators) {
+      for (const double lambda : {0.0, 2.5}) {
+        PoissonOptions options;
+        options.op = op;
+        options.helmholtz = lambda;
+        const bool singular = poisson_is_singular(g, options);
+        options.gauge = singular ? Gauge::corner : Gauge::mean;
+        SCOPED_TRACE(g.describe() + " " + std::string(operator_name(op)) + " lambda " +
+                     std::to_string(lambda) + " seed " + std::to_string(case_seed));
+        std::vector<Real> f = testing::random_rhs<Real>(g.size(), case_seed++);
+        if (!singular) {
+          for (Real& x : f) x += Real(0.25);
+        }
+        std::vector<Real> serial(f.size());
+        const PoissonResult expected =
+            PoissonPlan<Real>(Context::cpu(1), g, options).solve(f, serial);
+        DistributedPoissonPlan<Real> plan(Context::cpu(1), g, options, group());
+        EXPECT_EQ(plan.engine(), group().size() == 1 ? "cpu-fftw" : "fftw-mpi");
+        const std::vector<Real> f_slab = slab_of(f, plan);
+        std::vector<Real> u_slab(f_slab.size(), std::numeric_limits<Real>::quiet_NaN());
+        const PoissonResult got =
+            plan.solve(std::span<const Real>(f_slab), std::span<Real>(u_slab));
+        EXPECT_TRUE(same_bits(got.mean, expected.mean)) << got.mean << " vs " << expected.mean;
+        EXPECT_EQ(got.mean_removed, expected.mean_removed);
+        const double bound = poisson_agreement_bound<Real>(g, options, testing::max_abs(f),
+                                                           testing::max_abs(serial));
+        testing::expect_close(g, slab_of(serial, plan), u_slab, bound, "distributed vs serial");
+        // Run after run the same bits: a second plan, in place.
+        std::vector<Real> again = f_slab;
+        DistributedPoissonPlan<Real>(Context::cpu(1), g, options, group())
+            .solve(std::span<const Real>(again), std::span<Real>(again));
+        EXPECT_EQ(std::memcmp(again.data(), u_slab.data(), u_slab.size() * sizeof(Real)), 0);
+      }
+    }
+  }
+}
+
 // The mean rule's sums on cancelling data over several tiles: the serial solver's bits for any
 // rank count, so the warning and --strict decide alike.
 TYPED_TEST(DistributedPoissonMpi, MeanSumsAndTheWarningAreTheSerialOnes) {
@@ -130,6 +197,17 @@ TYPED_TEST(DistributedPoissonMpi, MeanSumsAndTheWarningAreTheSerialOnes) {
     EXPECT_EQ(got.mean_removed, expected.mean_removed);
     EXPECT_EQ(describe_removed_mean(got), describe_removed_mean(expected));
   }
+}
+
+// The message of the InvalidInput `call` throws; "(nothing thrown)" when it throws none.
+template <class Call>
+std::string invalid_input_of(Call call) {
+  try {
+    call();
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
 }
 
 // The serial solver's refusal, or nullopt.
@@ -175,15 +253,84 @@ TYPED_TEST(DistributedPoissonMpi, StrictAndNonFiniteRefusalsAreTheSerialOnesOnEv
     DistributedPoissonPlan<Real> plan(Context::cpu(1), g, options, group());
     const std::vector<Real> f_slab = slab_of(f, plan);
     std::vector<Real> u_slab(f_slab.size(), Real(7));
-    std::string message = "(nothing thrown)";
-    try {
-      plan.solve(std::span<const Real>(f_slab), std::span<Real>(u_slab));
-    } catch (const InvalidInput& e) {
-      message = e.what();
-    }
-    EXPECT_EQ(message, *expected);
+    EXPECT_EQ(invalid_input_of(
+                  [&] { plan.solve(std::span<const Real>(f_slab), std::span<Real>(u_slab)); }),
+              *expected);
     for (const Real x : u_slab) EXPECT_EQ(x, Real(7)) << "u was written";
   }
+}
+
+// The mean rule on grids with walls, as the serial plan applies it: a singular problem (no
+// dirichlet axis, lambda 0) removes a non-zero mean with the serial plan's warning, or refuses it
+// with `strict` in the serial plan's words (naming the boundaries) on every rank, u untouched; a
+// nonsingular one (a dirichlet axis, or lambda > 0) removes nothing and refuses nothing, and its
+// corner gauge changes nothing.
+TYPED_TEST(DistributedPoissonMpi, TheMeanRuleOfWallsIsTheSerialOneOnEveryRank) {
+  using Real = TypeParam;
+  SCOPED_TRACE(where());
+  using B = Boundary;
+  struct Case {
+    PoissonGrid grid;
+    double lambda;
+  } cases[] = {{{{11, 6}, {}, {B::neumann, B::neumann}}, 0},
+               {{{7, 5, 3}, {}, {B::periodic, B::neumann, B::periodic}}, 0},
+               {{{11, 6}, {}, {B::neumann, B::dirichlet}}, 0},
+               {{{7, 5, 3}, {}, {B::neumann, B::neumann, B::neumann}}, 1.5}};
+  for (const Case& c : cases) {
+    for (const bool strict : {false, true}) {
+      const PoissonGrid& g = c.grid;
+      PoissonOptions options;
+      options.helmholtz = c.lambda;
+      options.strict = strict;
+      options.gauge = Gauge::corner;
+      const bool singular = poisson_is_singular(g, options);
+      SCOPED_TRACE(g.describe() + " lambda " + std::to_string(c.lambda) +
+                   (strict ? " strict" : ""));
+      std::vector<Real> f = testing::random_rhs<Real>(g.size(), 17);
+      for (Real& x : f) x += Real(0.5);  // a mean far from zero
+      const std::optional<std::string> refusal = serial_refusal<Real>(g, options, f);
+      EXPECT_EQ(refusal.has_value(), singular && strict);
+      DistributedPoissonPlan<Real> plan(Context::cpu(1), g, options, group());
+      const std::vector<Real> f_slab = slab_of(f, plan);
+      std::vector<Real> u_slab(f_slab.size(), Real(7));
+      if (refusal) {
+        const std::string message = invalid_input_of(
+            [&] { plan.solve(std::span<const Real>(f_slab), std::span<Real>(u_slab)); });
+        EXPECT_EQ(message, *refusal);
+        EXPECT_NE(message.find("has no solution with boundaries"), std::string::npos) << message;
+        for (const Real x : u_slab) EXPECT_EQ(x, Real(7)) << "u was written";
+        continue;
+      }
+      std::vector<Real> serial(f.size());
+      const PoissonResult expected =
+          PoissonPlan<Real>(Context::cpu(1), g, options).solve(f, serial);
+      const PoissonResult got = plan.solve(std::span<const Real>(f_slab), std::span<Real>(u_slab));
+      EXPECT_EQ(got.mean_removed, singular);
+      EXPECT_EQ(got.mean_removed, expected.mean_removed);
+      EXPECT_TRUE(same_bits(got.mean_tolerance, expected.mean_tolerance));
+      EXPECT_EQ(describe_removed_mean(got, g.boundaries),
+                describe_removed_mean(expected, g.boundaries));
+      const double bound =
+          poisson_agreement_bound<Real>(g, options, testing::max_abs(f), testing::max_abs(serial));
+      testing::expect_close(g, slab_of(serial, plan), u_slab, bound, "distributed vs serial");
+      // The corner gauge: u[0, ..., 0] = 0 when singular; nothing subtracted otherwise.
+      if (plan.slab(0).begin == 0 && !u_slab.empty()) {
+        EXPECT_EQ(u_slab[0] == Real(0), singular) << u_slab[0];
+      }
+    }
+  }
+}
+
+// Several GPUs do not solve walls, fd2 or Helmholtz yet: refused on every rank, before any device
+// is looked at (so with or without a GPU), in words that say what solves them.
+TEST(DistributedPoissonMpiCuda, WallsSpreadOverSeveralGpusAreRefusedOnEveryRank) {
+  SCOPED_TRACE(where());
+  if (group().size() == 1) GTEST_SKIP() << "one rank, one GPU: the single-device plan";
+  const PoissonGrid g{{9, 14}, {}, {Boundary::neumann, Boundary::periodic}};
+  EXPECT_EQ(invalid_input_of(
+                [&] { DistributedPoissonPlan<double>(Context::cuda(0), g, {}, group(), {0}); }),
+            "poisson: a solve spread over several GPUs does not yet solve "
+            "dirichlet/neumann/fd2/helmholtz; use one GPU or mpirun on the CPU");
 }
 
 // The scale-out call on arrays: every rank passes the whole f and gets the whole u, within the

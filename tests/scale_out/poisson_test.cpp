@@ -295,8 +295,9 @@ TEST(DistributedPoissonOnePart, IsTheSingleDevicePlanBitForBit) {
 }
 
 // Walls, fd2 and Helmholtz (issue 34): one part is the single-device plan, the same bits; several
-// parts do not solve them yet and refuse them on every rank before anything is planned (here two
-// parts on one CUDA device, refused before the device is looked at, so with or without a GPU).
+// CUDA parts do not solve them yet and refuse them on every rank before anything is planned, in
+// words that say what does (here two parts on one CUDA device, refused before the device is
+// looked at, so with or without a GPU; several CPU ranks solve them: poisson_mpi_test.cpp).
 TEST(DistributedPoissonOnePart, WallsFd2AndHelmholtzAreTheSingleDevicePlanOrRefused) {
   const gpukit::testing::TestSeed seed;
   distributed::Communicator self;
@@ -315,8 +316,8 @@ TEST(DistributedPoissonOnePart, WallsFd2AndHelmholtzAreTheSingleDevicePlanOrRefu
     ADD_FAILURE() << "two parts took a dirichlet grid";
   } catch (const InvalidInput& e) {
     EXPECT_STREQ(e.what(),
-                 "poisson: a solve spread over several devices or MPI ranks does not yet solve "
-                 "dirichlet/neumann/fd2/helmholtz; use --device cpu");
+                 "poisson: a solve spread over several GPUs does not yet solve "
+                 "dirichlet/neumann/fd2/helmholtz; use one GPU or mpirun on the CPU");
   }
 }
 

@@ -58,9 +58,10 @@
 //
 // Backends: the CPU and the CUDA backend solve every problem above (CUDA: the periodic,
 // spectral, lambda = 0 problem by the registry's variants, every other by the walls solver,
-// variant "cufft-r2r", or its per-axis ladder step "cufft-r2r-axes"); solves spread over several
-// devices or MPI ranks solve the periodic, spectral, lambda = 0 problem (others are refused with
-// InvalidInput).
+// variant "cufft-r2r", or its per-axis ladder step "cufft-r2r-axes"), and so do solves spread
+// over the CPU ranks of an MPI job (gpukit/scale_out/poisson.hpp, FFTW's MPI interface); solves
+// spread over several GPUs solve the periodic, spectral, lambda = 0 problem (others are refused
+// with InvalidInput: use one GPU or mpirun on the CPU).
 //
 // Tested in tests/pde/poisson_test.cpp (each scenario on every backend: manufactured solutions,
 // the gauges, the mean rule's sums bit for bit, the seed's numbers),

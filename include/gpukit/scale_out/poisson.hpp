@@ -1,5 +1,5 @@
 #pragma once
-// The spectral Poisson solver (gpukit/pde/poisson.hpp) on a grid split into slabs of axis 0
+// The Poisson and Helmholtz solver (gpukit/pde/poisson.hpp) on a grid split into slabs of axis 0
 // (slabs.hpp: why slabs and all-to-all transposes are the style for grids) across the ranks of
 // an MPI job (FFTW's MPI interface on CPUs, NCCL between GPUs) and the GPUs of a process: for
 // grids larger than one device's memory, or solved on several GPUs at once. The same problem,
@@ -16,28 +16,35 @@
 // the next axis (the half-spectrum axis in 2D), which it transforms along axis 0, scales by
 // -1 / (n |k|^2) (zero mode 0) and transforms back; the inverse transpose and the trailing
 // complex-to-real transforms end it. CPU ("fftw-mpi"): FFTW's MPI interface
-// (fftw_mpi_plan_dft_r2c_*d with FFTW_MPI_TRANSPOSED_OUT; the transposes are FFTW's MPI_Alltoall
-// over the communicator's native handle). CUDA: cuFFT for the transforms (64-bit plans, chunked
-// to bound cuFFT's work area) and gpukit/distributed/device_exchange.hpp for the transposes:
-// NCCL's grouped send/receive ("cufft-nccl") or, within one process, peer copies ("cufft-copy",
-// which also runs several parts on one GPU, so that a single-GPU machine tests the whole path).
+// (fftw_mpi_plan_dft_r2c with FFTW_MPI_TRANSPOSED_OUT; the transposes are FFTW's MPI_Alltoall
+// over the communicator's native handle); a grid with a dirichlet or neumann axis goes the same
+// way through fftw_mpi_plan_r2r, each axis its boundary's sine, cosine or halfcomplex transform
+// (the serial CPU plan's), and every problem divides by the serial plan's multipliers (the
+// operator's eigenvalues minus lambda, pde/poisson.hpp). CUDA: cuFFT for the transforms (64-bit
+// plans, chunked to bound cuFFT's work area) and gpukit/distributed/device_exchange.hpp for the
+// transposes: NCCL's grouped send/receive ("cufft-nccl") or, within one process, peer copies
+// ("cufft-copy", which also runs several parts on one GPU, so that a single-GPU machine tests the
+// whole path).
 //
 // Agreement with the single-device solve (the bound the tests, `gpukit poisson --device cuda:all`
 // and `mpirun gpukit poisson` are held to): |u_spread - u_single| <=
-// pde::poisson_agreement_bound<Real>(grid, max|f|, max|u|) element by element. Why the same
-// bound: both compute the same d-dimensional DFT as one-dimensional transforms along each axis,
-// only grouped differently, so each carries a rounding error of a few eps per level of log2(n) =
-// sum over axes of log2(n_a) levels, relative to the largest |f_hat| and |u_hat|, and the scaling
-// by 1/|k|^2 amplifies the error of f_hat by at most 1/|k_min|^2 = (L_max / 2 pi)^2, exactly as
-// for two single-device backends (CPU and GPU), which poisson_agreement_bound was derived for;
-// the transposes only move values (exact), and the corner gauge subtracts one value on every part
+// pde::poisson_agreement_bound<Real>(grid, options, max|f|, max|u|) element by element. Why the
+// same bound: both compute the same d-dimensional transform as one-dimensional transforms along
+// each axis, only grouped differently, so each carries a rounding error of a few eps per level of
+// log2(M) = sum over axes of log2(M_a) levels (M_a the length of the FFT axis a's transform is),
+// relative to the largest |f_hat| and |u_hat|, and the division by the eigenvalues amplifies the
+// error of f_hat by at most 1 / mu_min (the periodic spectral problem: (L_max / 2 pi)^2), exactly
+// as for two single-device backends (CPU and GPU), which poisson_agreement_bound was derived for;
+// the transposes only move values (exact), and the corner gauge (of a singular problem) subtracts
+// one value on every part
 // (one rounding, covered by the factor 4 of the bound). One part (P = 1) is the single-device
 // plan itself: the same bits. For given parts (devices, ranks, threads) the result is the same
 // bits run after run, and the NCCL and copy engines give the same bits on the same GPU model.
 //
 // Mean rule: the sums of f and |f| are the single-device solve's bits for any P (computed on the
 // fixed tree of gpukit/primitives/reduce_canonical.hpp, each part reducing its whole tiles): the
-// mean, the warning and `strict` do not depend on the part count.
+// mean, the warning and `strict` do not depend on the part count. As in one process, the rule
+// and the gauge apply to singular problems only (no dirichlet axis, lambda 0).
 //
 // Failures: every step that may fail on some ranks only (a NaN in one slab, memory on one GPU, a
 // file error) is agreed (gpukit/distributed/communicator.hpp's rule): every rank throws the same
@@ -45,8 +52,9 @@
 //
 // Tested in tests/scale_out/poisson_test.cpp (the slab partition, the canonical sums, one part
 // against the single-device plan, the collective .npy files), poisson_mpi_test.cpp (the FFTW MPI
-// engine under mpirun -np 1, 2, 3 against the serial solver, the failure rule, the collective
-// files), poisson_gpu_test.cpp and poisson_multigpu_test.cpp (the CUDA engines), and by the CLI
+// engine under mpirun -np 1, 2, 3 against the serial solver, every boundary combination, both
+// operators and Helmholtz included, the failure rule, the collective files), poisson_gpu_test.cpp
+// and poisson_multigpu_test.cpp (the CUDA engines), and by the CLI
 // (tests/cli/poisson_mpi_cli_test.cpp, tests/cli/poisson_cli_gpu_test.cpp).
 
 #include <cstddef>
@@ -85,9 +93,11 @@ inline constexpr std::string_view kCufftCopyEngine = "cufft-copy";
 /// distinct, else "cufft-copy", which needs a single process); with P = 1 it is the single-device
 /// plan's variant instead. Every axis must be >= 2 on CUDA when P > 1.
 ///
-/// With P > 1 only the periodic, spectral, lambda = 0 problem is solved (a grid with a dirichlet
-/// or neumann axis, fd2 or helmholtz is refused with InvalidInput); with P = 1, every problem the
-/// single-device plan solves.
+/// On the CPU every problem the single-device plan solves (walls per axis, fd2, helmholtz), for
+/// any P. On CUDA with P > 1 only the periodic, spectral, lambda = 0 problem: a grid with a
+/// dirichlet or neumann axis, fd2 or helmholtz is refused with InvalidInput ("poisson: a solve
+/// spread over several GPUs does not yet solve dirichlet/neumann/fd2/helmholtz; use one GPU or
+/// mpirun on the CPU"); with P = 1, every problem the single-device plan solves.
 ///
 /// Throws, on every rank alike (agreed): InvalidInput for a bad grid or options; OutOfMemory
 /// (with the bytes) when a part's buffers do not fit its host or device, checked before anything

@@ -48,23 +48,6 @@ struct FftwR2r<float> : detail::FftwCommon<float> {
   }
 };
 
-fftw_r2r_kind forward_kind(Boundary b) {
-  return b == Boundary::dirichlet ? FFTW_RODFT00
-         : b == Boundary::neumann ? FFTW_REDFT10
-                                  : FFTW_R2HC;
-}
-fftw_r2r_kind inverse_kind(Boundary b) {
-  return b == Boundary::dirichlet ? FFTW_RODFT00
-         : b == Boundary::neumann ? FFTW_REDFT01
-                                  : FFTW_HC2R;
-}
-
-// The factor a forward and inverse transform of an axis of n points multiply by.
-double round_trip_factor(Boundary b, std::int64_t n) {
-  const auto points = static_cast<double>(n);
-  return b == Boundary::dirichlet ? 2 * (points + 1) : b == Boundary::neumann ? 2 * points : points;
-}
-
 template <class Real>
 class RealToRealSolve final : public cpu_detail::TransformSolve<Real> {
   using F = FftwR2r<Real>;
@@ -86,9 +69,9 @@ class RealToRealSolve final : public cpu_detail::TransformSolve<Real> {
     for (int a = 0; a < rank; ++a) {
       const Boundary b = grid.boundary(a);
       const std::int64_t n = grid.shape[static_cast<std::size_t>(a)];
-      forward_kinds.push_back(forward_kind(b));
-      inverse_kinds.push_back(inverse_kind(b));
-      norm *= round_trip_factor(b, n);
+      forward_kinds.push_back(detail::r2r_forward_kind(b));
+      inverse_kinds.push_back(detail::r2r_inverse_kind(b));
+      norm *= detail::r2r_round_trip_factor(b, n);
       eigenvalues_.push_back(detail::laplacian_eigenvalues(n, n, grid.length(a), b, options.op));
     }
     inv_norm_ = 1 / norm;

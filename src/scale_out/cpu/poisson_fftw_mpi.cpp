@@ -1,12 +1,19 @@
-// The CPU engine of the distributed Poisson solver: FFTW's MPI interface. Each rank holds its
-// slab of axis 0 in FFTW's padded real layout; fftw_mpi_plan_dft_r2c with
-// FFTW_MPI_TRANSPOSED_OUT transforms it and leaves the spectrum transposed (3D: rows of axis 1
-// local, each with every row of axis 0 and the half spectrum of axis 2; 2D: rows of the half
-// spectrum of axis 1 local, each with every row of axis 0), which is scaled where it lies; the
-// c2r plan with FFTW_MPI_TRANSPOSED_IN transforms it back. The two global transposes are FFTW's
-// own (MPI_Alltoall) over the job's communicator (Communicator::native_handle(): the only MPI
-// handle outside gpukit_distributed). Planned with FFTW_ESTIMATE: the same plan, hence the same
-// bits, every run for the same rank and thread counts.
+// The CPU engine of the distributed Poisson solver: FFTW's MPI interface, one slab of axis 0 per
+// rank, the spectrum scaled where FFTW's transposed output leaves it (3D: rows of axis 1 local,
+// each with every row of axis 0 and all of axis 2; 2D: rows of axis 1 local, each with every row
+// of axis 0), so that each solve is two global transposes, FFTW's own (MPI_Alltoall) over the
+// job's communicator (Communicator::native_handle(): the only MPI handle outside
+// gpukit_distributed). The transforms are the serial CPU plan's (src/pde/cpu/):
+// - a periodic grid: fftw_mpi_plan_dft_r2c with FFTW_MPI_TRANSPOSED_OUT on FFTW's padded real
+//   layout, the half spectrum scaled, the c2r plan with FFTW_MPI_TRANSPOSED_IN back;
+// - a grid with a dirichlet or neumann axis: fftw_mpi_plan_r2r with the same flags, in place on
+//   the slab, each axis its boundary's kind (fftw_traits.hpp: RODFT00, REDFT10 / REDFT01, R2HC /
+//   HC2R), every coefficient a mode of the grid.
+// Both divide by the serial plan's multipliers, bit for bit: the shared eigenvalue magnitudes
+// (laplacian_eigenvalues) summed in its order, plus lambda, times the transforms' normalisation,
+// in double and rounded once; 0 where the sum is 0 (the constant mode of a singular problem).
+// Planned with FFTW_ESTIMATE: the same plan, hence the same bits, every run for the same rank
+// and thread counts.
 
 #include <fftw3-mpi.h>
 #include <mpi.h>
@@ -29,6 +36,7 @@ namespace gpukit::scale_out {
 
 namespace {
 
+using pde::Boundary;
 using pde::PoissonGrid;
 using pde::PoissonOptions;
 
@@ -47,6 +55,10 @@ struct FftwMpi<double> : pde::detail::FftwCommon<double> {
   static Plan c2r(int rank, const ptrdiff_t* n, Complex* in, double* out, MPI_Comm comm) {
     return fftw_mpi_plan_dft_c2r(rank, n, in, out, comm, FFTW_ESTIMATE | FFTW_MPI_TRANSPOSED_IN);
   }
+  static Plan r2r(int rank, const ptrdiff_t* n, double* data, MPI_Comm comm,
+                  const fftw_r2r_kind* kinds, unsigned transposed) {
+    return fftw_mpi_plan_r2r(rank, n, data, data, comm, kinds, FFTW_ESTIMATE | transposed);
+  }
 };
 template <>
 struct FftwMpi<float> : pde::detail::FftwCommon<float> {
@@ -59,6 +71,10 @@ struct FftwMpi<float> : pde::detail::FftwCommon<float> {
   }
   static Plan c2r(int rank, const ptrdiff_t* n, Complex* in, float* out, MPI_Comm comm) {
     return fftwf_mpi_plan_dft_c2r(rank, n, in, out, comm, FFTW_ESTIMATE | FFTW_MPI_TRANSPOSED_IN);
+  }
+  static Plan r2r(int rank, const ptrdiff_t* n, float* data, MPI_Comm comm,
+                  const fftwf_r2r_kind* kinds, unsigned transposed) {
+    return fftwf_mpi_plan_r2r(rank, n, data, data, comm, kinds, FFTW_ESTIMATE | transposed);
   }
 };
 
@@ -84,7 +100,10 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
         // Each rank's share of the grid, the same on every rank.
         threads_(cpu_threads_for(
             {plan_grid.size() / std::max(1, communicator.size()), pde::detail::kCpuNsPerGridPoint},
-            context.effective_cpu_threads())) {
+            context.effective_cpu_threads())),
+        // The serial plan's choice (src/pde/cpu/poisson_plan.cpp): real-to-complex for a
+        // periodic grid, real-to-real for one with a wall.
+        real_to_real_(!plan_grid.periodic()) {
     this->grid = plan_grid;
     this->options = plan_options;
     this->engine = std::string(kFftwMpiEngine);
@@ -92,17 +111,19 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     const int rank = plan_grid.rank();
     for (int a = 0; a < rank; ++a) dims_.push_back(plan_grid.shape[static_cast<std::size_t>(a)]);
     last_ = dims_.back();
-    padded_ = 2 * (last_ / 2 + 1);
-    std::vector<ptrdiff_t> complex_dims = dims_;
-    complex_dims.back() = last_ / 2 + 1;
+    // The layout FFTW distributes: the real grid (real-to-real), or the half spectrum whose slab
+    // of real input is padded to 2 (n/2 + 1) a line (real-to-complex).
+    std::vector<ptrdiff_t> spectrum_dims = dims_;
+    if (!real_to_real_) spectrum_dims.back() = last_ / 2 + 1;
+    padded_ = real_to_real_ ? last_ : 2 * (last_ / 2 + 1);
     ptrdiff_t ln0 = 0, l0s = 0, ln1 = 0, l1s = 0;
     init_fftw_mpi_once();
-    alloc_ = F::local_size(rank, complex_dims.data(), mpi_comm, &ln0, &l0s, &ln1, &l1s);
+    alloc_ = F::local_size(rank, spectrum_dims.data(), mpi_comm, &ln0, &l0s, &ln1, &l1s);
     const int part_count = communicator.size(), part = communicator.rank();
     // The partition every gpukit engine uses is FFTW's block distribution; say so loudly if an
     // FFTW ever chose another.
     const SlabRange rows = slab_range(dims_[0], part_count, part);
-    const SlabRange columns = slab_range(complex_dims[1], part_count, part);
+    const SlabRange columns = slab_range(spectrum_dims[1], part_count, part);
     distributed::agree(communicator, [&] {
       // (FFTW starts an empty range at 0; the partition at the end of the axis.)
       auto same = [](const SlabRange& r, ptrdiff_t start, ptrdiff_t count) {
@@ -118,7 +139,7 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     local_columns_ = ln1;
     column_start_ = l1s;
     try {
-      plan(plan_grid, mpi_comm);
+      plan(plan_grid, plan_options, mpi_comm);
     } catch (...) {
       release();  // a constructor that throws runs no destructor
       throw;
@@ -132,14 +153,21 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
     const std::span<const Real> in = f[0];
     const std::int64_t lines =
         static_cast<std::int64_t>(in.size()) / std::max<std::int64_t>(1, last_);
-    // Into FFTW's padded layout (each line of the last axis padded to 2 (n/2 + 1)).
+    // Into FFTW's layout (real-to-complex: each line of the last axis padded to 2 (n/2 + 1)).
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (std::int64_t line = 0; line < lines; ++line) {
       for (std::int64_t k = 0; k < last_; ++k)
         real_[line * padded_ + k] = in[static_cast<std::size_t>(line * last_ + k)];
     }
     F::execute(forward_);
-    scale_spectrum();
+    if (real_to_real_) {
+      scale_coefficients([this](std::int64_t i, Real scale) { real_[i] *= scale; });
+    } else {
+      scale_coefficients([this](std::int64_t i, Real scale) {
+        spectrum_[i][0] *= scale;
+        spectrum_[i][1] *= scale;
+      });
+    }
     F::execute(inverse_);
     const std::span<Real> out = u[0];
 #pragma omp parallel for schedule(static) num_threads(threads_)
@@ -150,32 +178,52 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
   }
 
  private:
-  // The buffers, the plans (collective) and the wave-number tables.
-  void plan(const PoissonGrid& plan_grid, MPI_Comm mpi_comm) {
+  // The buffers, the plans (collective) and the eigenvalue tables.
+  void plan(const PoissonGrid& plan_grid, const PoissonOptions& plan_options, MPI_Comm mpi_comm) {
     const int rank = plan_grid.rank();
     distributed::agree(*this->comm, [&] { allocate(plan_grid); });
+    std::vector<fftw_r2r_kind> forward_kinds, inverse_kinds;
+    double norm = 1;
+    for (int a = 0; a < rank; ++a) {
+      const Boundary b = plan_grid.boundary(a);
+      const std::int64_t n = dims_[static_cast<std::size_t>(a)];
+      forward_kinds.push_back(pde::detail::r2r_forward_kind(b));
+      inverse_kinds.push_back(pde::detail::r2r_inverse_kind(b));
+      norm *= real_to_real_ ? pde::detail::r2r_round_trip_factor(b, n) : 1;
+      // The last axis of a real-to-complex transform: its half spectrum.
+      eigenvalues_.push_back(
+          pde::detail::laplacian_eigenvalues(!real_to_real_ && a == rank - 1 ? n / 2 + 1 : n, n,
+                                             plan_grid.length(a), b, plan_options.op));
+    }
+    // (The serial plans' normalisations: the product of the axes' factors, or the grid size.)
+    inv_norm_ = real_to_real_ ? 1 / norm : 1.0 / static_cast<double>(plan_grid.size());
     {
       std::lock_guard lock(pde::detail::fftw_planner_mutex());
       F::threads(threads_);
-      forward_ = F::r2c(rank, dims_.data(), real_, spectrum_, mpi_comm);
-      inverse_ = F::c2r(rank, dims_.data(), spectrum_, real_, mpi_comm);
+      if (real_to_real_) {
+        forward_ = F::r2r(rank, dims_.data(), real_, mpi_comm, forward_kinds.data(),
+                          FFTW_MPI_TRANSPOSED_OUT);
+        inverse_ = F::r2r(rank, dims_.data(), real_, mpi_comm, inverse_kinds.data(),
+                          FFTW_MPI_TRANSPOSED_IN);
+      } else {
+        forward_ = F::r2c(rank, dims_.data(), real_, spectrum_, mpi_comm);
+        inverse_ = F::c2r(rank, dims_.data(), spectrum_, real_, mpi_comm);
+      }
     }
     distributed::agree(*this->comm, [&] {
       if (forward_ == nullptr || inverse_ == nullptr)
         throw InvalidInput("poisson: FFTW's MPI interface could not plan the grid " +
                            plan_grid.describe());
     });
-    for (int a = 0; a < rank; ++a) {
-      const std::int64_t n = dims_[static_cast<std::size_t>(a)];
-      k2_.push_back(
-          pde::detail::squared_wave_numbers(a == rank - 1 ? n / 2 + 1 : n, n, plan_grid.length(a)));
-    }
   }
 
   void allocate(const PoissonGrid& plan_grid) {
-    // The padded real slab holds 2 alloc_ reals, the spectrum alloc_ complex values.
+    // Real-to-real: alloc_ reals, transformed in place. Real-to-complex: the padded real slab
+    // holds 2 alloc_ reals, the spectrum alloc_ complex values.
     const std::size_t elements = static_cast<std::size_t>(std::max<ptrdiff_t>(alloc_, 1));
-    const std::size_t bytes = 4 * elements * sizeof(Real);
+    const std::size_t real_bytes = (real_to_real_ ? 1 : 2) * elements * sizeof(Real);
+    const std::size_t spectrum_bytes = real_to_real_ ? 0 : elements * sizeof(typename F::Complex);
+    const std::size_t bytes = real_bytes + spectrum_bytes;
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
     if (pages > 0 && page > 0 &&
         bytes > static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)) {
@@ -184,43 +232,44 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
                                     plan_grid.describe()),
                         bytes);
     }
-    real_ = static_cast<Real*>(F::malloc(2 * elements * sizeof(Real)));
-    spectrum_ =
-        static_cast<typename F::Complex*>(F::malloc(elements * sizeof(typename F::Complex)));
-    if (real_ == nullptr || spectrum_ == nullptr) {
+    real_ = static_cast<Real*>(F::malloc(real_bytes));
+    if (spectrum_bytes > 0)
+      spectrum_ = static_cast<typename F::Complex*>(F::malloc(spectrum_bytes));
+    if (real_ == nullptr || (spectrum_bytes > 0 && spectrum_ == nullptr)) {
       release();
       throw OutOfMemory("poisson: fftw_malloc of the distributed CPU solver's buffers", bytes);
     }
   }
 
-  // u_hat = -f_hat / |k|^2 / n over the transposed spectrum, zero mode 0; the multiplier in
-  // double, rounded once, |k|^2 summed in the serial CPU backend's order.
-  void scale_spectrum() {
-    const double inv_n = 1.0 / static_cast<double>(this->grid.size());
+  // scale(i, -inv_norm / (the axes' eigenvalue magnitudes + lambda)) for coefficient i of the
+  // transposed output (i = (column * n0 + x) * inner + z, inner the last axis' coefficients in
+  // 3D, 1 in 2D), 0 where that sum is 0. The sum in the serial plans' order (3D: axis 2 + (axis
+  // 1 + axis 0), then lambda); the multiplier in double, rounded once: their bits. (With lambda
+  // 0 the sum plus 0 is the sum: the periodic, spectral, lambda = 0 solve keeps its bits.)
+  template <class Scale>
+  void scale_coefficients(Scale scale) {
+    const double inv_norm = inv_norm_, lambda = this->options.helmholtz;
     const std::int64_t n0 = dims_[0];
     const bool three = dims_.size() == 3;
-    const std::int64_t inner = three ? dims_[2] / 2 + 1 : 1;  // 3D: the half axis 2
-    const std::vector<double>& k0 = k2_[0];
-    const std::vector<double>& k1 = k2_[1];
+    const std::vector<double>& e0 = eigenvalues_[0];
+    const std::vector<double>& e1 = eigenvalues_[1];
+    const std::int64_t inner = three ? static_cast<std::int64_t>(eigenvalues_[2].size()) : 1;
+    auto multiplier = [&](double magnitudes) {
+      const double denominator = magnitudes + lambda;
+      return denominator > 0 ? static_cast<Real>(-inv_norm / denominator) : Real(0);
+    };
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (std::int64_t c = 0; c < local_columns_; ++c) {
-      const double kc = k1[static_cast<std::size_t>(column_start_ + c)];
+      const double ec = e1[static_cast<std::size_t>(column_start_ + c)];
       for (std::int64_t x = 0; x < n0; ++x) {
-        typename F::Complex* line = spectrum_ + (c * n0 + x) * inner;
+        const std::int64_t line = (c * n0 + x) * inner;
+        const double e01 = ec + e0[static_cast<std::size_t>(x)];
         if (three) {
-          const double k01 = kc + k0[static_cast<std::size_t>(x)];
-          const std::vector<double>& k2 = k2_[2];
-          for (std::int64_t z = 0; z < inner; ++z) {
-            const double k = k2[static_cast<std::size_t>(z)] + k01;
-            const Real scale = k > 0 ? static_cast<Real>(-inv_n / k) : Real(0);
-            line[z][0] *= scale;
-            line[z][1] *= scale;
-          }
+          const std::vector<double>& e2 = eigenvalues_[2];
+          for (std::int64_t z = 0; z < inner; ++z)
+            scale(line + z, multiplier(e2[static_cast<std::size_t>(z)] + e01));
         } else {
-          const double k = kc + k0[static_cast<std::size_t>(x)];
-          const Real scale = k > 0 ? static_cast<Real>(-inv_n / k) : Real(0);
-          line[0][0] *= scale;
-          line[0][1] *= scale;
+          scale(line, multiplier(e01));
         }
       }
     }
@@ -229,13 +278,17 @@ class FftwMpiPoisson final : public DistributedPoissonPlan<Real>::Impl {
   void release() { pde::detail::release_fftw<F>(forward_, inverse_, real_, spectrum_); }
 
   int threads_ = 1;
+  bool real_to_real_ = false;
   std::vector<ptrdiff_t> dims_;
   std::int64_t last_ = 1, padded_ = 2;
   ptrdiff_t alloc_ = 0;
   std::int64_t local_columns_ = 0, column_start_ = 0;
-  std::vector<std::vector<double>> k2_;  // per axis; the last over its half spectrum
+  double inv_norm_ = 1;
+  // Per axis, in its transform's index order; the last of a real-to-complex transform over its
+  // half spectrum.
+  std::vector<std::vector<double>> eigenvalues_;
   Real* real_ = nullptr;
-  typename F::Complex* spectrum_ = nullptr;
+  typename F::Complex* spectrum_ = nullptr;  // real-to-complex only
   typename F::Plan forward_ = nullptr, inverse_ = nullptr;
 };
 

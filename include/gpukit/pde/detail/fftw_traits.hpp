@@ -4,12 +4,17 @@
 // in one process, gpukit_scale_out's on FFTW's MPI interface) share of FFTW's double and float
 // libraries per precision (buffers, threads, execution, destruction), the release of a solver's
 // plans and buffers, and the process-wide planner lock and thread set-up. Each solver adds its
-// own planning calls. Needs FFTW's headers (fftw3.h: the gpukit_fftw link rule in the build).
+// own planning calls, and the real-to-real transform of each boundary (the serial plan's
+// poisson_r2r.cpp and the MPI engine's walls use the same kinds and normalisations). Needs FFTW's
+// headers (fftw3.h: the gpukit_fftw link rule in the build).
 
 #include <fftw3.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
+
+#include "gpukit/pde/poisson.hpp"
 
 namespace gpukit::pde::detail {
 
@@ -43,6 +48,31 @@ struct FftwCommon<float> {
   static void execute(Plan p) { fftwf_execute(p); }
   static void destroy(Plan p) { fftwf_destroy_plan(p); }
 };
+
+/// The real-to-real transform of an axis with `boundary`, forward and back, whose output index j
+/// is the axis' mode j (laplacian_eigenvalues' order): RODFT00 (the DST-I, its own inverse) on a
+/// dirichlet axis, REDFT10 (the DCT-II) and REDFT01 (the DCT-III) on a neumann one, R2HC and HC2R
+/// on a periodic one (the cosine and sine coefficients of frequency m at j = m and n - m, both
+/// divided by the eigenvalue of |m|). One r2r_kind enum serves FFTW's double and float libraries.
+inline fftw_r2r_kind r2r_forward_kind(Boundary boundary) {
+  return boundary == Boundary::dirichlet ? FFTW_RODFT00
+         : boundary == Boundary::neumann ? FFTW_REDFT10
+                                         : FFTW_R2HC;
+}
+inline fftw_r2r_kind r2r_inverse_kind(Boundary boundary) {
+  return boundary == Boundary::dirichlet ? FFTW_RODFT00
+         : boundary == Boundary::neumann ? FFTW_REDFT01
+                                         : FFTW_HC2R;
+}
+
+/// The factor the forward and inverse r2r transforms of an axis of n points with `boundary`
+/// multiply by (FFTW's transforms are unnormalised): 2(n + 1) dirichlet, 2n neumann, n periodic.
+inline double r2r_round_trip_factor(Boundary boundary, std::int64_t n) {
+  const auto points = static_cast<double>(n);
+  return boundary == Boundary::dirichlet ? 2 * (points + 1)
+         : boundary == Boundary::neumann ? 2 * points
+                                         : points;
+}
 
 /// Destroys an FFTW plan pair (holding fftw_planner_mutex) and frees a solver's buffers, for
 /// traits F derived from FftwCommon; every pointer comes back null, so a second call does nothing.

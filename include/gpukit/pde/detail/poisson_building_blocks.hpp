@@ -51,11 +51,12 @@ template <class Real>
 PoissonResult apply_mean_rule(double sum, double sum_abs, std::int64_t n, const PoissonGrid& grid,
                               const PoissonOptions& options);
 
-/// InvalidInput "poisson: {engine} does not yet solve dirichlet/neumann/fd2/helmholtz; use
-/// --device cpu" unless the problem is the periodic, spectral, lambda = 0 one (the engines that
-/// solve only it call this before they plan).
+/// InvalidInput "poisson: {engine} does not yet solve dirichlet/neumann/fd2/helmholtz; {instead}"
+/// unless the problem is the periodic, spectral, lambda = 0 one (the engines that solve only it
+/// call this before they plan; `instead` says what solves the others, in words every front door
+/// can print: "use one GPU or mpirun on the CPU").
 void refuse_beyond_periodic_spectral(const PoissonGrid& grid, const PoissonOptions& options,
-                                     std::string_view engine);
+                                     std::string_view engine, std::string_view instead);
 
 /// InvalidInput naming the first NaN or Inf of f (host memory) by its .npy multi-index on
 /// `grid`, "poisson: f[3, 17] is nan ..."; nothing when every element is finite. f is the part of
