@@ -6,7 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -102,6 +107,44 @@ TEST(OperationConcept, LibraryOperationsSatisfyIt) {
   EXPECT_TRUE(library_ops_satisfy_the_concepts<std::int64_t>());
   EXPECT_TRUE(library_ops_satisfy_the_concepts<float>());
   EXPECT_TRUE(library_ops_satisfy_the_concepts<double>());
+}
+
+// MinOp and MaxOp on floats, written branch-free for the CPU's vectors, against their rules
+// written here as cases: a NaN in either operand gives the canonical quiet NaN; -0 is below +0;
+// otherwise the smaller (larger) value. Every ordered pair of special and ordinary values, bit
+// for bit.
+template <class T>
+void expect_min_max_rules() {
+  using Limits = std::numeric_limits<T>;
+  const T values[] = {-Limits::infinity(), -Limits::max(), T(-1.5), -Limits::min(),
+                      -Limits::denorm_min(), T(-0.0), T(0.0), Limits::denorm_min(),
+                      Limits::min(), T(1.5), Limits::max(), Limits::infinity(),
+                      Limits::quiet_NaN(), -Limits::quiet_NaN()};
+  const auto bits = [](T x) {
+    using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+    return std::bit_cast<Bits>(x);
+  };
+  for (const T a : values) {
+    for (const T b : values) {
+      T want_min, want_max;
+      if (std::isnan(a) || std::isnan(b)) {
+        want_min = want_max = Limits::quiet_NaN();
+      } else if (a == b) {  // equal values, or the two zeros
+        want_min = std::signbit(a) ? a : b;
+        want_max = std::signbit(a) ? b : a;
+      } else {
+        want_min = std::min(a, b);
+        want_max = std::max(a, b);
+      }
+      EXPECT_EQ(bits(detail::MinOp<T>{}(a, b)), bits(want_min)) << "min(" << a << ", " << b << ")";
+      EXPECT_EQ(bits(detail::MaxOp<T>{}(a, b)), bits(want_max)) << "max(" << a << ", " << b << ")";
+    }
+  }
+}
+
+TEST(ReduceOps, MinAndMaxFollowTheirRulesOnEveryPairOfSpecialValues) {
+  expect_min_max_rules<float>();
+  expect_min_max_rules<double>();
 }
 
 }  // namespace
