@@ -844,6 +844,7 @@ def poisson(
     gauge: Literal["mean", "corner"] = "mean",
     strict: bool = False,
     *,
+    length: Union[float, Sequence[float], None] = None,
     boundary: Union[str, Sequence[str], None] = None,
     operator: Literal["spectral", "fd2"] = "spectral",
     helmholtz: float = 0.0,
@@ -856,7 +857,8 @@ def poisson(
     dirichlet or neumann, by fast Fourier, sine and cosine transforms, as ``gpukit poisson``: u of
     f's shape and dtype (float32 or float64).
 
-    Axes in C order, axis a of length ``lengths[a]`` (one number for all; default 1) and boundary
+    Axes in C order, axis a of length ``lengths[a]`` (one number for all; default 1; the keyword
+    ``length=`` is the same argument, as the CLI's ``--length`` spells it) and boundary
     ``boundary[a]`` (one name for all, a list, or "dirichlet,neumann"; default periodic):
     periodic nodes x_j = j L / n; ``"dirichlet"`` (u = 0 at both ends) the interior nodes
     x_j = (j + 1) L / (n + 1), modes sin(pi k x / L), k = 1..n (scipy's ``dst(type=1)``);
@@ -913,21 +915,30 @@ def poisson(
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"poisson takes float32 or float64, not {dtype.name}")
     solve_dtype = dtype if precision is None else np.dtype(_precision_dtype(precision))
-    _checks.not_masked(lengths, "lengths")
+    # `length=` (the CLI's spelling) is `lengths` by another name; the messages use the one given.
+    lengths_name = "lengths"
+    if length is not None:
+        if lengths is not None:
+            raise TypeError("poisson takes lengths or length (one argument, two spellings), "
+                            "not both")
+        lengths, lengths_name = length, "length"
+    _checks.not_masked(lengths, lengths_name)
     # None, one number for every axis, or one per axis: the rule of `gpukit poisson --length`
     # (pde::axis_lengths), applied by the library.
     if lengths is None:
         length_list: list[float] = []
     elif np.ndim(lengths) == 0:
-        length_list = [_checks.number(lengths, "lengths")]
+        length_list = [_checks.number(lengths, lengths_name)]
     else:
-        length_list = [_checks.number(v, f"lengths[{axis}]") for axis, v in enumerate(lengths)]
+        length_list = [_checks.number(v, f"{lengths_name}[{axis}]")
+                       for axis, v in enumerate(lengths)]
     handle = _arrays.resolve_stream(f, framework, stream, "f")
     f_solve = f if solve_dtype == dtype else _arrays.as_dtype(f, framework, solve_dtype)
     u = _arrays.empty_like(f_solve, framework)
     info = _core.poisson(_arrays.exported(f_solve, framework, handle),
-                         _arrays.exported(u, framework, handle), length_list, boundary_text,
-                         gauge, strict, operator, helmholtz, variant, device, handle)
+                         _arrays.exported(u, framework, handle), length_list, lengths_name,
+                         boundary_text, gauge, strict, operator, helmholtz, variant, device,
+                         handle)
     if info["warning"]:
         warnings.warn(info["warning"], RuntimeWarning, stacklevel=2)
     return u if solve_dtype == dtype else _arrays.as_dtype(u, framework, dtype)

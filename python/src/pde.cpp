@@ -128,7 +128,7 @@ nb::dict poisson_spread(const scale_out::Job& job, const InArray& f, const OutAr
 }
 
 nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>& lengths,
-                 std::string_view boundary, std::string_view gauge, bool strict,
+                 std::string_view lengths_name, std::string_view boundary, std::string_view gauge, bool strict,
                  std::string_view op, double helmholtz, const std::string& variant,
                  std::string_view device, std::uintptr_t stream) {
   std::vector<std::int64_t> shape(f.ndim());
@@ -147,7 +147,7 @@ nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>&
   const int rank = static_cast<int>(shape.size());
   PlanKey key{where.context,
               shape,
-              pde::axis_lengths("lengths", lengths, rank),
+              pde::axis_lengths(lengths_name, lengths, rank),
               pde::axis_boundaries("boundary", boundary, rank),
               pde::parse_gauge(gauge),
               strict,
@@ -181,7 +181,8 @@ nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>&
 }  // namespace
 
 void bind_pde(nb::module_& m) {
-  m.def("poisson", &poisson, nb::arg("f"), nb::arg("u"), nb::arg("lengths"), nb::arg("boundary"),
+  m.def("poisson", &poisson, nb::arg("f"), nb::arg("u"), nb::arg("lengths"),
+        nb::arg("lengths_name"), nb::arg("boundary"),
         nb::arg("gauge"), nb::arg("strict"), nb::arg("operator"), nb::arg("helmholtz"),
         nb::arg("variant"), nb::arg("device"), nb::arg("stream"),
         "pde::PoissonPlan<Real>::solve (host f) or solve_on_device (CUDA f: waits for the sums "

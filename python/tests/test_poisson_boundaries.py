@@ -221,3 +221,24 @@ def test_only_singular_problems_remove_the_mean():
     with pytest.warns(RuntimeWarning):
         corner = gpukit.poisson(f, boundary="neumann", gauge="corner", device="cpu")
     assert corner[0, 0] == 0.0
+
+
+def test_length_is_the_clis_spelling_of_lengths():
+    """The issue's `gpukit.poisson(f, length=..., boundary=...)`: the same argument as lengths,
+    the same bits, and messages that name the spelling given."""
+    rng = np.random.default_rng(36)
+    f = rng.uniform(-1, 1, (12, 9))
+    by_lengths = gpukit.poisson(f, [1.0, 2.5], boundary="dirichlet", device="cpu")
+    by_length = gpukit.poisson(f, length=[1.0, 2.5], boundary="dirichlet", device="cpu")
+    assert np.array_equal(by_lengths, by_length)
+    assert np.array_equal(gpukit.poisson(f, 2.0, boundary="dirichlet", device="cpu"),
+                          gpukit.poisson(f, length=2.0, boundary="dirichlet", device="cpu"))
+    with pytest.raises(TypeError, match="lengths or length"):
+        gpukit.poisson(f, [1.0, 2.5], length=[1.0, 2.5], device="cpu")
+    with pytest.raises(ValueError, match=r"^length gives 3 values for a grid of 2 axes"):
+        gpukit.poisson(f, length=[1.0, 2.0, 3.0], boundary="dirichlet", device="cpu")
+    with pytest.raises(ValueError, match=r"^lengths gives 3 values for a grid of 2 axes"):
+        gpukit.poisson(f, [1.0, 2.0, 3.0], boundary="dirichlet", device="cpu")
+    with pytest.raises((TypeError, ValueError), match=r"length\[1\]"):
+        gpukit.poisson(f, length=[1.0, "x"], device="cpu")
+
