@@ -128,8 +128,8 @@ nb::dict poisson_spread(const scale_out::Job& job, const InArray& f, const OutAr
 }
 
 nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>& lengths,
-                 std::string_view lengths_name, std::string_view boundary, std::string_view gauge, bool strict,
-                 std::string_view op, double helmholtz, const std::string& variant,
+                 std::string_view lengths_name, std::string_view boundary, std::string_view gauge,
+                 bool strict, std::string_view op, double helmholtz, const std::string& variant,
                  std::string_view device, std::uintptr_t stream) {
   std::vector<std::int64_t> shape(f.ndim());
   for (std::size_t axis = 0; axis < f.ndim(); ++axis) {
@@ -182,9 +182,9 @@ nb::dict poisson(const InArray& f, const OutArray& u, const std::vector<double>&
 
 void bind_pde(nb::module_& m) {
   m.def("poisson", &poisson, nb::arg("f"), nb::arg("u"), nb::arg("lengths"),
-        nb::arg("lengths_name"), nb::arg("boundary"),
-        nb::arg("gauge"), nb::arg("strict"), nb::arg("operator"), nb::arg("helmholtz"),
-        nb::arg("variant"), nb::arg("device"), nb::arg("stream"),
+        nb::arg("lengths_name"), nb::arg("boundary"), nb::arg("gauge"), nb::arg("strict"),
+        nb::arg("operator"), nb::arg("helmholtz"), nb::arg("variant"), nb::arg("device"),
+        nb::arg("stream"),
         "pde::PoissonPlan<Real>::solve (host f) or solve_on_device (CUDA f: waits for the sums "
         "of f, queues the solve on `stream`) of the 2-D or 3-D C-contiguous f into u (f's shape "
         "and dtype; f itself allowed). The plan is kept per thread for the next call on the same "
