@@ -1,11 +1,11 @@
 // The CUDA walls solver's two pipelines (src/pde/cuda/poisson_walls.cu, poisson_walls_grid.cu) on
-// their own, against manufactured
-// solutions: u a random combination of the grid's own modes (products of each axis' sines,
-// cosines or Fourier modes on its nodes), f = (L - lambda) u with the operator's eigenvalues
-// written here from their definitions (spectral: -(w)^2 of the mode's wavenumber; fd2: the
-// 3-point stencil's -(4 / h^2) sin^2(theta / 2)), so the answer is exact up to rounding. Every
-// combination of boundaries in 2D and 3D, odd, even and prime sizes, both operators, lambda 0
-// and not, float and double; u poisoned before each solve, every element checked.
+// their own, against manufactured solutions: u a random combination of the grid's own modes
+// (products of each axis' sines, cosines or Fourier modes on its nodes), f = (L - lambda) u with
+// the operator's eigenvalues written here from their definitions (spectral: -(w)^2 of the mode's
+// wavenumber; fd2: the 3-point stencil's -(4 / h^2) sin^2(theta / 2)), so the answer is exact up to
+// rounding. Every combination of boundaries in 2D and 3D, odd, even and prime sizes, both
+// operators, lambda 0 and not, float and double; u poisoned before each solve, every element
+// checked.
 
 #include <gtest/gtest.h>
 
@@ -153,8 +153,8 @@ void expect_manufactured_solution(const WallsShape& shape, std::uint64_t seed) {
         const LD error =
             std::fabs(LD(got[static_cast<std::size_t>(i)]) - u[static_cast<std::size_t>(i)]);
         if (!(error <= bound) && reported++ < 5) {
-          ADD_FAILURE() << what << (in_place ? " in place" : "") << ": u[" << i
-                        << "] = " << got[static_cast<std::size_t>(i)] << ", want "
+          ADD_FAILURE() << what << (in_place ? " in place " : " ") << walls_pipeline_name(pipeline)
+                        << ": u[" << i << "] = " << got[static_cast<std::size_t>(i)] << ", want "
                         << double(u[static_cast<std::size_t>(i)]) << " (bound " << double(bound)
                         << ")";
         }
